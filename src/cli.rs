@@ -1,0 +1,436 @@
+//! The command line: the only place that reads stdin, writes stdout/stderr, touches files and
+//! reads the environment. It turns arguments into a [`pipeline::Input`], runs the pipeline and
+//! decides the exit code (0 clean, 1 error results, 2 unusable input) in one place: [`Exit`].
+
+use crate::config;
+use crate::diag::Diagnostic;
+use crate::doc::{parse_scalar, read_yaml_documents, to_yaml_stream, Map, Value};
+use crate::krm::{annotations as ann, is_local_config, set_annotation, ResourceList};
+use crate::package::Files;
+use crate::pipeline::{self, Input};
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use serde_json::json;
+use std::ffi::OsString;
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+const ABOUT: &str = "Render a blueprint into Kubernetes and Flux configuration (a KRM function).";
+
+const LONG_ABOUT: &str = "\
+Render a blueprint into Kubernetes and Flux configuration (a KRM function).
+
+render-blueprint reads a ResourceList on stdin and writes the expanded ResourceList on stdout.
+Its functionConfig is a RenderBlueprint (fn.blueprint.dev/v1alpha1) or a ConfigMap whose data
+become values. It validates declared inputs, evaluates conditional features, clones repeatable
+config, resolves policies, renders templates, applies patches and Flux-compatible substitutions.
+
+Items it does not own pass through unchanged and in order. Configuration items it reads
+(Windsor Feature/Blueprint, Landscaper Blueprint, KOTS Config/ConfigValues, Policy,
+Implementation, RenderBlueprint) are kept and marked config.kubernetes.io/local-config, so
+kustomize drops them from its output and kpt does not apply them. Generated items carry
+fn.blueprint.dev/generated-by; running the function on its own output gives the same output.
+
+Exit codes: 0 success; 1 error results (the ResourceList is still written, items unchanged);
+2 unusable input (one line on stderr, nothing on stdout).";
+
+const EXAMPLES: &str = "\
+Examples:
+  # As a KRM function (kpt, kustomize): a ResourceList on stdin
+  render-blueprint < resource-list.yaml
+
+  # Render a directory of manifests with its RenderBlueprint, values from a file and the command line
+  render-blueprint render ./package -f values.yaml --set replicas=3
+
+  # A minimal functionConfig
+  apiVersion: fn.blueprint.dev/v1alpha1
+  kind: RenderBlueprint
+  metadata:
+    name: platform
+  spec:
+    values:
+      region: eu-west-1
+    valuesFrom:
+      - kind: ConfigMap
+        name: cluster-values
+        optional: true
+
+  # As a kustomize transformer (container function)
+  transformers:
+    - fn.yaml        # a RenderBlueprint annotated with
+                     # config.kubernetes.io/function: 'container: {image: render-blueprint}'
+
+  # The JSON Schema of RenderBlueprint, for editors and validation
+  render-blueprint schema";
+
+#[derive(Parser)]
+#[command(name = "render-blueprint", version, about = ABOUT, long_about = LONG_ABOUT, after_help = EXAMPLES)]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+    /// Package root: relative paths in configuration resolve inside it and may not leave it
+    /// [default: the current directory in KRM mode]
+    #[arg(long, global = true, value_name = "DIR")]
+    root: Option<PathBuf>,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Render manifests from files and directories and print the final manifests
+    Render(RenderArgs),
+    /// Print the JSON Schema of the RenderBlueprint kind
+    Schema,
+}
+
+#[derive(Args)]
+struct RenderArgs {
+    /// Files and directories to read (directories recursively: *.yaml, *.yml)
+    #[arg(value_name = "PATH", default_value = ".")]
+    paths: Vec<PathBuf>,
+    /// The functionConfig (RenderBlueprint or ConfigMap) [default: the RenderBlueprint among the inputs]
+    #[arg(short = 'c', long = "config", value_name = "CONFIG")]
+    config: Option<PathBuf>,
+    /// A YAML file of values, merged over the config's values (repeatable; later wins)
+    #[arg(short = 'f', long = "values", value_name = "FILE")]
+    values: Vec<PathBuf>,
+    /// Set one value: a.b.c=value, parsed as a YAML scalar (repeatable; applied after -f)
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    set: Vec<String>,
+    /// Output format
+    #[arg(short = 'o', long = "output", value_enum, default_value_t = OutputFormat::Yaml)]
+    output: OutputFormat,
+    /// Keep items marked config.kubernetes.io/local-config in the output
+    #[arg(long)]
+    keep_local_config: bool,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum OutputFormat {
+    Yaml,
+    Json,
+}
+
+/// How a run ends. Every exit code is decided here.
+enum Exit {
+    Ok,
+    /// Error results were reported (SPEC §1: exit 1).
+    Errors,
+    /// The input could not be used at all (SPEC §1: exit 2); the message is printed once.
+    Unusable(String),
+}
+
+impl Exit {
+    fn code(self) -> ExitCode {
+        match self {
+            Exit::Ok => ExitCode::SUCCESS,
+            Exit::Errors => ExitCode::from(1),
+            Exit::Unusable(message) => {
+                eprintln!("error: {message}");
+                ExitCode::from(2)
+            }
+        }
+    }
+
+    fn from_results(results: &[Diagnostic]) -> Self {
+        if results.iter().any(Diagnostic::is_error) {
+            Exit::Errors
+        } else {
+            Exit::Ok
+        }
+    }
+}
+
+pub fn main() -> ExitCode {
+    let args: Vec<OsString> = std::env::args_os().collect();
+    if let Some(config_file) = legacy_plugin_config(&args) {
+        return legacy_plugin(&config_file).code();
+    }
+    let cli = Cli::parse();
+    let exit = match cli.command {
+        None => krm(cli.root),
+        Some(Command::Render(args)) => render(args, cli.root),
+        Some(Command::Schema) => write_stdout(&format!(
+            "{}\n",
+            serde_json::to_string_pretty(&config::json_schema()).unwrap_or_default()
+        )),
+    };
+    exit.code()
+}
+
+fn write_stdout(text: &str) -> Exit {
+    let mut stdout = std::io::stdout().lock();
+    match stdout.write_all(text.as_bytes()).and_then(|_| stdout.flush()) {
+        Ok(()) => Exit::Ok,
+        // A closed pipe (`| head`) is the reader's choice, not our failure.
+        Err(err) if err.kind() == std::io::ErrorKind::BrokenPipe => Exit::Ok,
+        Err(err) => Exit::Unusable(format!("cannot write output: {err}")),
+    }
+}
+
+fn report(results: &[Diagnostic]) {
+    for diagnostic in results.iter().filter(|d| d.severity >= crate::diag::Severity::Warning) {
+        eprintln!("{diagnostic}");
+    }
+}
+
+fn root_or_cwd(root: Option<PathBuf>) -> PathBuf {
+    root.unwrap_or_else(|| PathBuf::from("."))
+}
+
+/// KRM mode: ResourceList in, ResourceList out.
+fn krm(root: Option<PathBuf>) -> Exit {
+    let mut bytes = Vec::new();
+    if let Err(err) = std::io::stdin().lock().read_to_end(&mut bytes) {
+        return Exit::Unusable(format!("cannot read stdin: {err}"));
+    }
+    let list = match ResourceList::parse(&bytes) {
+        Ok(list) => list,
+        Err(err) => return Exit::Unusable(err.to_string()),
+    };
+    let files = DiskFiles::new(root_or_cwd(root));
+    let input = Input { items: list.items.clone(), function_config: list.function_config.clone(), value_overrides: vec![] };
+    let output = pipeline::render(input, &files);
+    report(&output.results);
+    let results: Vec<Value> = output.results.iter().map(Diagnostic::to_result).collect();
+    let exit = Exit::from_results(&output.results);
+    let items = output.items.unwrap_or_else(|| list.items.clone());
+    match write_stdout(&list.write(items, results)) {
+        Exit::Ok => exit,
+        failure => failure,
+    }
+}
+
+/// `render-blueprint render PATH…`: manifests from files, the final manifests on stdout.
+fn render(args: RenderArgs, root: Option<PathBuf>) -> Exit {
+    let root = root
+        .or_else(|| args.config.as_ref().and_then(|c| c.parent().map(Path::to_path_buf)))
+        .or_else(|| args.paths.first().filter(|p| p.is_dir()).cloned())
+        .unwrap_or_else(|| PathBuf::from("."));
+    let root = if root.as_os_str().is_empty() { PathBuf::from(".") } else { root };
+    let mut items = Vec::new();
+    for path in &args.paths {
+        if let Err(message) = read_manifests(path, &root, &mut items) {
+            return Exit::Unusable(message);
+        }
+    }
+    let function_config = match &args.config {
+        None => None,
+        Some(path) => match read_single_document(path, &root) {
+            Ok(config) => Some(config),
+            Err(message) => return Exit::Unusable(message),
+        },
+    };
+    let mut value_overrides = Vec::new();
+    for path in &args.values {
+        match read_single_document(path, &root) {
+            Ok(Value::Object(map)) => value_overrides.push(Value::Object(map)),
+            Ok(_) => return Exit::Unusable(format!("{}: values must be a YAML mapping", path.display())),
+            Err(message) => return Exit::Unusable(message),
+        }
+    }
+    for assignment in &args.set {
+        match set_layer(assignment) {
+            Ok(layer) => value_overrides.push(layer),
+            Err(message) => return Exit::Unusable(message),
+        }
+    }
+    let files = DiskFiles::new(root);
+    let output = pipeline::render(Input { items, function_config, value_overrides }, &files);
+    report(&output.results);
+    let Some(items) = output.items else {
+        // The CLI prints nothing rather than a package that is missing its failed parts.
+        return Exit::Errors;
+    };
+    let items: Vec<Value> = items
+        .into_iter()
+        .filter(|item| args.keep_local_config || !is_local_config(item))
+        .map(strip_build_annotations)
+        .collect();
+    let text = match args.output {
+        OutputFormat::Yaml => to_yaml_stream(&items),
+        OutputFormat::Json => {
+            let list = json!({"apiVersion": "v1", "kind": "List", "items": items});
+            format!("{}\n", serde_json::to_string_pretty(&list).unwrap_or_default())
+        }
+    };
+    write_stdout(&text)
+}
+
+/// `--set a.b=c` as a values layer `{a: {b: c}}`.
+fn set_layer(assignment: &str) -> Result<Value, String> {
+    let (key, value) = assignment
+        .split_once('=')
+        .ok_or_else(|| format!("--set {assignment:?}: expected KEY=VALUE, e.g. --set replicas=3"))?;
+    if key.is_empty() || key.split('.').any(str::is_empty) {
+        return Err(format!("--set {assignment:?}: the key must be a dotted path such as a.b.c"));
+    }
+    Ok(key.rsplit('.').fold(parse_scalar(value), |inner, segment| {
+        let mut map = Map::new();
+        map.insert(segment.to_string(), inner);
+        Value::Object(map)
+    }))
+}
+
+/// Removes the file-tracking annotations kpt and kustomize add while a package is in flight,
+/// as `kpt fn sink` and kustomize's build do before writing manifests out.
+fn strip_build_annotations(mut item: Value) -> Value {
+    let Some(metadata) = item.get_mut("metadata").and_then(Value::as_object_mut) else { return item };
+    if let Some(annotations) = metadata.get_mut("annotations").and_then(Value::as_object_mut) {
+        annotations.retain(|key, _| {
+            !key.starts_with("internal.config.kubernetes.io/") && key != ann::LEGACY_PATH && key != ann::LEGACY_INDEX
+        });
+        if annotations.is_empty() {
+            metadata.shift_remove("annotations");
+        }
+    }
+    item
+}
+
+/// Reads one file or a directory tree of manifests, tagging each item with its package path.
+fn read_manifests(path: &Path, root: &Path, items: &mut Vec<Value>) -> Result<(), String> {
+    let meta = std::fs::metadata(path).map_err(|err| format!("{}: {err}", path.display()))?;
+    if meta.is_dir() {
+        let mut entries: Vec<PathBuf> = std::fs::read_dir(path)
+            .map_err(|err| format!("{}: {err}", path.display()))?
+            .filter_map(|entry| entry.ok().map(|e| e.path()))
+            .filter(|p| !p.file_name().is_some_and(|n| n.to_string_lossy().starts_with('.')))
+            .collect();
+        entries.sort();
+        for entry in entries {
+            let is_manifest = entry.extension().is_some_and(|ext| ext == "yaml" || ext == "yml");
+            if entry.is_dir() || is_manifest {
+                read_manifests(&entry, root, items)?;
+            }
+        }
+        return Ok(());
+    }
+    let text = std::fs::read_to_string(path).map_err(|err| format!("{}: {err}", path.display()))?;
+    let documents = read_yaml_documents(&text).map_err(|err| {
+        let position = err.line.map(|l| format!(":{l}:{}", err.column.unwrap_or(1))).unwrap_or_default();
+        format!("{}{position}: not valid YAML: {}", path.display(), err.message)
+    })?;
+    let package_path = package_path(path, root);
+    for (index, mut document) in documents.into_iter().enumerate() {
+        if !document.is_object() {
+            return Err(format!("{}: document {} is not a mapping (a Kubernetes object)", path.display(), index + 1));
+        }
+        tag_location(&mut document, &package_path, index);
+        items.push(document);
+    }
+    Ok(())
+}
+
+fn read_single_document(path: &Path, root: &Path) -> Result<Value, String> {
+    let mut items = Vec::new();
+    read_manifests(path, root, &mut items)?;
+    match items.len() {
+        1 => Ok(items.remove(0)),
+        n => Err(format!("{}: expected one YAML document, found {n}", path.display())),
+    }
+}
+
+fn tag_location(item: &mut Value, package_path: &str, index: usize) {
+    if crate::krm::item_location(item).0.is_none() {
+        set_annotation(item, ann::PATH, package_path);
+        set_annotation(item, ann::LEGACY_PATH, package_path);
+        set_annotation(item, ann::INDEX, &index.to_string());
+        set_annotation(item, ann::LEGACY_INDEX, &index.to_string());
+    }
+}
+
+/// The path of a file relative to the package root, with forward slashes.
+fn package_path(path: &Path, root: &Path) -> String {
+    let relative = match (path.canonicalize(), root.canonicalize()) {
+        (Ok(path), Ok(root)) => path.strip_prefix(&root).map(Path::to_path_buf).unwrap_or(path),
+        _ => path.to_path_buf(),
+    };
+    relative.to_string_lossy().replace('\\', "/")
+}
+
+/// Legacy kustomize exec plugin mode: `render-blueprint <config-file>` with
+/// `KUSTOMIZE_PLUGIN_CONFIG_STRING` set (kustomize's execplugin.go). Returns the config file.
+fn legacy_plugin_config(args: &[OsString]) -> Option<PathBuf> {
+    std::env::var_os("KUSTOMIZE_PLUGIN_CONFIG_STRING")?;
+    match args {
+        [_, file, ..] if !file.to_string_lossy().starts_with('-') && !["render", "schema", "help"].contains(&file.to_string_lossy().as_ref()) => {
+            Some(PathBuf::from(file))
+        }
+        _ => None,
+    }
+}
+
+/// Plain YAML items on stdin (empty for a generator), plain YAML items on stdout; errors on
+/// stderr with a non-zero exit, which kustomize reports with our stderr.
+fn legacy_plugin(config_file: &Path) -> Exit {
+    let config_text = std::env::var("KUSTOMIZE_PLUGIN_CONFIG_STRING")
+        .ok()
+        .filter(|s| !s.trim().is_empty())
+        .or_else(|| std::fs::read_to_string(config_file).ok());
+    let Some(config_text) = config_text else {
+        return Exit::Unusable(format!("cannot read plugin config {}", config_file.display()));
+    };
+    let config = match read_yaml_documents(&config_text) {
+        Ok(mut docs) if docs.len() == 1 && docs[0].is_object() => docs.remove(0),
+        Ok(_) => return Exit::Unusable("plugin config must be one YAML mapping".into()),
+        Err(err) => return Exit::Unusable(format!("plugin config is not valid YAML: {}", err.message)),
+    };
+    let mut text = String::new();
+    if let Err(err) = std::io::stdin().lock().read_to_string(&mut text) {
+        return Exit::Unusable(format!("cannot read stdin: {err}"));
+    }
+    let items = match read_yaml_documents(&text) {
+        Ok(items) if items.iter().all(Value::is_object) => items,
+        Ok(_) => return Exit::Unusable("stdin holds a document that is not a mapping".into()),
+        Err(err) => return Exit::Unusable(format!("stdin is not valid YAML: {}", err.message)),
+    };
+    let root = std::env::var_os("KUSTOMIZE_PLUGIN_CONFIG_ROOT").map(PathBuf::from);
+    let files = DiskFiles::new(root_or_cwd(root));
+    let output = pipeline::render(Input { items, function_config: Some(config), value_overrides: vec![] }, &files);
+    report(&output.results);
+    match output.items {
+        Some(items) => write_stdout(&to_yaml_stream(&items)),
+        None => Exit::Errors,
+    }
+}
+
+/// Files on disk, confined to the package root: symlinks may not lead out of it.
+struct DiskFiles {
+    root: PathBuf,
+}
+
+impl DiskFiles {
+    fn new(root: PathBuf) -> Self {
+        Self { root }
+    }
+}
+
+impl Files for DiskFiles {
+    fn read(&self, path: &str) -> Result<String, String> {
+        let full = self.root.join(path);
+        let root = self.root.canonicalize().map_err(|err| format!("package root {}: {err}", self.root.display()))?;
+        let real = full.canonicalize().map_err(|err| err.to_string())?;
+        if !real.starts_with(&root) {
+            return Err(format!("path {path:?} escapes the package root"));
+        }
+        std::fs::read_to_string(&real).map_err(|err| err.to_string())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn set_builds_nested_layers() {
+        assert_eq!(set_layer("a.b=3"), Ok(json!({"a": {"b": 3}})));
+        assert_eq!(set_layer("flag=on"), Ok(json!({"flag": "on"})));
+        assert!(set_layer("novalue").is_err());
+        assert!(set_layer("a..b=1").is_err());
+    }
+
+    #[test]
+    fn build_annotations_are_stripped_from_final_manifests() {
+        let item = json!({"metadata": {"name": "a", "annotations": {ann::PATH: "a.yaml", ann::LEGACY_INDEX: "0"}}});
+        assert_eq!(strip_build_annotations(item), json!({"metadata": {"name": "a"}}));
+    }
+}

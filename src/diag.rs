@@ -1,0 +1,180 @@
+//! Problems as data. Every stage reports through [`Diagnostic`]; one renderer turns it into a
+//! ResourceList `results[]` entry ([`Diagnostic::to_result`]) and another into the one line the
+//! CLI prints ([`Diagnostic`]'s `Display`). Exit codes are decided by the CLI from severities.
+
+use crate::doc::{FieldPath, Map, Value};
+use serde_json::json;
+use std::fmt;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Severity {
+    Info,
+    Warning,
+    Error,
+}
+
+impl Severity {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Info => "info",
+            Severity::Warning => "warning",
+            Severity::Error => "error",
+        }
+    }
+}
+
+/// What went wrong, coarsely; becomes the result's tag so tools can filter on it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// The functionConfig (or a configuration item) does not match its schema.
+    Config,
+    /// A values source could not be read or merged.
+    Values,
+    /// Reading a file referenced from configuration failed.
+    File,
+    /// A step of the render decided something the user should know (info) or could not (error).
+    Render,
+}
+
+impl Kind {
+    pub fn tag(self) -> &'static str {
+        match self {
+            Kind::Config => "config",
+            Kind::Values => "values",
+            Kind::File => "file",
+            Kind::Render => "render",
+        }
+    }
+}
+
+/// The object a diagnostic is about, as kpt's `resourceRef`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ResourceRef {
+    pub api_version: String,
+    pub kind: String,
+    pub name: String,
+    pub namespace: Option<String>,
+}
+
+/// Where the object came from: its package path and position in that file, and for errors inside
+/// text (YAML, expressions) the 1-based line and column.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Location {
+    pub path: Option<String>,
+    pub index: Option<u64>,
+    pub line: Option<u64>,
+    pub column: Option<u64>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Diagnostic {
+    pub severity: Severity,
+    pub kind: Kind,
+    pub message: String,
+    pub resource: Option<ResourceRef>,
+    pub field: Option<FieldPath>,
+    pub location: Location,
+}
+
+impl Diagnostic {
+    pub fn error(kind: Kind, message: impl Into<String>) -> Self {
+        Self::new(Severity::Error, kind, message)
+    }
+
+    pub fn warning(kind: Kind, message: impl Into<String>) -> Self {
+        Self::new(Severity::Warning, kind, message)
+    }
+
+    pub fn new(severity: Severity, kind: Kind, message: impl Into<String>) -> Self {
+        Self {
+            severity,
+            kind,
+            message: message.into(),
+            resource: None,
+            field: None,
+            location: Location::default(),
+        }
+    }
+
+    /// Attaches the resource and its file location, read from the item's own metadata.
+    pub fn about(mut self, item: &Value) -> Self {
+        self.resource = Some(crate::krm::resource_ref(item));
+        let (path, index) = crate::krm::item_location(item);
+        self.location.path = self.location.path.or(path);
+        self.location.index = self.location.index.or(index);
+        self
+    }
+
+    pub fn at(mut self, field: FieldPath) -> Self {
+        self.field = Some(field);
+        self
+    }
+
+    pub fn at_position(mut self, line: Option<u64>, column: Option<u64>) -> Self {
+        self.location.line = line;
+        self.location.column = column;
+        self
+    }
+
+    pub fn is_error(&self) -> bool {
+        self.severity == Severity::Error
+    }
+
+    /// The `results[]` entry (kpt function result shape).
+    pub fn to_result(&self) -> Value {
+        let mut result = Map::new();
+        result.insert("message".into(), json!(self.message));
+        result.insert("severity".into(), json!(self.severity.as_str()));
+        if let Some(r) = &self.resource {
+            let mut reference = Map::new();
+            reference.insert("apiVersion".into(), json!(r.api_version));
+            reference.insert("kind".into(), json!(r.kind));
+            reference.insert("name".into(), json!(r.name));
+            if let Some(ns) = &r.namespace {
+                reference.insert("namespace".into(), json!(ns));
+            }
+            result.insert("resourceRef".into(), Value::Object(reference));
+        }
+        if let Some(field) = self.field.as_ref().filter(|f| !f.is_root()) {
+            result.insert("field".into(), json!({ "path": field.to_string() }));
+        }
+        if let Some(path) = &self.location.path {
+            let mut file = Map::new();
+            file.insert("path".into(), json!(path));
+            if let Some(index) = self.location.index {
+                file.insert("index".into(), json!(index));
+            }
+            result.insert("file".into(), Value::Object(file));
+        }
+        result.insert("tags".into(), json!({ "kind": self.kind.tag() }));
+        Value::Object(result)
+    }
+}
+
+/// The CLI line: `error: path:line:col: Kind/name: field: message`.
+impl fmt::Display for Diagnostic {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: ", self.severity.as_str())?;
+        if let Some(path) = &self.location.path {
+            f.write_str(path)?;
+            match (self.location.line, self.location.column) {
+                (Some(line), Some(column)) => write!(f, ":{line}:{column}")?,
+                (Some(line), None) => write!(f, ":{line}")?,
+                _ => {}
+            }
+            f.write_str(": ")?;
+        } else if let (Some(line), Some(column)) = (self.location.line, self.location.column) {
+            write!(f, "line {line} column {column}: ")?;
+        }
+        if let Some(r) = &self.resource {
+            match &r.namespace {
+                Some(ns) => write!(f, "{} {}/{}: ", r.kind, ns, r.name)?,
+                None => write!(f, "{} {}: ", r.kind, r.name)?,
+            }
+        }
+        if let Some(field) = self.field.as_ref().filter(|p| !p.is_root()) {
+            write!(f, "{field}: ")?;
+        }
+        f.write_str(&self.message)
+    }
+}

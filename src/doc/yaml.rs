@@ -1,0 +1,187 @@
+//! YAML reading and writing with the rules of SPEC §1.
+//!
+//! The crate is `serde-saphyr`, chosen by testing the rules rather than by reputation:
+//! - `strict_booleans`: only `true`/`false` are booleans, so an unquoted `on` stays the string it
+//!   is for kyaml (yaml.v3) readers, and we never turn a string into a boolean;
+//! - `legacy_octal_numbers`: an unquoted `0644` is the integer 420, as Kubernetes (YAML 1.1) reads it;
+//! - its serializer quotes every string a YAML 1.1 reader would take for another type
+//!   (`"on"`, `"y"`, `"0644"`, `"1e3"`, `"~"`, `"12:30"`), writes multi-line strings as literal
+//!   block scalars with the right chomping, and keeps key order (we hand it `preserve_order` maps);
+//! - documents that hold only comments are skipped;
+//! - alias expansion, depth and size are bounded by its budget (billion-laughs safe).
+//!
+//! The `serde_yaml`/`serde_yml` family fails the first two rules (it re-quotes `"on"` inconsistently
+//! and reads `0644` as 644), which is why it is not used.
+
+use super::Value;
+use serde_saphyr::{budget, options, ser_options, Options, SerializerOptions};
+
+/// A YAML syntax error with the position the parser reported (1-based).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct YamlError {
+    pub message: String,
+    pub line: Option<u64>,
+    pub column: Option<u64>,
+}
+
+/// The deepest nesting we accept. Kubernetes objects, CRD schemas included, stay far below it;
+/// the limit keeps hostile input from exhausting the stack.
+const MAX_DEPTH: usize = 256;
+
+fn read_options(input_len: usize) -> Options {
+    // The budget grows with the input: every node costs at least one byte of text, so a limit
+    // proportional to the size never refuses honest input and still stops alias bombs.
+    let nodes = input_len.saturating_add(1024);
+    options! {
+        legacy_octal_numbers: true,
+        strict_booleans: true,
+        budget: budget! {
+            max_events: nodes.saturating_mul(2),
+            max_nodes: nodes,
+            max_documents: nodes,
+            max_depth: MAX_DEPTH,
+            max_anchors: nodes,
+            max_aliases: nodes,
+        },
+    }
+}
+
+fn write_options() -> SerializerOptions {
+    ser_options! {
+        // Never fold a long single-line string into `>`: kustomize and kubectl keep them on one
+        // line, and folding makes diffs of rendered output noisy.
+        folded_wrap_chars: usize::MAX,
+    }
+}
+
+/// Reads a stream of YAML documents. Documents that are empty or hold only comments are skipped.
+pub fn read_yaml_documents(text: &str) -> Result<Vec<Value>, YamlError> {
+    let documents: Vec<Value> =
+        serde_saphyr::from_multiple_with_options(text, read_options(text.len())).map_err(|err| {
+            let location = err.location();
+            let message = err.without_snippet().to_string();
+            // The crate prefixes "error: line L column C: "; we report the position separately.
+            let message = message
+                .lines()
+                .next()
+                .unwrap_or_default()
+                .trim_start_matches("error: ")
+                .to_string();
+            let message = match message.split_once(": ") {
+                Some((head, rest)) if head.starts_with("line ") => rest.to_string(),
+                _ => message,
+            };
+            YamlError {
+                message,
+                line: location.as_ref().map(|l| l.line()),
+                column: location.as_ref().map(|l| l.column()),
+            }
+        })?;
+    Ok(documents.into_iter().filter(|d| !d.is_null()).collect())
+}
+
+/// Parses a command-line value (`--set key=value`) as a YAML scalar, so `3` is an integer and
+/// `true` a boolean; anything that does not parse as a single scalar stays a string.
+pub fn parse_scalar(text: &str) -> Value {
+    match serde_saphyr::from_str_with_options::<Value>(text, read_options(text.len())) {
+        Ok(value @ (Value::Bool(_) | Value::Number(_) | Value::String(_))) => value,
+        Ok(Value::Null) if !text.is_empty() => Value::Null,
+        _ => Value::String(text.to_string()),
+    }
+}
+
+/// Writes one document (no leading `---`), ending with a newline.
+pub fn to_yaml(value: &Value) -> String {
+    // Serializing a `serde_json::Value` cannot fail: keys are strings and floats are finite.
+    let mut text = serde_saphyr::to_string_with_options(value, write_options()).unwrap_or_default();
+    if !text.ends_with('\n') {
+        text.push('\n');
+    }
+    text
+}
+
+/// Writes a stream of documents separated by `---`.
+pub fn to_yaml_stream(values: &[Value]) -> String {
+    let mut out = String::new();
+    for (i, value) in values.iter().enumerate() {
+        if i > 0 {
+            out.push_str("---\n");
+        }
+        out.push_str(&to_yaml(value));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn read_one(text: &str) -> Value {
+        let mut docs = read_yaml_documents(text).unwrap_or_default();
+        assert_eq!(docs.len(), 1, "{text}");
+        docs.remove(0)
+    }
+
+    #[test]
+    fn unquoted_octal_is_read_as_kubernetes_reads_it() {
+        assert_eq!(read_one("mode: 0644"), json!({"mode": 420}));
+        assert_eq!(read_one("mode: '0644'"), json!({"mode": "0644"}));
+    }
+
+    #[test]
+    fn only_true_and_false_are_booleans() {
+        assert_eq!(read_one("a: on\nb: yes\nc: true"), json!({"a": "on", "b": "yes", "c": true}));
+    }
+
+    #[test]
+    fn strings_that_yaml_1_1_reads_as_other_types_are_quoted() {
+        for s in ["on", "off", "yes", "no", "y", "n", "true", "~", "0644", "1e3", ".5", "null", "12:30"] {
+            let text = to_yaml(&json!({ "k": s }));
+            assert_eq!(text, format!("k: \"{s}\"\n"), "{s}");
+            assert_eq!(read_one(&text), json!({ "k": s }));
+        }
+    }
+
+    #[test]
+    fn multi_line_strings_are_block_scalars() {
+        assert_eq!(to_yaml(&json!({"k": "a\nb\n"})), "k: |\n  a\n  b\n");
+        assert_eq!(to_yaml(&json!({"k": "a\nb"})), "k: |-\n  a\n  b\n");
+    }
+
+    #[test]
+    fn long_lines_are_not_folded() {
+        let long = "word ".repeat(40);
+        let text = to_yaml(&json!({ "k": long }));
+        assert_eq!(text.lines().count(), 1, "{text}");
+        assert_eq!(read_one(&text), json!({ "k": long }));
+    }
+
+    #[test]
+    fn key_order_is_kept() {
+        let value = read_one("z: 1\na: 2\nm: 3");
+        assert_eq!(to_yaml(&value), "z: 1\na: 2\nm: 3\n");
+    }
+
+    #[test]
+    fn comment_only_documents_are_skipped() {
+        let docs = read_yaml_documents("# header\n---\na: 1\n---\n# trailing\n").unwrap_or_default();
+        assert_eq!(docs, vec![json!({"a": 1})]);
+    }
+
+    #[test]
+    fn syntax_errors_carry_a_position() {
+        let err = read_yaml_documents("a: [1, 2\nb: 3").err();
+        let err = err.as_ref();
+        assert!(err.and_then(|e| e.line).is_some(), "{err:?}");
+    }
+
+    #[test]
+    fn scalars_from_the_command_line() {
+        assert_eq!(parse_scalar("3"), json!(3));
+        assert_eq!(parse_scalar("true"), json!(true));
+        assert_eq!(parse_scalar("on"), json!("on"));
+        assert_eq!(parse_scalar("a: b"), json!("a: b"));
+        assert_eq!(parse_scalar(""), json!(""));
+    }
+}

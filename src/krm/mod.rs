@@ -1,0 +1,226 @@
+//! The KRM wire contract (SPEC §1): reading and writing `ResourceList`s, the annotations kpt and
+//! kustomize use to track files, and the identity of a resource.
+//!
+//! This module knows what a ResourceList looks like; it does not know what the function does
+//! with the items.
+
+pub mod annotations;
+
+use crate::doc::{read_yaml_documents, to_yaml, Map, Value};
+use crate::diag::ResourceRef;
+use serde_json::json;
+use std::fmt;
+
+pub use annotations::{
+    annotation, is_local_config, item_location, remove_annotation, set_annotation,
+};
+
+const RESOURCE_LIST_VERSIONS: [&str; 3] =
+    ["config.kubernetes.io/v1", "config.kubernetes.io/v1beta1", "config.kubernetes.io/v1alpha1"];
+
+/// How the input was written; the output is written the same way.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    Yaml,
+    Json,
+}
+
+/// Input the function cannot work with at all (SPEC §1: exit 2, one line on stderr).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UnusableInput {
+    pub message: String,
+    pub line: Option<u64>,
+    pub column: Option<u64>,
+}
+
+impl UnusableInput {
+    fn new(message: impl Into<String>) -> Self {
+        Self { message: message.into(), line: None, column: None }
+    }
+}
+
+impl fmt::Display for UnusableInput {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match (self.line, self.column) {
+            (Some(line), Some(column)) => write!(f, "line {line} column {column}: {}", self.message),
+            _ => f.write_str(&self.message),
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct ResourceList {
+    /// Echoed back unchanged.
+    pub api_version: String,
+    /// `ResourceList` or `List`, echoed back unchanged.
+    pub kind: String,
+    pub items: Vec<Value>,
+    pub function_config: Option<Value>,
+    pub format: Format,
+}
+
+impl ResourceList {
+    /// Parses stdin. Anything that is not one ResourceList (or `kind: List`) of mappings is unusable.
+    pub fn parse(bytes: &[u8]) -> Result<Self, UnusableInput> {
+        let text = std::str::from_utf8(bytes).map_err(|err| {
+            UnusableInput::new(format!("input is not UTF-8 text (invalid byte at offset {})", err.valid_up_to()))
+        })?;
+        let (document, format) = parse_document(text)?;
+        let Value::Object(mut map) = document else {
+            return Err(UnusableInput::new(
+                "input is not a ResourceList: expected a mapping with kind: ResourceList and items",
+            ));
+        };
+        let kind = map.get("kind").and_then(Value::as_str).unwrap_or_default().to_string();
+        let api_version = map.get("apiVersion").and_then(Value::as_str).unwrap_or_default().to_string();
+        match kind.as_str() {
+            "ResourceList" if RESOURCE_LIST_VERSIONS.contains(&api_version.as_str()) => {}
+            "ResourceList" => {
+                return Err(UnusableInput::new(format!(
+                    "unsupported ResourceList apiVersion {api_version:?}: use config.kubernetes.io/v1"
+                )))
+            }
+            "List" => {}
+            "" => {
+                return Err(UnusableInput::new(
+                    "input is not a ResourceList: it has no kind (expected kind: ResourceList)",
+                ))
+            }
+            other => {
+                return Err(UnusableInput::new(format!(
+                    "input is not a ResourceList: got kind {other:?} (expected kind: ResourceList with items; \
+                     use `render-blueprint render` for plain manifests)"
+                )))
+            }
+        }
+        let items = match map.remove("items") {
+            None | Some(Value::Null) => Vec::new(),
+            Some(Value::Array(items)) => items,
+            Some(_) => return Err(UnusableInput::new("ResourceList items must be a list")),
+        };
+        if let Some(i) = items.iter().position(|item| !item.is_object()) {
+            return Err(UnusableInput::new(format!("ResourceList items[{i}] is not a mapping")));
+        }
+        let function_config = match map.remove("functionConfig") {
+            None | Some(Value::Null) => None,
+            Some(config @ Value::Object(_)) => Some(config),
+            Some(_) => return Err(UnusableInput::new("ResourceList functionConfig must be a mapping")),
+        };
+        Ok(Self { api_version, kind, items, function_config, format })
+    }
+
+    /// Writes the list with its items and results (omitted when empty); never the functionConfig.
+    pub fn write(&self, items: Vec<Value>, results: Vec<Value>) -> String {
+        let mut out = Map::new();
+        out.insert("apiVersion".into(), json!(self.api_version));
+        out.insert("kind".into(), json!(self.kind));
+        out.insert("items".into(), Value::Array(items));
+        if !results.is_empty() {
+            out.insert("results".into(), Value::Array(results));
+        }
+        let out = Value::Object(out);
+        match self.format {
+            Format::Yaml => to_yaml(&out),
+            Format::Json => {
+                let mut text = serde_json::to_string_pretty(&out).unwrap_or_default();
+                text.push('\n');
+                text
+            }
+        }
+    }
+}
+
+/// JSON is read by serde_json (faster and exact); everything else as YAML.
+fn parse_document(text: &str) -> Result<(Value, Format), UnusableInput> {
+    if text.trim_start().starts_with('{') {
+        return serde_json::from_str(text).map(|v| (v, Format::Json)).map_err(|err| UnusableInput {
+            message: format!("input is not valid JSON: {err}"),
+            line: Some(err.line() as u64),
+            column: Some(err.column() as u64),
+        });
+    }
+    let mut documents = read_yaml_documents(text).map_err(|err| UnusableInput {
+        message: format!("input is not valid YAML: {}", err.message),
+        line: err.line,
+        column: err.column,
+    })?;
+    match documents.len() {
+        0 => Err(UnusableInput::new("input is empty: expected a ResourceList")),
+        1 => Ok((documents.remove(0), Format::Yaml)),
+        n => Err(UnusableInput::new(format!(
+            "input has {n} YAML documents: expected a single ResourceList \
+             (use `render-blueprint render` for a stream of manifests)"
+        ))),
+    }
+}
+
+/// The identity results report: apiVersion, kind, name, namespace.
+pub fn resource_ref(item: &Value) -> ResourceRef {
+    let text = |v: Option<&Value>| v.and_then(Value::as_str).unwrap_or_default().to_string();
+    let metadata = item.get("metadata");
+    ResourceRef {
+        api_version: text(item.get("apiVersion")),
+        kind: text(item.get("kind")),
+        name: text(metadata.and_then(|m| m.get("name"))),
+        namespace: metadata
+            .and_then(|m| m.get("namespace"))
+            .and_then(Value::as_str)
+            .filter(|ns| !ns.is_empty())
+            .map(str::to_string),
+    }
+}
+
+/// `apiVersion` and `kind` of an item, for dispatching on configuration kinds.
+pub fn type_of(item: &Value) -> (&str, &str) {
+    (
+        item.get("apiVersion").and_then(Value::as_str).unwrap_or_default(),
+        item.get("kind").and_then(Value::as_str).unwrap_or_default(),
+    )
+}
+
+pub fn name_of(item: &Value) -> &str {
+    item.get("metadata").and_then(|m| m.get("name")).and_then(Value::as_str).unwrap_or_default()
+}
+
+pub fn namespace_of(item: &Value) -> &str {
+    item.get("metadata").and_then(|m| m.get("namespace")).and_then(Value::as_str).unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn accepts_the_three_versions_and_list() {
+        for head in [
+            "apiVersion: config.kubernetes.io/v1\nkind: ResourceList",
+            "apiVersion: config.kubernetes.io/v1beta1\nkind: ResourceList",
+            "apiVersion: config.kubernetes.io/v1alpha1\nkind: ResourceList",
+            "apiVersion: v1\nkind: List",
+        ] {
+            let list = ResourceList::parse(format!("{head}\nitems: []\n").as_bytes());
+            assert!(list.is_ok(), "{head}: {list:?}");
+        }
+    }
+
+    #[test]
+    fn rejects_what_is_not_a_resource_list() {
+        for (input, expected) in [
+            ("a: [", "not valid YAML"),
+            ("apiVersion: v1\nkind: ConfigMap", "got kind \"ConfigMap\""),
+            ("- a", "expected a mapping"),
+            ("", "input is empty"),
+            ("apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems: [1]", "items[0] is not a mapping"),
+            ("{\"kind\": ", "not valid JSON"),
+        ] {
+            let err = ResourceList::parse(input.as_bytes()).err().map(|e| e.message).unwrap_or_default();
+            assert!(err.contains(expected), "{input:?}: {err}");
+        }
+    }
+
+    #[test]
+    fn json_in_json_out() {
+        let list = ResourceList::parse(br#"{"apiVersion":"config.kubernetes.io/v1","kind":"ResourceList","items":[]}"#);
+        assert_eq!(list.map(|l| l.format).ok(), Some(Format::Json));
+    }
+}

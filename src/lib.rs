@@ -1,0 +1,17 @@
+//! `render-blueprint`: a KRM function that renders blueprints into Kubernetes and Flux
+//! configuration. See README.md for what it does and SPEC.md (shared) for the contract.
+//!
+//! Module map: `doc` (value model and YAML/JSON), `krm` (ResourceList and annotations), `diag`
+//! (problems as data), `config` (the functionConfig kind), `package` (paths and file access),
+//! one module per step (`values`, …), `pipeline` (composes the steps, no I/O) and `cli` (the only
+//! place that touches stdin, stdout, files and the environment).
+#![forbid(unsafe_code)]
+
+pub mod cli;
+pub mod config;
+pub mod diag;
+pub mod doc;
+pub mod krm;
+pub mod package;
+pub mod pipeline;
+pub mod values;

@@ -1,0 +1,195 @@
+//! Composes the steps of a render: config → clean-up of the previous run → configuration kinds →
+//! values → (imports, policy, features, repeat, templates, patches, substitution as they land) →
+//! generated items. It does no I/O: files come through [`Files`], output goes back to the caller.
+//!
+//! A render is all or nothing: when any step reports an error, [`Output::items`] is `None` and the
+//! caller writes the input items unchanged, so users never receive a half-rendered package.
+
+use crate::config::{self, FunctionConfig};
+use crate::diag::{Diagnostic, Kind};
+use crate::doc::Value;
+use crate::krm::{self, annotations as ann, annotation, remove_annotation, set_annotation, type_of};
+use crate::package::Files;
+use crate::values;
+
+/// What the caller hands to a render.
+pub struct Input {
+    pub items: Vec<Value>,
+    /// The ResourceList's functionConfig (or the CLI's `-c`); when absent, a `RenderBlueprint`
+    /// among the items is used.
+    pub function_config: Option<Value>,
+    /// Values layers from the command line (`-f`, then `--set`), merged last.
+    pub value_overrides: Vec<Value>,
+}
+
+pub struct Output {
+    /// The rendered items, or `None` when the render failed (write the input back unchanged).
+    pub items: Option<Vec<Value>>,
+    pub results: Vec<Diagnostic>,
+}
+
+impl Output {
+    pub fn has_errors(&self) -> bool {
+        self.results.iter().any(Diagnostic::is_error)
+    }
+}
+
+/// The state every step reads and extends.
+pub struct Render {
+    pub config: FunctionConfig,
+    pub items: Vec<Value>,
+    /// Items produced by this render, finished (annotated) and appended at the end.
+    pub generated: Vec<Value>,
+    pub results: Vec<Diagnostic>,
+    pub values: Value,
+    pub overrides: Vec<Value>,
+}
+
+impl Render {
+    pub fn new(config: FunctionConfig, items: Vec<Value>, overrides: Vec<Value>) -> Self {
+        Self { config, items, generated: Vec::new(), results: Vec::new(), values: Value::Null, overrides }
+    }
+
+    fn failed(&self) -> bool {
+        self.results.iter().any(Diagnostic::is_error)
+    }
+}
+
+/// The kinds of SPEC §3: read as configuration, kept in the package, marked local-config.
+const CONFIGURATION_KINDS: [(&str, &str); 8] = [
+    ("blueprints.windsorcli.dev/v1alpha1", "Feature"),
+    ("blueprints.windsorcli.dev/v1alpha1", "Blueprint"),
+    ("landscaper.gardener.cloud/v1alpha1", "Blueprint"),
+    ("kots.io/v1beta1", "Config"),
+    ("kots.io/v1beta1", "ConfigValues"),
+    ("fn.blueprint.dev/v1alpha1", "Policy"),
+    ("fn.blueprint.dev/v1alpha1", "Implementation"),
+    (config::API_VERSION, config::KIND),
+];
+
+pub fn is_configuration(item: &Value) -> bool {
+    CONFIGURATION_KINDS.contains(&type_of(item))
+}
+
+pub fn render(input: Input, files: &dyn Files) -> Output {
+    let config = match choose_config(&input) {
+        Ok(config) => config,
+        Err(diagnostic) => return Output { items: None, results: vec![diagnostic] },
+    };
+    let mut render = Render::new(config, input.items, input.value_overrides);
+    forget_previous_run(&mut render);
+    for item in render.items.iter_mut().filter(|item| is_configuration(item)) {
+        set_annotation(item, ann::LOCAL_CONFIG, "true");
+    }
+    values::run(&mut render, files);
+    if render.failed() {
+        return Output { items: None, results: render.results };
+    }
+    let generated = finish_generated(&render.config.name, std::mem::take(&mut render.generated));
+    render.items.extend(generated);
+    Output { items: Some(render.items), results: render.results }
+}
+
+/// The functionConfig, or the one `RenderBlueprint` among the items, or the empty config.
+fn choose_config(input: &Input) -> Result<FunctionConfig, Diagnostic> {
+    if let Some(config) = &input.function_config {
+        return FunctionConfig::from_item(config);
+    }
+    let mut candidates = input.items.iter().filter(|item| type_of(item) == (config::API_VERSION, config::KIND));
+    match (candidates.next(), candidates.next()) {
+        (None, _) => Ok(FunctionConfig::empty()),
+        (Some(config), None) => FunctionConfig::from_item(config),
+        (Some(first), Some(second)) => {
+            let place = |item: &Value| {
+                let (path, _) = krm::item_location(item);
+                format!("{:?}{}", krm::name_of(item), path.map(|p| format!(" in {p}")).unwrap_or_default())
+            };
+            Err(Diagnostic::error(
+                Kind::Config,
+                format!(
+                    "more than one RenderBlueprint among the items ({} and {}) and no functionConfig: \
+                     pass one with -c or keep one in the package",
+                    place(first),
+                    place(second)
+                ),
+            )
+            .about(second))
+        }
+    }
+}
+
+/// Makes a run on our own output equal to a run on the original input (SPEC §1, idempotent):
+/// drops what this functionConfig generated and undoes the exclusions it made.
+fn forget_previous_run(render: &mut Render) {
+    let name = render.config.name.as_str();
+    render.items.retain(|item| annotation(item, ann::GENERATED_BY) != Some(name));
+    for item in &mut render.items {
+        if annotation(item, ann::EXCLUDED) == Some("true") {
+            remove_annotation(item, ann::EXCLUDED);
+            remove_annotation(item, ann::LOCAL_CONFIG);
+        }
+    }
+}
+
+/// Tags generated items with their generator and gives those without a file one under
+/// `generated/`, in both the internal and the legacy annotation form (kpt reads either).
+fn finish_generated(config_name: &str, generated: Vec<Value>) -> Vec<Value> {
+    generated
+        .into_iter()
+        .map(|mut item| {
+            set_annotation(&mut item, ann::GENERATED_BY, config_name);
+            if krm::item_location(&item).0.is_none() {
+                let kind = krm::type_of(&item).1.to_lowercase();
+                let name = krm::name_of(&item).to_string();
+                let path = match krm::namespace_of(&item) {
+                    "" => format!("generated/{kind}_{name}.yaml"),
+                    namespace => format!("generated/{namespace}/{kind}_{name}.yaml"),
+                };
+                for key in [ann::PATH, ann::LEGACY_PATH] {
+                    set_annotation(&mut item, key, &path);
+                }
+                for key in [ann::INDEX, ann::LEGACY_INDEX] {
+                    set_annotation(&mut item, key, "0");
+                }
+            }
+            item
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn generated_items_get_a_path_and_their_generator() {
+        let items = finish_generated("p", vec![json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a", "namespace": "ns"}})]);
+        assert_eq!(annotation(&items[0], ann::GENERATED_BY), Some("p"));
+        assert_eq!(annotation(&items[0], ann::PATH), Some("generated/ns/configmap_a.yaml"));
+        assert_eq!(annotation(&items[0], ann::LEGACY_PATH), Some("generated/ns/configmap_a.yaml"));
+        assert_eq!(annotation(&items[0], ann::INDEX), Some("0"));
+    }
+
+    #[test]
+    fn a_generating_source_keeps_its_own_path() {
+        let item = json!({"kind": "ConfigMap", "metadata": {"name": "a", "annotations": {ann::PATH: "out/a.yaml"}}});
+        let items = finish_generated("p", vec![item]);
+        assert_eq!(annotation(&items[0], ann::PATH), Some("out/a.yaml"));
+    }
+
+    #[test]
+    fn previous_output_is_forgotten() {
+        let config = FunctionConfig { name: "p".into(), ..FunctionConfig::empty() };
+        let mut render = Render::new(config, vec![
+            json!({"kind": "A", "metadata": {"name": "gen", "annotations": {ann::GENERATED_BY: "p"}}}),
+            json!({"kind": "A", "metadata": {"name": "other", "annotations": {ann::GENERATED_BY: "q"}}}),
+            json!({"kind": "A", "metadata": {"name": "ex", "annotations": {ann::EXCLUDED: "true", ann::LOCAL_CONFIG: "true"}}}),
+        ], vec![]);
+        forget_previous_run(&mut render);
+        assert_eq!(render.items, vec![
+            json!({"kind": "A", "metadata": {"name": "other", "annotations": {ann::GENERATED_BY: "q"}}}),
+            json!({"kind": "A", "metadata": {"name": "ex"}}),
+        ]);
+    }
+}

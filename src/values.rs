@@ -1,0 +1,183 @@
+//! The values step (SPEC §4): `spec.values`, then each `valuesFrom` source in order, then the
+//! command line's `-f`/`--set` layers. Later layers win; maps are deep-merged and lists replaced.
+
+use crate::config::{SourceKind, ValuesSource};
+use crate::diag::{Diagnostic, Kind};
+use crate::doc::{deep_merge, read_yaml_documents, FieldPath, Map, Value};
+use crate::krm::{self, item_location};
+use crate::package::{resolve, Files};
+use crate::pipeline::Render;
+use base64::Engine;
+
+pub fn run(render: &mut Render, files: &dyn Files) {
+    let config = &render.config;
+    let mut values = Value::Object(config.data_values.clone().unwrap_or_else(|| config.spec.values.clone()));
+    let config_path = item_location(&config.item).0;
+    for (i, source) in config.spec.values_from.iter().enumerate() {
+        let field = FieldPath::root().key("spec").key("valuesFrom").index(i);
+        let layer = match load(source, &render.items, files, config_path.as_deref()) {
+            Ok(Some(layer)) => layer,
+            Ok(None) => continue,
+            Err(message) => {
+                let diagnostic = Diagnostic::error(Kind::Values, message).at(field);
+                render.results.push(if config.item.is_null() { diagnostic } else { diagnostic.about(&config.item) });
+                continue;
+            }
+        };
+        deep_merge(&mut values, Value::Object(layer));
+    }
+    for layer in render.overrides.drain(..) {
+        deep_merge(&mut values, layer);
+    }
+    render.values = values;
+}
+
+/// One source's values; `Ok(None)` when an optional source is absent.
+fn load(source: &ValuesSource, items: &[Value], files: &dyn Files, config_path: Option<&str>) -> Result<Option<Map>, String> {
+    match (&source.file, source.kind, &source.name) {
+        (Some(file), None, None) => {
+            let path = resolve(config_path, file)?;
+            let text = match files.read(&path) {
+                Ok(text) => text,
+                Err(_) if source.optional => return Ok(None),
+                Err(err) => return Err(format!("cannot read values file {path:?}: {err}; fix the path or set optional: true")),
+            };
+            parse_mapping(&text).map(Some).map_err(|err| format!("values file {path:?}: {err}"))
+        }
+        (None, Some(kind), Some(name)) => {
+            let Some(object) = find(items, kind, name, source.namespace.as_deref())? else {
+                if source.optional {
+                    return Ok(None);
+                }
+                return Err(format!(
+                    "{} {name:?} not found among the input items; add it to the package or set optional: true",
+                    kind.as_str()
+                ));
+            };
+            let data = data_of(object, kind)?;
+            match &source.key {
+                None => Ok(Some(data.into_iter().map(|(k, v)| (k, Value::String(v))).collect())),
+                Some(key) => match data.into_iter().find(|(k, _)| k == key) {
+                    Some((_, text)) => parse_mapping(&text)
+                        .map(Some)
+                        .map_err(|err| format!("{} {name:?} key {key:?}: {err}", kind.as_str())),
+                    None if source.optional => Ok(None),
+                    None => Err(format!(
+                        "{} {name:?} has no key {key:?}; add it or set optional: true",
+                        kind.as_str()
+                    )),
+                },
+            }
+        }
+        _ => Err("a values source is either {kind: ConfigMap|Secret, name} or {file}".to_string()),
+    }
+}
+
+/// Finds the ConfigMap or Secret by name (and namespace, when given).
+fn find<'a>(items: &'a [Value], kind: SourceKind, name: &str, namespace: Option<&str>) -> Result<Option<&'a Value>, String> {
+    let mut matches = items.iter().filter(|item| {
+        krm::type_of(item) == ("v1", kind.as_str())
+            && krm::name_of(item) == name
+            && namespace.is_none_or(|ns| krm::namespace_of(item) == ns)
+    });
+    let first = matches.next();
+    if let (Some(a), Some(b)) = (first, matches.next()) {
+        return Err(format!(
+            "{} {name:?} is ambiguous: it exists in namespaces {:?} and {:?}; set namespace",
+            kind.as_str(),
+            krm::namespace_of(a),
+            krm::namespace_of(b)
+        ));
+    }
+    Ok(first)
+}
+
+/// A ConfigMap's `data`, or a Secret's `data` (base64-decoded) overlaid with `stringData`.
+fn data_of(object: &Value, kind: SourceKind) -> Result<Vec<(String, String)>, String> {
+    let entries = |field: &str| object.get(field).and_then(Value::as_object).into_iter().flatten();
+    let mut data = Vec::new();
+    for (key, value) in entries("data") {
+        let text = value.as_str().ok_or_else(|| format!("{} data {key:?} is not a string", kind.as_str()))?;
+        let text = match kind {
+            SourceKind::ConfigMap => text.to_string(),
+            SourceKind::Secret => {
+                let bytes = base64::engine::general_purpose::STANDARD
+                    .decode(text.trim())
+                    .map_err(|err| format!("Secret data {key:?} is not valid base64: {err}"))?;
+                String::from_utf8(bytes).map_err(|_| format!("Secret data {key:?} is not UTF-8 text"))?
+            }
+        };
+        data.push((key.clone(), text));
+    }
+    if kind == SourceKind::Secret {
+        for (key, value) in entries("stringData") {
+            let text = value.as_str().unwrap_or_default().to_string();
+            match data.iter_mut().find(|(k, _)| k == key) {
+                Some(entry) => entry.1 = text,
+                None => data.push((key.clone(), text)),
+            }
+        }
+    }
+    Ok(data)
+}
+
+fn parse_mapping(text: &str) -> Result<Map, String> {
+    let documents = read_yaml_documents(text).map_err(|err| match (err.line, err.column) {
+        (Some(line), Some(column)) => format!("not valid YAML at line {line} column {column}: {}", err.message),
+        _ => format!("not valid YAML: {}", err.message),
+    })?;
+    match documents.as_slice() {
+        [] => Ok(Map::new()),
+        [Value::Object(map)] => Ok(map.clone()),
+        [_] => Err("values must be a YAML mapping".to_string()),
+        _ => Err("values must be a single YAML document".to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::FunctionConfig;
+    use crate::package::MemoryFiles;
+    use serde_json::json;
+
+    fn render_values(spec: Value, items: Vec<Value>, files: &[(&str, &str)]) -> (Value, Vec<String>) {
+        let item = json!({"apiVersion": "fn.blueprint.dev/v1alpha1", "kind": "RenderBlueprint",
+            "metadata": {"name": "p", "annotations": {"internal.config.kubernetes.io/path": "cfg/fn.yaml"}}, "spec": spec});
+        let config = FunctionConfig::from_item(&item).unwrap_or_else(|_| FunctionConfig::empty());
+        let mut render = Render::new(config, items, vec![json!({"cli": {"set": true}})]);
+        let files = MemoryFiles(files.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect());
+        run(&mut render, &files);
+        (render.values, render.results.into_iter().map(|d| d.message).collect())
+    }
+
+    #[test]
+    fn layers_merge_in_order() {
+        let cm = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "cm"}, "data": {"region": "eu", "size": "3"}});
+        let secret = json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s"},
+            "data": {"values.yaml": "ZGI6CiAgcGFzc3dvcmQ6IGh1bnRlcjI="}});
+        let (values, errors) = render_values(
+            json!({"values": {"region": "us", "db": {"host": "h", "ports": [1, 2]}},
+                   "valuesFrom": [{"kind": "ConfigMap", "name": "cm"}, {"file": "v.yaml"},
+                                  {"kind": "Secret", "name": "s", "key": "values.yaml"}]}),
+            vec![cm, secret],
+            &[("cfg/v.yaml", "db:\n  ports: [3]\n")],
+        );
+        assert_eq!(errors, Vec::<String>::new());
+        assert_eq!(
+            values,
+            json!({"region": "eu", "db": {"host": "h", "ports": [3], "password": "hunter2"}, "size": "3", "cli": {"set": true}})
+        );
+    }
+
+    #[test]
+    fn missing_sources_fail_unless_optional() {
+        let (_, errors) = render_values(
+            json!({"valuesFrom": [{"kind": "ConfigMap", "name": "nope"}, {"kind": "Secret", "name": "nope", "optional": true},
+                                  {"file": "missing.yaml", "optional": true}]}),
+            vec![],
+            &[],
+        );
+        assert_eq!(errors, vec!["ConfigMap \"nope\" not found among the input items; add it to the package or set optional: true"]);
+    }
+}
