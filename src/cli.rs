@@ -215,15 +215,19 @@ fn render(args: RenderArgs, root: Option<PathBuf>) -> Exit {
     }
     let function_config = match &args.config {
         None => None,
-        Some(path) => match read_single_document(path, &root) {
-            Ok(config) => Some(config),
+        Some(path) => match read_single_document(path) {
+            Ok(mut config) => {
+                // Relative paths in the config resolve from its own file.
+                tag_location(&mut config, &package_path(path, &root), 0);
+                Some(config)
+            }
             Err(message) => return Exit::Unusable(message),
         },
     };
     let mut value_overrides = Vec::new();
     for path in &args.values {
-        match read_single_document(path, &root) {
-            Ok(Value::Object(map)) => value_overrides.push(Value::Object(map)),
+        match read_single_document(path) {
+            Ok(map @ Value::Object(_)) => value_overrides.push(map),
             Ok(_) => return Exit::Unusable(format!("{}: values must be a YAML mapping", path.display())),
             Err(message) => return Exit::Unusable(message),
         }
@@ -305,14 +309,16 @@ fn read_manifests(path: &Path, root: &Path, items: &mut Vec<Value>) -> Result<()
         return Ok(());
     }
     let text = std::fs::read_to_string(path).map_err(|err| format!("{}: {err}", path.display()))?;
-    let documents = read_yaml_documents(&text).map_err(|err| {
-        let position = err.line.map(|l| format!(":{l}:{}", err.column.unwrap_or(1))).unwrap_or_default();
-        format!("{}{position}: not valid YAML: {}", path.display(), err.message)
-    })?;
+    let documents = read_yaml_documents(&text).map_err(|err| yaml_error(path, &err))?;
     let package_path = package_path(path, root);
     for (index, mut document) in documents.into_iter().enumerate() {
         if !document.is_object() {
             return Err(format!("{}: document {} is not a mapping (a Kubernetes object)", path.display(), index + 1));
+        }
+        // A mapping with neither apiVersion nor kind is not a manifest: most often a values
+        // file kept in the package for `valuesFrom`. It is read by the step that names it.
+        if document.get("kind").is_none() && document.get("apiVersion").is_none() {
+            continue;
         }
         tag_location(&mut document, &package_path, index);
         items.push(document);
@@ -320,13 +326,20 @@ fn read_manifests(path: &Path, root: &Path, items: &mut Vec<Value>) -> Result<()
     Ok(())
 }
 
-fn read_single_document(path: &Path, root: &Path) -> Result<Value, String> {
-    let mut items = Vec::new();
-    read_manifests(path, root, &mut items)?;
-    match items.len() {
-        1 => Ok(items.remove(0)),
-        n => Err(format!("{}: expected one YAML document, found {n}", path.display())),
+/// Reads a file that holds exactly one YAML mapping (`-c`, `-f`).
+fn read_single_document(path: &Path) -> Result<Value, String> {
+    let text = std::fs::read_to_string(path).map_err(|err| format!("{}: {err}", path.display()))?;
+    let mut documents = read_yaml_documents(&text).map_err(|err| yaml_error(path, &err))?;
+    match (documents.len(), documents.first()) {
+        (1, Some(Value::Object(_))) => Ok(documents.remove(0)),
+        (1, _) => Err(format!("{}: expected a YAML mapping", path.display())),
+        (n, _) => Err(format!("{}: expected one YAML document, found {n}", path.display())),
     }
+}
+
+fn yaml_error(path: &Path, err: &crate::doc::YamlError) -> String {
+    let position = err.line.map(|l| format!(":{l}:{}", err.column.unwrap_or(1))).unwrap_or_default();
+    format!("{}{position}: not valid YAML: {}", path.display(), err.message)
 }
 
 fn tag_location(item: &mut Value, package_path: &str, index: usize) {

@@ -167,9 +167,10 @@ impl fmt::Display for Diagnostic {
             write!(f, "line {line} column {column}: ")?;
         }
         if let Some(r) = &self.resource {
-            match &r.namespace {
-                Some(ns) => write!(f, "{} {}/{}: ", r.kind, ns, r.name)?,
-                None => write!(f, "{} {}: ", r.kind, r.name)?,
+            match (&r.namespace, r.name.as_str()) {
+                (_, "") => write!(f, "{}: ", r.kind)?,
+                (Some(ns), name) => write!(f, "{} {ns}/{name}: ", r.kind)?,
+                (None, name) => write!(f, "{} {name}: ", r.kind)?,
             }
         }
         if let Some(field) = self.field.as_ref().filter(|p| !p.is_root()) {

@@ -54,7 +54,7 @@ fn load(source: &ValuesSource, items: &[Value], files: &dyn Files, config_path: 
                     kind.as_str()
                 ));
             };
-            let data = data_of(object, kind)?;
+            let data = data_of(object, kind, source.key.as_deref())?;
             match &source.key {
                 None => Ok(Some(data.into_iter().map(|(k, v)| (k, Value::String(v))).collect())),
                 Some(key) => match data.into_iter().find(|(k, _)| k == key) {
@@ -92,9 +92,17 @@ fn find<'a>(items: &'a [Value], kind: SourceKind, name: &str, namespace: Option<
     Ok(first)
 }
 
-/// A ConfigMap's `data`, or a Secret's `data` (base64-decoded) overlaid with `stringData`.
-fn data_of(object: &Value, kind: SourceKind) -> Result<Vec<(String, String)>, String> {
-    let entries = |field: &str| object.get(field).and_then(Value::as_object).into_iter().flatten();
+/// A ConfigMap's `data`, or a Secret's `data` (base64-decoded) overlaid with `stringData`;
+/// only the entry `only` when a key is asked for, so an unrelated bad entry does not fail the run.
+fn data_of(object: &Value, kind: SourceKind, only: Option<&str>) -> Result<Vec<(String, String)>, String> {
+    let entries = |field: &str| {
+        object
+            .get(field)
+            .and_then(Value::as_object)
+            .into_iter()
+            .flatten()
+            .filter(|(key, _)| only.is_none_or(|only| only == key.as_str()))
+    };
     let mut data = Vec::new();
     for (key, value) in entries("data") {
         let text = value.as_str().ok_or_else(|| format!("{} data {key:?} is not a string", kind.as_str()))?;

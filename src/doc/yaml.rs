@@ -71,6 +71,11 @@ pub fn read_yaml_documents(text: &str) -> Result<Vec<Value>, YamlError> {
                 Some((head, rest)) if head.starts_with("line ") => rest.to_string(),
                 _ => message,
             };
+            // The position is reported separately; drop the parser's " at line L, column C".
+            let message = match message.rfind(" at line ") {
+                Some(at) => message[..at].to_string(),
+                None => message,
+            };
             YamlError {
                 message,
                 line: location.as_ref().map(|l| l.line()),

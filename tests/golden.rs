@@ -1,0 +1,170 @@
+//! The golden harness: every directory `tests/fixtures/<area>/<case>/` is one case.
+//!
+//! A case holds the input and the expected result of one run of the built binary:
+//! - `input.yaml`: a ResourceList fed to KRM mode on stdin; or
+//! - `cmd`: command-line arguments (one per line), run in the case directory, with `stdin` fed
+//!   when present and `env` (`KEY=VALUE` lines; `KEY=@file` reads the value from a file) set;
+//! - `expected.yaml`: stdout; `expected.stderr`: stderr (absent when empty);
+//!   `expected.exit`: the exit code (absent when 0).
+//!
+//! `BLESS=1 cargo test --test golden` rewrites the expectations; review every diff.
+//! KRM cases are also rendered a second time, from their own output plus the same functionConfig,
+//! and must come out the same (SPEC §1, idempotent).
+
+use render_blueprint::doc::{read_yaml_documents, to_yaml, Value};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+struct Run {
+    stdout: String,
+    stderr: String,
+    code: i32,
+}
+
+fn binary() -> &'static str {
+    env!("CARGO_BIN_EXE_render-blueprint")
+}
+
+fn run(dir: &Path, args: &[String], env: &[(String, String)], stdin: &[u8]) -> Run {
+    use std::io::Write;
+    let mut command = Command::new(binary());
+    command.args(args).current_dir(dir).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    command.env_remove("KUSTOMIZE_PLUGIN_CONFIG_STRING").env_remove("KUSTOMIZE_PLUGIN_CONFIG_ROOT");
+    for (key, value) in env {
+        command.env(key, value);
+    }
+    let mut child = command.spawn().unwrap_or_else(|err| panic!("cannot start {}: {err}", binary()));
+    if let Some(mut pipe) = child.stdin.take() {
+        // The binary may exit before reading everything (exit 2); a broken pipe is fine then.
+        let _ = pipe.write_all(stdin);
+    }
+    let output = child.wait_with_output().unwrap_or_else(|err| panic!("{}: {err}", dir.display()));
+    Run {
+        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+        code: output.status.code().unwrap_or(-1),
+    }
+}
+
+fn read(path: &Path) -> Option<String> {
+    std::fs::read_to_string(path).ok()
+}
+
+fn cases(root: &Path) -> Vec<PathBuf> {
+    let mut cases = Vec::new();
+    let Ok(areas) = std::fs::read_dir(root) else { return cases };
+    for area in areas.flatten().map(|e| e.path()).filter(|p| p.is_dir()) {
+        let Ok(entries) = std::fs::read_dir(&area) else { continue };
+        for case in entries.flatten().map(|e| e.path()) {
+            if case.join("input.yaml").is_file() || case.join("cmd").is_file() {
+                cases.push(case);
+            }
+        }
+    }
+    cases.sort();
+    cases
+}
+
+fn run_case(case: &Path) -> Run {
+    if case.join("cmd").is_file() {
+        let args: Vec<String> = read(&case.join("cmd"))
+            .unwrap_or_default()
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty() && !l.starts_with('#'))
+            .map(str::to_string)
+            .collect();
+        let env: Vec<(String, String)> = read(&case.join("env"))
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|line| line.split_once('='))
+            .map(|(k, v)| match v.strip_prefix('@') {
+                Some(file) => (k.to_string(), read(&case.join(file)).unwrap_or_default()),
+                None => (k.to_string(), v.to_string()),
+            })
+            .collect();
+        let stdin = std::fs::read(case.join("stdin")).unwrap_or_default();
+        run(case, &args, &env, &stdin)
+    } else {
+        let stdin = std::fs::read(case.join("input.yaml")).unwrap_or_default();
+        run(case, &[], &[], &stdin)
+    }
+}
+
+/// The output of a KRM run with the input's functionConfig put back, as the next run's input.
+fn rerun_input(input: &str, output: &str) -> Option<String> {
+    let input = read_yaml_documents(input).ok()?.into_iter().next()?;
+    let mut output = read_yaml_documents(output).ok()?.into_iter().next()?;
+    let object = output.as_object_mut()?;
+    object.shift_remove("results");
+    if let Some(config) = input.get("functionConfig") {
+        object.insert("functionConfig".into(), config.clone());
+    }
+    Some(to_yaml(&Value::Object(object.clone())))
+}
+
+fn check(case: &Path, bless: bool, failures: &mut Vec<String>) {
+    let got = run_case(case);
+    let expected_files = [
+        ("expected.yaml", got.stdout.clone()),
+        ("expected.stderr", got.stderr.clone()),
+        ("expected.exit", if got.code == 0 { String::new() } else { format!("{}\n", got.code) }),
+    ];
+    for (file, actual) in &expected_files {
+        let path = case.join(file);
+        if bless {
+            let result = if actual.is_empty() && *file != "expected.yaml" {
+                std::fs::remove_file(&path).or_else(|e| if e.kind() == std::io::ErrorKind::NotFound { Ok(()) } else { Err(e) })
+            } else {
+                std::fs::write(&path, actual)
+            };
+            if let Err(err) = result {
+                failures.push(format!("{}: cannot bless: {err}", path.display()));
+            }
+            continue;
+        }
+        let expected = read(&path).unwrap_or_default();
+        if &expected != actual {
+            failures.push(format!(
+                "{}: {file} differs\n--- expected\n{expected}\n--- actual\n{actual}",
+                case.display()
+            ));
+        }
+    }
+    if got.code == 2 || !case.join("input.yaml").is_file() {
+        return;
+    }
+    // Idempotency: our own output, rendered again with the same functionConfig, is unchanged.
+    let input = read(&case.join("input.yaml")).unwrap_or_default();
+    let Some(second_input) = rerun_input(&input, &got.stdout) else {
+        failures.push(format!("{}: output is not a ResourceList", case.display()));
+        return;
+    };
+    let again = run(case, &[], &[], second_input.as_bytes());
+    let first = rerun_input(&input, &got.stdout);
+    let second = rerun_input(&input, &again.stdout);
+    if first != second || again.code != got.code {
+        failures.push(format!(
+            "{}: not idempotent (exit {} then {})\n--- first\n{}\n--- second\n{}",
+            case.display(),
+            got.code,
+            again.code,
+            got.stdout,
+            again.stdout
+        ));
+    }
+}
+
+#[test]
+fn golden_fixtures() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    let cases = cases(&root);
+    assert!(!cases.is_empty(), "no golden cases found under {}", root.display());
+    let bless = std::env::var_os("BLESS").is_some_and(|v| v == "1");
+    let mut failures = Vec::new();
+    for case in &cases {
+        check(case, bless, &mut failures);
+    }
+    println!("{} golden cases{}", cases.len(), if bless { " blessed" } else { "" });
+    assert!(failures.is_empty(), "{} of {} golden cases failed:\n\n{}", failures.len(), cases.len(), failures.join("\n\n"));
+}
