@@ -183,17 +183,27 @@ fn krm(root: Option<PathBuf>) -> Exit {
     if let Err(err) = std::io::stdin().lock().read_to_end(&mut bytes) {
         return Exit::Unusable(format!("cannot read stdin: {err}"));
     }
-    let list = match ResourceList::parse(&bytes) {
+    let mut list = match ResourceList::parse(&bytes) {
         Ok(list) => list,
         Err(err) => return Exit::Unusable(err.to_string()),
     };
     let files = DiskFiles::new(root_or_cwd(root));
-    let input = Input { items: list.items.clone(), function_config: list.function_config.clone(), value_overrides: vec![] };
+    let input = Input {
+        items: std::mem::take(&mut list.items),
+        function_config: list.function_config.take(),
+        value_overrides: vec![],
+    };
     let output = pipeline::render(input, &files);
     report(&output.results);
     let results: Vec<Value> = output.results.iter().map(Diagnostic::to_result).collect();
     let exit = Exit::from_results(&output.results);
-    let items = output.items.unwrap_or_else(|| list.items.clone());
+    // A failed render writes the input items back unchanged. Parsing stdin again (only on this
+    // path) is cheaper than keeping a copy of every item on the path that succeeds.
+    let items = match output.items {
+        Some(items) => items,
+        None => ResourceList::parse(&bytes).map(|original| original.items).unwrap_or_default(),
+    };
+    drop(bytes);
     match write_stdout(&list.write(items, results)) {
         Exit::Ok => exit,
         failure => failure,

@@ -50,19 +50,21 @@ fn read(path: &Path) -> Option<String> {
     std::fs::read_to_string(path).ok()
 }
 
+fn is_case(dir: &Path) -> bool {
+    dir.join("input.yaml").is_file() || dir.join("cmd").is_file()
+}
+
+fn subdirs(dir: &Path) -> Vec<PathBuf> {
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map(|entries| entries.flatten().map(|e| e.path()).filter(|p| p.is_dir()).collect())
+        .unwrap_or_default();
+    dirs.sort();
+    dirs
+}
+
+/// `<root>/<area>/<case>/` directories.
 fn cases(root: &Path) -> Vec<PathBuf> {
-    let mut cases = Vec::new();
-    let Ok(areas) = std::fs::read_dir(root) else { return cases };
-    for area in areas.flatten().map(|e| e.path()).filter(|p| p.is_dir()) {
-        let Ok(entries) = std::fs::read_dir(&area) else { continue };
-        for case in entries.flatten().map(|e| e.path()) {
-            if case.join("input.yaml").is_file() || case.join("cmd").is_file() {
-                cases.push(case);
-            }
-        }
-    }
-    cases.sort();
-    cases
+    subdirs(root).iter().flat_map(|area| subdirs(area)).filter(|case| is_case(case)).collect()
 }
 
 fn run_case(case: &Path) -> Run {
@@ -155,16 +157,26 @@ fn check(case: &Path, bless: bool, failures: &mut Vec<String>) {
     }
 }
 
-#[test]
-fn golden_fixtures() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
-    let cases = cases(&root);
-    assert!(!cases.is_empty(), "no golden cases found under {}", root.display());
+fn check_all(cases: &[PathBuf]) {
+    assert!(!cases.is_empty(), "no golden cases found");
     let bless = std::env::var_os("BLESS").is_some_and(|v| v == "1");
     let mut failures = Vec::new();
-    for case in &cases {
+    for case in cases {
         check(case, bless, &mut failures);
     }
     println!("{} golden cases{}", cases.len(), if bless { " blessed" } else { "" });
     assert!(failures.is_empty(), "{} of {} golden cases failed:\n\n{}", failures.len(), cases.len(), failures.join("\n\n"));
+}
+
+#[test]
+fn golden_fixtures() {
+    check_all(&cases(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")));
+}
+
+/// Every `examples/<name>/` runs its `cmd` and prints its checked-in `expected.yaml`.
+#[test]
+fn examples_render_as_documented() {
+    let examples: Vec<PathBuf> =
+        subdirs(&Path::new(env!("CARGO_MANIFEST_DIR")).join("examples")).into_iter().filter(|d| is_case(d)).collect();
+    check_all(&examples);
 }
