@@ -66,14 +66,32 @@ pub struct Location {
     pub column: Option<u64>,
 }
 
+/// One problem or decision. Boxed, as minijinja boxes its error, so `Result<T, Diagnostic>`
+/// stays one pointer wide on the paths that succeed.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Diagnostic {
+pub struct Diagnostic(Box<Details>);
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Details {
     pub severity: Severity,
     pub kind: Kind,
     pub message: String,
     pub resource: Option<ResourceRef>,
     pub field: Option<FieldPath>,
     pub location: Location,
+}
+
+impl std::ops::Deref for Diagnostic {
+    type Target = Details;
+    fn deref(&self) -> &Details {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for Diagnostic {
+    fn deref_mut(&mut self) -> &mut Details {
+        &mut self.0
+    }
 }
 
 impl Diagnostic {
@@ -86,21 +104,23 @@ impl Diagnostic {
     }
 
     pub fn new(severity: Severity, kind: Kind, message: impl Into<String>) -> Self {
-        Self {
+        Self(Box::new(Details {
             severity,
             kind,
             message: message.into(),
             resource: None,
             field: None,
             location: Location::default(),
-        }
+        }))
     }
 
     /// Attaches the resource and its file location, read from the item's own metadata.
     pub fn about(mut self, item: &Value) -> Self {
         self.resource = Some(crate::krm::resource_ref(item));
         let (path, index) = crate::krm::item_location(item);
-        self.location.path = self.location.path.or(path);
+        if self.location.path.is_none() {
+            self.location.path = path;
+        }
         self.location.index = self.location.index.or(index);
         self
     }

@@ -15,7 +15,10 @@ pub struct MemoryFiles(pub HashMap<String, String>);
 
 impl Files for MemoryFiles {
     fn read(&self, path: &str) -> Result<String, String> {
-        self.0.get(path).cloned().ok_or_else(|| "no such file in the package".to_string())
+        self.0
+            .get(path)
+            .cloned()
+            .ok_or_else(|| "no such file in the package".to_string())
     }
 }
 
@@ -48,7 +51,9 @@ pub fn resolve(from: Option<&str>, relative: &str) -> Result<String, String> {
     }
     parts.retain(|p| !p.is_empty() && *p != ".");
     if parts.is_empty() {
-        return Err(format!("path {relative:?} names the package root, not a file"));
+        return Err(format!(
+            "path {relative:?} names the package root, not a file"
+        ));
     }
     Ok(parts.join("/"))
 }
@@ -59,8 +64,14 @@ mod tests {
 
     #[test]
     fn resolves_from_the_declaring_file() {
-        assert_eq!(resolve(Some("config/fn.yaml"), "values.yaml"), Ok("config/values.yaml".into()));
-        assert_eq!(resolve(Some("config/fn.yaml"), "../v/values.yaml"), Ok("v/values.yaml".into()));
+        assert_eq!(
+            resolve(Some("config/fn.yaml"), "values.yaml"),
+            Ok("config/values.yaml".into())
+        );
+        assert_eq!(
+            resolve(Some("config/fn.yaml"), "../v/values.yaml"),
+            Ok("v/values.yaml".into())
+        );
         assert_eq!(resolve(None, "./a/./b.yaml"), Ok("a/b.yaml".into()));
     }
 

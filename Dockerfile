@@ -1,0 +1,18 @@
+# Multi-stage build of the render-blueprint KRM function image.
+# Stage 1 builds a static binary (glibc, crt-static); stage 2 is an empty image that holds only
+# that binary and a passwd line so the function runs as `nobody`, as kpt and kustomize run it.
+FROM docker.io/library/rust:1.95-bookworm AS build
+WORKDIR /src
+COPY Cargo.toml Cargo.lock ./
+COPY src ./src
+RUN RUSTFLAGS='-C target-feature=+crt-static' \
+    cargo build --release --locked --target x86_64-unknown-linux-gnu \
+ && cp target/x86_64-unknown-linux-gnu/release/render-blueprint /render-blueprint \
+ && echo 'nobody:x:65534:65534:nobody:/:/sbin/nologin' > /passwd
+
+FROM scratch
+COPY --from=build /passwd /etc/passwd
+COPY --from=build /render-blueprint /usr/local/bin/render-blueprint
+USER nobody
+WORKDIR /
+ENTRYPOINT ["/usr/local/bin/render-blueprint"]
