@@ -11,6 +11,7 @@ pub mod cli;
 pub mod config;
 pub mod diag;
 pub mod doc;
+pub mod expr;
 pub mod krm;
 pub mod package;
 pub mod pipeline;

@@ -1,0 +1,437 @@
+//! Evaluation with expr-lang's runtime rules: `+ - *` keep ints when both sides are ints, `/` and
+//! `**` always give floats, `%` takes ints only, ints and floats compare by value, `==` across types
+//! is false. Ours (SPEC §7.1, current Windsor): a missing key or member access on nil yields nil;
+//! nil counts as false in `&& || !` and in a ternary's condition.
+
+use super::parse::{float, Node, NodeKind};
+use super::{ExprError, Host, Span};
+use crate::doc::{Map, Value};
+use std::borrow::Cow;
+
+type Result<T> = std::result::Result<T, ExprError>;
+
+#[derive(Clone, Copy, PartialEq)]
+enum Num {
+    Int(i64),
+    Float(f64),
+}
+
+fn num(value: &Value) -> Option<Num> {
+    let Value::Number(n) = value else { return None };
+    n.as_i64().map(Num::Int).or_else(|| n.as_f64().map(Num::Float))
+}
+
+impl Num {
+    fn as_f64(self) -> f64 {
+        match self {
+            Num::Int(i) => i as f64,
+            Num::Float(f) => f,
+        }
+    }
+}
+
+/// Go's `%T`-like names expr prints in its errors.
+pub fn type_name(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "nil",
+        Value::Bool(_) => "bool",
+        Value::Number(_) if matches!(num(value), Some(Num::Int(_))) => "int",
+        Value::Number(_) => "float64",
+        Value::String(_) => "string",
+        Value::Array(_) => "[]interface {}",
+        Value::Object(_) => "map[string]interface {}",
+    }
+}
+
+fn error(message: impl Into<String>, span: Span) -> ExprError {
+    ExprError::new(message, span)
+}
+
+pub fn eval<'a>(node: &Node, env: &'a Value, host: &dyn Host) -> Result<Cow<'a, Value>> {
+    let span = node.span;
+    match &node.kind {
+        NodeKind::Literal(value) => Ok(Cow::Owned(value.clone())),
+        NodeKind::Ident(name) => Ok(env.get(name).map_or(Cow::Owned(Value::Null), Cow::Borrowed)),
+        NodeKind::Member { object, key } => {
+            let object = eval(object, env, host)?;
+            let key = eval(key, env, host)?;
+            member(object, &key, span)
+        }
+        NodeKind::Unary { op, operand } => {
+            let value = eval(operand, env, host)?;
+            match (*op, num(&value)) {
+                ("not", _) => Ok(Cow::Owned(Value::Bool(!truthy(&value, "!", span)?))),
+                ("-", Some(Num::Int(i))) => Ok(Cow::Owned(Value::from(i.wrapping_neg()))),
+                ("-", Some(Num::Float(f))) => Ok(Cow::Owned(float(-f))),
+                ("+", Some(_)) => Ok(value),
+                (op, _) => Err(error(format!("invalid operation: {op}{}", type_name(&value)), span)),
+            }
+        }
+        NodeKind::Binary { op, left, right } => binary(op, left, right, env, host, span),
+        NodeKind::Ternary { cond, then, otherwise } => {
+            let value = eval(cond, env, host)?;
+            if truthy(&value, "?:", cond.span)? {
+                match then {
+                    Some(then) => eval(then, env, host),
+                    None => Ok(value),
+                }
+            } else {
+                eval(otherwise, env, host)
+            }
+        }
+        NodeKind::Matches { subject, pattern } => {
+            let subject = eval(subject, env, host)?;
+            match subject.as_ref() {
+                Value::Null => Ok(Cow::Owned(Value::Bool(false))),
+                Value::String(s) => Ok(Cow::Owned(Value::Bool(pattern.is_match(s)))),
+                other => Err(error(format!("invalid operation: matches (mismatched types {} and string)", type_name(other)), span)),
+            }
+        }
+        NodeKind::Call { name, args } => {
+            let args = args.iter().map(|a| eval(a, env, host)).collect::<Result<Vec<_>>>()?;
+            call(name, &args, host, span).map(Cow::Owned)
+        }
+        NodeKind::Array(items) => {
+            Ok(Cow::Owned(Value::Array(items.iter().map(|i| eval(i, env, host).map(Cow::into_owned)).collect::<Result<_>>()?)))
+        }
+        NodeKind::Map(entries) => {
+            let mut map = Map::new();
+            for (key, value) in entries {
+                map.insert(key.clone(), eval(value, env, host)?.into_owned());
+            }
+            Ok(Cow::Owned(Value::Object(map)))
+        }
+    }
+}
+
+fn member<'a>(object: Cow<'a, Value>, key: &Value, span: Span) -> Result<Cow<'a, Value>> {
+    match (object, key) {
+        (Cow::Borrowed(Value::Null) | Cow::Owned(Value::Null), _) => Ok(Cow::Owned(Value::Null)),
+        (Cow::Borrowed(Value::Object(map)), Value::String(k)) => Ok(map.get(k).map_or(Cow::Owned(Value::Null), Cow::Borrowed)),
+        (Cow::Owned(Value::Object(mut map)), Value::String(k)) => Ok(Cow::Owned(map.swap_remove(k).unwrap_or(Value::Null))),
+        (object, key) => match (object.as_ref(), num(key)) {
+            (Value::Array(items), Some(Num::Int(i))) => {
+                let index = if i < 0 { i + items.len() as i64 } else { i };
+                if index < 0 || index as usize >= items.len() {
+                    return Err(error(format!("index out of range: {index} (array length is {})", items.len()), span));
+                }
+                let index = index as usize;
+                Ok(match object {
+                    Cow::Borrowed(Value::Array(items)) => items.get(index).map_or(Cow::Owned(Value::Null), Cow::Borrowed),
+                    other => Cow::Owned(other.as_ref().get(index).cloned().unwrap_or(Value::Null)),
+                })
+            }
+            (Value::String(s), Some(Num::Int(i))) => {
+                let chars: Vec<char> = s.chars().collect();
+                let index = if i < 0 { i + chars.len() as i64 } else { i };
+                match usize::try_from(index).ok().and_then(|i| chars.get(i)) {
+                    Some(c) => Ok(Cow::Owned(Value::String(c.to_string()))),
+                    None => Err(error(format!("index out of range: {index} (array length is {})", chars.len()), span)),
+                }
+            }
+            (object, _) => Err(error(
+                format!("cannot fetch {} from {}", go_format(key), type_name(object)),
+                span,
+            )),
+        },
+    }
+}
+
+/// Booleans as they are; nil as false (ours: a missing flag reads as off); anything else is an error.
+fn truthy(value: &Value, op: &str, span: Span) -> Result<bool> {
+    match value {
+        Value::Bool(b) => Ok(*b),
+        Value::Null => Ok(false),
+        other => Err(error(format!("invalid operation: {op} (mismatched types {} and bool)", type_name(other)), span)),
+    }
+}
+
+fn binary<'a>(op: &str, left: &Node, right: &Node, env: &'a Value, host: &dyn Host, span: Span) -> Result<Cow<'a, Value>> {
+    let l = eval(left, env, host)?;
+    match op {
+        "&&" | "and" => {
+            let result = truthy(&l, op, left.span)? && truthy(eval(right, env, host)?.as_ref(), op, right.span)?;
+            return Ok(Cow::Owned(Value::Bool(result)));
+        }
+        "||" | "or" => {
+            let result = truthy(&l, op, left.span)? || truthy(eval(right, env, host)?.as_ref(), op, right.span)?;
+            return Ok(Cow::Owned(Value::Bool(result)));
+        }
+        "??" => return if l.is_null() { eval(right, env, host) } else { Ok(l) },
+        _ => {}
+    }
+    let r = eval(right, env, host)?;
+    let (l, r) = (l.as_ref(), r.as_ref());
+    let mismatched = || error(format!("invalid operation: {op} (mismatched types {} and {})", type_name(l), type_name(r)), span);
+    let value = match op {
+        "==" => Value::Bool(equal(l, r)),
+        "!=" => Value::Bool(!equal(l, r)),
+        "<" | ">" | "<=" | ">=" => {
+            let ordering = match (num(l), num(r), l, r) {
+                (Some(Num::Int(a)), Some(Num::Int(b)), _, _) => a.partial_cmp(&b),
+                (Some(a), Some(b), _, _) => a.as_f64().partial_cmp(&b.as_f64()),
+                (_, _, Value::String(a), Value::String(b)) => a.as_bytes().partial_cmp(b.as_bytes()),
+                _ => return Err(mismatched()),
+            };
+            let Some(ordering) = ordering else { return Ok(Cow::Owned(Value::Bool(false))) };
+            Value::Bool(match op {
+                "<" => ordering.is_lt(),
+                ">" => ordering.is_gt(),
+                "<=" => ordering.is_le(),
+                _ => ordering.is_ge(),
+            })
+        }
+        "in" => match r {
+            Value::Array(items) => Value::Bool(items.iter().any(|item| equal(item, l))),
+            Value::Object(map) => match l {
+                Value::String(key) => Value::Bool(map.contains_key(key)),
+                _ => Value::Bool(false),
+            },
+            Value::Null => Value::Bool(false),
+            _ => return Err(error(format!("operator \"in\" not defined on {}", type_name(r)), span)),
+        },
+        "contains" | "startsWith" | "endsWith" | "matches" => match (l, r) {
+            (Value::Null, _) | (_, Value::Null) => Value::Bool(false),
+            (Value::String(a), Value::String(b)) => Value::Bool(match op {
+                "contains" => a.contains(b.as_str()),
+                "startsWith" => a.starts_with(b.as_str()),
+                "endsWith" => a.ends_with(b.as_str()),
+                _ => regex::Regex::new(b).map_err(|err| error(format!("error parsing regexp: {err}"), right.span))?.is_match(a),
+            }),
+            _ => return Err(mismatched()),
+        },
+        "+" if l.is_string() || r.is_string() => match (l, r) {
+            (Value::String(a), Value::String(b)) => Value::String(format!("{a}{b}")),
+            _ => return Err(mismatched()),
+        },
+        "+" | "-" | "*" | "/" | "%" | "**" | "^" => {
+            let (Some(a), Some(b)) = (num(l), num(r)) else { return Err(mismatched()) };
+            arithmetic(op, a, b, span)?
+        }
+        _ => return Err(error(format!("unknown operator {op}"), span)),
+    };
+    Ok(Cow::Owned(value))
+}
+
+fn arithmetic(op: &str, a: Num, b: Num, span: Span) -> Result<Value> {
+    let finite = |f: f64| {
+        if f.is_finite() {
+            Ok(float(f))
+        } else {
+            Err(error(format!("invalid operation: {op} gives a result that is not a finite number"), span))
+        }
+    };
+    match (op, a, b) {
+        ("+", Num::Int(x), Num::Int(y)) => Ok(Value::from(x.wrapping_add(y))),
+        ("-", Num::Int(x), Num::Int(y)) => Ok(Value::from(x.wrapping_sub(y))),
+        ("*", Num::Int(x), Num::Int(y)) => Ok(Value::from(x.wrapping_mul(y))),
+        ("%", Num::Int(_), Num::Int(0)) => Err(error("integer divide by zero", span)),
+        ("%", Num::Int(x), Num::Int(y)) => Ok(Value::from(x.wrapping_rem(y))),
+        ("%", _, _) => Err(error("invalid operation: % (mismatched types float64 and int)", span)),
+        ("+", a, b) => finite(a.as_f64() + b.as_f64()),
+        ("-", a, b) => finite(a.as_f64() - b.as_f64()),
+        ("*", a, b) => finite(a.as_f64() * b.as_f64()),
+        ("/", a, b) => finite(a.as_f64() / b.as_f64()),
+        (_, a, b) => finite(a.as_f64().powf(b.as_f64())),
+    }
+}
+
+/// expr's equality: numbers by value across int and float, everything else structurally.
+fn equal(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(_), Value::Number(_)) => match (num(a), num(b)) {
+            (Some(Num::Int(x)), Some(Num::Int(y))) => x == y,
+            (Some(x), Some(y)) => x.as_f64() == y.as_f64(),
+            _ => false,
+        },
+        (Value::Array(x), Value::Array(y)) => x.len() == y.len() && x.iter().zip(y).all(|(a, b)| equal(a, b)),
+        (Value::Object(x), Value::Object(y)) => {
+            x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| equal(v, w)))
+        }
+        _ => a == b,
+    }
+}
+
+fn call(name: &str, args: &[Cow<'_, Value>], host: &dyn Host, span: Span) -> Result<Value> {
+    let arg = |i: usize| args.get(i).map_or(&Value::Null, |a| a.as_ref());
+    let string_arg = |i: usize| match arg(i) {
+        Value::String(s) => Ok(s.as_str()),
+        other => Err(error(format!("{name}() expects a string, got {}", type_name(other)), span)),
+    };
+    Ok(match name {
+        "len" => Value::from(match arg(0) {
+            Value::String(s) => s.chars().count(),
+            Value::Array(a) => a.len(),
+            Value::Object(m) => m.len(),
+            other => return Err(error(format!("invalid argument for len (type {})", type_name(other)), span)),
+        }),
+        "lower" => Value::String(string_arg(0)?.to_lowercase()),
+        "upper" => Value::String(string_arg(0)?.to_uppercase()),
+        "trim" => Value::String(match args.len() {
+            1 => string_arg(0)?.trim().to_string(),
+            _ => {
+                let cutset: Vec<char> = string_arg(1)?.chars().collect();
+                string_arg(0)?.trim_matches(|c| cutset.contains(&c)).to_string()
+            }
+        }),
+        "split" => {
+            let (s, sep) = (string_arg(0)?, string_arg(1)?);
+            let parts: Vec<Value> = match num(arg(2)) {
+                Some(Num::Int(n)) if n > 0 => s.splitn(n as usize, sep).map(|p| Value::String(p.into())).collect(),
+                Some(Num::Int(0)) => Vec::new(),
+                _ if sep.is_empty() => s.chars().map(|c| Value::String(c.to_string())).collect(),
+                _ => s.split(sep).map(|p| Value::String(p.into())).collect(),
+            };
+            Value::Array(parts)
+        }
+        "join" => {
+            let Value::Array(items) = arg(0) else {
+                return Err(error(format!("join() expects a list, got {}", type_name(arg(0))), span));
+            };
+            let sep = if args.len() > 1 { string_arg(1)? } else { "" };
+            let parts = items
+                .iter()
+                .map(|item| match item {
+                    Value::String(s) => Ok(s.as_str()),
+                    other => Err(error(format!("join() expects a list of strings, got {}", type_name(other)), span)),
+                })
+                .collect::<Result<Vec<_>>>()?;
+            Value::String(parts.join(sep))
+        }
+        "keys" | "values" => {
+            let Value::Object(map) = arg(0) else {
+                return Err(error(format!("cannot get {name} from {}", type_name(arg(0))), span));
+            };
+            let entries = sorted_entries(map);
+            Value::Array(match name {
+                "keys" => entries.into_iter().map(|(k, _)| Value::String(k.clone())).collect(),
+                _ => entries.into_iter().map(|(_, v)| v.clone()).collect(),
+            })
+        }
+        "abs" => match num(arg(0)) {
+            Some(Num::Int(i)) => Value::from(i.wrapping_abs()),
+            Some(Num::Float(f)) => float(f.abs()),
+            None => return Err(error(format!("invalid argument for abs (type {})", type_name(arg(0))), span)),
+        },
+        "int" => match (arg(0), num(arg(0))) {
+            (_, Some(Num::Int(i))) => Value::from(i),
+            (_, Some(Num::Float(f))) => Value::from(f.trunc() as i64),
+            (Value::String(s), _) => Value::from(
+                s.trim().parse::<i64>().map_err(|_| error(format!("invalid operation: int({s})"), span))?,
+            ),
+            (other, _) => return Err(error(format!("invalid operation: int({})", type_name(other)), span)),
+        },
+        "float" => match (arg(0), num(arg(0))) {
+            (_, Some(n)) => float(n.as_f64()),
+            (Value::String(s), _) => {
+                float(s.trim().parse::<f64>().map_err(|_| error(format!("invalid operation: float({s})"), span))?)
+            }
+            (other, _) => return Err(error(format!("invalid operation: float({})", type_name(other)), span)),
+        },
+        "string" => Value::String(go_format(arg(0))),
+        "toJSON" => Value::String(serde_json::to_string(arg(0)).unwrap_or_default()),
+        "file" => Value::String(host.file(string_arg(0)?).map_err(|err| error(err, span))?),
+        "jsonnet" => host.jsonnet(string_arg(0)?).map_err(|err| error(err, span))?,
+        _ => return Err(error(format!("unknown func {name}"), span)),
+    })
+}
+
+fn sorted_entries(map: &Map) -> Vec<(&String, &Value)> {
+    let mut entries: Vec<(&String, &Value)> = map.iter().collect();
+    entries.sort_by(|a, b| a.0.cmp(b.0));
+    entries
+}
+
+/// Go's `%v`, which expr's `string()` uses: `<nil>`, `[1 a]`, `map[a:1]`, floats as `%g`.
+pub fn go_format(value: &Value) -> String {
+    match value {
+        Value::Null => "<nil>".into(),
+        Value::Bool(b) => b.to_string(),
+        Value::String(s) => s.clone(),
+        Value::Number(_) => match num(value) {
+            Some(Num::Int(i)) => i.to_string(),
+            Some(Num::Float(f)) => go_float(f),
+            None => String::new(),
+        },
+        Value::Array(items) => format!("[{}]", items.iter().map(go_format).collect::<Vec<_>>().join(" ")),
+        Value::Object(map) => {
+            let parts: Vec<String> = sorted_entries(map)
+                .into_iter().map(|(k, v)| format!("{k}:{}", go_format(v))).collect();
+            format!("map[{}]", parts.join(" "))
+        }
+    }
+}
+
+/// `strconv.FormatFloat(f, 'g', -1, 64)`, which `%v` uses: the shortest digits, in exponent form
+/// when the decimal exponent is below -4 or at least 6 (`1e+06`, `1e-05`).
+fn go_float(f: f64) -> String {
+    if f == 0.0 {
+        return if f.is_sign_negative() { "-0".into() } else { "0".into() };
+    }
+    // `{:e}` gives the shortest round-trip digits and the exact decimal exponent.
+    let text = format!("{f:e}");
+    let (mantissa, exp) = text.split_once('e').unwrap_or((&text, "0"));
+    let exp: i32 = exp.parse().unwrap_or(0);
+    if (-4..6).contains(&exp) {
+        return format!("{f}");
+    }
+    format!("{mantissa}e{}{:02}", if exp < 0 { '-' } else { '+' }, exp.abs())
+}
+
+/// The text of a value inside a larger string (SPEC §7.2): nil is empty, strings as they are,
+/// numbers in shortest form, maps and lists as compact JSON.
+pub fn to_text(value: &Value) -> String {
+    match value {
+        Value::Null => String::new(),
+        Value::String(s) => s.clone(),
+        Value::Bool(b) => b.to_string(),
+        Value::Number(_) => match num(value) {
+            Some(Num::Int(i)) => i.to_string(),
+            Some(Num::Float(f)) => format!("{f}"),
+            None => String::new(),
+        },
+        Value::Array(_) | Value::Object(_) => serde_json::to_string(value).unwrap_or_default(),
+    }
+}
+
+/// Dotted paths read from the environment (`cluster.enabled`), for `explain`.
+pub fn collect_paths(node: &Node, out: &mut Vec<String>) {
+    fn path_of(node: &Node) -> Option<String> {
+        match &node.kind {
+            NodeKind::Ident(name) => Some(name.clone()),
+            NodeKind::Member { object, key } => match &key.kind {
+                NodeKind::Literal(Value::String(k)) => path_of(object).map(|p| format!("{p}.{k}")),
+                _ => path_of(object),
+            },
+            _ => None,
+        }
+    }
+    if let Some(path) = path_of(node) {
+        if !out.contains(&path) {
+            out.push(path);
+        }
+        return;
+    }
+    match &node.kind {
+        NodeKind::Literal(_) | NodeKind::Ident(_) => {}
+        NodeKind::Member { object, key } => {
+            collect_paths(object, out);
+            collect_paths(key, out);
+        }
+        NodeKind::Unary { operand, .. } => collect_paths(operand, out),
+        NodeKind::Binary { left, right, .. } => {
+            collect_paths(left, out);
+            collect_paths(right, out);
+        }
+        NodeKind::Ternary { cond, then, otherwise } => {
+            collect_paths(cond, out);
+            if let Some(then) = then {
+                collect_paths(then, out);
+            }
+            collect_paths(otherwise, out);
+        }
+        NodeKind::Matches { subject, .. } => collect_paths(subject, out),
+        NodeKind::Call { args, .. } | NodeKind::Array(args) => args.iter().for_each(|a| collect_paths(a, out)),
+        NodeKind::Map(entries) => entries.iter().for_each(|(_, v)| collect_paths(v, out)),
+    }
+}

@@ -1,0 +1,120 @@
+//! The expression language of `when` and `${…}` (SPEC §7.1): an expr-lang compatible subset,
+//! written here because the `expr-lang` crate breaks rules we must keep (it has no `??` mixing
+//! error, fails on `nil.b` instead of yielding nil, and reports no columns for runtime errors).
+//!
+//! `lex` → `parse` (AST with spans) → `eval`. An [`Expression`] is compiled once and evaluated
+//! against any number of environments. Errors are data ([`ExprError`]) with a byte span;
+//! [`ExprError::render`] formats them as expr does: `message (line:col)` and a caret snippet.
+//! This module knows nothing about features or files: `file()`/`jsonnet()` go through [`Host`].
+
+mod eval;
+mod lex;
+mod parse;
+
+pub use eval::{go_format, to_text};
+
+use crate::doc::Value;
+use std::fmt;
+
+/// A byte range in the expression source.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct Span {
+    pub start: usize,
+    pub end: usize,
+}
+
+impl Span {
+    pub fn new(start: usize, end: usize) -> Self {
+        Self { start, end }
+    }
+
+    fn to(self, other: Span) -> Span {
+        Span::new(self.start.min(other.start), self.end.max(other.end))
+    }
+
+    /// 1-based line and column (in characters) of the start, as expr reports them.
+    pub fn line_column(&self, source: &str) -> (usize, usize) {
+        let before = source.get(..self.start).unwrap_or(source);
+        let line = before.matches('\n').count() + 1;
+        let column = before.rsplit('\n').next().unwrap_or("").chars().count() + 1;
+        (line, column)
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct ExprError {
+    pub message: String,
+    pub span: Span,
+}
+
+impl ExprError {
+    pub fn new(message: impl Into<String>, span: Span) -> Self {
+        Self { message: message.into(), span }
+    }
+
+    /// `message (line:col)` followed by the offending line and a caret under the column.
+    pub fn render(&self, source: &str) -> String {
+        let (line, column) = self.span.line_column(source);
+        let text = source.lines().nth(line - 1).unwrap_or("").replace('\t', " ");
+        if text.is_empty() {
+            return format!("{} ({line}:{column})", self.message);
+        }
+        format!("{} ({line}:{column})\n | {text}\n | {}^", self.message, ".".repeat(column - 1))
+    }
+}
+
+impl fmt::Display for ExprError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+/// Where `file()` and `jsonnet()` read from; the caller resolves paths and confines them.
+pub trait Host {
+    fn file(&self, path: &str) -> Result<String, String>;
+    fn jsonnet(&self, path: &str) -> Result<Value, String>;
+}
+
+/// A host that refuses file access, for contexts without a package.
+pub struct NoFiles;
+
+impl Host for NoFiles {
+    fn file(&self, path: &str) -> Result<String, String> {
+        Err(format!("file({path:?}) is not available here"))
+    }
+    fn jsonnet(&self, path: &str) -> Result<Value, String> {
+        Err(format!("jsonnet({path:?}) is not available here"))
+    }
+}
+
+/// A compiled expression.
+#[derive(Clone, Debug)]
+pub struct Expression {
+    source: String,
+    root: parse::Node,
+}
+
+impl Expression {
+    pub fn compile(source: &str) -> Result<Self, ExprError> {
+        Ok(Self { source: source.to_string(), root: parse::parse(source)? })
+    }
+
+    pub fn source(&self) -> &str {
+        &self.source
+    }
+
+    /// Evaluates against `env` (the values tree). Missing keys and member access on nil are nil.
+    pub fn eval(&self, env: &Value, host: &dyn Host) -> Result<Value, ExprError> {
+        eval::eval(&self.root, env, host).map(std::borrow::Cow::into_owned)
+    }
+
+    /// The top-level names the expression reads (`a` in `a.b.c`), for `explain`.
+    pub fn identifiers(&self) -> Vec<String> {
+        let mut names = Vec::new();
+        eval::collect_paths(&self.root, &mut names);
+        names
+    }
+}
+
+#[cfg(test)]
+mod tests;

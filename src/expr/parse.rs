@@ -1,0 +1,370 @@
+//! Parser: tokens to an AST with a span on every node. Precedence and associativity follow
+//! expr-lang (parser/operator/operator.go): `or ||` 10, `and &&` 15, comparisons and word
+//! operators 20, `+ -` 30, `* / %` 60, `** ^` 100 (right), `??` 500; unary `! not` 50, `- +` 90;
+//! the ternary last. Like expr, `??` may not be mixed with another binary operator at the same
+//! level without parentheses, and `a < b < c` chains into `a < b && b < c`.
+
+use super::lex::{lex, Token};
+use super::{ExprError, Span};
+use crate::doc::Value;
+
+/// Nesting deeper than this is refused at parse time; it also bounds evaluation recursion.
+pub const MAX_DEPTH: usize = 200;
+
+#[derive(Clone, Debug)]
+pub struct Node {
+    pub kind: NodeKind,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug)]
+pub enum NodeKind {
+    Literal(Value),
+    Ident(String),
+    /// `a.b`, `a?.b`, `a[b]`, `a?.[b]`. Member access on nil is nil here (SPEC §7.1), so `?.`
+    /// means the same as `.` and needs no flag.
+    Member { object: Box<Node>, key: Box<Node> },
+    Unary { op: &'static str, operand: Box<Node> },
+    Binary { op: &'static str, left: Box<Node>, right: Box<Node> },
+    /// `cond ? a : b`; `cond ?: b` keeps `then` empty and yields `cond` when truthy.
+    Ternary { cond: Box<Node>, then: Option<Box<Node>>, otherwise: Box<Node> },
+    Call { name: String, args: Vec<Node> },
+    Array(Vec<Node>),
+    Map(Vec<(String, Node)>),
+    /// `matches` with a literal pattern, compiled once at parse time.
+    Matches { subject: Box<Node>, pattern: regex::Regex },
+}
+
+pub const FUNCTIONS: [(&str, usize, usize); 15] = [
+    ("len", 1, 1),
+    ("lower", 1, 1),
+    ("upper", 1, 1),
+    ("trim", 1, 2),
+    ("split", 2, 3),
+    ("join", 1, 2),
+    ("keys", 1, 1),
+    ("values", 1, 1),
+    ("abs", 1, 1),
+    ("int", 1, 1),
+    ("float", 1, 1),
+    ("string", 1, 1),
+    ("file", 1, 1),
+    ("jsonnet", 1, 1),
+    ("toJSON", 1, 1),
+];
+
+fn binary_precedence(op: &str) -> Option<(u8, bool)> {
+    Some(match op {
+        "or" | "||" => (10, false),
+        "and" | "&&" => (15, false),
+        "==" | "!=" | "<" | ">" | "<=" | ">=" | "in" | "matches" | "contains" | "startsWith" | "endsWith" => (20, false),
+        "+" | "-" => (30, false),
+        "*" | "/" | "%" => (60, false),
+        "**" | "^" => (100, true),
+        "??" => (200, false),
+        _ => return None,
+    })
+}
+
+pub fn parse(source: &str) -> Result<Node, ExprError> {
+    let tokens = lex(source)?;
+    let mut parser = Parser { tokens, pos: 0, depth: 0 };
+    if parser.peek() == &Token::Eof {
+        return Err(ExprError::new("expression is empty", Span::new(0, 0)));
+    }
+    let node = parser.expression()?;
+    match parser.peek() {
+        Token::Eof => Ok(node),
+        _ => Err(parser.unexpected()),
+    }
+}
+
+struct Parser {
+    tokens: Vec<(Token, Span)>,
+    pos: usize,
+    depth: usize,
+}
+
+impl Parser {
+    fn peek(&self) -> &Token {
+        self.tokens.get(self.pos).map_or(&Token::Eof, |(t, _)| t)
+    }
+
+    fn span(&self) -> Span {
+        self.tokens.get(self.pos).map_or(Span::new(0, 0), |(_, s)| *s)
+    }
+
+    fn advance(&mut self) -> (Token, Span) {
+        let token = self.tokens.get(self.pos).cloned().unwrap_or((Token::Eof, Span::new(0, 0)));
+        if self.pos < self.tokens.len() {
+            self.pos += 1;
+        }
+        token
+    }
+
+    fn is_op(&self, op: &str) -> bool {
+        matches!(self.peek(), Token::Op(o) if *o == op)
+    }
+
+    fn expect(&mut self, op: &str) -> Result<Span, ExprError> {
+        if self.is_op(op) {
+            Ok(self.advance().1)
+        } else {
+            Err(self.unexpected())
+        }
+    }
+
+    /// expr's wording: `unexpected token Operator(",")`.
+    fn unexpected(&self) -> ExprError {
+        let what = match self.peek() {
+            Token::Eof => "EOF".to_string(),
+            Token::Int(n) => format!("Number(\"{n}\")"),
+            Token::Float(f) => format!("Number(\"{f}\")"),
+            Token::Str(s) => format!("String({s:?})"),
+            Token::Ident(i) => format!("Identifier({i:?})"),
+            Token::Op(o) => format!("Operator({o:?})"),
+        };
+        let span = self.span();
+        // At the end, point at the last character, as expr does.
+        let span = if self.peek() == &Token::Eof && span.start > 0 { Span::new(span.start - 1, span.start) } else { span };
+        ExprError::new(format!("unexpected token {what}"), span)
+    }
+
+    fn enter(&mut self) -> Result<(), ExprError> {
+        self.depth += 1;
+        if self.depth > MAX_DEPTH {
+            return Err(ExprError::new(format!("expression is nested more than {MAX_DEPTH} levels deep"), self.span()));
+        }
+        Ok(())
+    }
+
+    fn expression(&mut self) -> Result<Node, ExprError> {
+        self.enter()?;
+        let cond = self.binary(0)?;
+        let node = if self.is_op("?") {
+            self.advance();
+            let then = if self.is_op(":") { None } else { Some(Box::new(self.expression()?)) };
+            self.expect(":")?;
+            let otherwise = self.expression()?;
+            let span = cond.span.to(otherwise.span);
+            Node { kind: NodeKind::Ternary { cond: Box::new(cond), then, otherwise: Box::new(otherwise) }, span }
+        } else {
+            cond
+        };
+        self.depth -= 1;
+        Ok(node)
+    }
+
+    fn binary(&mut self, min: u8) -> Result<Node, ExprError> {
+        self.enter()?;
+        let mut left = self.unary()?;
+        let mut previous: Option<&'static str> = None;
+        loop {
+            let (op, negated) = match self.peek() {
+                Token::Op("not") => match self.tokens.get(self.pos + 1) {
+                    Some((Token::Op(op @ ("in" | "matches" | "contains" | "startsWith" | "endsWith")), _)) => (*op, true),
+                    _ => break,
+                },
+                Token::Op(op) => (*op, false),
+                _ => break,
+            };
+            let Some((precedence, right_assoc)) = binary_precedence(op) else { break };
+            if precedence < min {
+                break;
+            }
+            if previous == Some("??") && op != "??" {
+                return Err(ExprError::new(
+                    format!("Operator ({op}) and coalesce expressions (??) cannot be mixed. Wrap either by parentheses."),
+                    self.span(),
+                ));
+            }
+            if negated {
+                self.advance();
+            }
+            self.advance();
+            let right = self.binary(if right_assoc { precedence } else { precedence + 1 })?;
+            let span = left.span.to(right.span);
+            left = match (op, &right.kind) {
+                ("matches", NodeKind::Literal(Value::String(pattern))) => {
+                    let pattern = regex::Regex::new(pattern)
+                        .map_err(|err| ExprError::new(format!("error parsing regexp: {err}"), right.span))?;
+                    Node { kind: NodeKind::Matches { subject: Box::new(left), pattern }, span }
+                }
+                _ => chain_comparison(op, left, right, span),
+            };
+            if negated {
+                left = Node { kind: NodeKind::Unary { op: "not", operand: Box::new(left) }, span };
+            }
+            previous = Some(op);
+        }
+        self.depth -= 1;
+        Ok(left)
+    }
+
+    fn unary(&mut self) -> Result<Node, ExprError> {
+        let span = self.span();
+        match self.peek() {
+            Token::Op(op @ ("!" | "not")) => {
+                let op = *op;
+                self.advance();
+                self.enter()?;
+                let operand = self.binary(50)?;
+                self.depth -= 1;
+                let span = span.to(operand.span);
+                Ok(Node { kind: NodeKind::Unary { op: if op == "!" { "not" } else { op }, operand: Box::new(operand) }, span })
+            }
+            Token::Op(op @ ("-" | "+")) => {
+                let op = *op;
+                self.advance();
+                self.enter()?;
+                let operand = self.binary(90)?;
+                self.depth -= 1;
+                let span = span.to(operand.span);
+                Ok(Node { kind: NodeKind::Unary { op, operand: Box::new(operand) }, span })
+            }
+            _ => self.postfix(),
+        }
+    }
+
+    fn postfix(&mut self) -> Result<Node, ExprError> {
+        let mut node = self.primary()?;
+        loop {
+            let optional = self.is_op("?.");
+            if self.is_op(".") || optional {
+                self.advance();
+                if optional && self.is_op("[") {
+                    node = self.index(node)?;
+                    continue;
+                }
+                let (token, span) = self.advance();
+                let key = match token {
+                    Token::Ident(name) => name,
+                    Token::Op(word) if word.chars().all(char::is_alphabetic) => word.to_string(),
+                    _ => {
+                        self.pos -= 1;
+                        return Err(self.unexpected());
+                    }
+                };
+                let key = Node { kind: NodeKind::Literal(Value::String(key)), span };
+                let span = node.span.to(span);
+                node = Node { kind: NodeKind::Member { object: Box::new(node), key: Box::new(key) }, span };
+            } else if self.is_op("[") {
+                node = self.index(node)?;
+            } else {
+                return Ok(node);
+            }
+        }
+    }
+
+    fn index(&mut self, object: Node) -> Result<Node, ExprError> {
+        self.expect("[")?;
+        let key = self.expression()?;
+        let end = self.expect("]")?;
+        let span = object.span.to(end);
+        Ok(Node { kind: NodeKind::Member { object: Box::new(object), key: Box::new(key) }, span })
+    }
+
+    fn primary(&mut self) -> Result<Node, ExprError> {
+        self.enter()?;
+        let (token, span) = self.advance();
+        let node = match token {
+            Token::Int(n) => Node { kind: NodeKind::Literal(Value::from(n)), span },
+            Token::Float(f) => Node { kind: NodeKind::Literal(float(f)), span },
+            Token::Str(s) => Node { kind: NodeKind::Literal(Value::String(s)), span },
+            Token::Op("nil") => Node { kind: NodeKind::Literal(Value::Null), span },
+            Token::Ident(name) if name == "true" || name == "false" => {
+                Node { kind: NodeKind::Literal(Value::Bool(name == "true")), span }
+            }
+            Token::Ident(name) if self.is_op("(") => self.call(name, span)?,
+            Token::Ident(name) => Node { kind: NodeKind::Ident(name), span },
+            Token::Op("(") => {
+                let inner = self.expression()?;
+                self.expect(")")?;
+                inner
+            }
+            Token::Op("[") => {
+                let mut items = Vec::new();
+                while !self.is_op("]") {
+                    items.push(self.expression()?);
+                    if !self.is_op("]") {
+                        self.expect(",")?;
+                    }
+                }
+                let end = self.expect("]")?;
+                Node { kind: NodeKind::Array(items), span: span.to(end) }
+            }
+            Token::Op("{") => {
+                let mut entries = Vec::new();
+                while !self.is_op("}") {
+                    let key = match self.advance().0 {
+                        Token::Ident(k) | Token::Str(k) => k,
+                        Token::Int(n) => n.to_string(),
+                        Token::Op(word) if word.chars().all(char::is_alphabetic) => word.to_string(),
+                        _ => {
+                            self.pos -= 1;
+                            return Err(ExprError::new(
+                                "a map key must be a quoted string, a number or an identifier",
+                                self.span(),
+                            ));
+                        }
+                    };
+                    self.expect(":")?;
+                    entries.push((key, self.expression()?));
+                    if !self.is_op("}") {
+                        self.expect(",")?;
+                    }
+                }
+                let end = self.expect("}")?;
+                Node { kind: NodeKind::Map(entries), span: span.to(end) }
+            }
+            _ => {
+                self.pos -= 1;
+                return Err(self.unexpected());
+            }
+        };
+        self.depth -= 1;
+        Ok(node)
+    }
+
+    fn call(&mut self, name: String, span: Span) -> Result<Node, ExprError> {
+        let Some((_, min, max)) = FUNCTIONS.iter().find(|(f, _, _)| *f == name) else {
+            return Err(ExprError::new(format!("unknown func {name}"), span));
+        };
+        self.expect("(")?;
+        let mut args = Vec::new();
+        while !self.is_op(")") {
+            args.push(self.expression()?);
+            if !self.is_op(")") {
+                self.expect(",")?;
+            }
+        }
+        let end = self.expect(")")?;
+        if args.len() < *min || args.len() > *max {
+            let expected = if min == max { min.to_string() } else { format!("{min} to {max}") };
+            return Err(ExprError::new(
+                format!("invalid number of arguments (expected {expected}, got {})", args.len()),
+                span.to(end),
+            ));
+        }
+        Ok(Node { kind: NodeKind::Call { name, args }, span: span.to(end) })
+    }
+}
+
+pub fn float(f: f64) -> Value {
+    serde_json::Number::from_f64(f).map_or(Value::Null, Value::Number)
+}
+
+/// `a < b <= c` is `a < b && b <= c` (expr's parseComparison); other operators nest normally.
+fn chain_comparison(op: &'static str, left: Node, right: Node, span: Span) -> Node {
+    let is_ordering = |op: &str| matches!(op, "<" | ">" | "<=" | ">=");
+    if is_ordering(op) {
+        if let NodeKind::Binary { op: inner, right: middle, .. } = &left.kind {
+            if is_ordering(inner) {
+                let middle = (**middle).clone();
+                let second = Node { kind: NodeKind::Binary { op, left: Box::new(middle), right: Box::new(right) }, span };
+                return Node { kind: NodeKind::Binary { op: "&&", left: Box::new(left), right: Box::new(second) }, span };
+            }
+        }
+    }
+    Node { kind: NodeKind::Binary { op, left: Box::new(left), right: Box::new(right) }, span }
+}
