@@ -149,20 +149,16 @@ pub fn main() -> ExitCode {
     let exit = match cli.command {
         None => krm(cli.root),
         Some(Command::Render(args)) => render(args, cli.root),
-        Some(Command::Schema) => write_stdout(&format!(
-            "{}\n",
-            serde_json::to_string_pretty(&config::json_schema()).unwrap_or_default()
-        )),
+        Some(Command::Schema) => {
+            write_stdout(&format!("{}\n", serde_json::to_string_pretty(&config::json_schema()).unwrap_or_default()))
+        }
     };
     exit.code()
 }
 
 fn write_stdout(text: &str) -> Exit {
     let mut stdout = std::io::stdout().lock();
-    match stdout
-        .write_all(text.as_bytes())
-        .and_then(|_| stdout.flush())
-    {
+    match stdout.write_all(text.as_bytes()).and_then(|_| stdout.flush()) {
         Ok(()) => Exit::Ok,
         // A closed pipe (`| head`) is the reader's choice, not our failure.
         Err(err) if err.kind() == std::io::ErrorKind::BrokenPipe => Exit::Ok,
@@ -171,10 +167,7 @@ fn write_stdout(text: &str) -> Exit {
 }
 
 fn report(results: &[Diagnostic]) {
-    for diagnostic in results
-        .iter()
-        .filter(|d| d.severity >= crate::diag::Severity::Warning)
-    {
+    for diagnostic in results.iter().filter(|d| d.severity >= crate::diag::Severity::Warning) {
         eprintln!("{diagnostic}");
     }
 }
@@ -207,9 +200,7 @@ fn krm(root: Option<PathBuf>) -> Exit {
     // path) is cheaper than keeping a copy of every item on the path that succeeds.
     let items = match output.items {
         Some(items) => items,
-        None => ResourceList::parse(&bytes)
-            .map(|original| original.items)
-            .unwrap_or_default(),
+        None => ResourceList::parse(&bytes).map(|original| original.items).unwrap_or_default(),
     };
     drop(bytes);
     match write_stdout(&list.write(items, results)) {
@@ -221,18 +212,10 @@ fn krm(root: Option<PathBuf>) -> Exit {
 /// `render-blueprint render PATH…`: manifests from files, the final manifests on stdout.
 fn render(args: RenderArgs, root: Option<PathBuf>) -> Exit {
     let root = root
-        .or_else(|| {
-            args.config
-                .as_ref()
-                .and_then(|c| c.parent().map(Path::to_path_buf))
-        })
+        .or_else(|| args.config.as_ref().and_then(|c| c.parent().map(Path::to_path_buf)))
         .or_else(|| args.paths.first().filter(|p| p.is_dir()).cloned())
         .unwrap_or_else(|| PathBuf::from("."));
-    let root = if root.as_os_str().is_empty() {
-        PathBuf::from(".")
-    } else {
-        root
-    };
+    let root = if root.as_os_str().is_empty() { PathBuf::from(".") } else { root };
     let mut items = Vec::new();
     for path in &args.paths {
         if let Err(message) = read_manifests(path, &root, &mut items) {
@@ -254,9 +237,7 @@ fn render(args: RenderArgs, root: Option<PathBuf>) -> Exit {
     for path in &args.values {
         match read_single_document(path) {
             Ok(map @ Value::Object(_)) => value_overrides.push(map),
-            Ok(_) => {
-                return Exit::Unusable(format!("{}: values must be a YAML mapping", path.display()))
-            }
+            Ok(_) => return Exit::Unusable(format!("{}: values must be a YAML mapping", path.display())),
             Err(message) => return Exit::Unusable(message),
         }
     }
@@ -267,14 +248,7 @@ fn render(args: RenderArgs, root: Option<PathBuf>) -> Exit {
         }
     }
     let files = DiskFiles::new(root);
-    let output = pipeline::render(
-        Input {
-            items,
-            function_config,
-            value_overrides,
-        },
-        &files,
-    );
+    let output = pipeline::render(Input { items, function_config, value_overrides }, &files);
     report(&output.results);
     let Some(items) = output.items else {
         // The CLI prints nothing rather than a package that is missing its failed parts.
@@ -289,10 +263,7 @@ fn render(args: RenderArgs, root: Option<PathBuf>) -> Exit {
         OutputFormat::Yaml => to_yaml_stream(&items),
         OutputFormat::Json => {
             let list = json!({"apiVersion": "v1", "kind": "List", "items": items});
-            format!(
-                "{}\n",
-                serde_json::to_string_pretty(&list).unwrap_or_default()
-            )
+            format!("{}\n", serde_json::to_string_pretty(&list).unwrap_or_default())
         }
     };
     write_stdout(&text)
@@ -300,13 +271,11 @@ fn render(args: RenderArgs, root: Option<PathBuf>) -> Exit {
 
 /// `--set a.b=c` as a values layer `{a: {b: c}}`.
 fn set_layer(assignment: &str) -> Result<Value, String> {
-    let (key, value) = assignment.split_once('=').ok_or_else(|| {
-        format!("--set {assignment:?}: expected KEY=VALUE, e.g. --set replicas=3")
-    })?;
+    let (key, value) = assignment
+        .split_once('=')
+        .ok_or_else(|| format!("--set {assignment:?}: expected KEY=VALUE, e.g. --set replicas=3"))?;
     if key.is_empty() || key.split('.').any(str::is_empty) {
-        return Err(format!(
-            "--set {assignment:?}: the key must be a dotted path such as a.b.c"
-        ));
+        return Err(format!("--set {assignment:?}: the key must be a dotted path such as a.b.c"));
     }
     Ok(key.rsplit('.').fold(parse_scalar(value), |inner, segment| {
         let mut map = Map::new();
@@ -321,14 +290,9 @@ fn strip_build_annotations(mut item: Value) -> Value {
     let Some(metadata) = item.get_mut("metadata").and_then(Value::as_object_mut) else {
         return item;
     };
-    if let Some(annotations) = metadata
-        .get_mut("annotations")
-        .and_then(Value::as_object_mut)
-    {
+    if let Some(annotations) = metadata.get_mut("annotations").and_then(Value::as_object_mut) {
         annotations.retain(|key, _| {
-            !key.starts_with("internal.config.kubernetes.io/")
-                && key != ann::LEGACY_PATH
-                && key != ann::LEGACY_INDEX
+            !key.starts_with("internal.config.kubernetes.io/") && key != ann::LEGACY_PATH && key != ann::LEGACY_INDEX
         });
         if annotations.is_empty() {
             metadata.shift_remove("annotations");
@@ -344,16 +308,11 @@ fn read_manifests(path: &Path, root: &Path, items: &mut Vec<Value>) -> Result<()
         let mut entries: Vec<PathBuf> = std::fs::read_dir(path)
             .map_err(|err| format!("{}: {err}", path.display()))?
             .filter_map(|entry| entry.ok().map(|e| e.path()))
-            .filter(|p| {
-                !p.file_name()
-                    .is_some_and(|n| n.to_string_lossy().starts_with('.'))
-            })
+            .filter(|p| !p.file_name().is_some_and(|n| n.to_string_lossy().starts_with('.')))
             .collect();
         entries.sort();
         for entry in entries {
-            let is_manifest = entry
-                .extension()
-                .is_some_and(|ext| ext == "yaml" || ext == "yml");
+            let is_manifest = entry.extension().is_some_and(|ext| ext == "yaml" || ext == "yml");
             if entry.is_dir() || is_manifest {
                 read_manifests(&entry, root, items)?;
             }
@@ -365,11 +324,7 @@ fn read_manifests(path: &Path, root: &Path, items: &mut Vec<Value>) -> Result<()
     let package_path = package_path(path, root);
     for (index, mut document) in documents.into_iter().enumerate() {
         if !document.is_object() {
-            return Err(format!(
-                "{}: document {} is not a mapping (a Kubernetes object)",
-                path.display(),
-                index + 1
-            ));
+            return Err(format!("{}: document {} is not a mapping (a Kubernetes object)", path.display(), index + 1));
         }
         // A mapping with neither apiVersion nor kind is not a manifest: most often a values
         // file kept in the package for `valuesFrom`. It is read by the step that names it.
@@ -389,23 +344,13 @@ fn read_single_document(path: &Path) -> Result<Value, String> {
     match (documents.len(), documents.first()) {
         (1, Some(Value::Object(_))) => Ok(documents.remove(0)),
         (1, _) => Err(format!("{}: expected a YAML mapping", path.display())),
-        (n, _) => Err(format!(
-            "{}: expected one YAML document, found {n}",
-            path.display()
-        )),
+        (n, _) => Err(format!("{}: expected one YAML document, found {n}", path.display())),
     }
 }
 
 fn yaml_error(path: &Path, err: &crate::doc::YamlError) -> String {
-    let position = err
-        .line
-        .map(|l| format!(":{l}:{}", err.column.unwrap_or(1)))
-        .unwrap_or_default();
-    format!(
-        "{}{position}: not valid YAML: {}",
-        path.display(),
-        err.message
-    )
+    let position = err.line.map(|l| format!(":{l}:{}", err.column.unwrap_or(1))).unwrap_or_default();
+    format!("{}{position}: not valid YAML: {}", path.display(), err.message)
 }
 
 fn tag_location(item: &mut Value, package_path: &str, index: usize) {
@@ -420,10 +365,7 @@ fn tag_location(item: &mut Value, package_path: &str, index: usize) {
 /// The path of a file relative to the package root, with forward slashes.
 fn package_path(path: &Path, root: &Path) -> String {
     let relative = match (path.canonicalize(), root.canonicalize()) {
-        (Ok(path), Ok(root)) => path
-            .strip_prefix(&root)
-            .map(Path::to_path_buf)
-            .unwrap_or(path),
+        (Ok(path), Ok(root)) => path.strip_prefix(&root).map(Path::to_path_buf).unwrap_or(path),
         _ => path.to_path_buf(),
     };
     relative.to_string_lossy().replace('\\', "/")
@@ -452,17 +394,12 @@ fn legacy_plugin(config_file: &Path) -> Exit {
         .filter(|s| !s.trim().is_empty())
         .or_else(|| std::fs::read_to_string(config_file).ok());
     let Some(config_text) = config_text else {
-        return Exit::Unusable(format!(
-            "cannot read plugin config {}",
-            config_file.display()
-        ));
+        return Exit::Unusable(format!("cannot read plugin config {}", config_file.display()));
     };
     let config = match read_yaml_documents(&config_text) {
         Ok(mut docs) if docs.len() == 1 && docs[0].is_object() => docs.remove(0),
         Ok(_) => return Exit::Unusable("plugin config must be one YAML mapping".into()),
-        Err(err) => {
-            return Exit::Unusable(format!("plugin config is not valid YAML: {}", err.message))
-        }
+        Err(err) => return Exit::Unusable(format!("plugin config is not valid YAML: {}", err.message)),
     };
     let mut text = String::new();
     if let Err(err) = std::io::stdin().lock().read_to_string(&mut text) {
@@ -475,14 +412,7 @@ fn legacy_plugin(config_file: &Path) -> Exit {
     };
     let root = std::env::var_os("KUSTOMIZE_PLUGIN_CONFIG_ROOT").map(PathBuf::from);
     let files = DiskFiles::new(root_or_cwd(root));
-    let output = pipeline::render(
-        Input {
-            items,
-            function_config: Some(config),
-            value_overrides: vec![],
-        },
-        &files,
-    );
+    let output = pipeline::render(Input { items, function_config: Some(config), value_overrides: vec![] }, &files);
     report(&output.results);
     match output.items {
         Some(items) => write_stdout(&to_yaml_stream(&items)),
@@ -491,6 +421,7 @@ fn legacy_plugin(config_file: &Path) -> Exit {
 }
 
 /// Files on disk, confined to the package root: symlinks may not lead out of it.
+#[derive(Clone)]
 struct DiskFiles {
     root: PathBuf,
 }
@@ -504,15 +435,15 @@ impl DiskFiles {
 impl Files for DiskFiles {
     fn read(&self, path: &str) -> Result<String, String> {
         let full = self.root.join(path);
-        let root = self
-            .root
-            .canonicalize()
-            .map_err(|err| format!("package root {}: {err}", self.root.display()))?;
+        let root = self.root.canonicalize().map_err(|err| format!("package root {}: {err}", self.root.display()))?;
         let real = full.canonicalize().map_err(|err| err.to_string())?;
         if !real.starts_with(&root) {
             return Err(format!("path {path:?} escapes the package root"));
         }
         std::fs::read_to_string(&real).map_err(|err| err.to_string())
+    }
+    fn share(&self) -> std::rc::Rc<dyn Files> {
+        std::rc::Rc::new(self.clone())
     }
 }
 
@@ -531,9 +462,6 @@ mod tests {
     #[test]
     fn build_annotations_are_stripped_from_final_manifests() {
         let item = json!({"metadata": {"name": "a", "annotations": {ann::PATH: "a.yaml", ann::LEGACY_INDEX: "0"}}});
-        assert_eq!(
-            strip_build_annotations(item),
-            json!({"metadata": {"name": "a"}})
-        );
+        assert_eq!(strip_build_annotations(item), json!({"metadata": {"name": "a"}}));
     }
 }

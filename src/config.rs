@@ -157,21 +157,12 @@ pub struct FunctionConfig {
 impl FunctionConfig {
     /// The config used when none is given: renders nothing, passes everything through.
     pub fn empty() -> Self {
-        Self {
-            name: "render-blueprint".into(),
-            spec: Spec::default(),
-            data_values: None,
-            item: Value::Null,
-        }
+        Self { name: "render-blueprint".into(), spec: Spec::default(), data_values: None, item: Value::Null }
     }
 
     /// Validates a functionConfig (or a RenderBlueprint item).
     pub fn from_item(item: &Value) -> Result<Self, Diagnostic> {
-        let error = |message: String, field: FieldPath| {
-            Diagnostic::error(Kind::Config, message)
-                .about(item)
-                .at(field)
-        };
+        let error = |message: String, field: FieldPath| Diagnostic::error(Kind::Config, message).about(item).at(field);
         let name = krm::name_of(item).to_string();
         match type_of(item) {
             (API_VERSION, KIND) => {
@@ -229,12 +220,7 @@ fn explain_serde_error(message: &str) -> String {
     let known: Vec<&str> = expected.split('`').skip(1).step_by(2).collect();
     let closest = known
         .iter()
-        .map(|candidate| {
-            (
-                strsim::damerau_levenshtein(&field.to_lowercase(), &candidate.to_lowercase()),
-                *candidate,
-            )
-        })
+        .map(|candidate| (strsim::damerau_levenshtein(&field.to_lowercase(), &candidate.to_lowercase()), *candidate))
         .min();
     match closest {
         Some((_, candidate)) => {
@@ -273,22 +259,15 @@ mod tests {
 
     #[test]
     fn nested_unknown_field_has_its_path() {
-        let err = FunctionConfig::from_item(&config(
-            json!({"valuesFrom": [{"kind": "ConfigMap", "nmae": "x"}]}),
-        ))
-        .err();
-        assert_eq!(
-            err.and_then(|e| e.field.clone()).map(|f| f.to_string()),
-            Some("spec.valuesFrom[0].nmae".into())
-        );
+        let err = FunctionConfig::from_item(&config(json!({"valuesFrom": [{"kind": "ConfigMap", "nmae": "x"}]}))).err();
+        assert_eq!(err.and_then(|e| e.field.clone()).map(|f| f.to_string()), Some("spec.valuesFrom[0].nmae".into()));
     }
 
     #[test]
     fn config_map_data_become_values() {
-        let item = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}, "data": {"a": "1", "b": 2}});
-        let config = FunctionConfig::from_item(&item)
-            .ok()
-            .and_then(|c| c.data_values);
+        let item =
+            json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}, "data": {"a": "1", "b": 2}});
+        let config = FunctionConfig::from_item(&item).ok().and_then(|c| c.data_values);
         assert_eq!(config.map(Value::Object), Some(json!({"a": "1", "b": "2"})));
     }
 
@@ -296,15 +275,7 @@ mod tests {
     fn schema_lists_every_section() {
         let schema = json_schema();
         let spec = &schema["$defs"]["Spec"]["properties"];
-        for field in [
-            "values",
-            "valuesFrom",
-            "imports",
-            "features",
-            "patches",
-            "substituteFrom",
-            "strict",
-        ] {
+        for field in ["values", "valuesFrom", "imports", "features", "patches", "substituteFrom", "strict"] {
             assert!(spec.get(field).is_some(), "{field} missing from {spec}");
         }
     }

@@ -3,22 +3,26 @@
 //! them an implementation confined to the package root (tests hand them a map).
 
 use std::collections::HashMap;
+use std::rc::Rc;
 
 /// Reads files by package-relative path (forward slashes, already normalised and confined).
 pub trait Files {
     fn read(&self, path: &str) -> Result<String, String>;
+    /// An owned handle, for evaluators that keep their own (`'static`) file access, such as the
+    /// Jsonnet import resolver.
+    fn share(&self) -> Rc<dyn Files>;
 }
 
 /// A package held in memory, for tests and for runs where no file access is wanted.
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub struct MemoryFiles(pub HashMap<String, String>);
 
 impl Files for MemoryFiles {
     fn read(&self, path: &str) -> Result<String, String> {
-        self.0
-            .get(path)
-            .cloned()
-            .ok_or_else(|| "no such file in the package".to_string())
+        self.0.get(path).cloned().ok_or_else(|| "no such file in the package".to_string())
+    }
+    fn share(&self) -> Rc<dyn Files> {
+        Rc::new(self.clone())
     }
 }
 
@@ -51,9 +55,7 @@ pub fn resolve(from: Option<&str>, relative: &str) -> Result<String, String> {
     }
     parts.retain(|p| !p.is_empty() && *p != ".");
     if parts.is_empty() {
-        return Err(format!(
-            "path {relative:?} names the package root, not a file"
-        ));
+        return Err(format!("path {relative:?} names the package root, not a file"));
     }
     Ok(parts.join("/"))
 }
@@ -64,14 +66,8 @@ mod tests {
 
     #[test]
     fn resolves_from_the_declaring_file() {
-        assert_eq!(
-            resolve(Some("config/fn.yaml"), "values.yaml"),
-            Ok("config/values.yaml".into())
-        );
-        assert_eq!(
-            resolve(Some("config/fn.yaml"), "../v/values.yaml"),
-            Ok("v/values.yaml".into())
-        );
+        assert_eq!(resolve(Some("config/fn.yaml"), "values.yaml"), Ok("config/values.yaml".into()));
+        assert_eq!(resolve(Some("config/fn.yaml"), "../v/values.yaml"), Ok("v/values.yaml".into()));
         assert_eq!(resolve(None, "./a/./b.yaml"), Ok("a/b.yaml".into()));
     }
 

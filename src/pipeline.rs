@@ -8,9 +8,7 @@
 use crate::config::{self, FunctionConfig};
 use crate::diag::{Diagnostic, Kind};
 use crate::doc::Value;
-use crate::krm::{
-    self, annotation, annotations as ann, remove_annotation, set_annotation, type_of,
-};
+use crate::krm::{self, annotation, annotations as ann, remove_annotation, set_annotation, type_of};
 use crate::package::Files;
 use crate::values;
 
@@ -49,14 +47,7 @@ pub struct Render {
 
 impl Render {
     pub fn new(config: FunctionConfig, items: Vec<Value>, overrides: Vec<Value>) -> Self {
-        Self {
-            config,
-            items,
-            generated: Vec::new(),
-            results: Vec::new(),
-            values: Value::Null,
-            overrides,
-        }
+        Self { config, items, generated: Vec::new(), results: Vec::new(), values: Value::Null, overrides }
     }
 
     fn failed(&self) -> bool {
@@ -83,35 +74,20 @@ pub fn is_configuration(item: &Value) -> bool {
 pub fn render(input: Input, files: &dyn Files) -> Output {
     let config = match choose_config(&input) {
         Ok(config) => config,
-        Err(diagnostic) => {
-            return Output {
-                items: None,
-                results: vec![diagnostic],
-            }
-        }
+        Err(diagnostic) => return Output { items: None, results: vec![diagnostic] },
     };
     let mut render = Render::new(config, input.items, input.value_overrides);
     forget_previous_run(&mut render);
-    for item in render
-        .items
-        .iter_mut()
-        .filter(|item| is_configuration(item))
-    {
+    for item in render.items.iter_mut().filter(|item| is_configuration(item)) {
         set_annotation(item, ann::LOCAL_CONFIG, "true");
     }
     values::run(&mut render, files);
     if render.failed() {
-        return Output {
-            items: None,
-            results: render.results,
-        };
+        return Output { items: None, results: render.results };
     }
     let generated = finish_generated(&render.config.name, std::mem::take(&mut render.generated));
     render.items.extend(generated);
-    Output {
-        items: Some(render.items),
-        results: render.results,
-    }
+    Output { items: Some(render.items), results: render.results }
 }
 
 /// The functionConfig, or the one `RenderBlueprint` among the items, or the empty config.
@@ -119,21 +95,14 @@ fn choose_config(input: &Input) -> Result<FunctionConfig, Diagnostic> {
     if let Some(config) = &input.function_config {
         return FunctionConfig::from_item(config);
     }
-    let mut candidates = input
-        .items
-        .iter()
-        .filter(|item| type_of(item) == (config::API_VERSION, config::KIND));
+    let mut candidates = input.items.iter().filter(|item| type_of(item) == (config::API_VERSION, config::KIND));
     match (candidates.next(), candidates.next()) {
         (None, _) => Ok(FunctionConfig::empty()),
         (Some(config), None) => FunctionConfig::from_item(config),
         (Some(first), Some(second)) => {
             let place = |item: &Value| {
                 let (path, _) = krm::item_location(item);
-                format!(
-                    "{:?}{}",
-                    krm::name_of(item),
-                    path.map(|p| format!(" in {p}")).unwrap_or_default()
-                )
+                format!("{:?}{}", krm::name_of(item), path.map(|p| format!(" in {p}")).unwrap_or_default())
             };
             Err(Diagnostic::error(
                 Kind::Config,
@@ -153,9 +122,7 @@ fn choose_config(input: &Input) -> Result<FunctionConfig, Diagnostic> {
 /// drops what this functionConfig generated and undoes the exclusions it made.
 fn forget_previous_run(render: &mut Render) {
     let name = render.config.name.as_str();
-    render
-        .items
-        .retain(|item| annotation(item, ann::GENERATED_BY) != Some(name));
+    render.items.retain(|item| annotation(item, ann::GENERATED_BY) != Some(name));
     for item in &mut render.items {
         if annotation(item, ann::EXCLUDED) == Some("true") {
             remove_annotation(item, ann::EXCLUDED);
@@ -199,19 +166,11 @@ mod tests {
     fn generated_items_get_a_path_and_their_generator() {
         let items = finish_generated(
             "p",
-            vec![
-                json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a", "namespace": "ns"}}),
-            ],
+            vec![json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a", "namespace": "ns"}})],
         );
         assert_eq!(annotation(&items[0], ann::GENERATED_BY), Some("p"));
-        assert_eq!(
-            annotation(&items[0], ann::PATH),
-            Some("generated/ns/configmap_a.yaml")
-        );
-        assert_eq!(
-            annotation(&items[0], ann::LEGACY_PATH),
-            Some("generated/ns/configmap_a.yaml")
-        );
+        assert_eq!(annotation(&items[0], ann::PATH), Some("generated/ns/configmap_a.yaml"));
+        assert_eq!(annotation(&items[0], ann::LEGACY_PATH), Some("generated/ns/configmap_a.yaml"));
         assert_eq!(annotation(&items[0], ann::INDEX), Some("0"));
     }
 
@@ -224,10 +183,7 @@ mod tests {
 
     #[test]
     fn previous_output_is_forgotten() {
-        let config = FunctionConfig {
-            name: "p".into(),
-            ..FunctionConfig::empty()
-        };
+        let config = FunctionConfig { name: "p".into(), ..FunctionConfig::empty() };
         let mut render = Render::new(
             config,
             vec![

@@ -11,12 +11,7 @@ use base64::Engine;
 
 pub fn run(render: &mut Render, files: &dyn Files) {
     let config = &render.config;
-    let mut values = Value::Object(
-        config
-            .data_values
-            .clone()
-            .unwrap_or_else(|| config.spec.values.clone()),
-    );
+    let mut values = Value::Object(config.data_values.clone().unwrap_or_else(|| config.spec.values.clone()));
     let config_path = item_location(&config.item).0;
     for (i, source) in config.spec.values_from.iter().enumerate() {
         let field = FieldPath::root().key("spec").key("valuesFrom").index(i);
@@ -25,11 +20,7 @@ pub fn run(render: &mut Render, files: &dyn Files) {
             Ok(None) => continue,
             Err(message) => {
                 let diagnostic = Diagnostic::error(Kind::Values, message).at(field);
-                render.results.push(if config.item.is_null() {
-                    diagnostic
-                } else {
-                    diagnostic.about(&config.item)
-                });
+                render.results.push(if config.item.is_null() { diagnostic } else { diagnostic.about(&config.item) });
                 continue;
             }
         };
@@ -55,14 +46,10 @@ fn load(
                 Ok(text) => text,
                 Err(_) if source.optional => return Ok(None),
                 Err(err) => {
-                    return Err(format!(
-                    "cannot read values file {path:?}: {err}; fix the path or set optional: true"
-                ))
+                    return Err(format!("cannot read values file {path:?}: {err}; fix the path or set optional: true"))
                 }
             };
-            parse_mapping(&text)
-                .map(Some)
-                .map_err(|err| format!("values file {path:?}: {err}"))
+            parse_mapping(&text).map(Some).map_err(|err| format!("values file {path:?}: {err}"))
         }
         (None, Some(kind), Some(name)) => {
             let Some(object) = find(items, kind, name, source.namespace.as_deref())? else {
@@ -76,20 +63,13 @@ fn load(
             };
             let data = data_of(object, kind, source.key.as_deref())?;
             match &source.key {
-                None => Ok(Some(
-                    data.into_iter()
-                        .map(|(k, v)| (k, Value::String(v)))
-                        .collect(),
-                )),
+                None => Ok(Some(data.into_iter().map(|(k, v)| (k, Value::String(v))).collect())),
                 Some(key) => match data.into_iter().find(|(k, _)| k == key) {
                     Some((_, text)) => parse_mapping(&text)
                         .map(Some)
                         .map_err(|err| format!("{} {name:?} key {key:?}: {err}", kind.as_str())),
                     None if source.optional => Ok(None),
-                    None => Err(format!(
-                        "{} {name:?} has no key {key:?}; add it or set optional: true",
-                        kind.as_str()
-                    )),
+                    None => Err(format!("{} {name:?} has no key {key:?}; add it or set optional: true", kind.as_str())),
                 },
             }
         }
@@ -123,11 +103,7 @@ fn find<'a>(
 
 /// A ConfigMap's `data`, or a Secret's `data` (base64-decoded) overlaid with `stringData`;
 /// only the entry `only` when a key is asked for, so an unrelated bad entry does not fail the run.
-fn data_of(
-    object: &Value,
-    kind: SourceKind,
-    only: Option<&str>,
-) -> Result<Vec<(String, String)>, String> {
+fn data_of(object: &Value, kind: SourceKind, only: Option<&str>) -> Result<Vec<(String, String)>, String> {
     let entries = |field: &str| {
         object
             .get(field)
@@ -138,17 +114,14 @@ fn data_of(
     };
     let mut data = Vec::new();
     for (key, value) in entries("data") {
-        let text = value
-            .as_str()
-            .ok_or_else(|| format!("{} data {key:?} is not a string", kind.as_str()))?;
+        let text = value.as_str().ok_or_else(|| format!("{} data {key:?} is not a string", kind.as_str()))?;
         let text = match kind {
             SourceKind::ConfigMap => text.to_string(),
             SourceKind::Secret => {
                 let bytes = base64::engine::general_purpose::STANDARD
                     .decode(text.trim())
                     .map_err(|err| format!("Secret data {key:?} is not valid base64: {err}"))?;
-                String::from_utf8(bytes)
-                    .map_err(|_| format!("Secret data {key:?} is not UTF-8 text"))?
+                String::from_utf8(bytes).map_err(|_| format!("Secret data {key:?} is not UTF-8 text"))?
             }
         };
         data.push((key.clone(), text));
@@ -167,10 +140,7 @@ fn data_of(
 
 fn parse_mapping(text: &str) -> Result<Map, String> {
     let documents = read_yaml_documents(text).map_err(|err| match (err.line, err.column) {
-        (Some(line), Some(column)) => format!(
-            "not valid YAML at line {line} column {column}: {}",
-            err.message
-        ),
+        (Some(line), Some(column)) => format!("not valid YAML at line {line} column {column}: {}", err.message),
         _ => format!("not valid YAML: {}", err.message),
     })?;
     match documents.as_slice() {
@@ -188,26 +158,14 @@ mod tests {
     use crate::package::MemoryFiles;
     use serde_json::json;
 
-    fn render_values(
-        spec: Value,
-        items: Vec<Value>,
-        files: &[(&str, &str)],
-    ) -> (Value, Vec<String>) {
+    fn render_values(spec: Value, items: Vec<Value>, files: &[(&str, &str)]) -> (Value, Vec<String>) {
         let item = json!({"apiVersion": "fn.blueprint.dev/v1alpha1", "kind": "RenderBlueprint",
             "metadata": {"name": "p", "annotations": {"internal.config.kubernetes.io/path": "cfg/fn.yaml"}}, "spec": spec});
         let config = FunctionConfig::from_item(&item).unwrap_or_else(|_| FunctionConfig::empty());
         let mut render = Render::new(config, items, vec![json!({"cli": {"set": true}})]);
-        let files = MemoryFiles(
-            files
-                .iter()
-                .map(|(k, v)| (k.to_string(), v.to_string()))
-                .collect(),
-        );
+        let files = MemoryFiles(files.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect());
         run(&mut render, &files);
-        (
-            render.values,
-            render.results.iter().map(|d| d.message.clone()).collect(),
-        )
+        (render.values, render.results.iter().map(|d| d.message.clone()).collect())
     }
 
     #[test]
@@ -237,6 +195,9 @@ mod tests {
             vec![],
             &[],
         );
-        assert_eq!(errors, vec!["ConfigMap \"nope\" not found among the input items; add it to the package or set optional: true"]);
+        assert_eq!(
+            errors,
+            vec!["ConfigMap \"nope\" not found among the input items; add it to the package or set optional: true"]
+        );
     }
 }

@@ -4,8 +4,7 @@
 use assert_cmd::Command;
 
 fn bin() -> Command {
-    let mut cmd = Command::cargo_bin("render-blueprint")
-        .unwrap_or_else(|err| panic!("binary not built: {err}"));
+    let mut cmd = Command::cargo_bin("render-blueprint").unwrap_or_else(|err| panic!("binary not built: {err}"));
     cmd.env_remove("KUSTOMIZE_PLUGIN_CONFIG_STRING");
     cmd
 }
@@ -17,27 +16,12 @@ fn stdout_of(cmd: &mut Command) -> String {
 #[test]
 fn help_teaches_with_an_example() {
     let help = stdout_of(bin().arg("--help"));
-    for needle in [
-        "ResourceList",
-        "kind: RenderBlueprint",
-        "render-blueprint render",
-        "Exit codes",
-        "local-config",
-    ] {
+    for needle in ["ResourceList", "kind: RenderBlueprint", "render-blueprint render", "Exit codes", "local-config"] {
         assert!(help.contains(needle), "--help lacks {needle:?}:\n{help}");
     }
     let render_help = stdout_of(bin().args(["render", "--help"]));
-    for needle in [
-        "--set",
-        "--keep-local-config",
-        "-o, --output",
-        "-c, --config",
-        "-f, --values",
-    ] {
-        assert!(
-            render_help.contains(needle),
-            "render --help lacks {needle:?}:\n{render_help}"
-        );
+    for needle in ["--set", "--keep-local-config", "-o, --output", "-c, --config", "-f, --values"] {
+        assert!(render_help.contains(needle), "render --help lacks {needle:?}:\n{render_help}");
     }
 }
 
@@ -46,18 +30,13 @@ fn schema_is_json_schema_of_render_blueprint() {
     let text = stdout_of(bin().arg("schema"));
     let schema: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
     assert_eq!(schema["title"], "RenderBlueprint");
-    assert!(schema["$schema"]
-        .as_str()
-        .is_some_and(|s| s.contains("json-schema.org")));
+    assert!(schema["$schema"].as_str().is_some_and(|s| s.contains("json-schema.org")));
     assert!(schema["$defs"]["ValuesSource"]["properties"]["optional"].is_object());
 }
 
 #[test]
 fn unusable_input_writes_nothing_on_stdout_and_one_line_on_stderr() {
-    let output = bin()
-        .write_stdin("{{{")
-        .output()
-        .unwrap_or_else(|err| panic!("{err}"));
+    let output = bin().write_stdin("{{{").output().unwrap_or_else(|err| panic!("{err}"));
     assert_eq!(output.status.code(), Some(2));
     assert!(output.stdout.is_empty());
     let stderr = String::from_utf8_lossy(&output.stderr);
@@ -68,26 +47,16 @@ fn unusable_input_writes_nothing_on_stdout_and_one_line_on_stderr() {
 #[test]
 fn error_results_exit_1_and_still_write_the_list() {
     let input = "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n- apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: a}\nfunctionConfig:\n  apiVersion: v1\n  kind: Secret\n  metadata: {name: s}\n";
-    let output = bin()
-        .write_stdin(input)
-        .output()
-        .unwrap_or_else(|err| panic!("{err}"));
+    let output = bin().write_stdin(input).output().unwrap_or_else(|err| panic!("{err}"));
     assert_eq!(output.status.code(), Some(1));
     let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(
-        stdout.contains("severity: error") && stdout.contains("name: a"),
-        "{stdout}"
-    );
+    assert!(stdout.contains("severity: error") && stdout.contains("name: a"), "{stdout}");
 }
 
 #[test]
 fn krm_mode_without_function_config_passes_items_through() {
     let input = "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n- apiVersion: v1\n  kind: ConfigMap\n  metadata:\n    name: a\n";
-    bin()
-        .write_stdin(input)
-        .assert()
-        .success()
-        .stdout(input.to_string());
+    bin().write_stdin(input).assert().success().stdout(input.to_string());
 }
 
 #[test]

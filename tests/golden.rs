@@ -28,28 +28,17 @@ fn binary() -> &'static str {
 fn run(dir: &Path, args: &[String], env: &[(String, String)], stdin: &[u8]) -> Run {
     use std::io::Write;
     let mut command = Command::new(binary());
-    command
-        .args(args)
-        .current_dir(dir)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    command
-        .env_remove("KUSTOMIZE_PLUGIN_CONFIG_STRING")
-        .env_remove("KUSTOMIZE_PLUGIN_CONFIG_ROOT");
+    command.args(args).current_dir(dir).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    command.env_remove("KUSTOMIZE_PLUGIN_CONFIG_STRING").env_remove("KUSTOMIZE_PLUGIN_CONFIG_ROOT");
     for (key, value) in env {
         command.env(key, value);
     }
-    let mut child = command
-        .spawn()
-        .unwrap_or_else(|err| panic!("cannot start {}: {err}", binary()));
+    let mut child = command.spawn().unwrap_or_else(|err| panic!("cannot start {}: {err}", binary()));
     if let Some(mut pipe) = child.stdin.take() {
         // The binary may exit before reading everything (exit 2); a broken pipe is fine then.
         let _ = pipe.write_all(stdin);
     }
-    let output = child
-        .wait_with_output()
-        .unwrap_or_else(|err| panic!("{}: {err}", dir.display()));
+    let output = child.wait_with_output().unwrap_or_else(|err| panic!("{}: {err}", dir.display()));
     Run {
         stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
         stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
@@ -67,13 +56,7 @@ fn is_case(dir: &Path) -> bool {
 
 fn subdirs(dir: &Path) -> Vec<PathBuf> {
     let mut dirs: Vec<PathBuf> = std::fs::read_dir(dir)
-        .map(|entries| {
-            entries
-                .flatten()
-                .map(|e| e.path())
-                .filter(|p| p.is_dir())
-                .collect()
-        })
+        .map(|entries| entries.flatten().map(|e| e.path()).filter(|p| p.is_dir()).collect())
         .unwrap_or_default();
     dirs.sort();
     dirs
@@ -81,11 +64,7 @@ fn subdirs(dir: &Path) -> Vec<PathBuf> {
 
 /// `<root>/<area>/<case>/` directories.
 fn cases(root: &Path) -> Vec<PathBuf> {
-    subdirs(root)
-        .iter()
-        .flat_map(|area| subdirs(area))
-        .filter(|case| is_case(case))
-        .collect()
+    subdirs(root).iter().flat_map(|area| subdirs(area)).filter(|case| is_case(case)).collect()
 }
 
 fn run_case(case: &Path) -> Run {
@@ -131,14 +110,7 @@ fn check(case: &Path, bless: bool, failures: &mut Vec<String>) {
     let expected_files = [
         ("expected.yaml", got.stdout.clone()),
         ("expected.stderr", got.stderr.clone()),
-        (
-            "expected.exit",
-            if got.code == 0 {
-                String::new()
-            } else {
-                format!("{}\n", got.code)
-            },
-        ),
+        ("expected.exit", if got.code == 0 { String::new() } else { format!("{}\n", got.code) }),
     ];
     for (file, actual) in &expected_files {
         let path = case.join(file);
@@ -161,10 +133,8 @@ fn check(case: &Path, bless: bool, failures: &mut Vec<String>) {
         }
         let expected = read(&path).unwrap_or_default();
         if &expected != actual {
-            failures.push(format!(
-                "{}: {file} differs\n--- expected\n{expected}\n--- actual\n{actual}",
-                case.display()
-            ));
+            failures
+                .push(format!("{}: {file} differs\n--- expected\n{expected}\n--- actual\n{actual}", case.display()));
         }
     }
     if got.code == 2 || !case.join("input.yaml").is_file() {
@@ -198,11 +168,7 @@ fn check_all(cases: &[PathBuf]) {
     for case in cases {
         check(case, bless, &mut failures);
     }
-    println!(
-        "{} golden cases{}",
-        cases.len(),
-        if bless { " blessed" } else { "" }
-    );
+    println!("{} golden cases{}", cases.len(), if bless { " blessed" } else { "" });
     assert!(
         failures.is_empty(),
         "{} of {} golden cases failed:\n\n{}",
@@ -214,17 +180,13 @@ fn check_all(cases: &[PathBuf]) {
 
 #[test]
 fn golden_fixtures() {
-    check_all(&cases(
-        &Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures"),
-    ));
+    check_all(&cases(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")));
 }
 
 /// Every `examples/<name>/` runs its `cmd` and prints its checked-in `expected.yaml`.
 #[test]
 fn examples_render_as_documented() {
-    let examples: Vec<PathBuf> = subdirs(&Path::new(env!("CARGO_MANIFEST_DIR")).join("examples"))
-        .into_iter()
-        .filter(|d| is_case(d))
-        .collect();
+    let examples: Vec<PathBuf> =
+        subdirs(&Path::new(env!("CARGO_MANIFEST_DIR")).join("examples")).into_iter().filter(|d| is_case(d)).collect();
     check_all(&examples);
 }

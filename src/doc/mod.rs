@@ -53,13 +53,7 @@ mod tests {
     #[test]
     fn deep_merge_merges_maps_and_replaces_lists() {
         let mut base = json!({"a": {"b": 1, "c": [1, 2]}, "d": "x"});
-        deep_merge(
-            &mut base,
-            json!({"a": {"c": [3], "e": true}, "d": {"f": 1}}),
-        );
-        assert_eq!(
-            base,
-            json!({"a": {"b": 1, "c": [3], "e": true}, "d": {"f": 1}})
-        );
+        deep_merge(&mut base, json!({"a": {"c": [3], "e": true}, "d": {"f": 1}}));
+        assert_eq!(base, json!({"a": {"b": 1, "c": [3], "e": true}, "d": {"f": 1}}));
     }
 }

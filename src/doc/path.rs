@@ -59,9 +59,7 @@ impl fmt::Display for FieldPath {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         for (i, segment) in self.0.iter().enumerate() {
             match segment {
-                Segment::Key(key)
-                    if key.contains(['.', '/', '[', ']', '"', ' ']) || key.is_empty() =>
-                {
+                Segment::Key(key) if key.contains(['.', '/', '[', ']', '"', ' ']) || key.is_empty() => {
                     write!(f, "[{key:?}]")?
                 }
                 Segment::Key(key) if i == 0 => f.write_str(key)?,
@@ -79,28 +77,15 @@ mod tests {
 
     #[test]
     fn displays_like_kpt() {
-        let path = FieldPath::root()
-            .key("spec")
-            .key("valuesFrom")
-            .index(0)
-            .key("name");
+        let path = FieldPath::root().key("spec").key("valuesFrom").index(0).key("name");
         assert_eq!(path.to_string(), "spec.valuesFrom[0].name");
-        let path = FieldPath::root()
-            .key("metadata")
-            .key("annotations")
-            .key("config.kubernetes.io/path");
-        assert_eq!(
-            path.to_string(),
-            "metadata.annotations[\"config.kubernetes.io/path\"]"
-        );
+        let path = FieldPath::root().key("metadata").key("annotations").key("config.kubernetes.io/path");
+        assert_eq!(path.to_string(), "metadata.annotations[\"config.kubernetes.io/path\"]");
     }
 
     #[test]
     fn parses_serde_paths() {
-        assert_eq!(
-            FieldPath::parse("spec.valuesFrom[0].nmae").to_string(),
-            "spec.valuesFrom[0].nmae"
-        );
+        assert_eq!(FieldPath::parse("spec.valuesFrom[0].nmae").to_string(), "spec.valuesFrom[0].nmae");
         assert!(FieldPath::parse(".").is_root());
     }
 }

@@ -57,33 +57,26 @@ fn write_options() -> SerializerOptions {
 /// Reads a stream of YAML documents. Documents that are empty or hold only comments are skipped.
 pub fn read_yaml_documents(text: &str) -> Result<Vec<Value>, YamlError> {
     let documents: Vec<Value> =
-        serde_saphyr::from_multiple_with_options(text, read_options(text.len())).map_err(
-            |err| {
-                let location = err.location();
-                let message = err.without_snippet().to_string();
-                // The crate prefixes "error: line L column C: "; we report the position separately.
-                let message = message
-                    .lines()
-                    .next()
-                    .unwrap_or_default()
-                    .trim_start_matches("error: ")
-                    .to_string();
-                let message = match message.split_once(": ") {
-                    Some((head, rest)) if head.starts_with("line ") => rest.to_string(),
-                    _ => message,
-                };
-                // The position is reported separately; drop the parser's " at line L, column C".
-                let message = match message.rfind(" at line ") {
-                    Some(at) => message[..at].to_string(),
-                    None => message,
-                };
-                YamlError {
-                    message,
-                    line: location.as_ref().map(|l| l.line()),
-                    column: location.as_ref().map(|l| l.column()),
-                }
-            },
-        )?;
+        serde_saphyr::from_multiple_with_options(text, read_options(text.len())).map_err(|err| {
+            let location = err.location();
+            let message = err.without_snippet().to_string();
+            // The crate prefixes "error: line L column C: "; we report the position separately.
+            let message = message.lines().next().unwrap_or_default().trim_start_matches("error: ").to_string();
+            let message = match message.split_once(": ") {
+                Some((head, rest)) if head.starts_with("line ") => rest.to_string(),
+                _ => message,
+            };
+            // The position is reported separately; drop the parser's " at line L, column C".
+            let message = match message.rfind(" at line ") {
+                Some(at) => message[..at].to_string(),
+                None => message,
+            };
+            YamlError {
+                message,
+                line: location.as_ref().map(|l| l.line()),
+                column: location.as_ref().map(|l| l.column()),
+            }
+        })?;
     Ok(documents.into_iter().filter(|d| !d.is_null()).collect())
 }
 
@@ -138,17 +131,12 @@ mod tests {
 
     #[test]
     fn only_true_and_false_are_booleans() {
-        assert_eq!(
-            read_one("a: on\nb: yes\nc: true"),
-            json!({"a": "on", "b": "yes", "c": true})
-        );
+        assert_eq!(read_one("a: on\nb: yes\nc: true"), json!({"a": "on", "b": "yes", "c": true}));
     }
 
     #[test]
     fn strings_that_yaml_1_1_reads_as_other_types_are_quoted() {
-        for s in [
-            "on", "off", "yes", "no", "y", "n", "true", "~", "0644", "1e3", ".5", "null", "12:30",
-        ] {
+        for s in ["on", "off", "yes", "no", "y", "n", "true", "~", "0644", "1e3", ".5", "null", "12:30"] {
             let text = to_yaml(&json!({ "k": s }));
             assert_eq!(text, format!("k: \"{s}\"\n"), "{s}");
             assert_eq!(read_one(&text), json!({ "k": s }));
@@ -177,8 +165,7 @@ mod tests {
 
     #[test]
     fn comment_only_documents_are_skipped() {
-        let docs =
-            read_yaml_documents("# header\n---\na: 1\n---\n# trailing\n").unwrap_or_default();
+        let docs = read_yaml_documents("# header\n---\na: 1\n---\n# trailing\n").unwrap_or_default();
         assert_eq!(docs, vec![json!({"a": 1})]);
     }
 

@@ -84,16 +84,19 @@ pub fn eval<'a>(node: &Node, env: &'a Value, host: &dyn Host) -> Result<Cow<'a, 
             match subject.as_ref() {
                 Value::Null => Ok(Cow::Owned(Value::Bool(false))),
                 Value::String(s) => Ok(Cow::Owned(Value::Bool(pattern.is_match(s)))),
-                other => Err(error(format!("invalid operation: matches (mismatched types {} and string)", type_name(other)), span)),
+                other => Err(error(
+                    format!("invalid operation: matches (mismatched types {} and string)", type_name(other)),
+                    span,
+                )),
             }
         }
         NodeKind::Call { name, args } => {
             let args = args.iter().map(|a| eval(a, env, host)).collect::<Result<Vec<_>>>()?;
             call(name, &args, host, span).map(Cow::Owned)
         }
-        NodeKind::Array(items) => {
-            Ok(Cow::Owned(Value::Array(items.iter().map(|i| eval(i, env, host).map(Cow::into_owned)).collect::<Result<_>>()?)))
-        }
+        NodeKind::Array(items) => Ok(Cow::Owned(Value::Array(
+            items.iter().map(|i| eval(i, env, host).map(Cow::into_owned)).collect::<Result<_>>()?,
+        ))),
         NodeKind::Map(entries) => {
             let mut map = Map::new();
             for (key, value) in entries {
@@ -107,8 +110,12 @@ pub fn eval<'a>(node: &Node, env: &'a Value, host: &dyn Host) -> Result<Cow<'a, 
 fn member<'a>(object: Cow<'a, Value>, key: &Value, span: Span) -> Result<Cow<'a, Value>> {
     match (object, key) {
         (Cow::Borrowed(Value::Null) | Cow::Owned(Value::Null), _) => Ok(Cow::Owned(Value::Null)),
-        (Cow::Borrowed(Value::Object(map)), Value::String(k)) => Ok(map.get(k).map_or(Cow::Owned(Value::Null), Cow::Borrowed)),
-        (Cow::Owned(Value::Object(mut map)), Value::String(k)) => Ok(Cow::Owned(map.swap_remove(k).unwrap_or(Value::Null))),
+        (Cow::Borrowed(Value::Object(map)), Value::String(k)) => {
+            Ok(map.get(k).map_or(Cow::Owned(Value::Null), Cow::Borrowed))
+        }
+        (Cow::Owned(Value::Object(mut map)), Value::String(k)) => {
+            Ok(Cow::Owned(map.swap_remove(k).unwrap_or(Value::Null)))
+        }
         (object, key) => match (object.as_ref(), num(key)) {
             (Value::Array(items), Some(Num::Int(i))) => {
                 let index = if i < 0 { i + items.len() as i64 } else { i };
@@ -117,7 +124,9 @@ fn member<'a>(object: Cow<'a, Value>, key: &Value, span: Span) -> Result<Cow<'a,
                 }
                 let index = index as usize;
                 Ok(match object {
-                    Cow::Borrowed(Value::Array(items)) => items.get(index).map_or(Cow::Owned(Value::Null), Cow::Borrowed),
+                    Cow::Borrowed(Value::Array(items)) => {
+                        items.get(index).map_or(Cow::Owned(Value::Null), Cow::Borrowed)
+                    }
                     other => Cow::Owned(other.as_ref().get(index).cloned().unwrap_or(Value::Null)),
                 })
             }
@@ -129,10 +138,7 @@ fn member<'a>(object: Cow<'a, Value>, key: &Value, span: Span) -> Result<Cow<'a,
                     None => Err(error(format!("index out of range: {index} (array length is {})", chars.len()), span)),
                 }
             }
-            (object, _) => Err(error(
-                format!("cannot fetch {} from {}", go_format(key), type_name(object)),
-                span,
-            )),
+            (object, _) => Err(error(format!("cannot fetch {} from {}", go_format(key), type_name(object)), span)),
         },
     }
 }
@@ -146,7 +152,14 @@ fn truthy(value: &Value, op: &str, span: Span) -> Result<bool> {
     }
 }
 
-fn binary<'a>(op: &str, left: &Node, right: &Node, env: &'a Value, host: &dyn Host, span: Span) -> Result<Cow<'a, Value>> {
+fn binary<'a>(
+    op: &str,
+    left: &Node,
+    right: &Node,
+    env: &'a Value,
+    host: &dyn Host,
+    span: Span,
+) -> Result<Cow<'a, Value>> {
     let l = eval(left, env, host)?;
     match op {
         "&&" | "and" => {
@@ -162,7 +175,8 @@ fn binary<'a>(op: &str, left: &Node, right: &Node, env: &'a Value, host: &dyn Ho
     }
     let r = eval(right, env, host)?;
     let (l, r) = (l.as_ref(), r.as_ref());
-    let mismatched = || error(format!("invalid operation: {op} (mismatched types {} and {})", type_name(l), type_name(r)), span);
+    let mismatched =
+        || error(format!("invalid operation: {op} (mismatched types {} and {})", type_name(l), type_name(r)), span);
     let value = match op {
         "==" => Value::Bool(equal(l, r)),
         "!=" => Value::Bool(!equal(l, r)),
@@ -196,7 +210,9 @@ fn binary<'a>(op: &str, left: &Node, right: &Node, env: &'a Value, host: &dyn Ho
                 "contains" => a.contains(b.as_str()),
                 "startsWith" => a.starts_with(b.as_str()),
                 "endsWith" => a.ends_with(b.as_str()),
-                _ => regex::Regex::new(b).map_err(|err| error(format!("error parsing regexp: {err}"), right.span))?.is_match(a),
+                _ => regex::Regex::new(b)
+                    .map_err(|err| error(format!("error parsing regexp: {err}"), right.span))?
+                    .is_match(a),
             }),
             _ => return Err(mismatched()),
         },
@@ -316,9 +332,9 @@ fn call(name: &str, args: &[Cow<'_, Value>], host: &dyn Host, span: Span) -> Res
         "int" => match (arg(0), num(arg(0))) {
             (_, Some(Num::Int(i))) => Value::from(i),
             (_, Some(Num::Float(f))) => Value::from(f.trunc() as i64),
-            (Value::String(s), _) => Value::from(
-                s.trim().parse::<i64>().map_err(|_| error(format!("invalid operation: int({s})"), span))?,
-            ),
+            (Value::String(s), _) => {
+                Value::from(s.trim().parse::<i64>().map_err(|_| error(format!("invalid operation: int({s})"), span))?)
+            }
             (other, _) => return Err(error(format!("invalid operation: int({})", type_name(other)), span)),
         },
         "float" => match (arg(0), num(arg(0))) {
@@ -355,8 +371,8 @@ pub fn go_format(value: &Value) -> String {
         },
         Value::Array(items) => format!("[{}]", items.iter().map(go_format).collect::<Vec<_>>().join(" ")),
         Value::Object(map) => {
-            let parts: Vec<String> = sorted_entries(map)
-                .into_iter().map(|(k, v)| format!("{k}:{}", go_format(v))).collect();
+            let parts: Vec<String> =
+                sorted_entries(map).into_iter().map(|(k, v)| format!("{k}:{}", go_format(v))).collect();
             format!("map[{}]", parts.join(" "))
         }
     }

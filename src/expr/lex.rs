@@ -49,7 +49,8 @@ pub fn lex(source: &str) -> Result<Vec<(Token, Span)>, ExprError> {
             i = end;
         } else if c.is_ascii_alphabetic() || c == b'_' || c == b'$' {
             let mut end = i + 1;
-            while end < bytes.len() && (bytes[end].is_ascii_alphanumeric() || bytes[end] == b'_' || bytes[end] == b'$') {
+            while end < bytes.len() && (bytes[end].is_ascii_alphanumeric() || bytes[end] == b'_' || bytes[end] == b'$')
+            {
                 end += 1;
             }
             let word = &source[start..end];
@@ -66,7 +67,10 @@ pub fn lex(source: &str) -> Result<Vec<(Token, Span)>, ExprError> {
             i += op.len();
         } else {
             let ch = source[i..].chars().next().unwrap_or('?');
-            return Err(ExprError::new(format!("unexpected character {ch:?}"), Span::new(start, start + ch.len_utf8())));
+            return Err(ExprError::new(
+                format!("unexpected character {ch:?}"),
+                Span::new(start, start + ch.len_utf8()),
+            ));
         }
     }
     tokens.push((Token::Eof, Span::new(source.len(), source.len())));
@@ -148,12 +152,16 @@ fn string(source: &str, start: usize) -> Result<(String, usize), ExprError> {
                     '`' => '`',
                     'u' => {
                         let hex: String = chars.by_ref().take(4).map(|(_, c)| c).collect();
-                        u32::from_str_radix(&hex, 16).ok().and_then(char::from_u32).ok_or_else(|| {
-                            ExprError::new("invalid \\u escape in string", Span::new(at, at + 6))
-                        })?
+                        u32::from_str_radix(&hex, 16)
+                            .ok()
+                            .and_then(char::from_u32)
+                            .ok_or_else(|| ExprError::new("invalid \\u escape in string", Span::new(at, at + 6)))?
                     }
                     other => {
-                        return Err(ExprError::new(format!("invalid escape \\{other} in string"), Span::new(at, at + 2)))
+                        return Err(ExprError::new(
+                            format!("invalid escape \\{other} in string"),
+                            Span::new(at, at + 2),
+                        ))
                     }
                 });
             }
@@ -192,7 +200,10 @@ mod tests {
 
     #[test]
     fn strings_take_escapes_and_either_quote() {
-        assert_eq!(kinds(r#""a\"b" 'c\'d\n'"#), vec![Token::Str("a\"b".into()), Token::Str("c'd\n".into()), Token::Eof]);
+        assert_eq!(
+            kinds(r#""a\"b" 'c\'d\n'"#),
+            vec![Token::Str("a\"b".into()), Token::Str("c'd\n".into()), Token::Eof]
+        );
     }
 
     #[test]

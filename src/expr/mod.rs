@@ -8,6 +8,7 @@
 //! This module knows nothing about features or files: `file()`/`jsonnet()` go through [`Host`].
 
 mod eval;
+pub mod interpolate;
 mod lex;
 mod parse;
 

@@ -23,16 +23,36 @@ pub enum NodeKind {
     Ident(String),
     /// `a.b`, `a?.b`, `a[b]`, `a?.[b]`. Member access on nil is nil here (SPEC §7.1), so `?.`
     /// means the same as `.` and needs no flag.
-    Member { object: Box<Node>, key: Box<Node> },
-    Unary { op: &'static str, operand: Box<Node> },
-    Binary { op: &'static str, left: Box<Node>, right: Box<Node> },
+    Member {
+        object: Box<Node>,
+        key: Box<Node>,
+    },
+    Unary {
+        op: &'static str,
+        operand: Box<Node>,
+    },
+    Binary {
+        op: &'static str,
+        left: Box<Node>,
+        right: Box<Node>,
+    },
     /// `cond ? a : b`; `cond ?: b` keeps `then` empty and yields `cond` when truthy.
-    Ternary { cond: Box<Node>, then: Option<Box<Node>>, otherwise: Box<Node> },
-    Call { name: String, args: Vec<Node> },
+    Ternary {
+        cond: Box<Node>,
+        then: Option<Box<Node>>,
+        otherwise: Box<Node>,
+    },
+    Call {
+        name: String,
+        args: Vec<Node>,
+    },
     Array(Vec<Node>),
     Map(Vec<(String, Node)>),
     /// `matches` with a literal pattern, compiled once at parse time.
-    Matches { subject: Box<Node>, pattern: regex::Regex },
+    Matches {
+        subject: Box<Node>,
+        pattern: regex::Regex,
+    },
 }
 
 pub const FUNCTIONS: [(&str, usize, usize); 15] = [
@@ -57,7 +77,9 @@ fn binary_precedence(op: &str) -> Option<(u8, bool)> {
     Some(match op {
         "or" | "||" => (10, false),
         "and" | "&&" => (15, false),
-        "==" | "!=" | "<" | ">" | "<=" | ">=" | "in" | "matches" | "contains" | "startsWith" | "endsWith" => (20, false),
+        "==" | "!=" | "<" | ">" | "<=" | ">=" | "in" | "matches" | "contains" | "startsWith" | "endsWith" => {
+            (20, false)
+        }
         "+" | "-" => (30, false),
         "*" | "/" | "%" => (60, false),
         "**" | "^" => (100, true),
@@ -126,7 +148,8 @@ impl Parser {
         };
         let span = self.span();
         // At the end, point at the last character, as expr does.
-        let span = if self.peek() == &Token::Eof && span.start > 0 { Span::new(span.start - 1, span.start) } else { span };
+        let span =
+            if self.peek() == &Token::Eof && span.start > 0 { Span::new(span.start - 1, span.start) } else { span };
         ExprError::new(format!("unexpected token {what}"), span)
     }
 
@@ -162,7 +185,9 @@ impl Parser {
         loop {
             let (op, negated) = match self.peek() {
                 Token::Op("not") => match self.tokens.get(self.pos + 1) {
-                    Some((Token::Op(op @ ("in" | "matches" | "contains" | "startsWith" | "endsWith")), _)) => (*op, true),
+                    Some((Token::Op(op @ ("in" | "matches" | "contains" | "startsWith" | "endsWith")), _)) => {
+                        (*op, true)
+                    }
                     _ => break,
                 },
                 Token::Op(op) => (*op, false),
@@ -174,7 +199,9 @@ impl Parser {
             }
             if previous == Some("??") && op != "??" {
                 return Err(ExprError::new(
-                    format!("Operator ({op}) and coalesce expressions (??) cannot be mixed. Wrap either by parentheses."),
+                    format!(
+                        "Operator ({op}) and coalesce expressions (??) cannot be mixed. Wrap either by parentheses."
+                    ),
                     self.span(),
                 ));
             }
@@ -211,7 +238,10 @@ impl Parser {
                 let operand = self.binary(50)?;
                 self.depth -= 1;
                 let span = span.to(operand.span);
-                Ok(Node { kind: NodeKind::Unary { op: if op == "!" { "not" } else { op }, operand: Box::new(operand) }, span })
+                Ok(Node {
+                    kind: NodeKind::Unary { op: if op == "!" { "not" } else { op }, operand: Box::new(operand) },
+                    span,
+                })
             }
             Token::Op(op @ ("-" | "+")) => {
                 let op = *op;
@@ -361,8 +391,12 @@ fn chain_comparison(op: &'static str, left: Node, right: Node, span: Span) -> No
         if let NodeKind::Binary { op: inner, right: middle, .. } = &left.kind {
             if is_ordering(inner) {
                 let middle = (**middle).clone();
-                let second = Node { kind: NodeKind::Binary { op, left: Box::new(middle), right: Box::new(right) }, span };
-                return Node { kind: NodeKind::Binary { op: "&&", left: Box::new(left), right: Box::new(second) }, span };
+                let second =
+                    Node { kind: NodeKind::Binary { op, left: Box::new(middle), right: Box::new(right) }, span };
+                return Node {
+                    kind: NodeKind::Binary { op: "&&", left: Box::new(left), right: Box::new(second) },
+                    span,
+                };
             }
         }
     }

@@ -123,7 +123,9 @@ fn ternary_and_coalesce() {
 fn coalesce_may_not_mix_without_parentheses() {
     let e = err("foo ?? bar || baz");
     assert!(
-        e.starts_with("Operator (||) and coalesce expressions (??) cannot be mixed. Wrap either by parentheses. (1:12)"),
+        e.starts_with(
+            "Operator (||) and coalesce expressions (??) cannot be mixed. Wrap either by parentheses. (1:12)"
+        ),
         "{e}"
     );
 }
@@ -167,7 +169,10 @@ fn nesting_is_bounded() {
 #[test]
 fn identifiers_for_explain() {
     let expression = Expression::compile("provider == 'aws' && (cluster.enabled ?? false) && len(list) > 0");
-    assert_eq!(expression.map(|e| e.identifiers()).ok(), Some(vec!["provider".into(), "cluster.enabled".into(), "list".into()]));
+    assert_eq!(
+        expression.map(|e| e.identifiers()).ok(),
+        Some(vec!["provider".into(), "cluster.enabled".into(), "list".into()])
+    );
 }
 
 #[test]
@@ -180,7 +185,15 @@ fn text_forms() {
 
 #[test]
 fn go_float_formatting() {
-    for (f, expected) in [(1e6, "1e+06"), (123456.0, "123456"), (1234567.0, "1.234567e+06"), (0.0001, "0.0001"), (0.00001, "1e-05"), (2.5, "2.5"), (-3.0, "-3")] {
+    for (f, expected) in [
+        (1e6, "1e+06"),
+        (123456.0, "123456"),
+        (1234567.0, "1.234567e+06"),
+        (0.0001, "0.0001"),
+        (0.00001, "1e-05"),
+        (2.5, "2.5"),
+        (-3.0, "-3"),
+    ] {
         assert_eq!(go_format(&json!(f)), expected, "{f}");
     }
 }

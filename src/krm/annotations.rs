@@ -20,18 +20,14 @@ pub fn annotation<'a>(item: &'a Value, key: &str) -> Option<&'a str> {
 /// (the ResourceList reader guarantees it); a non-mapping `metadata` is replaced.
 pub fn set_annotation(item: &mut Value, key: &str, value: &str) {
     let Value::Object(object) = item else { return };
-    let metadata = object
-        .entry("metadata")
-        .or_insert_with(|| Value::Object(Map::new()));
+    let metadata = object.entry("metadata").or_insert_with(|| Value::Object(Map::new()));
     if !metadata.is_object() {
         *metadata = Value::Object(Map::new());
     }
     let Value::Object(metadata) = metadata else {
         return;
     };
-    let annotations = metadata
-        .entry("annotations")
-        .or_insert_with(|| Value::Object(Map::new()));
+    let annotations = metadata.entry("annotations").or_insert_with(|| Value::Object(Map::new()));
     if !annotations.is_object() {
         *annotations = Value::Object(Map::new());
     }
@@ -58,12 +54,8 @@ pub fn is_local_config(item: &Value) -> bool {
 
 /// The item's file and index, preferring the internal annotations kpt writes today.
 pub fn item_location(item: &Value) -> (Option<String>, Option<u64>) {
-    let path = annotation(item, PATH)
-        .or_else(|| annotation(item, LEGACY_PATH))
-        .map(str::to_string);
-    let index = annotation(item, INDEX)
-        .or_else(|| annotation(item, LEGACY_INDEX))
-        .and_then(|i| i.parse().ok());
+    let path = annotation(item, PATH).or_else(|| annotation(item, LEGACY_PATH)).map(str::to_string);
+    let index = annotation(item, INDEX).or_else(|| annotation(item, LEGACY_INDEX)).and_then(|i| i.parse().ok());
     (path, index)
 }
 
@@ -78,10 +70,7 @@ mod tests {
         set_annotation(&mut item, LOCAL_CONFIG, "true");
         assert!(is_local_config(&item));
         remove_annotation(&mut item, LOCAL_CONFIG);
-        assert_eq!(
-            item,
-            json!({"metadata": {"name": "a", "annotations": {"x": "1"}}})
-        );
+        assert_eq!(item, json!({"metadata": {"name": "a", "annotations": {"x": "1"}}}));
         remove_annotation(&mut item, "x");
         assert_eq!(item, json!({"metadata": {"name": "a"}}));
     }

@@ -11,15 +11,10 @@ use crate::doc::{read_yaml_documents, to_yaml, Map, Value};
 use serde_json::json;
 use std::fmt;
 
-pub use annotations::{
-    annotation, is_local_config, item_location, remove_annotation, set_annotation,
-};
+pub use annotations::{annotation, is_local_config, item_location, remove_annotation, set_annotation};
 
-const RESOURCE_LIST_VERSIONS: [&str; 3] = [
-    "config.kubernetes.io/v1",
-    "config.kubernetes.io/v1beta1",
-    "config.kubernetes.io/v1alpha1",
-];
+const RESOURCE_LIST_VERSIONS: [&str; 3] =
+    ["config.kubernetes.io/v1", "config.kubernetes.io/v1beta1", "config.kubernetes.io/v1alpha1"];
 
 /// How the input was written; the output is written the same way.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -38,11 +33,7 @@ pub struct UnusableInput {
 
 impl UnusableInput {
     fn new(message: impl Into<String>) -> Self {
-        Self {
-            message: message.into(),
-            line: None,
-            column: None,
-        }
+        Self { message: message.into(), line: None, column: None }
     }
 }
 
@@ -72,10 +63,7 @@ impl ResourceList {
     /// Parses stdin. Anything that is not one ResourceList (or `kind: List`) of mappings is unusable.
     pub fn parse(bytes: &[u8]) -> Result<Self, UnusableInput> {
         let text = std::str::from_utf8(bytes).map_err(|err| {
-            UnusableInput::new(format!(
-                "input is not UTF-8 text (invalid byte at offset {})",
-                err.valid_up_to()
-            ))
+            UnusableInput::new(format!("input is not UTF-8 text (invalid byte at offset {})", err.valid_up_to()))
         })?;
         let (document, format) = parse_document(text)?;
         let Value::Object(mut map) = document else {
@@ -83,16 +71,8 @@ impl ResourceList {
                 "input is not a ResourceList: expected a mapping with kind: ResourceList and items",
             ));
         };
-        let kind = map
-            .get("kind")
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_string();
-        let api_version = map
-            .get("apiVersion")
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_string();
+        let kind = map.get("kind").and_then(Value::as_str).unwrap_or_default().to_string();
+        let api_version = map.get("apiVersion").and_then(Value::as_str).unwrap_or_default().to_string();
         match kind.as_str() {
             "ResourceList" if RESOURCE_LIST_VERSIONS.contains(&api_version.as_str()) => {}
             "ResourceList" => {
@@ -119,26 +99,14 @@ impl ResourceList {
             Some(_) => return Err(UnusableInput::new("ResourceList items must be a list")),
         };
         if let Some(i) = items.iter().position(|item| !item.is_object()) {
-            return Err(UnusableInput::new(format!(
-                "ResourceList items[{i}] is not a mapping"
-            )));
+            return Err(UnusableInput::new(format!("ResourceList items[{i}] is not a mapping")));
         }
         let function_config = match map.remove("functionConfig") {
             None | Some(Value::Null) => None,
             Some(config @ Value::Object(_)) => Some(config),
-            Some(_) => {
-                return Err(UnusableInput::new(
-                    "ResourceList functionConfig must be a mapping",
-                ))
-            }
+            Some(_) => return Err(UnusableInput::new("ResourceList functionConfig must be a mapping")),
         };
-        Ok(Self {
-            api_version,
-            kind,
-            items,
-            function_config,
-            format,
-        })
+        Ok(Self { api_version, kind, items, function_config, format })
     }
 
     /// Writes the list with its items and results (omitted when empty); never the functionConfig.
@@ -165,13 +133,11 @@ impl ResourceList {
 /// JSON is read by serde_json (faster and exact); everything else as YAML.
 fn parse_document(text: &str) -> Result<(Value, Format), UnusableInput> {
     if text.trim_start().starts_with('{') {
-        return serde_json::from_str(text)
-            .map(|v| (v, Format::Json))
-            .map_err(|err| UnusableInput {
-                message: format!("input is not valid JSON: {err}"),
-                line: Some(err.line() as u64),
-                column: Some(err.column() as u64),
-            });
+        return serde_json::from_str(text).map(|v| (v, Format::Json)).map_err(|err| UnusableInput {
+            message: format!("input is not valid JSON: {err}"),
+            line: Some(err.line() as u64),
+            column: Some(err.column() as u64),
+        });
     }
     let mut documents = read_yaml_documents(text).map_err(|err| UnusableInput {
         message: format!("input is not valid YAML: {}", err.message),
@@ -179,9 +145,7 @@ fn parse_document(text: &str) -> Result<(Value, Format), UnusableInput> {
         column: err.column,
     })?;
     match documents.len() {
-        0 => Err(UnusableInput::new(
-            "input is empty: expected a ResourceList",
-        )),
+        0 => Err(UnusableInput::new("input is empty: expected a ResourceList")),
         1 => Ok((documents.remove(0), Format::Yaml)),
         n => Err(UnusableInput::new(format!(
             "input has {n} YAML documents: expected a single ResourceList \
@@ -209,25 +173,17 @@ pub fn resource_ref(item: &Value) -> ResourceRef {
 /// `apiVersion` and `kind` of an item, for dispatching on configuration kinds.
 pub fn type_of(item: &Value) -> (&str, &str) {
     (
-        item.get("apiVersion")
-            .and_then(Value::as_str)
-            .unwrap_or_default(),
+        item.get("apiVersion").and_then(Value::as_str).unwrap_or_default(),
         item.get("kind").and_then(Value::as_str).unwrap_or_default(),
     )
 }
 
 pub fn name_of(item: &Value) -> &str {
-    item.get("metadata")
-        .and_then(|m| m.get("name"))
-        .and_then(Value::as_str)
-        .unwrap_or_default()
+    item.get("metadata").and_then(|m| m.get("name")).and_then(Value::as_str).unwrap_or_default()
 }
 
 pub fn namespace_of(item: &Value) -> &str {
-    item.get("metadata")
-        .and_then(|m| m.get("namespace"))
-        .and_then(Value::as_str)
-        .unwrap_or_default()
+    item.get("metadata").and_then(|m| m.get("namespace")).and_then(Value::as_str).unwrap_or_default()
 }
 
 #[cfg(test)]
@@ -254,25 +210,17 @@ mod tests {
             ("apiVersion: v1\nkind: ConfigMap", "got kind \"ConfigMap\""),
             ("- a", "expected a mapping"),
             ("", "input is empty"),
-            (
-                "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems: [1]",
-                "items[0] is not a mapping",
-            ),
+            ("apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems: [1]", "items[0] is not a mapping"),
             ("{\"kind\": ", "not valid JSON"),
         ] {
-            let err = ResourceList::parse(input.as_bytes())
-                .err()
-                .map(|e| e.message)
-                .unwrap_or_default();
+            let err = ResourceList::parse(input.as_bytes()).err().map(|e| e.message).unwrap_or_default();
             assert!(err.contains(expected), "{input:?}: {err}");
         }
     }
 
     #[test]
     fn json_in_json_out() {
-        let list = ResourceList::parse(
-            br#"{"apiVersion":"config.kubernetes.io/v1","kind":"ResourceList","items":[]}"#,
-        );
+        let list = ResourceList::parse(br#"{"apiVersion":"config.kubernetes.io/v1","kind":"ResourceList","items":[]}"#);
         assert_eq!(list.map(|l| l.format).ok(), Some(Format::Json));
     }
 }

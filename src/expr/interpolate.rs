@@ -1,0 +1,211 @@
+//! `${…}` interpolation inside strings (SPEC §7.2).
+//!
+//! A string that is exactly one `${expr}` yields the expression's value with its type; otherwise
+//! each `${expr}` is replaced by its text ([`to_text`]). `$${` writes a literal `${` (ours).
+//! Expressions may contain `}` inside string literals and map literals; results are never
+//! scanned again, so a value containing `${` cannot loop.
+
+use super::{to_text, ExprError, Expression, Host};
+use crate::doc::Value;
+
+#[derive(Clone, Debug)]
+enum Piece {
+    Text(String),
+    Expr(Expression),
+}
+
+/// A string with its `${…}` parts compiled.
+#[derive(Clone, Debug)]
+pub struct Template {
+    pieces: Vec<Piece>,
+}
+
+/// An interpolation failure: the expression text (without `${}`) and what went wrong, rendered.
+#[derive(Clone, Debug, PartialEq)]
+pub struct InterpolationError {
+    pub expression: String,
+    pub message: String,
+}
+
+impl std::fmt::Display for InterpolationError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "failed to evaluate expression '${{{}}}': {}", self.expression, self.message)
+    }
+}
+
+impl Template {
+    /// Compiles `text`; `Ok(None)` when it holds no `${` (the common case costs one scan).
+    pub fn compile(text: &str) -> Result<Option<Self>, InterpolationError> {
+        if !text.contains("${") {
+            return Ok(None);
+        }
+        let mut pieces = Vec::new();
+        let mut literal = String::new();
+        let mut rest = text;
+        while let Some(at) = rest.find("${") {
+            if rest[..at].ends_with('$') {
+                // `$${` is an escaped `${`.
+                literal.push_str(&rest[..at - 1]);
+                literal.push_str("${");
+                rest = &rest[at + 2..];
+                continue;
+            }
+            literal.push_str(&rest[..at]);
+            let body = &rest[at + 2..];
+            let Some(end) = closing_brace(body) else {
+                return Err(InterpolationError {
+                    expression: body.to_string(),
+                    message: format!("unclosed expression in string: {text}"),
+                });
+            };
+            let source = &body[..end];
+            let expression = Expression::compile(source)
+                .map_err(|err| InterpolationError { expression: source.to_string(), message: err.render(source) })?;
+            if !literal.is_empty() {
+                pieces.push(Piece::Text(std::mem::take(&mut literal)));
+            }
+            pieces.push(Piece::Expr(expression));
+            rest = &body[end + 1..];
+        }
+        literal.push_str(rest);
+        if !literal.is_empty() {
+            pieces.push(Piece::Text(literal));
+        }
+        Ok(Some(Self { pieces }))
+    }
+
+    /// One `${expr}` and nothing else keeps the value's type; anything else is text.
+    pub fn eval(&self, env: &Value, host: &dyn Host) -> Result<Value, InterpolationError> {
+        let run = |expression: &Expression| {
+            expression.eval(env, host).map_err(|err: ExprError| InterpolationError {
+                expression: expression.source().to_string(),
+                message: err.render(expression.source()),
+            })
+        };
+        if let [Piece::Expr(expression)] = self.pieces.as_slice() {
+            return run(expression);
+        }
+        let mut out = String::new();
+        for piece in &self.pieces {
+            match piece {
+                Piece::Text(text) => out.push_str(text),
+                Piece::Expr(expression) => out.push_str(&to_text(&run(expression)?)),
+            }
+        }
+        Ok(Value::String(out))
+    }
+
+    /// Expressions in this template, for `explain`.
+    pub fn expressions(&self) -> impl Iterator<Item = &Expression> {
+        self.pieces.iter().filter_map(|p| match p {
+            Piece::Expr(e) => Some(e),
+            Piece::Text(_) => None,
+        })
+    }
+}
+
+/// The index of the `}` that closes an expression, skipping braces inside string literals and
+/// nested map literals.
+fn closing_brace(body: &str) -> Option<usize> {
+    let mut depth = 0usize;
+    let mut quote: Option<char> = None;
+    let mut escaped = false;
+    for (i, c) in body.char_indices() {
+        match quote {
+            Some(q) => {
+                if escaped {
+                    escaped = false;
+                } else if c == '\\' {
+                    escaped = true;
+                } else if c == q {
+                    quote = None;
+                }
+            }
+            None => match c {
+                '\'' | '"' | '`' => quote = Some(c),
+                '{' => depth += 1,
+                '}' if depth == 0 => return Some(i),
+                '}' => depth -= 1,
+                _ => {}
+            },
+        }
+    }
+    None
+}
+
+/// Interpolates one string: the string itself when it has no `${`.
+pub fn interpolate(text: &str, env: &Value, host: &dyn Host) -> Result<Value, InterpolationError> {
+    match Template::compile(text)? {
+        None => Ok(Value::String(text.to_string())),
+        Some(template) => template.eval(env, host),
+    }
+}
+
+/// Interpolates every string inside a value (maps and lists recursively), keeping types where a
+/// string is one whole expression.
+pub fn interpolate_value(value: &Value, env: &Value, host: &dyn Host) -> Result<Value, InterpolationError> {
+    Ok(match value {
+        Value::String(text) => interpolate(text, env, host)?,
+        Value::Array(items) => {
+            Value::Array(items.iter().map(|v| interpolate_value(v, env, host)).collect::<Result<_, _>>()?)
+        }
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .map(|(k, v)| interpolate_value(v, env, host).map(|v| (k.clone(), v)))
+                .collect::<Result<_, _>>()?,
+        ),
+        other => other.clone(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::expr::NoFiles;
+    use serde_json::json;
+
+    fn run(text: &str) -> Result<Value, String> {
+        let env = json!({"dns": {"domain": "example.com"}, "n": 3, "f": 2.5, "on": true, "m": {"a": [1]}});
+        interpolate(text, &env, &NoFiles).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn whole_expression_keeps_its_type() {
+        assert_eq!(run("${n}"), Ok(json!(3)));
+        assert_eq!(run("${on}"), Ok(json!(true)));
+        assert_eq!(run("${m}"), Ok(json!({"a": [1]})));
+        assert_eq!(run("${missing}"), Ok(json!(null)));
+        assert_eq!(run("${ n + 1 }"), Ok(json!(4)));
+    }
+
+    #[test]
+    fn mixed_text_is_stringified() {
+        assert_eq!(run("app.${dns.domain}"), Ok(json!("app.example.com")));
+        assert_eq!(run("${n}${f}-${missing}-${on}-${m}"), Ok(json!(r#"32.5--true-{"a":[1]}"#)));
+        assert_eq!(run("no expressions"), Ok(json!("no expressions")));
+    }
+
+    #[test]
+    fn braces_inside_strings_and_maps() {
+        assert_eq!(run("${'}' + dns.domain}"), Ok(json!("}example.com")));
+        assert_eq!(run("${ {a: 1}.a }"), Ok(json!(1)));
+    }
+
+    #[test]
+    fn escapes_and_no_rescanning() {
+        assert_eq!(run("$${literal}"), Ok(json!("${literal}")));
+        assert_eq!(run("$${a} ${n}"), Ok(json!("${a} 3")));
+        assert_eq!(run("${'$' + '{n}'}"), Ok(json!("${n}")));
+        assert_eq!(run("cost: $5"), Ok(json!("cost: $5")));
+    }
+
+    #[test]
+    fn errors_name_the_expression() {
+        assert_eq!(
+            run("${n"),
+            Err("failed to evaluate expression '${n}': unclosed expression in string: ${n".to_string())
+        );
+        let err = run("x ${n +} y").err().unwrap_or_default();
+        assert!(err.starts_with("failed to evaluate expression '${n +}': unexpected token"), "{err}");
+    }
+}

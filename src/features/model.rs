@@ -1,0 +1,222 @@
+//! The Windsor blueprint kinds (blueprints.windsorcli.dev/v1alpha1), as windsorcli/cli defines
+//! them in api/v1alpha1/{blueprint,feature}_types.go: fields sit at the top level (no `spec`).
+//!
+//! Fields we do not model are kept (`extra`) and written back, and reported as a warning that
+//! names the closest known field, so a typo is visible without breaking a newer Windsor field.
+
+use crate::doc::{Map, Value};
+use serde::{Deserialize, Serialize};
+
+pub const API_VERSION: &str = "blueprints.windsorcli.dev/v1alpha1";
+
+#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
+pub struct Metadata {
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub name: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    #[serde(flatten)]
+    pub extra: Map,
+}
+
+/// A Windsor `Blueprint`; also the shape of `spec.blueprint`.
+#[derive(Clone, Debug, Default, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Blueprint {
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub api_version: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub kind: String,
+    #[serde(default)]
+    pub metadata: Metadata,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repository: Option<Source>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sources: Vec<Source>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub terraform: Vec<TerraformComponent>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub kustomize: Vec<Kustomization>,
+    #[serde(flatten)]
+    pub extra: Map,
+}
+
+/// A Git or OCI source (`repository` has no name).
+#[derive(Clone, Debug, Default, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Source {
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub name: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub url: String,
+    #[serde(flatten)]
+    pub extra: Map,
+}
+
+#[derive(Clone, Debug, Default, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Feature {
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub api_version: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub kind: String,
+    #[serde(default)]
+    pub metadata: Metadata,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub when: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub terraform: Vec<TerraformComponent>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub kustomize: Vec<Kustomization>,
+    #[serde(flatten)]
+    pub extra: Map,
+}
+
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum Strategy {
+    #[default]
+    Merge,
+    Replace,
+}
+
+impl Strategy {
+    fn is_merge(&self) -> bool {
+        *self == Strategy::Merge
+    }
+}
+
+#[derive(Clone, Debug, Default, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TerraformComponent {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
+    #[serde(default)]
+    pub path: String,
+    #[serde(default, skip_serializing_if = "Map::is_empty")]
+    pub inputs: Map,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub depends_on: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub destroy: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parallelism: Option<i64>,
+    /// Feature-only: a condition for this component.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub when: String,
+    /// Feature-only: how it combines with a matching component.
+    #[serde(default, skip_serializing_if = "Strategy::is_merge")]
+    pub strategy: Strategy,
+    #[serde(flatten)]
+    pub extra: Map,
+}
+
+#[derive(Clone, Debug, Default, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Kustomization {
+    #[serde(default)]
+    pub name: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub path: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub depends_on: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub components: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub patches: Vec<BlueprintPatch>,
+    #[serde(default, skip_serializing_if = "Map::is_empty")]
+    pub substitutions: Map,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interval: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retry_interval: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wait: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub force: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prune: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub destroy: Option<bool>,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub when: String,
+    #[serde(default, skip_serializing_if = "Strategy::is_merge")]
+    pub strategy: Strategy,
+    #[serde(flatten)]
+    pub extra: Map,
+}
+
+/// A kustomization patch: inline (`patch`, optional `target`) or from a file (`path`).
+#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
+pub struct BlueprintPatch {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub patch: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target: Option<Map>,
+    #[serde(flatten)]
+    pub extra: Map,
+}
+
+/// Fields each type knows, for the "closest known field" warning on `extra` keys.
+pub const BLUEPRINT_FIELDS: &[&str] = &["apiVersion", "kind", "metadata", "repository", "sources", "terraform", "kustomize"];
+pub const FEATURE_FIELDS: &[&str] = &["apiVersion", "kind", "metadata", "when", "terraform", "kustomize"];
+pub const TERRAFORM_FIELDS: &[&str] =
+    &["source", "path", "inputs", "dependsOn", "destroy", "parallelism", "when", "strategy"];
+pub const KUSTOMIZATION_FIELDS: &[&str] = &[
+    "name", "path", "source", "dependsOn", "components", "patches", "substitutions", "interval", "retryInterval",
+    "timeout", "wait", "force", "prune", "destroy", "when", "strategy",
+];
+pub const PATCH_FIELDS: &[&str] = &["path", "patch", "target"];
+
+/// The known field closest to `unknown` (by edit distance), for warnings and errors.
+pub fn closest<'a>(unknown: &str, known: &[&'a str]) -> Option<&'a str> {
+    known
+        .iter()
+        .map(|k| (strsim::damerau_levenshtein(&unknown.to_lowercase(), &k.to_lowercase()), *k))
+        .min()
+        .map(|(_, k)| k)
+}
+
+/// `(field path, unknown key, closest known)` for every unmodelled field in a feature or blueprint.
+pub fn unknown_fields(
+    top: &Map,
+    top_known: &[&str],
+    terraform: &[TerraformComponent],
+    kustomize: &[Kustomization],
+) -> Vec<(String, String, Option<&'static str>)> {
+    let mut found = Vec::new();
+    let mut note = |path: String, extra: &Map, known: &[&'static str]| {
+        for key in extra.keys() {
+            found.push((path.clone(), key.clone(), closest(key, known)));
+        }
+    };
+    // `top_known` is only used for the top level; its lifetime is the caller's.
+    for key in top.keys() {
+        found.push((String::new(), key.clone(), closest(key, top_known).and_then(static_field)));
+    }
+    for (i, component) in terraform.iter().enumerate() {
+        note(format!("terraform[{i}]"), &component.extra, TERRAFORM_FIELDS);
+    }
+    for (i, kustomization) in kustomize.iter().enumerate() {
+        note(format!("kustomize[{i}]"), &kustomization.extra, KUSTOMIZATION_FIELDS);
+        for (j, patch) in kustomization.patches.iter().enumerate() {
+            note(format!("kustomize[{i}].patches[{j}]"), &patch.extra, PATCH_FIELDS);
+        }
+    }
+    found
+}
+
+fn static_field(name: &str) -> Option<&'static str> {
+    BLUEPRINT_FIELDS.iter().chain(FEATURE_FIELDS).find(|k| **k == name).copied()
+}
+
+/// Parses a value into a model type, turning serde's error into `(field path, message)`.
+pub fn parse<T: serde::de::DeserializeOwned>(value: &Value) -> Result<T, (String, String)> {
+    serde_path_to_error::deserialize(value).map_err(|err| (err.path().to_string(), err.inner().to_string()))
+}

@@ -1,0 +1,103 @@
+//! Jsonnet evaluation for `jsonnet(path)` (SPEC §7.1) with jrsonnet. The file sees the values
+//! tree as the external variable `values` and, when it evaluates to a function, as its top-level
+//! argument `values`. Imports resolve relative to the importing file through [`Files`], so they
+//! are confined to the package root like every other read. Recursion is bounded by jrsonnet's
+//! stack limit (200 frames).
+
+use crate::doc::Value;
+use crate::package::{resolve, Files};
+use jrsonnet_evaluator::{
+    apply_tla, bail, error::ErrorKind, tla::TlaArg, trace::PathResolver, IStr, ImportResolver, State, Val,
+};
+use jrsonnet_gcmodule::Acyclic;
+use jrsonnet_ir::{SourceFile, SourcePath};
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::rc::Rc;
+
+/// Resolves and loads imports by package-relative path.
+#[derive(Acyclic)]
+struct PackageImports(Rc<dyn Files>);
+
+impl ImportResolver for PackageImports {
+    fn resolve_from(
+        &self,
+        from: &SourcePath,
+        path: &dyn jrsonnet_evaluator::AsPathLike,
+    ) -> jrsonnet_evaluator::Result<SourcePath> {
+        let from = from.path().map(|p| p.to_string_lossy().into_owned());
+        let requested = path.as_path();
+        let requested: &std::path::Path = requested.as_ref();
+        match resolve(from.as_deref(), &requested.to_string_lossy()) {
+            Ok(resolved) => Ok(SourcePath::new(SourceFile::new(PathBuf::from(resolved)))),
+            Err(message) => bail!(ErrorKind::RuntimeError(message.into())),
+        }
+    }
+
+    fn load_file_contents(&self, resolved: &SourcePath) -> jrsonnet_evaluator::Result<Vec<u8>> {
+        let path = resolved.path().map(|p| p.to_string_lossy().into_owned()).unwrap_or_default();
+        match self.0.read(&path) {
+            Ok(text) => Ok(text.into_bytes()),
+            Err(err) => bail!(ErrorKind::RuntimeError(format!("cannot read {path:?}: {err}").into())),
+        }
+    }
+}
+
+/// Evaluates the package file `path` (already resolved and confined) to JSON.
+pub fn evaluate(files: &dyn Files, path: &str, values: &Value) -> Result<Value, String> {
+    let values: Val =
+        serde_json::from_value(values.clone()).map_err(|err| format!("values are not valid Jsonnet input: {err}"))?;
+    let mut builder = State::builder();
+    builder.import_resolver(PackageImports(files.share()));
+    let context = jrsonnet_stdlib::ContextInitializer::new(PathResolver::Relative(PathBuf::new()));
+    context.add_ext_var("values".into(), values.clone());
+    builder.context_initializer(context);
+    let state = builder.build();
+    let _entered = state.enter();
+    let first_line = |err: jrsonnet_evaluator::Error| {
+        let text = err.to_string();
+        format!("jsonnet {path:?}: {}", text.lines().next().unwrap_or_default().trim())
+    };
+    let result = state
+        .import(path)
+        .and_then(|val| {
+            let mut args: HashMap<IStr, TlaArg> = HashMap::new();
+            args.insert("values".into(), TlaArg::Val(values));
+            apply_tla(&args, val)
+        })
+        .map_err(first_line)?;
+    serde_json::to_value(&result).map_err(|err| format!("jsonnet {path:?}: {err}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::package::MemoryFiles;
+    use serde_json::json;
+
+    fn files(entries: &[(&str, &str)]) -> MemoryFiles {
+        MemoryFiles(entries.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect())
+    }
+
+    #[test]
+    fn values_as_ext_var_and_top_level_argument() {
+        let package = files(&[
+            ("f/a.jsonnet", "local lib = import 'lib.libsonnet'; { region: std.extVar('values').region + lib.suffix }"),
+            ("f/lib.libsonnet", "{ suffix: '-1' }"),
+            ("f/b.jsonnet", "function(values) { replicas: values.n * 2 }"),
+        ]);
+        let values = json!({"region": "eu", "n": 2});
+        assert_eq!(evaluate(&package, "f/a.jsonnet", &values), Ok(json!({"region": "eu-1"})));
+        assert_eq!(evaluate(&package, "f/b.jsonnet", &values), Ok(json!({"replicas": 4})));
+    }
+
+    #[test]
+    fn imports_stay_in_the_package_and_recursion_is_bounded() {
+        let package =
+            files(&[("a.jsonnet", "import '../../etc/passwd'"), ("loop.jsonnet", "local f(x) = f(x + 1); f(0)")]);
+        let err = evaluate(&package, "a.jsonnet", &json!({})).err().unwrap_or_default();
+        assert!(err.contains("escapes the package root"), "{err}");
+        let err = evaluate(&package, "loop.jsonnet", &json!({})).err().unwrap_or_default();
+        assert!(err.contains("stack overflow"), "{err}");
+    }
+}
