@@ -88,7 +88,7 @@ pub struct Spec {
     pub config: Map,
     /// Flux output settings (SPEC §7.4).
     #[serde(default)]
-    pub flux: Map,
+    pub flux: FluxSettings,
     /// kustomize-style patches (SPEC §10).
     #[serde(default)]
     pub patches: Vec<Value>,
@@ -101,6 +101,21 @@ pub struct Spec {
     /// Strict substitution: an unset variable without default is an error (default true).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub strict: Option<bool>,
+}
+
+/// How kustomizations become Flux objects (SPEC §7.4).
+#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct FluxSettings {
+    /// Emit Flux Kustomizations and substitution ConfigMaps (default: whenever there are kustomizations).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub enabled: Option<bool>,
+    /// Namespace of the emitted objects [default: system-gitops].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub namespace: Option<String>,
+    /// Prefix of every Kustomization path [default: kustomize].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path_prefix: Option<String>,
 }
 
 /// One source of values: a ConfigMap or Secret among the input items, or a YAML file.

@@ -12,6 +12,7 @@ pub mod config;
 pub mod diag;
 pub mod doc;
 pub mod expr;
+pub mod features;
 pub mod jsonnet;
 pub mod krm;
 pub mod package;

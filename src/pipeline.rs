@@ -10,7 +10,7 @@ use crate::diag::{Diagnostic, Kind};
 use crate::doc::Value;
 use crate::krm::{self, annotation, annotations as ann, remove_annotation, set_annotation, type_of};
 use crate::package::Files;
-use crate::values;
+use crate::{features, values};
 
 /// What the caller hands to a render.
 pub struct Input {
@@ -26,6 +26,15 @@ pub struct Output {
     /// The rendered items, or `None` when the render failed (write the input back unchanged).
     pub items: Option<Vec<Value>>,
     pub results: Vec<Diagnostic>,
+    /// What each step decided, for `explain` and `graph`.
+    pub report: Report,
+}
+
+/// Decisions of the steps, kept for `explain` and `graph`; never written to the ResourceList.
+#[derive(Clone, Debug, Default)]
+pub struct Report {
+    pub values: Value,
+    pub features: features::Report,
 }
 
 impl Output {
@@ -43,11 +52,20 @@ pub struct Render {
     pub results: Vec<Diagnostic>,
     pub values: Value,
     pub overrides: Vec<Value>,
+    pub report: Report,
 }
 
 impl Render {
     pub fn new(config: FunctionConfig, items: Vec<Value>, overrides: Vec<Value>) -> Self {
-        Self { config, items, generated: Vec::new(), results: Vec::new(), values: Value::Null, overrides }
+        Self {
+            config,
+            items,
+            generated: Vec::new(),
+            results: Vec::new(),
+            values: Value::Null,
+            overrides,
+            report: Report::default(),
+        }
     }
 
     fn failed(&self) -> bool {
@@ -74,7 +92,7 @@ pub fn is_configuration(item: &Value) -> bool {
 pub fn render(input: Input, files: &dyn Files) -> Output {
     let config = match choose_config(&input) {
         Ok(config) => config,
-        Err(diagnostic) => return Output { items: None, results: vec![diagnostic] },
+        Err(diagnostic) => return Output { items: None, results: vec![diagnostic], report: Report::default() },
     };
     let mut render = Render::new(config, input.items, input.value_overrides);
     forget_previous_run(&mut render);
@@ -82,12 +100,16 @@ pub fn render(input: Input, files: &dyn Files) -> Output {
         set_annotation(item, ann::LOCAL_CONFIG, "true");
     }
     values::run(&mut render, files);
+    if !render.failed() {
+        features::run(&mut render, files);
+    }
+    render.report.values = render.values.clone();
     if render.failed() {
-        return Output { items: None, results: render.results };
+        return Output { items: None, results: render.results, report: render.report };
     }
     let generated = finish_generated(&render.config.name, std::mem::take(&mut render.generated));
     render.items.extend(generated);
-    Output { items: Some(render.items), results: render.results }
+    Output { items: Some(render.items), results: render.results, report: render.report }
 }
 
 /// The functionConfig, or the one `RenderBlueprint` among the items, or the empty config.

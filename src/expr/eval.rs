@@ -67,7 +67,7 @@ pub fn eval<'a>(node: &Node, env: &'a Value, host: &dyn Host) -> Result<Cow<'a, 
                 (op, _) => Err(error(format!("invalid operation: {op}{}", type_name(&value)), span)),
             }
         }
-        NodeKind::Binary { op, left, right } => binary(op, left, right, env, host, span),
+        NodeKind::Binary { op, op_span, left, right } => binary(op, left, right, env, host, *op_span),
         NodeKind::Ternary { cond, then, otherwise } => {
             let value = eval(cond, env, host)?;
             if truthy(&value, "?:", cond.span)? {

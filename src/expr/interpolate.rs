@@ -20,16 +20,20 @@ pub struct Template {
     pieces: Vec<Piece>,
 }
 
-/// An interpolation failure: the expression text (without `${}`) and what went wrong, rendered.
+/// An interpolation failure: the expression text (without `${}`), when there is one, and what
+/// went wrong, rendered with its caret.
 #[derive(Clone, Debug, PartialEq)]
 pub struct InterpolationError {
-    pub expression: String,
+    pub expression: Option<String>,
     pub message: String,
 }
 
 impl std::fmt::Display for InterpolationError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "failed to evaluate expression '${{{}}}': {}", self.expression, self.message)
+        match &self.expression {
+            Some(expression) => write!(f, "failed to evaluate expression '${{{expression}}}': {}", self.message),
+            None => f.write_str(&self.message),
+        }
     }
 }
 
@@ -54,13 +58,15 @@ impl Template {
             let body = &rest[at + 2..];
             let Some(end) = closing_brace(body) else {
                 return Err(InterpolationError {
-                    expression: body.to_string(),
+                    expression: None,
                     message: format!("unclosed expression in string: {text}"),
                 });
             };
             let source = &body[..end];
-            let expression = Expression::compile(source)
-                .map_err(|err| InterpolationError { expression: source.to_string(), message: err.render(source) })?;
+            let expression = Expression::compile(source).map_err(|err| InterpolationError {
+                expression: Some(source.to_string()),
+                message: err.render(source),
+            })?;
             if !literal.is_empty() {
                 pieces.push(Piece::Text(std::mem::take(&mut literal)));
             }
@@ -78,7 +84,7 @@ impl Template {
     pub fn eval(&self, env: &Value, host: &dyn Host) -> Result<Value, InterpolationError> {
         let run = |expression: &Expression| {
             expression.eval(env, host).map_err(|err: ExprError| InterpolationError {
-                expression: expression.source().to_string(),
+                expression: Some(expression.source().to_string()),
                 message: err.render(expression.source()),
             })
         };
@@ -201,10 +207,7 @@ mod tests {
 
     #[test]
     fn errors_name_the_expression() {
-        assert_eq!(
-            run("${n"),
-            Err("failed to evaluate expression '${n}': unclosed expression in string: ${n".to_string())
-        );
+        assert_eq!(run("${n"), Err("unclosed expression in string: ${n".to_string()));
         let err = run("x ${n +} y").err().unwrap_or_default();
         assert!(err.starts_with("failed to evaluate expression '${n +}': unexpected token"), "{err}");
     }

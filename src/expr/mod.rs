@@ -12,7 +12,7 @@ pub mod interpolate;
 mod lex;
 mod parse;
 
-pub use eval::{go_format, to_text};
+pub use eval::{go_format, to_text, type_name};
 
 use crate::doc::Value;
 use std::fmt;

@@ -31,8 +31,10 @@ pub enum NodeKind {
         op: &'static str,
         operand: Box<Node>,
     },
+    /// `op_span` locates runtime errors at the operator, as expr does.
     Binary {
         op: &'static str,
+        op_span: Span,
         left: Box<Node>,
         right: Box<Node>,
     },
@@ -208,7 +210,7 @@ impl Parser {
             if negated {
                 self.advance();
             }
-            self.advance();
+            let op_span = self.advance().1;
             let right = self.binary(if right_assoc { precedence } else { precedence + 1 })?;
             let span = left.span.to(right.span);
             left = match (op, &right.kind) {
@@ -217,7 +219,7 @@ impl Parser {
                         .map_err(|err| ExprError::new(format!("error parsing regexp: {err}"), right.span))?;
                     Node { kind: NodeKind::Matches { subject: Box::new(left), pattern }, span }
                 }
-                _ => chain_comparison(op, left, right, span),
+                _ => chain_comparison(op, op_span, left, right, span),
             };
             if negated {
                 left = Node { kind: NodeKind::Unary { op: "not", operand: Box::new(left) }, span };
@@ -385,20 +387,20 @@ pub fn float(f: f64) -> Value {
 }
 
 /// `a < b <= c` is `a < b && b <= c` (expr's parseComparison); other operators nest normally.
-fn chain_comparison(op: &'static str, left: Node, right: Node, span: Span) -> Node {
+fn chain_comparison(op: &'static str, op_span: Span, left: Node, right: Node, span: Span) -> Node {
     let is_ordering = |op: &str| matches!(op, "<" | ">" | "<=" | ">=");
     if is_ordering(op) {
         if let NodeKind::Binary { op: inner, right: middle, .. } = &left.kind {
             if is_ordering(inner) {
                 let middle = (**middle).clone();
-                let second =
-                    Node { kind: NodeKind::Binary { op, left: Box::new(middle), right: Box::new(right) }, span };
-                return Node {
-                    kind: NodeKind::Binary { op: "&&", left: Box::new(left), right: Box::new(second) },
+                let second = Node {
+                    kind: NodeKind::Binary { op, op_span, left: Box::new(middle), right: Box::new(right) },
                     span,
                 };
+                let and = NodeKind::Binary { op: "&&", op_span, left: Box::new(left), right: Box::new(second) };
+                return Node { kind: and, span };
             }
         }
     }
-    Node { kind: NodeKind::Binary { op, left: Box::new(left), right: Box::new(right) }, span }
+    Node { kind: NodeKind::Binary { op, op_span, left: Box::new(left), right: Box::new(right) }, span }
 }

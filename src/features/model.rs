@@ -164,13 +164,28 @@ pub struct BlueprintPatch {
 }
 
 /// Fields each type knows, for the "closest known field" warning on `extra` keys.
-pub const BLUEPRINT_FIELDS: &[&str] = &["apiVersion", "kind", "metadata", "repository", "sources", "terraform", "kustomize"];
+pub const BLUEPRINT_FIELDS: &[&str] =
+    &["apiVersion", "kind", "metadata", "repository", "sources", "terraform", "kustomize"];
 pub const FEATURE_FIELDS: &[&str] = &["apiVersion", "kind", "metadata", "when", "terraform", "kustomize"];
 pub const TERRAFORM_FIELDS: &[&str] =
     &["source", "path", "inputs", "dependsOn", "destroy", "parallelism", "when", "strategy"];
 pub const KUSTOMIZATION_FIELDS: &[&str] = &[
-    "name", "path", "source", "dependsOn", "components", "patches", "substitutions", "interval", "retryInterval",
-    "timeout", "wait", "force", "prune", "destroy", "when", "strategy",
+    "name",
+    "path",
+    "source",
+    "dependsOn",
+    "components",
+    "patches",
+    "substitutions",
+    "interval",
+    "retryInterval",
+    "timeout",
+    "wait",
+    "force",
+    "prune",
+    "destroy",
+    "when",
+    "strategy",
 ];
 pub const PATCH_FIELDS: &[&str] = &["path", "patch", "target"];
 
@@ -183,23 +198,20 @@ pub fn closest<'a>(unknown: &str, known: &[&'a str]) -> Option<&'a str> {
         .map(|(_, k)| k)
 }
 
-/// `(field path, unknown key, closest known)` for every unmodelled field in a feature or blueprint.
+/// `(field path, unknown key, closest known)` for every unmodelled field of a feature or blueprint.
 pub fn unknown_fields(
     top: &Map,
-    top_known: &[&str],
+    top_known: &'static [&'static str],
     terraform: &[TerraformComponent],
     kustomize: &[Kustomization],
 ) -> Vec<(String, String, Option<&'static str>)> {
     let mut found = Vec::new();
-    let mut note = |path: String, extra: &Map, known: &[&'static str]| {
+    let mut note = |path: String, extra: &Map, known: &'static [&'static str]| {
         for key in extra.keys() {
             found.push((path.clone(), key.clone(), closest(key, known)));
         }
     };
-    // `top_known` is only used for the top level; its lifetime is the caller's.
-    for key in top.keys() {
-        found.push((String::new(), key.clone(), closest(key, top_known).and_then(static_field)));
-    }
+    note(String::new(), top, top_known);
     for (i, component) in terraform.iter().enumerate() {
         note(format!("terraform[{i}]"), &component.extra, TERRAFORM_FIELDS);
     }
@@ -210,10 +222,6 @@ pub fn unknown_fields(
         }
     }
     found
-}
-
-fn static_field(name: &str) -> Option<&'static str> {
-    BLUEPRINT_FIELDS.iter().chain(FEATURE_FIELDS).find(|k| **k == name).copied()
 }
 
 /// Parses a value into a model type, turning serde's error into `(field path, message)`.

@@ -1,0 +1,673 @@
+//! The features step (SPEC §7, compat: Windsor features): the base blueprint (`spec.blueprint`
+//! and/or a Windsor `Blueprint` item) plus every `Feature` (items and `spec.features`), applied in
+//! order of `metadata.name` when their `when` holds, merged by strategy, ordered by dependencies,
+//! and emitted as the merged `Blueprint` item and Flux objects.
+//!
+//! It reads the values tree and files (through [`Files`]); it does not touch other items.
+
+mod flux;
+pub mod model;
+
+use crate::diag::{Diagnostic, Kind, Severity};
+use crate::doc::{deep_merge, FieldPath, Map, Value};
+use crate::expr::interpolate::{interpolate, interpolate_value, InterpolationError};
+use crate::expr::{to_text, type_name, Expression, Host};
+use crate::krm::{self, annotations as ann, set_annotation, type_of};
+use crate::package::{resolve, Files};
+use crate::pipeline::Render;
+use model::{Blueprint, Feature, Kustomization, Strategy, TerraformComponent};
+use std::cell::RefCell;
+use std::collections::{BTreeSet, HashMap};
+
+/// What the step decided, for `explain` and `graph`.
+#[derive(Clone, Debug, Default)]
+pub struct Report {
+    pub features: Vec<FeatureDecision>,
+    /// The merged blueprint, when there was one to merge.
+    pub blueprint: Option<Blueprint>,
+}
+
+#[derive(Clone, Debug)]
+pub struct FeatureDecision {
+    pub name: String,
+    /// Where the feature was declared: its file, or `spec.features[i]`.
+    pub origin: String,
+    pub when: String,
+    pub enabled: bool,
+    /// The values the condition read, as `(path, value)`.
+    pub reads: Vec<(String, Value)>,
+    pub components: Vec<ComponentDecision>,
+}
+
+#[derive(Clone, Debug)]
+pub struct ComponentDecision {
+    /// `terraform` or `kustomization`.
+    pub kind: &'static str,
+    pub name: String,
+    pub when: String,
+    pub enabled: bool,
+    pub reads: Vec<(String, Value)>,
+    /// `appended`, `merged`, `replaced`, or `skipped`.
+    pub action: &'static str,
+}
+
+/// Where a feature or blueprint came from: the item (or config) to point diagnostics at, the
+/// field path of the declaration inside it, and the file its relative paths resolve from.
+#[derive(Clone)]
+struct Origin {
+    item: Value,
+    field: FieldPath,
+    file: Option<String>,
+}
+
+impl Origin {
+    fn of_item(item: &Value) -> Self {
+        Self { item: item.clone(), field: FieldPath::root(), file: krm::item_location(item).0 }
+    }
+
+    fn describe(&self) -> String {
+        match (&self.file, self.field.is_root()) {
+            (Some(file), true) => file.clone(),
+            (_, false) => self.field.to_string(),
+            (None, true) => format!("{} {}", type_of(&self.item).1, krm::name_of(&self.item)),
+        }
+    }
+
+    fn diagnostic(&self, severity: Severity, message: String, field: &str) -> Diagnostic {
+        let mut path = self.field.clone();
+        if !field.is_empty() {
+            path = path.join(&FieldPath::parse(field));
+        }
+        let diagnostic = Diagnostic::new(severity, Kind::Render, message).at(path);
+        if self.item.is_null() {
+            diagnostic
+        } else {
+            diagnostic.about(&self.item)
+        }
+    }
+}
+
+/// `file()` and `jsonnet()` for one declaring file; Jsonnet results are shared across features.
+struct PackageHost<'a> {
+    files: &'a dyn Files,
+    from: Option<&'a str>,
+    values: &'a Value,
+    jsonnet_cache: &'a RefCell<HashMap<String, Result<Value, String>>>,
+}
+
+impl Host for PackageHost<'_> {
+    fn file(&self, path: &str) -> Result<String, String> {
+        let resolved = resolve(self.from, path)?;
+        self.files.read(&resolved).map_err(|err| format!("file({path:?}): cannot read {resolved:?}: {err}"))
+    }
+
+    fn jsonnet(&self, path: &str) -> Result<Value, String> {
+        let resolved = resolve(self.from, path)?;
+        if let Some(cached) = self.jsonnet_cache.borrow().get(&resolved) {
+            return cached.clone();
+        }
+        let result = crate::jsonnet::evaluate(self.files, &resolved, self.values);
+        self.jsonnet_cache.borrow_mut().insert(resolved, result.clone());
+        result
+    }
+}
+
+struct Step<'a> {
+    files: &'a dyn Files,
+    values: &'a Value,
+    jsonnet_cache: RefCell<HashMap<String, Result<Value, String>>>,
+    results: Vec<Diagnostic>,
+}
+
+impl<'a> Step<'a> {
+    fn host(&'a self, origin: &'a Origin) -> PackageHost<'a> {
+        PackageHost {
+            files: self.files,
+            from: origin.file.as_deref(),
+            values: self.values,
+            jsonnet_cache: &self.jsonnet_cache,
+        }
+    }
+
+    /// Evaluates a `when`: empty is true, nil is false, anything but a boolean is an error.
+    fn condition(&self, when: &str, origin: &Origin) -> Result<(bool, Vec<(String, Value)>), String> {
+        if when.trim().is_empty() {
+            return Ok((true, Vec::new()));
+        }
+        let expression = Expression::compile(when)
+            .map_err(|err| format!("failed to compile expression '{when}': {}", err.render(when)))?;
+        let reads = expression.identifiers().into_iter().map(|path| {
+            let value = lookup(self.values, &path).cloned().unwrap_or(Value::Null);
+            (path, value)
+        });
+        let reads = reads.collect();
+        let value = expression
+            .eval(self.values, &self.host(origin))
+            .map_err(|err| format!("failed to evaluate expression '{when}': {}", err.render(when)))?;
+        match value {
+            Value::Bool(b) => Ok((b, reads)),
+            Value::Null => Ok((false, reads)),
+            other => Err(format!("expression '{when}' must evaluate to boolean, got {}", type_name(&other))),
+        }
+    }
+
+    fn interpolation_error(&mut self, origin: &Origin, field: &str, err: InterpolationError) {
+        self.results.push(origin.diagnostic(Severity::Error, err.to_string(), field));
+    }
+
+    /// Evaluates a terraform component's inputs; a whole-expression input that is nil is dropped.
+    fn prepare_terraform(
+        &mut self,
+        mut component: TerraformComponent,
+        origin: &Origin,
+        field: &str,
+    ) -> TerraformComponent {
+        let mut inputs = Map::new();
+        for (key, value) in std::mem::take(&mut component.inputs) {
+            match interpolate_value(&value, self.values, &self.host(origin)) {
+                Ok(Value::Null) => {}
+                Ok(value) => {
+                    inputs.insert(key, value);
+                }
+                Err(err) => self.interpolation_error(origin, &format!("{field}.inputs.{key}"), err),
+            }
+        }
+        component.inputs = inputs;
+        component.source = component.source.filter(|s| !s.is_empty());
+        component
+    }
+
+    /// Evaluates substitutions (then stringified) and inline patch text; reads path patches.
+    fn prepare_kustomization(
+        &mut self,
+        mut kustomization: Kustomization,
+        origin: &Origin,
+        field: &str,
+    ) -> Kustomization {
+        let mut substitutions = Map::new();
+        for (key, value) in std::mem::take(&mut kustomization.substitutions) {
+            match interpolate_value(&value, self.values, &self.host(origin)) {
+                Ok(value) => {
+                    substitutions.insert(key, Value::String(to_text(&value)));
+                }
+                Err(err) => self.interpolation_error(origin, &format!("{field}.substitutions.{key}"), err),
+            }
+        }
+        kustomization.substitutions = substitutions;
+        let mut patches = Vec::new();
+        for (i, mut patch) in std::mem::take(&mut kustomization.patches).into_iter().enumerate() {
+            let patch_field = format!("{field}.patches[{i}]");
+            match (patch.patch.take(), patch.path.take()) {
+                (Some(text), None) => match interpolate(&text, self.values, &self.host(origin)) {
+                    Ok(value) => patch.patch = Some(to_text(&value)),
+                    Err(err) => {
+                        self.interpolation_error(origin, &format!("{patch_field}.patch"), err);
+                        continue;
+                    }
+                },
+                // Path patches are read and inlined as they are: their `${…}` are left for Flux.
+                (None, Some(path)) => match self.host(origin).file(&path) {
+                    Ok(text) => patch.patch = Some(text),
+                    Err(err) => {
+                        self.results.push(origin.diagnostic(Severity::Error, err, &format!("{patch_field}.path")));
+                        continue;
+                    }
+                },
+                (Some(_), Some(_)) => {
+                    let message = "a patch has either patch (inline text) or path (a file), not both".to_string();
+                    self.results.push(origin.diagnostic(Severity::Error, message, &patch_field));
+                    continue;
+                }
+                (None, None) => {
+                    let message = "a patch needs patch (inline text) or path (a file)".to_string();
+                    self.results.push(origin.diagnostic(Severity::Error, message, &patch_field));
+                    continue;
+                }
+            }
+            patches.push(patch);
+        }
+        kustomization.patches = patches;
+        kustomization.source = kustomization.source.filter(|s| !s.is_empty());
+        kustomization
+    }
+
+    fn warn_unknown_fields(&mut self, origin: &Origin, found: Vec<(String, String, Option<&'static str>)>) {
+        for (path, key, closest) in found {
+            let field = if path.is_empty() { key.clone() } else { format!("{path}.{key}") };
+            let message = match closest {
+                Some(known) => {
+                    format!("unknown field {key:?} is kept but not used; the closest known field is {known:?}")
+                }
+                None => format!("unknown field {key:?} is kept but not used"),
+            };
+            self.results.push(origin.diagnostic(Severity::Warning, message, &field));
+        }
+    }
+}
+
+fn lookup<'v>(values: &'v Value, path: &str) -> Option<&'v Value> {
+    path.split('.').try_fold(values, |node, key| node.get(key))
+}
+
+pub fn run(render: &mut Render, files: &dyn Files) {
+    let config_origin = Origin {
+        item: render.config.item.clone(),
+        field: FieldPath::root().key("spec"),
+        file: krm::item_location(&render.config.item).0,
+    };
+    let blueprint_items: Vec<&Value> =
+        render.items.iter().filter(|item| type_of(item) == (model::API_VERSION, "Blueprint")).collect();
+    let feature_items: Vec<&Value> =
+        render.items.iter().filter(|item| type_of(item) == (model::API_VERSION, "Feature")).collect();
+    let spec = &render.config.spec;
+    if blueprint_items.is_empty() && spec.blueprint.is_empty() && feature_items.is_empty() && spec.features.is_empty() {
+        return;
+    }
+    let mut step =
+        Step { files, values: &render.values, jsonnet_cache: RefCell::new(HashMap::new()), results: Vec::new() };
+
+    // The base: the Blueprint item, then spec.blueprint merged over it.
+    let mut base: Option<(Blueprint, Origin)> = None;
+    if let [first, second, ..] = blueprint_items.as_slice() {
+        let place = |item: &Value| format!("{:?} ({})", krm::name_of(item), Origin::of_item(item).describe());
+        let message = format!(
+            "more than one Windsor Blueprint item: {} and {}; keep one base blueprint and express the rest as features",
+            place(first),
+            place(second)
+        );
+        step.results.push(Diagnostic::error(Kind::Render, message).about(second));
+    }
+    if let Some(item) = blueprint_items.first() {
+        let origin = Origin::of_item(item);
+        base = parse_blueprint(&mut step, item, &origin).map(|b| (b, origin));
+    }
+    if !spec.blueprint.is_empty() {
+        let origin = Origin { field: config_origin.field.clone().key("blueprint"), ..config_origin.clone() };
+        if let Some(inline) = parse_blueprint(&mut step, &Value::Object(spec.blueprint.clone()), &origin) {
+            base = Some(match base {
+                None => (inline, origin),
+                Some((mut blueprint, item_origin)) => {
+                    overlay_blueprint(&mut blueprint, inline);
+                    (blueprint, item_origin)
+                }
+            });
+        }
+    }
+    let (mut blueprint, _) = base.unwrap_or_else(|| {
+        let name = render.config.name.clone();
+        (
+            Blueprint { metadata: model::Metadata { name, ..Default::default() }, ..Default::default() },
+            config_origin.clone(),
+        )
+    });
+
+    // Features, items and inline alike, in order of metadata.name.
+    let mut features: Vec<(Feature, Origin)> = Vec::new();
+    for item in &feature_items {
+        let origin = Origin::of_item(item);
+        if let Some(feature) = parse_feature(&mut step, item, &origin) {
+            features.push((feature, origin));
+        }
+    }
+    for (i, inline) in spec.features.iter().enumerate() {
+        let origin = Origin { field: config_origin.field.clone().key("features").index(i), ..config_origin.clone() };
+        if let Some(feature) = parse_feature(&mut step, inline, &origin) {
+            features.push((feature, origin));
+        }
+    }
+    features.sort_by(|a, b| a.0.metadata.name.cmp(&b.0.metadata.name));
+
+    let mut report = Report::default();
+    for (feature, origin) in features {
+        let decision = apply_feature(&mut step, &mut blueprint, feature, &origin);
+        report.features.push(decision);
+    }
+
+    apply_value_substitutions(&mut blueprint, step.values);
+    let common = common_substitutions(step.values);
+    match order_kustomizations(&blueprint.kustomize) {
+        Ok((ordered, unknown)) => {
+            for (name, dependency) in unknown {
+                let message = format!("kustomization {name:?} depends on {dependency:?}, which is not defined");
+                step.results.push(graph_diagnostic(&config_origin, Severity::Warning, message));
+            }
+            blueprint.kustomize = ordered;
+        }
+        Err(cycle) => {
+            let message = format!("dependency cycle detected in kustomizations: {}", cycle.join(" -> "));
+            step.results.push(graph_diagnostic(&config_origin, Severity::Error, message));
+        }
+    }
+
+    let has_item_base = !blueprint_items.is_empty();
+    render.generated.push(merged_blueprint_item(&blueprint, has_item_base));
+    let settings = &render.config.spec.flux;
+    if settings.enabled.unwrap_or(true) && !blueprint.kustomize.is_empty() {
+        render.generated.extend(flux::objects(&blueprint, settings, &common));
+    }
+    render.results.append(&mut step.results);
+    report.blueprint = Some(blueprint);
+    render.report.features = report;
+}
+
+/// A problem of the merged graph, which no single declaration owns: reported on the config.
+fn graph_diagnostic(config: &Origin, severity: Severity, message: String) -> Diagnostic {
+    let diagnostic = Diagnostic::new(severity, Kind::Render, message);
+    if config.item.is_null() {
+        diagnostic
+    } else {
+        diagnostic.about(&config.item)
+    }
+}
+
+fn parse_blueprint(step: &mut Step, value: &Value, origin: &Origin) -> Option<Blueprint> {
+    let blueprint: Blueprint = match model::parse(value) {
+        Ok(b) => b,
+        Err((field, message)) => {
+            step.results.push(origin.diagnostic(Severity::Error, message, &field));
+            return None;
+        }
+    };
+    let found =
+        model::unknown_fields(&blueprint.extra, model::BLUEPRINT_FIELDS, &blueprint.terraform, &blueprint.kustomize);
+    step.warn_unknown_fields(origin, found);
+    let mut blueprint = blueprint;
+    blueprint.terraform = std::mem::take(&mut blueprint.terraform)
+        .into_iter()
+        .enumerate()
+        .map(|(i, c)| step.prepare_terraform(c, origin, &format!("terraform[{i}]")))
+        .collect();
+    blueprint.kustomize = std::mem::take(&mut blueprint.kustomize)
+        .into_iter()
+        .enumerate()
+        .map(|(i, k)| step.prepare_kustomization(k, origin, &format!("kustomize[{i}]")))
+        .collect();
+    Some(blueprint)
+}
+
+fn parse_feature(step: &mut Step, value: &Value, origin: &Origin) -> Option<Feature> {
+    let feature: Feature = match model::parse(value) {
+        Ok(f) => f,
+        Err((field, message)) => {
+            step.results.push(origin.diagnostic(Severity::Error, message, &field));
+            return None;
+        }
+    };
+    if feature.metadata.name.is_empty() {
+        step.results.push(origin.diagnostic(Severity::Error, "metadata.name is required".into(), "metadata.name"));
+        return None;
+    }
+    let found = model::unknown_fields(&feature.extra, model::FEATURE_FIELDS, &feature.terraform, &feature.kustomize);
+    step.warn_unknown_fields(origin, found);
+    Some(feature)
+}
+
+/// `spec.blueprint` over a Blueprint item: metadata, repository and sources replace when set;
+/// components merge as a feature's would.
+fn overlay_blueprint(base: &mut Blueprint, overlay: Blueprint) {
+    if !overlay.metadata.name.is_empty() {
+        base.metadata.name = overlay.metadata.name;
+    }
+    if overlay.metadata.description.is_some() {
+        base.metadata.description = overlay.metadata.description;
+    }
+    if overlay.repository.is_some() {
+        base.repository = overlay.repository;
+    }
+    if !overlay.sources.is_empty() {
+        base.sources = overlay.sources;
+    }
+    for component in overlay.terraform {
+        merge_terraform(&mut base.terraform, component);
+    }
+    for kustomization in overlay.kustomize {
+        merge_kustomization(&mut base.kustomize, kustomization);
+    }
+}
+
+fn apply_feature(step: &mut Step, blueprint: &mut Blueprint, feature: Feature, origin: &Origin) -> FeatureDecision {
+    let mut decision = FeatureDecision {
+        name: feature.metadata.name.clone(),
+        origin: origin.describe(),
+        when: feature.when.clone(),
+        enabled: false,
+        reads: Vec::new(),
+        components: Vec::new(),
+    };
+    match step.condition(&feature.when, origin) {
+        Ok((enabled, reads)) => {
+            decision.enabled = enabled;
+            decision.reads = reads;
+        }
+        Err(message) => {
+            step.results.push(origin.diagnostic(Severity::Error, message, "when"));
+            return decision;
+        }
+    }
+    if !decision.enabled {
+        return decision;
+    }
+    for (i, component) in feature.terraform.into_iter().enumerate() {
+        let field = format!("terraform[{i}]");
+        let name = if component.path.is_empty() { format!("terraform[{i}]") } else { component.path.clone() };
+        let Some((enabled, reads)) = component_condition(step, &component.when, origin, &field) else { continue };
+        let mut component_decision = ComponentDecision {
+            kind: "terraform",
+            name,
+            when: component.when.clone(),
+            enabled,
+            reads,
+            action: "skipped",
+        };
+        if enabled {
+            let component = step.prepare_terraform(component, origin, &field);
+            component_decision.action = merge_terraform(&mut blueprint.terraform, component);
+        }
+        decision.components.push(component_decision);
+    }
+    for (i, kustomization) in feature.kustomize.into_iter().enumerate() {
+        let field = format!("kustomize[{i}]");
+        if kustomization.name.is_empty() {
+            step.results.push(origin.diagnostic(Severity::Error, "a kustomization needs a name".into(), &field));
+            continue;
+        }
+        let Some((enabled, reads)) = component_condition(step, &kustomization.when, origin, &field) else { continue };
+        let name = kustomization.name.clone();
+        let mut component_decision = ComponentDecision {
+            kind: "kustomization",
+            name,
+            when: kustomization.when.clone(),
+            enabled,
+            reads,
+            action: "skipped",
+        };
+        if enabled {
+            let kustomization = step.prepare_kustomization(kustomization, origin, &field);
+            component_decision.action = merge_kustomization(&mut blueprint.kustomize, kustomization);
+        }
+        decision.components.push(component_decision);
+    }
+    decision
+}
+
+fn component_condition(
+    step: &mut Step,
+    when: &str,
+    origin: &Origin,
+    field: &str,
+) -> Option<(bool, Vec<(String, Value)>)> {
+    match step.condition(when, origin) {
+        Ok(result) => Some(result),
+        Err(message) => {
+            step.results.push(origin.diagnostic(Severity::Error, message, &format!("{field}.when")));
+            None
+        }
+    }
+}
+
+fn push_unique(list: &mut Vec<String>, items: Vec<String>) {
+    for item in items {
+        if !list.contains(&item) {
+            list.push(item);
+        }
+    }
+}
+
+/// Windsor's terraform merge: match on path and source; `merge` deep-merges inputs (feature wins),
+/// unique-appends dependsOn, overwrites destroy and parallelism when set; `replace` swaps the
+/// component in place; no match appends.
+fn merge_terraform(list: &mut Vec<TerraformComponent>, mut component: TerraformComponent) -> &'static str {
+    let strategy = component.strategy;
+    component.when.clear();
+    component.strategy = Strategy::Merge;
+    let Some(existing) = list.iter_mut().find(|c| c.path == component.path && c.source == component.source) else {
+        list.push(component);
+        return "appended";
+    };
+    if strategy == Strategy::Replace {
+        *existing = component;
+        return "replaced";
+    }
+    let mut inputs = Value::Object(std::mem::take(&mut existing.inputs));
+    deep_merge(&mut inputs, Value::Object(component.inputs));
+    if let Value::Object(inputs) = inputs {
+        existing.inputs = inputs;
+    }
+    push_unique(&mut existing.depends_on, component.depends_on);
+    existing.destroy = component.destroy.or(existing.destroy);
+    existing.parallelism = component.parallelism.or(existing.parallelism);
+    existing.extra.extend(component.extra);
+    "merged"
+}
+
+/// Windsor's kustomization merge: match on name; `merge` unions components and dependsOn (order
+/// kept), overwrites path, source, destroy and the Flux timings when set, appends patches and
+/// merges substitutions (later wins per key); `replace` swaps it whole; no match appends.
+fn merge_kustomization(list: &mut Vec<Kustomization>, mut kustomization: Kustomization) -> &'static str {
+    let strategy = kustomization.strategy;
+    kustomization.when.clear();
+    kustomization.strategy = Strategy::Merge;
+    let Some(existing) = list.iter_mut().find(|k| k.name == kustomization.name) else {
+        list.push(kustomization);
+        return "appended";
+    };
+    if strategy == Strategy::Replace {
+        *existing = kustomization;
+        return "replaced";
+    }
+    push_unique(&mut existing.components, kustomization.components);
+    push_unique(&mut existing.depends_on, kustomization.depends_on);
+    if !kustomization.path.is_empty() {
+        existing.path = kustomization.path;
+    }
+    existing.source = kustomization.source.or(existing.source.take());
+    existing.destroy = kustomization.destroy.or(existing.destroy);
+    existing.interval = kustomization.interval.or(existing.interval.take());
+    existing.retry_interval = kustomization.retry_interval.or(existing.retry_interval.take());
+    existing.timeout = kustomization.timeout.or(existing.timeout.take());
+    existing.wait = kustomization.wait.or(existing.wait);
+    existing.force = kustomization.force.or(existing.force);
+    existing.prune = kustomization.prune.or(existing.prune);
+    existing.patches.extend(kustomization.patches);
+    existing.substitutions.extend(kustomization.substitutions);
+    existing.extra.extend(kustomization.extra);
+    "merged"
+}
+
+/// `values.substitutions.<name>` overrides what features set for kustomization `<name>`.
+fn apply_value_substitutions(blueprint: &mut Blueprint, values: &Value) {
+    let Some(overrides) = values.get("substitutions").and_then(Value::as_object) else { return };
+    for kustomization in &mut blueprint.kustomize {
+        if let Some(Value::Object(map)) = overrides.get(&kustomization.name) {
+            for (key, value) in map {
+                kustomization.substitutions.insert(key.clone(), Value::String(to_text(value)));
+            }
+        }
+    }
+}
+
+/// `values.substitutions.common`, as strings, for the `values-common` ConfigMap.
+fn common_substitutions(values: &Value) -> Map {
+    let common = values.get("substitutions").and_then(|s| s.get("common")).and_then(Value::as_object);
+    common.into_iter().flatten().map(|(k, v)| (k.clone(), Value::String(to_text(v)))).collect()
+}
+
+/// Kustomizations in dependency order, ties broken by name (Kahn's algorithm over a name
+/// index). Returns the unknown `(kustomization, dependency)` pairs, or the first cycle found.
+pub fn order_kustomizations(
+    kustomizations: &[Kustomization],
+) -> Result<(Vec<Kustomization>, Vec<(String, String)>), Vec<String>> {
+    let index: HashMap<&str, usize> = kustomizations.iter().enumerate().map(|(i, k)| (k.name.as_str(), i)).collect();
+    let mut unknown = Vec::new();
+    let mut waiting_on = vec![0usize; kustomizations.len()];
+    let mut dependents: Vec<Vec<usize>> = vec![Vec::new(); kustomizations.len()];
+    for (i, kustomization) in kustomizations.iter().enumerate() {
+        for dependency in &kustomization.depends_on {
+            match index.get(dependency.as_str()) {
+                Some(&d) => {
+                    waiting_on[i] += 1;
+                    dependents[d].push(i);
+                }
+                None => unknown.push((kustomization.name.clone(), dependency.clone())),
+            }
+        }
+    }
+    let mut ready: BTreeSet<(&str, usize)> = (0..kustomizations.len())
+        .filter(|&i| waiting_on[i] == 0)
+        .map(|i| (kustomizations[i].name.as_str(), i))
+        .collect();
+    let mut order = Vec::with_capacity(kustomizations.len());
+    while let Some(next) = ready.pop_first() {
+        order.push(next.1);
+        for &dependent in &dependents[next.1] {
+            waiting_on[dependent] -= 1;
+            if waiting_on[dependent] == 0 {
+                ready.insert((kustomizations[dependent].name.as_str(), dependent));
+            }
+        }
+    }
+    if order.len() < kustomizations.len() {
+        return Err(find_cycle(kustomizations, &index, &waiting_on));
+    }
+    Ok((order.into_iter().map(|i| kustomizations[i].clone()).collect(), unknown))
+}
+
+/// A cycle among the kustomizations left waiting, as names ending where they started.
+fn find_cycle(kustomizations: &[Kustomization], index: &HashMap<&str, usize>, waiting_on: &[usize]) -> Vec<String> {
+    let mut start = (0..kustomizations.len()).filter(|&i| waiting_on[i] > 0).min_by_key(|&i| &kustomizations[i].name);
+    let mut path: Vec<usize> = Vec::new();
+    while let Some(current) = start {
+        if let Some(at) = path.iter().position(|&p| p == current) {
+            let mut cycle: Vec<String> = path[at..].iter().map(|&i| kustomizations[i].name.clone()).collect();
+            cycle.push(kustomizations[current].name.clone());
+            return cycle;
+        }
+        path.push(current);
+        start = kustomizations[current]
+            .depends_on
+            .iter()
+            .filter_map(|d| index.get(d.as_str()).copied())
+            .filter(|&d| waiting_on[d] > 0)
+            .min_by_key(|&d| &kustomizations[d].name);
+    }
+    Vec::new()
+}
+
+/// The merged blueprint as a Windsor `Blueprint` item, local-config. It keeps the base's name,
+/// unless the base is an item in the package: then `<name>-merged`, since a generated item may
+/// not take the identity of an input item (kustomize would see two resources with one id).
+fn merged_blueprint_item(blueprint: &Blueprint, has_item_base: bool) -> Value {
+    let mut merged = blueprint.clone();
+    merged.api_version = model::API_VERSION.into();
+    merged.kind = "Blueprint".into();
+    if has_item_base {
+        merged.metadata.name = format!("{}-merged", merged.metadata.name);
+    }
+    merged.metadata.extra = Map::new();
+    let mut item = serde_json::to_value(&merged).unwrap_or(Value::Null);
+    set_annotation(&mut item, ann::LOCAL_CONFIG, "true");
+    item
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,97 @@
+use super::*;
+use model::BlueprintPatch;
+use serde_json::json;
+
+fn kustomization(name: &str, depends_on: &[&str]) -> Kustomization {
+    Kustomization {
+        name: name.into(),
+        depends_on: depends_on.iter().map(|d| d.to_string()).collect(),
+        ..Default::default()
+    }
+}
+
+fn names(list: &[Kustomization]) -> Vec<&str> {
+    list.iter().map(|k| k.name.as_str()).collect()
+}
+
+#[test]
+fn kustomizations_order_by_dependencies_then_name() {
+    let list =
+        vec![kustomization("z", &[]), kustomization("b", &["c"]), kustomization("c", &[]), kustomization("a", &["z"])];
+    let (ordered, unknown) = order_kustomizations(&list).unwrap_or_default();
+    assert_eq!(names(&ordered), vec!["c", "b", "z", "a"]);
+    assert!(unknown.is_empty());
+}
+
+#[test]
+fn unknown_dependencies_are_reported_and_ignored() {
+    let (ordered, unknown) = order_kustomizations(&[kustomization("a", &["ghost"])]).unwrap_or_default();
+    assert_eq!(names(&ordered), vec!["a"]);
+    assert_eq!(unknown, vec![("a".to_string(), "ghost".to_string())]);
+}
+
+#[test]
+fn cycles_are_named() {
+    let list = vec![kustomization("x", &[]), kustomization("a", &["b"]), kustomization("b", &["a"])];
+    assert_eq!(order_kustomizations(&list).err(), Some(vec!["a".to_string(), "b".to_string(), "a".to_string()]));
+}
+
+#[test]
+fn terraform_merge_and_replace() {
+    let base = TerraformComponent {
+        path: "network/vpc".into(),
+        source: Some("core".into()),
+        inputs: json!({"cidr": "10.0.0.0/16", "tags": {"a": 1}}).as_object().cloned().unwrap_or_default(),
+        depends_on: vec!["x".into()],
+        ..Default::default()
+    };
+    let mut list = vec![base.clone()];
+    let overlay = TerraformComponent {
+        path: "network/vpc".into(),
+        source: Some("core".into()),
+        inputs: json!({"tags": {"b": 2}, "nat": true}).as_object().cloned().unwrap_or_default(),
+        depends_on: vec!["x".into(), "y".into()],
+        parallelism: Some(4),
+        ..Default::default()
+    };
+    assert_eq!(merge_terraform(&mut list, overlay), "merged");
+    assert_eq!(
+        Value::Object(list[0].inputs.clone()),
+        json!({"cidr": "10.0.0.0/16", "tags": {"a": 1, "b": 2}, "nat": true})
+    );
+    assert_eq!(list[0].depends_on, vec!["x", "y"]);
+    assert_eq!(list[0].parallelism, Some(4));
+    let other_source = TerraformComponent { path: "network/vpc".into(), ..Default::default() };
+    assert_eq!(merge_terraform(&mut list, other_source), "appended");
+    let replace = TerraformComponent {
+        path: "network/vpc".into(),
+        source: Some("core".into()),
+        strategy: Strategy::Replace,
+        ..Default::default()
+    };
+    assert_eq!(merge_terraform(&mut list, replace), "replaced");
+    assert!(list[0].inputs.is_empty() && list[0].depends_on.is_empty() && list[0].strategy == Strategy::Merge);
+}
+
+#[test]
+fn kustomization_merge_unions_and_overwrites() {
+    let mut list = vec![Kustomization {
+        name: "ingress".into(),
+        path: "ingress/base".into(),
+        components: vec!["nginx".into()],
+        substitutions: json!({"a": "1", "b": "2"}).as_object().cloned().unwrap_or_default(),
+        ..Default::default()
+    }];
+    let overlay = Kustomization {
+        name: "ingress".into(),
+        components: vec!["nginx".into(), "nginx/nodeport".into()],
+        substitutions: json!({"b": "3"}).as_object().cloned().unwrap_or_default(),
+        patches: vec![BlueprintPatch { patch: Some("p".into()), ..Default::default() }],
+        ..Default::default()
+    };
+    assert_eq!(merge_kustomization(&mut list, overlay), "merged");
+    assert_eq!(list[0].components, vec!["nginx", "nginx/nodeport"]);
+    assert_eq!(list[0].path, "ingress/base");
+    assert_eq!(Value::Object(list[0].substitutions.clone()), json!({"a": "1", "b": "3"}));
+    assert_eq!(list[0].patches.len(), 1);
+}
