@@ -2,12 +2,12 @@
 //! reads the environment. It turns arguments into a [`pipeline::Input`], runs the pipeline and
 //! decides the exit code (0 clean, 1 error results, 2 unusable input) in one place: [`Exit`].
 
-use crate::config;
 use crate::diag::Diagnostic;
 use crate::doc::{parse_scalar, read_yaml_documents, to_yaml_stream, Map, Value};
 use crate::krm::{annotations as ann, is_local_config, set_annotation, ResourceList};
 use crate::package::Files;
 use crate::pipeline::{self, Input};
+use crate::{config, explain};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use serde_json::json;
 use std::ffi::OsString;
@@ -78,12 +78,17 @@ struct Cli {
 enum Command {
     /// Render manifests from files and directories and print the final manifests
     Render(RenderArgs),
+    /// Explain every decision of a render: values, features on and off and why, components
+    Explain(InputArgs),
+    /// Print the kustomization dependency graph (Mermaid, or DOT with --format dot)
+    Graph(GraphArgs),
     /// Print the JSON Schema of the RenderBlueprint kind
     Schema,
 }
 
+/// What to render: the same for `render`, `explain` and `graph`.
 #[derive(Args)]
-struct RenderArgs {
+struct InputArgs {
     /// Files and directories to read (directories recursively: *.yaml, *.yml)
     #[arg(value_name = "PATH", default_value = ".")]
     paths: Vec<PathBuf>,
@@ -96,12 +101,33 @@ struct RenderArgs {
     /// Set one value: a.b.c=value, parsed as a YAML scalar (repeatable; applied after -f)
     #[arg(long = "set", value_name = "KEY=VALUE")]
     set: Vec<String>,
+}
+
+#[derive(Args)]
+struct RenderArgs {
+    #[command(flatten)]
+    input: InputArgs,
     /// Output format
     #[arg(short = 'o', long = "output", value_enum, default_value_t = OutputFormat::Yaml)]
     output: OutputFormat,
     /// Keep items marked config.kubernetes.io/local-config in the output
     #[arg(long)]
     keep_local_config: bool,
+}
+
+#[derive(Args)]
+struct GraphArgs {
+    #[command(flatten)]
+    input: InputArgs,
+    /// Graph language
+    #[arg(long, value_enum, default_value_t = GraphLanguage::Mermaid)]
+    format: GraphLanguage,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum GraphLanguage {
+    Mermaid,
+    Dot,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -149,6 +175,14 @@ pub fn main() -> ExitCode {
     let exit = match cli.command {
         None => krm(cli.root),
         Some(Command::Render(args)) => render(args, cli.root),
+        Some(Command::Explain(args)) => report(&args, cli.root, explain::explain),
+        Some(Command::Graph(args)) => {
+            let format = match args.format {
+                GraphLanguage::Mermaid => explain::GraphFormat::Mermaid,
+                GraphLanguage::Dot => explain::GraphFormat::Dot,
+            };
+            report(&args.input, cli.root, |output| explain::graph(output, format))
+        }
         Some(Command::Schema) => {
             write_stdout(&format!("{}\n", serde_json::to_string_pretty(&config::json_schema()).unwrap_or_default()))
         }
@@ -166,7 +200,7 @@ fn write_stdout(text: &str) -> Exit {
     }
 }
 
-fn report(results: &[Diagnostic]) {
+fn report_results(results: &[Diagnostic]) {
     for diagnostic in results.iter().filter(|d| d.severity >= crate::diag::Severity::Warning) {
         eprintln!("{diagnostic}");
     }
@@ -193,7 +227,7 @@ fn krm(root: Option<PathBuf>) -> Exit {
         value_overrides: vec![],
     };
     let output = pipeline::render(input, &files);
-    report(&output.results);
+    report_results(&output.results);
     let results: Vec<Value> = output.results.iter().map(Diagnostic::to_result).collect();
     let exit = Exit::from_results(&output.results);
     // A failed render writes the input items back unchanged. Parsing stdin again (only on this
@@ -209,8 +243,8 @@ fn krm(root: Option<PathBuf>) -> Exit {
     }
 }
 
-/// `render-blueprint render PATH…`: manifests from files, the final manifests on stdout.
-fn render(args: RenderArgs, root: Option<PathBuf>) -> Exit {
+/// Reads `PATH…`, `-c`, `-f` and `--set` into a pipeline input, and the package root.
+fn load_inputs(args: &InputArgs, root: Option<PathBuf>) -> Result<(Input, PathBuf), Exit> {
     let root = root
         .or_else(|| args.config.as_ref().and_then(|c| c.parent().map(Path::to_path_buf)))
         .or_else(|| args.paths.first().filter(|p| p.is_dir()).cloned())
@@ -218,38 +252,38 @@ fn render(args: RenderArgs, root: Option<PathBuf>) -> Exit {
     let root = if root.as_os_str().is_empty() { PathBuf::from(".") } else { root };
     let mut items = Vec::new();
     for path in &args.paths {
-        if let Err(message) = read_manifests(path, &root, &mut items) {
-            return Exit::Unusable(message);
-        }
+        read_manifests(path, &root, &mut items).map_err(Exit::Unusable)?;
     }
     let function_config = match &args.config {
         None => None,
-        Some(path) => match read_single_document(path) {
-            Ok(mut config) => {
-                // Relative paths in the config resolve from its own file.
-                tag_location(&mut config, &package_path(path, &root), 0);
-                Some(config)
-            }
-            Err(message) => return Exit::Unusable(message),
-        },
+        Some(path) => {
+            let mut config = read_single_document(path).map_err(Exit::Unusable)?;
+            // Relative paths in the config resolve from its own file.
+            tag_location(&mut config, &package_path(path, &root), 0);
+            Some(config)
+        }
     };
     let mut value_overrides = Vec::new();
     for path in &args.values {
-        match read_single_document(path) {
-            Ok(map @ Value::Object(_)) => value_overrides.push(map),
-            Ok(_) => return Exit::Unusable(format!("{}: values must be a YAML mapping", path.display())),
-            Err(message) => return Exit::Unusable(message),
+        match read_single_document(path).map_err(Exit::Unusable)? {
+            map @ Value::Object(_) => value_overrides.push(map),
+            _ => return Err(Exit::Unusable(format!("{}: values must be a YAML mapping", path.display()))),
         }
     }
     for assignment in &args.set {
-        match set_layer(assignment) {
-            Ok(layer) => value_overrides.push(layer),
-            Err(message) => return Exit::Unusable(message),
-        }
+        value_overrides.push(set_layer(assignment).map_err(Exit::Unusable)?);
     }
-    let files = DiskFiles::new(root);
-    let output = pipeline::render(Input { items, function_config, value_overrides }, &files);
-    report(&output.results);
+    Ok((Input { items, function_config, value_overrides }, root))
+}
+
+/// `render-blueprint render PATH…`: manifests from files, the final manifests on stdout.
+fn render(args: RenderArgs, root: Option<PathBuf>) -> Exit {
+    let (input, root) = match load_inputs(&args.input, root) {
+        Ok(loaded) => loaded,
+        Err(exit) => return exit,
+    };
+    let output = pipeline::render(input, &DiskFiles::new(root));
+    report_results(&output.results);
     let Some(items) = output.items else {
         // The CLI prints nothing rather than a package that is missing its failed parts.
         return Exit::Errors;
@@ -267,6 +301,21 @@ fn render(args: RenderArgs, root: Option<PathBuf>) -> Exit {
         }
     };
     write_stdout(&text)
+}
+
+/// `explain` and `graph`: a report of the render on stdout, even when the render failed (a
+/// report of a dependency cycle is most useful then); problems on stderr as usual.
+fn report(args: &InputArgs, root: Option<PathBuf>, format: impl Fn(&pipeline::Output) -> String) -> Exit {
+    let (input, root) = match load_inputs(args, root) {
+        Ok(loaded) => loaded,
+        Err(exit) => return exit,
+    };
+    let output = pipeline::render(input, &DiskFiles::new(root));
+    report_results(&output.results);
+    match write_stdout(&format(&output)) {
+        Exit::Ok => Exit::from_results(&output.results),
+        failure => failure,
+    }
 }
 
 /// `--set a.b=c` as a values layer `{a: {b: c}}`.
@@ -378,7 +427,7 @@ fn legacy_plugin_config(args: &[OsString]) -> Option<PathBuf> {
     match args {
         [_, file, ..]
             if !file.to_string_lossy().starts_with('-')
-                && !["render", "schema", "help"].contains(&file.to_string_lossy().as_ref()) =>
+                && !["render", "explain", "graph", "schema", "help"].contains(&file.to_string_lossy().as_ref()) =>
         {
             Some(PathBuf::from(file))
         }
@@ -413,7 +462,7 @@ fn legacy_plugin(config_file: &Path) -> Exit {
     let root = std::env::var_os("KUSTOMIZE_PLUGIN_CONFIG_ROOT").map(PathBuf::from);
     let files = DiskFiles::new(root_or_cwd(root));
     let output = pipeline::render(Input { items, function_config: Some(config), value_overrides: vec![] }, &files);
-    report(&output.results);
+    report_results(&output.results);
     match output.items {
         Some(items) => write_stdout(&to_yaml_stream(&items)),
         None => Exit::Errors,

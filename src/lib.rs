@@ -11,6 +11,7 @@ pub mod cli;
 pub mod config;
 pub mod diag;
 pub mod doc;
+pub mod explain;
 pub mod expr;
 pub mod features;
 pub mod jsonnet;

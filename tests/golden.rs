@@ -183,10 +183,15 @@ fn golden_fixtures() {
     check_all(&cases(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")));
 }
 
-/// Every `examples/<name>/` runs its `cmd` and prints its checked-in `expected.yaml`.
+/// Every example runs its `cmd` and prints its checked-in `expected.yaml`.
 #[test]
 fn examples_render_as_documented() {
-    let examples: Vec<PathBuf> =
-        subdirs(&Path::new(env!("CARGO_MANIFEST_DIR")).join("examples")).into_iter().filter(|d| is_case(d)).collect();
+    // An example is a case itself, or holds cases (one per value set) beside its package.
+    let examples: Vec<PathBuf> = subdirs(&Path::new(env!("CARGO_MANIFEST_DIR")).join("examples"))
+        .into_iter()
+        .flat_map(
+            |dir| if is_case(&dir) { vec![dir] } else { subdirs(&dir).into_iter().filter(|d| is_case(d)).collect() },
+        )
+        .collect();
     check_all(&examples);
 }
