@@ -61,6 +61,9 @@ pub fn evaluate(files: &dyn Files, path: &str, values: &Value) -> Result<Value, 
     let result = state
         .import(path)
         .and_then(|val| {
+            // jrsonnet's API takes this map; IStr's interior mutability is its reference count,
+            // not its hash, so the key is stable.
+            #[allow(clippy::mutable_key_type)]
             let mut args: HashMap<IStr, TlaArg> = HashMap::new();
             args.insert("values".into(), TlaArg::Val(values));
             apply_tla(&args, val)

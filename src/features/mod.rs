@@ -326,7 +326,7 @@ pub fn run(render: &mut Render, files: &dyn Files) {
     apply_value_substitutions(&mut blueprint, step.values);
     let common = common_substitutions(step.values);
     match order_kustomizations(&blueprint.kustomize) {
-        Ok((ordered, unknown)) => {
+        Ok(Ordered { kustomizations: ordered, unknown }) => {
             for (name, dependency) in unknown {
                 let message = format!("kustomization {name:?} depends on {dependency:?}, which is not defined");
                 step.results.push(graph_diagnostic(&config_origin, Severity::Warning, message));
@@ -592,11 +592,17 @@ fn common_substitutions(values: &Value) -> Map {
     common.into_iter().flatten().map(|(k, v)| (k.clone(), Value::String(to_text(v)))).collect()
 }
 
+/// Kustomizations in dependency order, and the `dependsOn` entries that name no kustomization.
+#[derive(Debug, Default)]
+pub struct Ordered {
+    pub kustomizations: Vec<Kustomization>,
+    /// `(kustomization, unknown dependency)` pairs.
+    pub unknown: Vec<(String, String)>,
+}
+
 /// Kustomizations in dependency order, ties broken by name (Kahn's algorithm over a name
-/// index). Returns the unknown `(kustomization, dependency)` pairs, or the first cycle found.
-pub fn order_kustomizations(
-    kustomizations: &[Kustomization],
-) -> Result<(Vec<Kustomization>, Vec<(String, String)>), Vec<String>> {
+/// index), or the first cycle found, as names ending where they started.
+pub fn order_kustomizations(kustomizations: &[Kustomization]) -> Result<Ordered, Vec<String>> {
     let index: HashMap<&str, usize> = kustomizations.iter().enumerate().map(|(i, k)| (k.name.as_str(), i)).collect();
     let mut unknown = Vec::new();
     let mut waiting_on = vec![0usize; kustomizations.len()];
@@ -629,7 +635,7 @@ pub fn order_kustomizations(
     if order.len() < kustomizations.len() {
         return Err(find_cycle(kustomizations, &index, &waiting_on));
     }
-    Ok((order.into_iter().map(|i| kustomizations[i].clone()).collect(), unknown))
+    Ok(Ordered { kustomizations: order.into_iter().map(|i| kustomizations[i].clone()).collect(), unknown })
 }
 
 /// A cycle among the kustomizations left waiting, as names ending where they started.
