@@ -449,17 +449,11 @@ fn apply_feature(step: &mut Step, blueprint: &mut Blueprint, feature: Feature, o
     }
     for (i, component) in feature.terraform.into_iter().enumerate() {
         let field = format!("terraform[{i}]");
-        let name = if component.path.is_empty() { format!("terraform[{i}]") } else { component.path.clone() };
-        let Some((enabled, reads)) = component_condition(step, &component.when, origin, &field) else { continue };
-        let mut component_decision = ComponentDecision {
-            kind: "terraform",
-            name,
-            when: component.when.clone(),
-            enabled,
-            reads,
-            action: "skipped",
+        let name = if component.path.is_empty() { field.clone() } else { component.path.clone() };
+        let Some(mut component_decision) = decide(step, "terraform", name, &component.when, origin, &field) else {
+            continue;
         };
-        if enabled {
+        if component_decision.enabled {
             let component = step.prepare_terraform(component, origin, &field);
             component_decision.action = merge_terraform(&mut blueprint.terraform, component);
         }
@@ -471,17 +465,12 @@ fn apply_feature(step: &mut Step, blueprint: &mut Blueprint, feature: Feature, o
             step.results.push(origin.diagnostic(Severity::Error, "a kustomization needs a name".into(), &field));
             continue;
         }
-        let Some((enabled, reads)) = component_condition(step, &kustomization.when, origin, &field) else { continue };
         let name = kustomization.name.clone();
-        let mut component_decision = ComponentDecision {
-            kind: "kustomization",
-            name,
-            when: kustomization.when.clone(),
-            enabled,
-            reads,
-            action: "skipped",
+        let Some(mut component_decision) = decide(step, "kustomization", name, &kustomization.when, origin, &field)
+        else {
+            continue;
         };
-        if enabled {
+        if component_decision.enabled {
             let kustomization = step.prepare_kustomization(kustomization, origin, &field);
             component_decision.action = merge_kustomization(&mut blueprint.kustomize, kustomization);
         }
@@ -490,14 +479,19 @@ fn apply_feature(step: &mut Step, blueprint: &mut Blueprint, feature: Feature, o
     decision
 }
 
-fn component_condition(
+/// A component's own condition, as a decision (`skipped` until merged); `None` after an error.
+fn decide(
     step: &mut Step,
+    kind: &'static str,
+    name: String,
     when: &str,
     origin: &Origin,
     field: &str,
-) -> Option<(bool, Vec<(String, Value)>)> {
+) -> Option<ComponentDecision> {
     match step.condition(when, origin) {
-        Ok(result) => Some(result),
+        Ok((enabled, reads)) => {
+            Some(ComponentDecision { kind, name, when: when.to_string(), enabled, reads, action: "skipped" })
+        }
         Err(message) => {
             step.results.push(origin.diagnostic(Severity::Error, message, &format!("{field}.when")));
             None
