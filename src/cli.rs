@@ -3,17 +3,19 @@
 //! decides the exit code (0 clean, 1 error results, 2 unusable input) in one place: [`Exit`].
 
 use crate::diag::Diagnostic;
-use crate::doc::{parse_scalar, read_yaml_documents, to_yaml_stream, Map, Value};
+use crate::doc::{parse_scalar, quoted_dollar_scalars, read_yaml_documents, to_yaml_stream, Map, Value};
 use crate::krm::{annotations as ann, is_local_config, set_annotation, ResourceList};
 use crate::package::Files;
-use crate::pipeline::{self, Input};
+use crate::pipeline::{self, Input, ScalarStyles};
 use crate::{config, explain};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use serde_json::json;
+use std::collections::{HashMap, HashSet};
 use std::ffi::OsString;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::rc::Rc;
 
 const ABOUT: &str = "Render a blueprint into Kubernetes and Flux configuration (a KRM function).";
 
@@ -221,10 +223,24 @@ fn krm(root: Option<PathBuf>) -> Exit {
         Err(err) => return Exit::Unusable(err.to_string()),
     };
     let files = DiskFiles::new(root_or_cwd(root));
+    let styles = match list.format {
+        // JSON strings are all quoted.
+        crate::krm::Format::Json => SourceStyles::all_quoted(),
+        crate::krm::Format::Yaml => {
+            let text: Rc<str> = Rc::from(String::from_utf8_lossy(&bytes));
+            SourceStyles {
+                texts: vec![text],
+                items: vec![(0, 0); list.items.len()],
+                resource_list: true,
+                ..Default::default()
+            }
+        }
+    };
     let input = Input {
         items: std::mem::take(&mut list.items),
         function_config: list.function_config.take(),
         value_overrides: vec![],
+        styles: Some(Box::new(styles)),
     };
     let output = pipeline::render(input, &files);
     report_results(&output.results);
@@ -236,7 +252,6 @@ fn krm(root: Option<PathBuf>) -> Exit {
         Some(items) => items,
         None => ResourceList::parse(&bytes).map(|original| original.items).unwrap_or_default(),
     };
-    drop(bytes);
     match write_stdout(&list.write(items, results)) {
         Exit::Ok => exit,
         failure => failure,
@@ -251,8 +266,9 @@ fn load_inputs(args: &InputArgs, root: Option<PathBuf>) -> Result<(Input, PathBu
         .unwrap_or_else(|| PathBuf::from("."));
     let root = if root.as_os_str().is_empty() { PathBuf::from(".") } else { root };
     let mut items = Vec::new();
+    let mut styles = SourceStyles::default();
     for path in &args.paths {
-        read_manifests(path, &root, &mut items).map_err(Exit::Unusable)?;
+        read_manifests(path, &root, &mut items, &mut styles).map_err(Exit::Unusable)?;
     }
     let function_config = match &args.config {
         None => None,
@@ -273,7 +289,7 @@ fn load_inputs(args: &InputArgs, root: Option<PathBuf>) -> Result<(Input, PathBu
     for assignment in &args.set {
         value_overrides.push(set_layer(assignment).map_err(Exit::Unusable)?);
     }
-    Ok((Input { items, function_config, value_overrides }, root))
+    Ok((Input { items, function_config, value_overrides, styles: Some(Box::new(styles)) }, root))
 }
 
 /// `render-blueprint render PATH…`: manifests from files, the final manifests on stdout.
@@ -350,8 +366,46 @@ fn strip_build_annotations(mut item: Value) -> Value {
     item
 }
 
+/// The source texts items were read from, scanned for scalar styles only when substitution asks,
+/// and then once per text.
+#[derive(Default)]
+struct SourceStyles {
+    texts: Vec<Rc<str>>,
+    /// Per input item: its text and its document in that text.
+    items: Vec<(usize, usize)>,
+    /// KRM mode: one ResourceList document, items under `/items/<i>`.
+    resource_list: bool,
+    all_quoted: bool,
+    scanned: HashMap<usize, Vec<HashSet<String>>>,
+}
+
+impl SourceStyles {
+    fn all_quoted() -> Self {
+        Self { all_quoted: true, ..Default::default() }
+    }
+}
+
+impl ScalarStyles for SourceStyles {
+    fn is_quoted(&mut self, item: usize, pointer: &str) -> bool {
+        if self.all_quoted {
+            return true;
+        }
+        let Some(&(text, document)) = self.items.get(item) else { return false };
+        let texts = &self.texts;
+        let documents = self
+            .scanned
+            .entry(text)
+            .or_insert_with(|| texts.get(text).map(|t| quoted_dollar_scalars(t)).unwrap_or_default());
+        if self.resource_list {
+            documents.first().is_some_and(|d| d.contains(&format!("/items/{item}{pointer}")))
+        } else {
+            documents.get(document).is_some_and(|d| d.contains(pointer))
+        }
+    }
+}
+
 /// Reads one file or a directory tree of manifests, tagging each item with its package path.
-fn read_manifests(path: &Path, root: &Path, items: &mut Vec<Value>) -> Result<(), String> {
+fn read_manifests(path: &Path, root: &Path, items: &mut Vec<Value>, styles: &mut SourceStyles) -> Result<(), String> {
     let meta = std::fs::metadata(path).map_err(|err| format!("{}: {err}", path.display()))?;
     if meta.is_dir() {
         let mut entries: Vec<PathBuf> = std::fs::read_dir(path)
@@ -363,7 +417,7 @@ fn read_manifests(path: &Path, root: &Path, items: &mut Vec<Value>) -> Result<()
         for entry in entries {
             let is_manifest = entry.extension().is_some_and(|ext| ext == "yaml" || ext == "yml");
             if entry.is_dir() || is_manifest {
-                read_manifests(&entry, root, items)?;
+                read_manifests(&entry, root, items, styles)?;
             }
         }
         return Ok(());
@@ -371,6 +425,8 @@ fn read_manifests(path: &Path, root: &Path, items: &mut Vec<Value>) -> Result<()
     let text = std::fs::read_to_string(path).map_err(|err| format!("{}: {err}", path.display()))?;
     let documents = read_yaml_documents(&text).map_err(|err| yaml_error(path, &err))?;
     let package_path = package_path(path, root);
+    styles.texts.push(Rc::from(text));
+    let text_index = styles.texts.len() - 1;
     for (index, mut document) in documents.into_iter().enumerate() {
         if !document.is_object() {
             return Err(format!("{}: document {} is not a mapping (a Kubernetes object)", path.display(), index + 1));
@@ -382,6 +438,7 @@ fn read_manifests(path: &Path, root: &Path, items: &mut Vec<Value>) -> Result<()
         }
         tag_location(&mut document, &package_path, index);
         items.push(document);
+        styles.items.push((text_index, index));
     }
     Ok(())
 }
@@ -461,7 +518,13 @@ fn legacy_plugin(config_file: &Path) -> Exit {
     };
     let root = std::env::var_os("KUSTOMIZE_PLUGIN_CONFIG_ROOT").map(PathBuf::from);
     let files = DiskFiles::new(root_or_cwd(root));
-    let output = pipeline::render(Input { items, function_config: Some(config), value_overrides: vec![] }, &files);
+    let styles = SourceStyles {
+        items: (0..items.len()).map(|i| (0, i)).collect(),
+        texts: vec![Rc::from(text)],
+        ..Default::default()
+    };
+    let input = Input { items, function_config: Some(config), value_overrides: vec![], styles: Some(Box::new(styles)) };
+    let output = pipeline::render(input, &files);
     report_results(&output.results);
     match output.items {
         Some(items) => write_stdout(&to_yaml_stream(&items)),

@@ -91,16 +91,78 @@ pub struct Spec {
     pub flux: FluxSettings,
     /// kustomize-style patches (SPEC §10).
     #[serde(default)]
-    pub patches: Vec<Value>,
-    /// Flux post-build variables (SPEC §11).
+    pub patches: Vec<PatchEntry>,
+    /// Flux post-build variables (SPEC §11); they win over `substituteFrom`.
     #[serde(default)]
     pub substitute: Map,
-    /// Flux post-build variable sources (SPEC §11).
+    /// Flux post-build variable sources, read in order (SPEC §11).
     #[serde(default)]
-    pub substitute_from: Vec<Value>,
+    pub substitute_from: Vec<SubstituteReference>,
     /// Strict substitution: an unset variable without default is an error (default true).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub strict: Option<bool>,
+}
+
+/// One patch, as in kustomize's `patches:` (SPEC §10).
+#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct PatchEntry {
+    /// Inline patch text: a list of JSON 6902 operations, or a strategic merge patch object
+    /// (several YAML documents are several patches).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub patch: Option<String>,
+    /// A file holding the patch, relative to the functionConfig's file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    /// Which resources to patch; without it a strategic merge patch patches the resource with
+    /// its own apiVersion, kind, name and namespace.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target: Option<PatchTarget>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub options: Option<PatchOptions>,
+}
+
+/// kustomize's patch target: anchored regular expressions and Kubernetes selectors.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct PatchTarget {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub namespace: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label_selector: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub annotation_selector: Option<String>,
+}
+
+#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct PatchOptions {
+    /// Allow the patch to change `metadata.name`.
+    #[serde(default)]
+    pub allow_name_change: bool,
+    /// Allow the patch to change `kind`.
+    #[serde(default)]
+    pub allow_kind_change: bool,
+}
+
+/// A ConfigMap or Secret among the items whose data are substitution variables (Flux's
+/// `postBuild.substituteFrom`).
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct SubstituteReference {
+    pub kind: SourceKind,
+    pub name: String,
+    /// Tolerate a missing source.
+    #[serde(default)]
+    pub optional: bool,
 }
 
 /// How kustomizations become Flux objects (SPEC §7.4).

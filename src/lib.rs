@@ -17,5 +17,8 @@ pub mod features;
 pub mod jsonnet;
 pub mod krm;
 pub mod package;
+pub mod patch;
 pub mod pipeline;
+pub mod selector;
+pub mod subst;
 pub mod values;

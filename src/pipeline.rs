@@ -10,9 +10,18 @@ use crate::diag::{Diagnostic, Kind};
 use crate::doc::Value;
 use crate::krm::{self, annotation, annotations as ann, remove_annotation, set_annotation, type_of};
 use crate::package::Files;
-use crate::{features, values};
+use crate::{features, patch, subst, values};
+
+/// The source styles of the input items' scalars (see [`crate::doc::quoted_dollar_scalars`]).
+/// Asked lazily: only for a substituted plain-or-quoted scalar whose new text would read as
+/// something other than a string, so most renders never scan their source again.
+pub trait ScalarStyles {
+    /// Whether input item `item`'s scalar at JSON pointer `pointer` was quoted (or a block).
+    fn is_quoted(&mut self, item: usize, pointer: &str) -> bool;
+}
 
 /// What the caller hands to a render.
+#[derive(Default)]
 pub struct Input {
     pub items: Vec<Value>,
     /// The ResourceList's functionConfig (or the CLI's `-c`); when absent, a `RenderBlueprint`
@@ -20,6 +29,15 @@ pub struct Input {
     pub function_config: Option<Value>,
     /// Values layers from the command line (`-f`, then `--set`), merged last.
     pub value_overrides: Vec<Value>,
+    /// Scalar styles of the items' source text.
+    pub styles: Option<Box<dyn ScalarStyles>>,
+}
+
+/// An item a step produced. `substitute: false` keeps Flux's post-build substitution off it: the
+/// Flux objects we emit are applied by Flux, which never substitutes them itself.
+pub struct Generated {
+    pub item: Value,
+    pub substitute: bool,
 }
 
 pub struct Output {
@@ -48,7 +66,10 @@ pub struct Render {
     pub config: FunctionConfig,
     pub items: Vec<Value>,
     /// Items produced by this render, finished (annotated) and appended at the end.
-    pub generated: Vec<Value>,
+    pub generated: Vec<Generated>,
+    /// For each item, its index in the input (items may be dropped before the steps run).
+    pub origin: Vec<usize>,
+    pub styles: Option<Box<dyn ScalarStyles>>,
     pub results: Vec<Diagnostic>,
     pub values: Value,
     pub overrides: Vec<Value>,
@@ -61,6 +82,8 @@ impl Render {
             config,
             items,
             generated: Vec::new(),
+            origin: Vec::new(),
+            styles: None,
             results: Vec::new(),
             values: Value::Null,
             overrides,
@@ -95,6 +118,8 @@ pub fn render(input: Input, files: &dyn Files) -> Output {
         Err(diagnostic) => return Output { items: None, results: vec![diagnostic], report: Report::default() },
     };
     let mut render = Render::new(config, input.items, input.value_overrides);
+    render.origin = (0..render.items.len()).collect();
+    render.styles = input.styles;
     forget_previous_run(&mut render);
     for item in render.items.iter_mut().filter(|item| is_configuration(item)) {
         set_annotation(item, ann::LOCAL_CONFIG, "true");
@@ -103,11 +128,15 @@ pub fn render(input: Input, files: &dyn Files) -> Output {
     if !render.failed() {
         features::run(&mut render, files);
     }
+    if !render.failed() {
+        patch_and_substitute(&mut render, files);
+    }
     render.report.values = render.values.clone();
     if render.failed() {
         return Output { items: None, results: render.results, report: render.report };
     }
-    let generated = finish_generated(&render.config.name, std::mem::take(&mut render.generated));
+    let generated = std::mem::take(&mut render.generated).into_iter().map(|g| g.item).collect();
+    let generated = finish_generated(&render.config.name, generated);
     render.items.extend(generated);
     Output { items: Some(render.items), results: render.results, report: render.report }
 }
@@ -144,13 +173,120 @@ fn choose_config(input: &Input) -> Result<FunctionConfig, Diagnostic> {
 /// drops what this functionConfig generated and undoes the exclusions it made.
 fn forget_previous_run(render: &mut Render) {
     let name = render.config.name.as_str();
-    render.items.retain(|item| annotation(item, ann::GENERATED_BY) != Some(name));
+    let keep: Vec<bool> = render.items.iter().map(|item| annotation(item, ann::GENERATED_BY) != Some(name)).collect();
+    let mut keep_items = keep.iter();
+    render.items.retain(|_| *keep_items.next().unwrap_or(&true));
+    let mut keep_origin = keep.iter();
+    render.origin.retain(|_| *keep_origin.next().unwrap_or(&true));
     for item in &mut render.items {
         if annotation(item, ann::EXCLUDED) == Some("true") {
             remove_annotation(item, ann::EXCLUDED);
             remove_annotation(item, ann::LOCAL_CONFIG);
         }
     }
+}
+
+/// Patches (SPEC §10), then substitution (SPEC §11), on every item but configuration kinds.
+///
+/// Idempotency (SPEC §1) for input items: a change that a second run would repeat (a JSON 6902
+/// `add` to the end of a list, a `$${` escape…) marks the item `fn.blueprint.dev/applied:
+/// <fingerprint of the patches and variables>`, and a marked item with the current fingerprint
+/// is not patched or substituted again. Idempotent changes leave no mark. Generated items are
+/// made afresh every run and never need one.
+fn patch_and_substitute(render: &mut Render, files: &dyn Files) {
+    let patches = match patch::prepare(&render.config.spec.patches, &render.config.item, files) {
+        Ok(patches) => patches,
+        Err(errors) => {
+            render.results.extend(errors);
+            return;
+        }
+    };
+    let variables = match subst::prepare(&render.config.spec, &render.config.item, &render.items) {
+        Ok(variables) => variables,
+        Err(errors) => {
+            render.results.extend(errors);
+            return;
+        }
+    };
+    if patches.is_empty() && variables.is_none() {
+        return;
+    }
+    let fingerprint = fingerprint(&[&patches.fingerprint, variables.as_ref().map_or("", |v| v.fingerprint.as_str())]);
+    let input_count = render.items.len();
+    let mut targets: Vec<(usize, bool, &mut Value)> = Vec::new();
+    for (i, item) in render.items.iter_mut().enumerate() {
+        if is_configuration(item) {
+            continue;
+        }
+        match annotation(item, ann::APPLIED) {
+            Some(mark) if mark == fingerprint => continue,
+            Some(_) => {
+                remove_annotation(item, ann::APPLIED);
+            }
+            None => {}
+        }
+        targets.push((i, true, item));
+    }
+    for (i, generated) in render.generated.iter_mut().enumerate() {
+        targets.push((input_count + i, generated.substitute, &mut generated.item));
+    }
+    let mut indices = Vec::with_capacity(targets.len());
+    let mut substitutable = Vec::with_capacity(targets.len());
+    let mut items: Vec<&mut Value> = Vec::with_capacity(targets.len());
+    for (index, substitute, item) in targets {
+        indices.push(index);
+        substitutable.push(substitute);
+        items.push(item);
+    }
+    let mut repeatable = vec![false; items.len()];
+    if !patches.is_empty() {
+        let applied = patch::apply(&patches, &mut items);
+        render.results.extend(applied.results);
+        repeatable.iter_mut().zip(applied.repeatable).for_each(|(r, a)| *r |= a);
+    }
+    if let Some(variables) = &variables {
+        let mut subset: Vec<&mut Value> = Vec::new();
+        let mut positions = Vec::new();
+        for (position, item) in items.iter_mut().enumerate() {
+            if substitutable[position] {
+                subset.push(&mut **item);
+                positions.push(position);
+            }
+        }
+        // Generated items have no source text: their scalars read as plain, as Flux would read
+        // them in our output.
+        let origins: Vec<Option<usize>> = positions
+            .iter()
+            .map(|&p| render.origin.get(indices[p]).copied().filter(|_| indices[p] < input_count))
+            .collect();
+        let styles = &mut render.styles;
+        let mut quoted = |i: usize, pointer: &str| match (origins.get(i).copied().flatten(), styles.as_mut()) {
+            (Some(origin), Some(styles)) => styles.is_quoted(origin, pointer),
+            _ => false,
+        };
+        let applied = subst::apply(variables, &mut subset, &mut quoted);
+        render.results.extend(applied.results);
+        for (position, again) in positions.into_iter().zip(applied.repeatable) {
+            repeatable[position] |= again;
+        }
+    }
+    for ((index, item), again) in indices.iter().zip(items).zip(repeatable) {
+        if again && *index < input_count {
+            set_annotation(item, ann::APPLIED, &fingerprint);
+        }
+    }
+}
+
+/// FNV-1a over the parts: a short, stable fingerprint (not a security hash).
+fn fingerprint(parts: &[&str]) -> String {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for part in parts {
+        for byte in part.bytes().chain([0]) {
+            hash ^= u64::from(byte);
+            hash = hash.wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+    format!("{hash:016x}")
 }
 
 /// Tags generated items with their generator and gives those without a file one under

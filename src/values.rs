@@ -78,7 +78,7 @@ fn load(
 }
 
 /// Finds the ConfigMap or Secret by name (and namespace, when given).
-fn find<'a>(
+pub(crate) fn find<'a>(
     items: &'a [Value],
     kind: SourceKind,
     name: &str,
@@ -103,7 +103,7 @@ fn find<'a>(
 
 /// A ConfigMap's `data`, or a Secret's `data` (base64-decoded) overlaid with `stringData`;
 /// only the entry `only` when a key is asked for, so an unrelated bad entry does not fail the run.
-fn data_of(object: &Value, kind: SourceKind, only: Option<&str>) -> Result<Vec<(String, String)>, String> {
+pub(crate) fn data_of(object: &Value, kind: SourceKind, only: Option<&str>) -> Result<Vec<(String, String)>, String> {
     let entries = |field: &str| {
         object
             .get(field)

@@ -4,9 +4,11 @@
 //! Nothing here knows about Kubernetes kinds or about files; it turns text into values and back.
 
 mod path;
+mod styles;
 mod yaml;
 
 pub use path::FieldPath;
+pub use styles::quoted_dollar_scalars;
 pub use yaml::{parse_scalar, read_yaml_documents, to_yaml, to_yaml_stream, YamlError};
 
 /// A document node. Mappings keep their key order.

@@ -14,7 +14,7 @@ use crate::expr::interpolate::{interpolate, interpolate_value, InterpolationErro
 use crate::expr::{to_text, type_name, Expression, Host};
 use crate::krm::{self, annotations as ann, set_annotation, type_of};
 use crate::package::{resolve, Files};
-use crate::pipeline::Render;
+use crate::pipeline::{Generated, Render};
 use model::{Blueprint, Feature, Kustomization, Strategy, TerraformComponent};
 use std::cell::RefCell;
 use std::collections::{BTreeSet, HashMap};
@@ -340,10 +340,12 @@ pub fn run(render: &mut Render, files: &dyn Files) {
     }
 
     let has_item_base = !blueprint_items.is_empty();
-    render.generated.push(merged_blueprint_item(&blueprint, has_item_base));
+    let merged = merged_blueprint_item(&blueprint, has_item_base);
+    render.generated.push(Generated { item: merged, substitute: false });
     let settings = &render.config.spec.flux;
     if settings.enabled.unwrap_or(true) && !blueprint.kustomize.is_empty() {
-        render.generated.extend(flux::objects(&blueprint, settings, &common));
+        let objects = flux::objects(&blueprint, settings, &common);
+        render.generated.extend(objects.into_iter().map(|item| Generated { item, substitute: false }));
     }
     render.results.append(&mut step.results);
     report.blueprint = Some(blueprint);

@@ -9,6 +9,9 @@ pub const LEGACY_INDEX: &str = "config.kubernetes.io/index";
 pub const LOCAL_CONFIG: &str = "config.kubernetes.io/local-config";
 /// Set on every item this function generates, with the functionConfig's name as value.
 pub const GENERATED_BY: &str = "fn.blueprint.dev/generated-by";
+/// Set on an input item that patches or substitution changed in a way a second run would repeat;
+/// the value fingerprints the patches and variables, so the same config skips the item next run.
+pub const APPLIED: &str = "fn.blueprint.dev/applied";
 /// Set when this function excluded an item (and so added local-config), to undo it next run.
 pub const EXCLUDED: &str = "fn.blueprint.dev/excluded";
 

@@ -1,0 +1,306 @@
+//! The patches step (SPEC §10, compat: kustomize `patches`): RFC 6902 operations (json-patch
+//! crate, atomic per resource), strategic merge patches for built-in kinds ([`strategic`], with
+//! the generated [`merge_keys`] table) and RFC 7386 merge patches plus directives for other kinds.
+//!
+//! It owns reading and compiling `spec.patches` and applying them to the items it is handed; the
+//! pipeline decides which items those are.
+
+#[rustfmt::skip]
+mod merge_keys;
+pub mod strategic;
+mod target;
+
+use crate::config::{PatchEntry, PatchOptions};
+use crate::diag::{Diagnostic, Kind, Severity};
+use crate::doc::{read_yaml_documents, FieldPath, Map, Value};
+use crate::krm::{self, type_of};
+use crate::package::{resolve, Files};
+use std::collections::HashMap;
+use target::Target;
+
+/// One patch document, parsed.
+enum Document {
+    Json6902(json_patch::Patch),
+    Strategic(Map),
+}
+
+struct Patch {
+    /// `spec.patches[i]`, for messages.
+    field: FieldPath,
+    documents: Vec<Document>,
+    target: Option<Target>,
+    options: PatchOptions,
+}
+
+/// The compiled patches of a functionConfig, and their text (for the idempotency fingerprint).
+pub struct Patches {
+    patches: Vec<Patch>,
+    pub fingerprint: String,
+    /// The config that declared them, for warnings that concern no single resource.
+    config_item: Value,
+}
+
+impl Patches {
+    pub fn is_empty(&self) -> bool {
+        self.patches.is_empty()
+    }
+}
+
+/// Reads and compiles every patch; all problems are reported, none is half-compiled.
+pub fn prepare(entries: &[PatchEntry], config_item: &Value, files: &dyn Files) -> Result<Patches, Vec<Diagnostic>> {
+    let config_path = krm::item_location(config_item).0;
+    let mut patches = Vec::new();
+    let mut errors = Vec::new();
+    let mut fingerprint = String::new();
+    for (i, entry) in entries.iter().enumerate() {
+        let field = FieldPath::root().key("spec").key("patches").index(i);
+        let error = |message: String, at: FieldPath| {
+            let diagnostic = Diagnostic::error(Kind::Config, message).at(at);
+            if config_item.is_null() {
+                diagnostic
+            } else {
+                diagnostic.about(config_item)
+            }
+        };
+        let text = match (&entry.patch, &entry.path) {
+            (Some(text), None) => text.clone(),
+            (None, Some(path)) => match resolve(config_path.as_deref(), path)
+                .and_then(|p| files.read(&p).map_err(|err| format!("cannot read patch file {p:?}: {err}")))
+            {
+                Ok(text) => text,
+                Err(message) => {
+                    errors.push(error(message, field.clone().key("path")));
+                    continue;
+                }
+            },
+            _ => {
+                errors.push(error("a patch has either patch (inline text) or path (a file)".into(), field.clone()));
+                continue;
+            }
+        };
+        let target = match entry.target.as_ref().map(Target::compile).transpose() {
+            Ok(target) => target,
+            Err(message) => {
+                errors.push(error(message, field.clone().key("target")));
+                continue;
+            }
+        };
+        let documents = match parse_documents(&text) {
+            Ok(documents) => documents,
+            Err(message) => {
+                errors.push(error(message, field.clone()));
+                continue;
+            }
+        };
+        let json6902 = documents.iter().any(|d| matches!(d, Document::Json6902(_)));
+        if json6902 && target.is_none() {
+            errors.push(error(
+                "a JSON 6902 patch needs a target: add target with at least a kind and name".into(),
+                field,
+            ));
+            continue;
+        }
+        if target.is_none() {
+            if let Some(message) = documents.iter().find_map(untargeted_identity_problem) {
+                errors.push(error(message, field));
+                continue;
+            }
+        }
+        fingerprint.push_str(&text);
+        fingerprint.push_str(&serde_json::to_string(&entry.target).unwrap_or_default());
+        patches.push(Patch { field, documents, target, options: entry.options.clone().unwrap_or_default() });
+    }
+    if errors.is_empty() {
+        Ok(Patches { patches, fingerprint, config_item: config_item.clone() })
+    } else {
+        Err(errors)
+    }
+}
+
+/// A list of operations is RFC 6902; a mapping is a strategic merge patch. Several YAML
+/// documents are several patches, as in kustomize.
+fn parse_documents(text: &str) -> Result<Vec<Document>, String> {
+    let documents = read_yaml_documents(text).map_err(|err| match (err.line, err.column) {
+        (Some(line), Some(column)) => format!("patch is not valid YAML (line {line} column {column}): {}", err.message),
+        _ => format!("patch is not valid YAML: {}", err.message),
+    })?;
+    if documents.is_empty() {
+        return Err("patch is empty".into());
+    }
+    documents
+        .into_iter()
+        .map(|document| match document {
+            Value::Array(_) => serde_json::from_value(document)
+                .map(Document::Json6902)
+                .map_err(|err| format!("invalid JSON 6902 patch: {err}")),
+            Value::Object(map) => Ok(Document::Strategic(map)),
+            _ => Err("a patch is a list of JSON 6902 operations or a strategic merge patch object".into()),
+        })
+        .collect()
+}
+
+fn untargeted_identity_problem(document: &Document) -> Option<String> {
+    let Document::Strategic(map) = document else { return None };
+    let item = Value::Object(map.clone());
+    let (api_version, kind) = type_of(&item);
+    (api_version.is_empty() || kind.is_empty() || krm::name_of(&item).is_empty()).then(|| {
+        "a strategic merge patch without target needs apiVersion, kind and metadata.name to find its resource".into()
+    })
+}
+
+/// What applying did: problems, and which items were changed in a way a second run would
+/// repeat (those need the idempotency marker).
+pub struct Applied {
+    pub results: Vec<Diagnostic>,
+    pub repeatable: Vec<bool>,
+}
+
+fn same_namespace(a: &str, b: &str) -> bool {
+    let normal = |ns: &str| if ns.is_empty() { "default".to_string() } else { ns.to_string() };
+    normal(a) == normal(b)
+}
+
+/// Applies every patch, in order, to the items handed over. Items of kinds without a strategic
+/// schema get merge-patch semantics.
+pub fn apply(patches: &Patches, items: &mut [&mut Value]) -> Applied {
+    let mut results = Vec::new();
+    let mut repeatable = vec![false; items.len()];
+    // Untargeted strategic patches find their resource by identity: index once.
+    let mut by_identity: HashMap<(String, String, String), Vec<usize>> = HashMap::new();
+    for (i, item) in items.iter().enumerate() {
+        let (api_version, kind) = type_of(item);
+        by_identity
+            .entry((api_version.to_string(), kind.to_string(), krm::name_of(item).to_string()))
+            .or_default()
+            .push(i);
+    }
+    for patch in &patches.patches {
+        let mut matched = 0usize;
+        for document in &patch.documents {
+            let selected: Vec<usize> = match (&patch.target, document) {
+                (Some(target), _) => (0..items.len()).filter(|&i| target.matches(items[i])).collect(),
+                (None, Document::Strategic(map)) => {
+                    let identity = Value::Object(map.clone());
+                    let (api_version, kind) = type_of(&identity);
+                    let key = (api_version.to_string(), kind.to_string(), krm::name_of(&identity).to_string());
+                    let namespace = krm::namespace_of(&identity).to_string();
+                    by_identity
+                        .get(&key)
+                        .into_iter()
+                        .flatten()
+                        .copied()
+                        .filter(|&i| same_namespace(krm::namespace_of(items[i]), &namespace))
+                        .collect()
+                }
+                (None, Document::Json6902(_)) => Vec::new(),
+            };
+            matched += selected.len();
+            for i in selected {
+                match apply_document(document, patch, items[i]) {
+                    Ok(repeat) => repeatable[i] |= repeat,
+                    Err((message, pointer)) => {
+                        let mut diagnostic =
+                            Diagnostic::error(Kind::Render, format!("patch {}: {message}", patch.field))
+                                .about(items[i]);
+                        if let Some(pointer) = pointer {
+                            diagnostic = diagnostic.at(pointer_to_field(&pointer));
+                        }
+                        results.push(diagnostic);
+                    }
+                }
+            }
+        }
+        if matched == 0 {
+            let message = match &patch.target {
+                Some(_) => "target matches no resource".to_string(),
+                None => "no resource has the patch's apiVersion, kind, name and namespace".to_string(),
+            };
+            let warning = Diagnostic::new(Severity::Warning, Kind::Render, message).at(patch.field.clone());
+            results.push(if patches.config_item.is_null() { warning } else { warning.about(&patches.config_item) });
+        }
+    }
+    Applied { results, repeatable }
+}
+
+/// Applies one document to one item, all or nothing. `Ok(true)` when applying it again would
+/// change the item again (an `add` to the end of a list, a `remove`…).
+fn apply_document(document: &Document, patch: &Patch, item: &mut Value) -> Result<bool, (String, Option<String>)> {
+    let mut result = item.clone();
+    let repeat = match document {
+        Document::Json6902(operations) => {
+            json_patch::patch(&mut result, operations).map_err(|err| {
+                let operation = operations.0.get(err.operation).map(|op| op.to_string()).unwrap_or_default();
+                let op_name = serde_json::from_str::<Value>(&operation)
+                    .ok()
+                    .and_then(|v| v.get("op").and_then(Value::as_str).map(str::to_string))
+                    .unwrap_or_default();
+                (
+                    format!("operation {} ({op_name} {}) failed: {}", err.operation, err.path, err.kind),
+                    Some(err.path.to_string()),
+                )
+            })?;
+            let mut again = result.clone();
+            json_patch::patch(&mut again, operations).map_or(true, |_| again != result)
+        }
+        Document::Strategic(map) => {
+            let mut patch_map = map.clone();
+            if patch.target.is_some() {
+                // With a target the patch's own identity is not applied (kustomize renames it to
+                // each target first).
+                strip_identity(&mut patch_map);
+            }
+            let (api_version, kind) = type_of(item);
+            let schema = strategic::schema_of(api_version, kind);
+            let Value::Object(target) = &mut result else { return Err(("resource is not a mapping".into(), None)) };
+            strategic::apply(target, &patch_map, schema).map_err(|err| (err, None))?;
+            false
+        }
+    };
+    check_identity(item, &result, &patch.options)?;
+    *item = result;
+    Ok(repeat)
+}
+
+fn strip_identity(patch: &mut Map) {
+    patch.shift_remove("apiVersion");
+    patch.shift_remove("kind");
+    if let Some(Value::Object(metadata)) = patch.get_mut("metadata") {
+        metadata.shift_remove("name");
+        metadata.shift_remove("namespace");
+    }
+}
+
+fn check_identity(before: &Value, after: &Value, options: &PatchOptions) -> Result<(), (String, Option<String>)> {
+    if !options.allow_name_change && krm::name_of(before) != krm::name_of(after) {
+        return Err((
+            format!(
+                "it changes metadata.name from {:?} to {:?}; set options.allowNameChange: true if that is intended",
+                krm::name_of(before),
+                krm::name_of(after)
+            ),
+            Some("/metadata/name".into()),
+        ));
+    }
+    if !options.allow_kind_change && type_of(before).1 != type_of(after).1 {
+        return Err((
+            format!(
+                "it changes kind from {:?} to {:?}; set options.allowKindChange: true if that is intended",
+                type_of(before).1,
+                type_of(after).1
+            ),
+            Some("/kind".into()),
+        ));
+    }
+    Ok(())
+}
+
+/// `/spec/template/0/name` as `spec.template[0].name`.
+fn pointer_to_field(pointer: &str) -> FieldPath {
+    pointer.split('/').skip(1).fold(FieldPath::root(), |path, token| {
+        let token = token.replace("~1", "/").replace("~0", "~");
+        match token.parse::<usize>() {
+            Ok(i) => path.index(i),
+            Err(_) => path.key(token),
+        }
+    })
+}

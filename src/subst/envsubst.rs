@@ -1,0 +1,464 @@
+//! Flux's `envsubst` (fluxcd/pkg/envsubst), written here: no Rust crate reproduces its grammar.
+//! Rules we copy on purpose, as fluxcd/pkg behaves (parse/parse.go, funcs.go, template.go):
+//! - only `${` starts an expression; a bare `$v` or a lone `$` is left as written; at top level
+//!   `$$` writes `$` (so `$${v}` is a literal `${v}`);
+//! - names are letters, digits and `_`; the character after the name picks the operator, and an
+//!   unknown one is `missing closing brace`;
+//! - every default form (`:=`, `=`, `:-`, `:+`, `:?`) means "the argument when the value is empty";
+//!   arguments run to the first `}` not inside a nested `${…}`, and are evaluated before the lookup;
+//! - `#`/`##`/`%`/`%%` take glob patterns whose `*` and `?` also match `/`; `/`, `//`, `/#`, `/%`
+//!   match literally; lengths and substrings count bytes;
+//! - in strict mode a variable that does not exist is an error unless a default form is used.
+
+use std::borrow::Cow;
+
+pub const VAR_NOT_SET: &str = "variable not set (strict mode)";
+
+/// Substitutes `text`. `lookup` returns `None` for a variable that does not exist.
+pub fn substitute(text: &str, lookup: &dyn Fn(&str) -> Option<String>, strict: bool) -> Result<String, String> {
+    let chars: Vec<char> = text.chars().collect();
+    let mut eval = Eval { chars: &chars, pos: 0, lookup, strict };
+    eval.top()
+}
+
+struct Eval<'a> {
+    chars: &'a [char],
+    pos: usize,
+    lookup: &'a dyn Fn(&str) -> Option<String>,
+    strict: bool,
+}
+
+fn is_name_char(c: char) -> bool {
+    c.is_alphanumeric() || c == '_'
+}
+
+impl Eval<'_> {
+    fn peek(&self) -> Option<char> {
+        self.chars.get(self.pos).copied()
+    }
+
+    fn peek_at(&self, offset: usize) -> Option<char> {
+        self.chars.get(self.pos + offset).copied()
+    }
+
+    fn top(&mut self) -> Result<String, String> {
+        let mut out = String::new();
+        while let Some(c) = self.peek() {
+            match (c, self.peek_at(1)) {
+                ('$', Some('$')) => {
+                    out.push('$');
+                    self.pos += 2;
+                }
+                ('$', Some('{')) => {
+                    self.pos += 2;
+                    out.push_str(&self.expression()?);
+                }
+                _ => {
+                    out.push(c);
+                    self.pos += 1;
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// The text of an argument, up to (not including) the closing `}` of the expression, with
+    /// nested `${…}` evaluated and `\/`, `\\` unescaped. `stop_at_slash` ends it at an unescaped `/`.
+    fn argument(&mut self, stop_at_slash: bool) -> Result<String, String> {
+        let mut out = String::new();
+        loop {
+            match (self.peek(), self.peek_at(1)) {
+                (None, _) => return Err("missing closing brace".into()),
+                (Some('}'), _) => return Ok(out),
+                (Some('/'), _) if stop_at_slash => return Ok(out),
+                (Some('\\'), Some(c @ ('/' | '\\'))) => {
+                    out.push(c);
+                    self.pos += 2;
+                }
+                (Some('$'), Some('{')) => {
+                    self.pos += 2;
+                    out.push_str(&self.expression()?);
+                }
+                (Some(c), _) => {
+                    out.push(c);
+                    self.pos += 1;
+                }
+            }
+        }
+    }
+
+    fn close(&mut self) -> Result<(), String> {
+        if self.peek() == Some('}') {
+            self.pos += 1;
+            Ok(())
+        } else {
+            Err("missing closing brace".into())
+        }
+    }
+
+    fn name(&mut self) -> String {
+        let start = self.pos;
+        while self.peek().is_some_and(is_name_char) {
+            self.pos += 1;
+        }
+        self.chars[start..self.pos].iter().collect()
+    }
+
+    /// The value of a variable for an operator that needs it to exist in strict mode.
+    fn value(&self, name: &str, defaulting: bool) -> Result<String, String> {
+        match (self.lookup)(name) {
+            Some(value) => Ok(value),
+            None if self.strict && !defaulting => Err(format!("{VAR_NOT_SET}: {name:?}")),
+            None => Ok(String::new()),
+        }
+    }
+
+    /// After `${`: one expression through its `}`.
+    fn expression(&mut self) -> Result<String, String> {
+        if self.peek() == Some('#') {
+            self.pos += 1;
+            let name = self.name();
+            if name.is_empty() || self.peek() != Some('}') {
+                return Err("bad substitution".into());
+            }
+            self.pos += 1;
+            return Ok(self.value(&name, false)?.len().to_string());
+        }
+        let name = self.name();
+        if name.is_empty() {
+            return Err("unable to parse variable name".into());
+        }
+        match (self.peek(), self.peek_at(1)) {
+            (Some('}'), _) => {
+                self.pos += 1;
+                self.value(&name, false)
+            }
+            (Some(':'), Some('=' | '-' | '+' | '?')) | (Some('='), _) => {
+                self.pos += if self.peek() == Some(':') { 2 } else { 1 };
+                let default = self.argument(false)?;
+                self.close()?;
+                let value = self.value(&name, true)?;
+                Ok(if value.is_empty() { default } else { value })
+            }
+            (Some(':'), _) => {
+                self.pos += 1;
+                let spec = self.argument(false)?;
+                self.close()?;
+                if spec.is_empty() {
+                    return Err("unable to parse substitution within function".into());
+                }
+                let value = self.value(&name, false)?;
+                substring(&value, &spec)
+            }
+            (Some(c @ ('^' | ',')), _) => {
+                self.pos += 1;
+                let all = self.peek() == Some(c);
+                if all {
+                    self.pos += 1;
+                }
+                if self.peek() != Some('}') {
+                    return Err("bad substitution".into());
+                }
+                self.pos += 1;
+                let value = self.value(&name, false)?;
+                Ok(change_case(&value, c == '^', all))
+            }
+            (Some(c @ ('#' | '%')), _) => {
+                self.pos += 1;
+                let longest = self.peek() == Some(c);
+                if longest {
+                    self.pos += 1;
+                }
+                let pattern = self.argument(false)?;
+                self.close()?;
+                let value = self.value(&name, false)?;
+                Ok(trim(&value, &pattern, c == '#', longest))
+            }
+            (Some('/'), _) => {
+                self.pos += 1;
+                let mode = match self.peek() {
+                    Some(c @ ('/' | '#' | '%')) => {
+                        self.pos += 1;
+                        Some(c)
+                    }
+                    _ => None,
+                };
+                let from = self.argument(true)?;
+                if self.peek() != Some('/') {
+                    return Err("bad substitution".into());
+                }
+                self.pos += 1;
+                let to = self.argument(false)?;
+                self.close()?;
+                let value = self.value(&name, false)?;
+                Ok(replace(&value, &from, &to, mode))
+            }
+            _ => Err("missing closing brace".into()),
+        }
+    }
+}
+
+/// `${v:offset}` / `${v:offset:length}` on bytes; an unparsable offset or length keeps the value.
+fn substring(value: &str, spec: &str) -> Result<String, String> {
+    let (offset, length) = match spec.split_once(':') {
+        Some((o, l)) => (o, Some(l)),
+        None => (spec, None),
+    };
+    let Ok(offset) = offset.parse::<i64>() else { return Ok(value.to_string()) };
+    let bytes = value.len() as i64;
+    let start = if offset < 0 { (bytes + offset).max(0) } else { offset };
+    if start >= bytes {
+        return Ok(String::new());
+    }
+    let end = match length.map(str::parse::<i64>) {
+        None => bytes,
+        Some(Err(_)) => return Ok(value.to_string()),
+        Some(Ok(l)) if l < 0 => return Err("bad substitution: negative length".into()),
+        Some(Ok(l)) => (start + l).min(bytes),
+    };
+    let bytes = value.as_bytes();
+    Ok(String::from_utf8_lossy(&bytes[start as usize..end as usize]).into_owned())
+}
+
+fn change_case(value: &str, upper: bool, all: bool) -> String {
+    match (upper, all) {
+        (true, true) => value.to_uppercase(),
+        (false, true) => value.to_lowercase(),
+        _ => {
+            let mut chars = value.chars();
+            match chars.next() {
+                None => String::new(),
+                Some(first) => {
+                    let first: String =
+                        if upper { first.to_uppercase().collect() } else { first.to_lowercase().collect() };
+                    first + chars.as_str()
+                }
+            }
+        }
+    }
+}
+
+/// `#`/`##` remove the shortest/longest prefix matching a glob, `%`/`%%` the suffix.
+fn trim(value: &str, pattern: &str, prefix: bool, longest: bool) -> String {
+    let Some(glob) = Glob::compile(pattern) else { return value.to_string() };
+    let mut cuts: Vec<usize> = value.char_indices().map(|(i, _)| i).chain([value.len()]).collect();
+    if longest == prefix {
+        cuts.reverse();
+    }
+    for cut in cuts {
+        let (candidate, rest) = if prefix { (&value[..cut], &value[cut..]) } else { (&value[cut..], &value[..cut]) };
+        if glob.matches(candidate) {
+            return rest.to_string();
+        }
+    }
+    value.to_string()
+}
+
+fn replace(value: &str, from: &str, to: &str, mode: Option<char>) -> String {
+    match mode {
+        Some('/') if !from.is_empty() => value.replace(from, to),
+        Some('#') => match value.strip_prefix(from) {
+            Some(rest) => format!("{to}{rest}"),
+            None => value.to_string(),
+        },
+        Some('%') => match value.strip_suffix(from) {
+            Some(rest) => format!("{rest}{to}"),
+            None => value.to_string(),
+        },
+        _ if from.is_empty() => value.to_string(),
+        _ => value.replacen(from, to, 1),
+    }
+}
+
+/// A shell glob: `*`, `?`, `[…]` / `[^…]` classes with ranges, `\c` escapes. `*` and `?` match
+/// `/` too (Flux's fork of path.Match).
+enum Token {
+    Literal(char),
+    Any,
+    Star,
+    Class { negated: bool, ranges: Vec<(char, char)> },
+}
+
+struct Glob(Vec<Token>);
+
+impl Glob {
+    fn compile(pattern: &str) -> Option<Self> {
+        let mut tokens = Vec::new();
+        let mut chars = pattern.chars();
+        while let Some(c) = chars.next() {
+            tokens.push(match c {
+                '*' => Token::Star,
+                '?' => Token::Any,
+                '\\' => Token::Literal(chars.next()?),
+                '[' => {
+                    let mut negated = false;
+                    let mut ranges = Vec::new();
+                    let mut first = true;
+                    loop {
+                        let c = chars.next()?;
+                        match c {
+                            '^' if first => negated = true,
+                            ']' if !first || !ranges.is_empty() => break,
+                            c => {
+                                let low = if c == '\\' { chars.next()? } else { c };
+                                let mut peek = chars.clone();
+                                if peek.next() == Some('-') && peek.clone().next().is_some_and(|n| n != ']') {
+                                    chars.next();
+                                    let high = chars.next()?;
+                                    let high = if high == '\\' { chars.next()? } else { high };
+                                    ranges.push((low, high));
+                                } else {
+                                    ranges.push((low, low));
+                                }
+                            }
+                        }
+                        first = false;
+                    }
+                    if ranges.is_empty() {
+                        return None;
+                    }
+                    Token::Class { negated, ranges }
+                }
+                c => Token::Literal(c),
+            });
+        }
+        Some(Self(tokens))
+    }
+
+    fn matches(&self, text: &str) -> bool {
+        let text: Vec<char> = text.chars().collect();
+        fn go(tokens: &[Token], text: &[char]) -> bool {
+            match tokens.split_first() {
+                None => text.is_empty(),
+                Some((Token::Star, rest)) => (0..=text.len()).any(|i| go(rest, &text[i..])),
+                Some((token, rest)) => match text.split_first() {
+                    None => false,
+                    Some((c, tail)) => {
+                        let ok = match token {
+                            Token::Literal(l) => l == c,
+                            Token::Any => true,
+                            Token::Class { negated, ranges } => {
+                                ranges.iter().any(|(lo, hi)| lo <= c && c <= hi) != *negated
+                            }
+                            Token::Star => false,
+                        };
+                        ok && go(rest, tail)
+                    }
+                },
+            }
+        }
+        go(&self.0, &text)
+    }
+}
+
+/// Whether a string could change under substitution: it holds `${` or `$$`.
+pub fn may_substitute(text: &str) -> bool {
+    text.contains("${") || text.contains("$$")
+}
+
+/// Newlines are removed from variable values (kustomize_varsub.go), only `\n`.
+pub fn clean_value(value: &str) -> Cow<'_, str> {
+    if value.contains('\n') {
+        Cow::Owned(value.replace('\n', ""))
+    } else {
+        Cow::Borrowed(value)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(text: &str, strict: bool) -> Result<String, String> {
+        let lookup = |name: &str| match name {
+            "set" => Some("Hello World".to_string()),
+            "empty" => Some(String::new()),
+            "path" => Some("a/b/c.tar.gz".to_string()),
+            "n" => Some("2".to_string()),
+            "b" => Some("B".to_string()),
+            "uni" => Some("ünïcode".to_string()),
+            _ => None,
+        };
+        substitute(text, &lookup, strict)
+    }
+
+    fn ok(text: &str) -> String {
+        run(text, false).unwrap_or_else(|e| panic!("{text}: {e}"))
+    }
+
+    #[test]
+    fn plain_and_escapes() {
+        assert_eq!(ok("${set}!"), "Hello World!");
+        assert_eq!(ok("$set and $ alone"), "$set and $ alone");
+        assert_eq!(ok("$${set} a$$b"), "${set} a$b");
+        assert_eq!(ok("$$${set}"), "$Hello World");
+        assert_eq!(ok("\\${set}"), "\\Hello World");
+        assert_eq!(ok("${unset}"), "");
+    }
+
+    #[test]
+    fn defaults_all_mean_if_empty() {
+        for op in [":=", "=", ":-", ":+", ":?"] {
+            assert_eq!(ok(&format!("${{unset{op}d}}")), "d", "{op}");
+            assert_eq!(ok(&format!("${{empty{op}d}}")), "d", "{op}");
+            assert_eq!(ok(&format!("${{set{op}d}}")), "Hello World", "{op}");
+        }
+        assert_eq!(ok("${u:=a}b}"), "ab}");
+        assert_eq!(ok("${u:=x:y}"), "x:y");
+        assert_eq!(ok("${u==d}"), "=d");
+        assert_eq!(ok("${u:=${b:=c}}"), "B");
+        assert_eq!(ok("${u:=${nob:=c}}"), "c");
+        assert_eq!(ok("${u:=a${b}c}"), "aBc");
+        assert_eq!(ok("${u:=$${b}}"), "$B");
+    }
+
+    #[test]
+    fn string_operators() {
+        assert_eq!(ok("${#set}"), "11");
+        assert_eq!(ok("${set:6}"), "World");
+        assert_eq!(ok("${set:0:5}"), "Hello");
+        assert_eq!(ok("${set:${n}:3}"), "llo");
+        assert_eq!(ok("${set:99}"), "");
+        assert_eq!(ok("${set: -5}"), "Hello World");
+        assert_eq!(ok("${set^}${uni^^}${set,}${set,,}"), "Hello WorldÜNÏCODEhello Worldhello world");
+        assert_eq!(ok("${path#*/}"), "b/c.tar.gz");
+        assert_eq!(ok("${path##*/}"), "c.tar.gz");
+        assert_eq!(ok("${path%.*}"), "a/b/c.tar");
+        assert_eq!(ok("${path%%.*}"), "a/b/c");
+        assert_eq!(ok("${path#[a-b]/}"), "b/c.tar.gz");
+        assert_eq!(ok("${set/o/0}"), "Hell0 World");
+        assert_eq!(ok("${set//o/0}"), "Hell0 W0rld");
+        assert_eq!(ok("${set/#Hello/Bye}"), "Bye World");
+        assert_eq!(ok("${set/%World/There}"), "Hello There");
+        assert_eq!(ok("${set/o*/X}"), "Hello World");
+        assert_eq!(ok("${set//o/}"), "Hell Wrld");
+        assert_eq!(ok("${path/\\//|}"), "a|b/c.tar.gz");
+    }
+
+    #[test]
+    fn errors_are_fluxs() {
+        for (text, error) in [
+            ("${}", "unable to parse variable name"),
+            ("${ x}", "unable to parse variable name"),
+            ("${set", "missing closing brace"),
+            ("${v-d}", "missing closing brace"),
+            ("${v.x}", "missing closing brace"),
+            ("${set:}", "unable to parse substitution within function"),
+            ("${#}", "bad substitution"),
+            ("${#set:1}", "bad substitution"),
+            ("${set^^^}", "bad substitution"),
+            ("${set/a}", "bad substitution"),
+        ] {
+            assert_eq!(run(text, false), Err(error.to_string()), "{text}");
+        }
+    }
+
+    #[test]
+    fn strict_mode() {
+        assert_eq!(run("${unset}", true), Err("variable not set (strict mode): \"unset\"".into()));
+        assert_eq!(run("${#unset}", true), Err("variable not set (strict mode): \"unset\"".into()));
+        assert_eq!(run("${unset:=d}", true), Ok("d".into()));
+        assert_eq!(run("${empty}", true), Ok(String::new()));
+        assert_eq!(run("${set:=${unknown}}", true), Err("variable not set (strict mode): \"unknown\"".into()));
+    }
+}

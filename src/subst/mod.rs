@@ -1,0 +1,285 @@
+//! The substitution step (SPEC §11, compat: Flux kustomize-controller post-build,
+//! fluxcd/pkg/kustomize/kustomize_varsub.go): variables from `substituteFrom` in order, then
+//! `substitute`; names validated, newlines removed; every resource not opted out is substituted.
+//!
+//! Flux substitutes a resource's YAML text and parses it again. We substitute string values in
+//! place and give a changed *plain* scalar the type its new text reads as (YAML 1.1, as
+//! sigs.k8s.io/yaml reads it), while quoted and block scalars stay strings: the same result
+//! without printing and re-reading every resource. Which scalars were quoted comes from the source
+//! text ([`crate::doc::quoted_dollar_scalars`]).
+
+pub mod envsubst;
+
+use crate::config::Spec;
+use crate::diag::{Diagnostic, Kind};
+use crate::doc::{read_yaml_documents, FieldPath, Map, Value};
+use crate::values::{data_of, find};
+use envsubst::{clean_value, may_substitute, substitute};
+use std::collections::BTreeMap;
+
+const DISABLE_KEY: &str = "kustomize.toolkit.fluxcd.io/substitute";
+const NAME_PATTERN: &str = "^[_[:alpha:]][_[:alpha:][:digit:]]*$";
+
+/// The variables of a render.
+pub struct Variables {
+    values: BTreeMap<String, String>,
+    strict: bool,
+    pub fingerprint: String,
+}
+
+fn valid_name(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars.next().is_some_and(|c| c == '_' || c.is_ascii_alphabetic())
+        && chars.all(|c| c == '_' || c.is_ascii_alphanumeric())
+}
+
+/// Gathers the variables; `Ok(None)` when the config asks for no substitution.
+pub fn prepare(spec: &Spec, config_item: &Value, items: &[Value]) -> Result<Option<Variables>, Vec<Diagnostic>> {
+    if spec.substitute.is_empty() && spec.substitute_from.is_empty() {
+        return Ok(None);
+    }
+    let error = |message: String, field: FieldPath| {
+        let diagnostic = Diagnostic::error(Kind::Config, message).at(field);
+        if config_item.is_null() {
+            diagnostic
+        } else {
+            diagnostic.about(config_item)
+        }
+    };
+    let mut errors = Vec::new();
+    let mut values = BTreeMap::new();
+    for (i, reference) in spec.substitute_from.iter().enumerate() {
+        let field = FieldPath::root().key("spec").key("substituteFrom").index(i);
+        let what = format!("{}/{}", reference.kind.as_str(), reference.name);
+        match find(items, reference.kind, &reference.name, None) {
+            Ok(Some(object)) => match data_of(object, reference.kind, None) {
+                Ok(data) => values.extend(data),
+                Err(message) => errors.push(error(format!("substitute from '{what}' error: {message}"), field)),
+            },
+            Ok(None) if reference.optional => {}
+            Ok(None) => {
+                let plural = format!("{}s", reference.kind.as_str().to_lowercase());
+                let message = format!(
+                    "substitute from '{what}' error: {plural} {:?} not found; add it to the package or set optional: true",
+                    reference.name
+                );
+                errors.push(error(message, field));
+            }
+            Err(message) => errors.push(error(format!("substitute from '{what}' error: {message}"), field)),
+        }
+    }
+    for (name, value) in &spec.substitute {
+        let text = match value {
+            Value::String(s) => s.clone(),
+            Value::Number(_) | Value::Bool(_) => value.to_string(),
+            _ => {
+                let field = FieldPath::root().key("spec").key("substitute").key(name.as_str());
+                errors.push(error(format!("variable {name:?} must be a string"), field));
+                continue;
+            }
+        };
+        values.insert(name.clone(), text);
+    }
+    for name in values.keys().filter(|name| !valid_name(name)) {
+        let field = FieldPath::root().key("spec").key("substitute");
+        errors.push(error(format!("'{name}' var name is invalid, must match '{NAME_PATTERN}'"), field));
+    }
+    if !errors.is_empty() {
+        return Err(errors);
+    }
+    let values: BTreeMap<String, String> = values.into_iter().map(|(k, v)| (k, clean_value(&v).into_owned())).collect();
+    let strict = spec.strict.unwrap_or(true);
+    let fingerprint = format!("{strict}{}", serde_json::to_string(&values).unwrap_or_default());
+    Ok(Some(Variables { values, strict, fingerprint }))
+}
+
+fn disabled(item: &Value) -> bool {
+    let metadata = item.get("metadata");
+    ["labels", "annotations"].iter().any(|field| {
+        metadata.and_then(|m| m.get(*field)).and_then(|m| m.get(DISABLE_KEY)).and_then(Value::as_str)
+            == Some("disabled")
+    })
+}
+
+fn contains_candidate(value: &Value) -> bool {
+    match value {
+        Value::String(s) => may_substitute(s),
+        Value::Array(items) => items.iter().any(contains_candidate),
+        Value::Object(map) => map.iter().any(|(k, v)| may_substitute(k) || contains_candidate(v)),
+        _ => false,
+    }
+}
+
+/// The value a plain scalar's new text reads as: YAML 1.1 booleans (as sigs.k8s.io/yaml reads
+/// them), then anything our YAML reader makes of it; text that is not one YAML value is an error
+/// (Flux would fail to parse the resource back).
+fn retype(text: &str) -> Result<Value, String> {
+    const TRUE: [&str; 8] = ["y", "Y", "yes", "Yes", "YES", "on", "On", "ON"];
+    const FALSE: [&str; 8] = ["n", "N", "no", "No", "NO", "off", "Off", "OFF"];
+    if TRUE.contains(&text) {
+        return Ok(Value::Bool(true));
+    }
+    if FALSE.contains(&text) {
+        return Ok(Value::Bool(false));
+    }
+    match read_yaml_documents(text) {
+        Ok(mut documents) if documents.len() <= 1 => Ok(documents.pop().unwrap_or(Value::Null)),
+        Ok(_) => Err(format!("substituted text {text:?} is several YAML documents")),
+        Err(err) => Err(format!("substituted text {text:?} is not valid YAML: {}", err.message)),
+    }
+}
+
+struct Walk<'a> {
+    variables: &'a Variables,
+    /// Whether the scalar at a pointer was quoted in the source; asked only when it matters.
+    quoted: &'a mut dyn FnMut(&str) -> bool,
+}
+
+impl Walk<'_> {
+    fn text(&mut self, text: &str) -> Result<String, String> {
+        let lookup = |name: &str| self.variables.values.get(name).cloned();
+        substitute(text, &lookup, self.variables.strict).map_err(|err| format!("variable substitution failed: {err}"))
+    }
+
+    /// Substitutes inside `value` (at JSON pointer `pointer`); `Err((message, pointer))`.
+    fn value(&mut self, value: &mut Value, pointer: &mut String) -> Result<(), (String, String)> {
+        match value {
+            Value::String(text) if may_substitute(text) => {
+                let new = self.text(text).map_err(|m| (m, pointer.clone()))?;
+                if new != *text {
+                    // The style matters only when the new text reads as something other than a
+                    // string; most substitutions never ask.
+                    *value = match retype(&new) {
+                        Ok(Value::String(_)) => Value::String(new),
+                        _ if (self.quoted)(pointer) => Value::String(new),
+                        retyped => retyped.map_err(|m| (m, pointer.clone()))?,
+                    };
+                }
+            }
+            Value::Array(items) => {
+                for (i, item) in items.iter_mut().enumerate() {
+                    let len = pointer.len();
+                    pointer.push_str(&format!("/{i}"));
+                    self.value(item, pointer)?;
+                    pointer.truncate(len);
+                }
+            }
+            Value::Object(map) => {
+                let needs_keys = map.keys().any(|k| may_substitute(k));
+                if needs_keys {
+                    let mut renamed = Map::new();
+                    for (key, item) in std::mem::take(map) {
+                        let key =
+                            if may_substitute(&key) { self.text(&key).map_err(|m| (m, pointer.clone()))? } else { key };
+                        renamed.insert(key, item);
+                    }
+                    *map = renamed;
+                }
+                for (key, item) in map.iter_mut() {
+                    if matches!(item, Value::Null | Value::Bool(_) | Value::Number(_)) {
+                        continue;
+                    }
+                    let len = pointer.len();
+                    pointer.push('/');
+                    pointer.push_str(&key.replace('~', "~0").replace('/', "~1"));
+                    self.value(item, pointer)?;
+                    pointer.truncate(len);
+                }
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+/// What substituting did: problems, and the items whose result would change again if
+/// substituted again (it still holds `${…}`, e.g. from `$${`), which need the idempotency marker.
+pub struct Applied {
+    pub results: Vec<Diagnostic>,
+    pub repeatable: Vec<bool>,
+}
+
+/// Substitutes every item handed over; `quoted(i, pointer)` says whether item i's scalar at
+/// `pointer` was quoted in its source.
+pub fn apply(variables: &Variables, items: &mut [&mut Value], quoted: &mut dyn FnMut(usize, &str) -> bool) -> Applied {
+    let mut results = Vec::new();
+    let mut repeatable = vec![false; items.len()];
+    for (i, item) in items.iter_mut().enumerate() {
+        if disabled(item) || !contains_candidate(item) {
+            continue;
+        }
+        let mut quoted_here = |pointer: &str| quoted(i, pointer);
+        let mut walk = Walk { variables, quoted: &mut quoted_here };
+        let mut result = (**item).clone();
+        match walk.value(&mut result, &mut String::new()) {
+            Ok(()) => {
+                repeatable[i] = contains_candidate(&result) && {
+                    let mut again = result.clone();
+                    walk.value(&mut again, &mut String::new()).map_or(true, |_| again != result)
+                };
+                **item = result;
+            }
+            Err((message, pointer)) => {
+                let field = pointer.split('/').skip(1).fold(FieldPath::root(), |path, token| {
+                    let token = token.replace("~1", "/").replace("~0", "~");
+                    match token.parse::<usize>() {
+                        Ok(index) => path.index(index),
+                        Err(_) => path.key(token),
+                    }
+                });
+                results.push(Diagnostic::error(Kind::Render, message).about(item).at(field));
+            }
+        }
+    }
+    Applied { results, repeatable }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn variables(values: &[(&str, &str)], strict: bool) -> Variables {
+        Variables {
+            values: values.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
+            strict,
+            fingerprint: String::new(),
+        }
+    }
+
+    #[test]
+    fn plain_scalars_take_their_new_type_quoted_ones_stay_strings() {
+        let vars = variables(&[("n", "3"), ("port", "8080"), ("flag", "on"), ("name", "web")], true);
+        let mut item = json!({"spec": {"replicas": "${n}", "env": [{"name": "PORT", "value": "${port}"}],
+                                        "enabled": "${flag}", "label": "app-${name}"}});
+        let applied = apply(&vars, &mut [&mut item], &mut |_, pointer| pointer == "/spec/env/0/value");
+        assert!(applied.results.is_empty());
+        assert_eq!(
+            item,
+            json!({"spec": {"replicas": 3, "env": [{"name": "PORT", "value": "8080"}], "enabled": true, "label": "app-web"}})
+        );
+    }
+
+    #[test]
+    fn opt_out_and_strict_errors() {
+        let vars = variables(&[], true);
+        let mut off = json!({"metadata": {"labels": {DISABLE_KEY: "disabled"}}, "data": {"x": "${missing}"}});
+        let mut on = json!({"metadata": {"name": "a"}, "data": {"x": "${missing}"}});
+        let applied = apply(&vars, &mut [&mut off, &mut on], &mut |_, _| false);
+        assert_eq!(applied.results.len(), 1);
+        assert_eq!(
+            applied.results[0].message,
+            "variable substitution failed: variable not set (strict mode): \"missing\""
+        );
+        assert_eq!(applied.results[0].field.as_ref().map(|f| f.to_string()), Some("data.x".to_string()));
+    }
+
+    #[test]
+    fn escaped_output_is_marked_repeatable() {
+        let vars = variables(&[], false);
+        let mut item = json!({"data": {"x": "$${kept}"}});
+        let applied = apply(&vars, &mut [&mut item], &mut |_, _| false);
+        assert_eq!(item, json!({"data": {"x": "${kept}"}}));
+        assert_eq!(applied.repeatable, vec![true]);
+    }
+}
