@@ -49,11 +49,7 @@ pub fn quoted_dollar_scalars(text: &str) -> Vec<HashSet<String>> {
                 path.clear();
                 null_root = false;
             }
-            Event::DocumentEnd => {
-                if !null_root {
-                    documents.push(std::mem::take(&mut current));
-                }
-            }
+            Event::DocumentEnd if !null_root => documents.push(std::mem::take(&mut current)),
             Event::Scalar(value, style, ..) => {
                 if stack.is_empty()
                     && style == ScalarStyle::Plain

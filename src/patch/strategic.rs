@@ -65,7 +65,7 @@ fn without_directives(value: &Value) -> Value {
         Value::Array(items) => Value::Array(
             items
                 .iter()
-                .filter(|i| !i.as_object().is_some_and(|m| directive(m).is_some()))
+                .filter(|i| i.as_object().is_none_or(|m| directive(m).is_none()))
                 .map(without_directives)
                 .collect(),
         ),
