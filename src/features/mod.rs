@@ -224,6 +224,12 @@ impl<'a> Step<'a> {
                     continue;
                 }
             }
+            if let Err(message) =
+                crate::patch::check(patch.patch.as_deref().unwrap_or_default(), patch.target.is_some())
+            {
+                self.results.push(origin.diagnostic(Severity::Error, message, &patch_field));
+                continue;
+            }
             patches.push(patch);
         }
         kustomization.patches = patches;

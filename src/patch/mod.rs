@@ -117,6 +117,16 @@ pub fn prepare(entries: &[PatchEntry], config_item: &Value, files: &dyn Files) -
     }
 }
 
+/// Checks patch text that this function passes on rather than applies (Windsor kustomization
+/// patches, which Flux applies): it must parse as we would parse it, and JSON 6902 needs a target.
+pub fn check(text: &str, has_target: bool) -> Result<(), String> {
+    let documents = parse_documents(text)?;
+    if !has_target && documents.iter().any(|d| matches!(d, Document::Json6902(_))) {
+        return Err("a JSON 6902 patch needs a target".into());
+    }
+    Ok(())
+}
+
 /// A list of operations is RFC 6902; a mapping is a strategic merge patch. Several YAML
 /// documents are several patches, as in kustomize.
 fn parse_documents(text: &str) -> Result<Vec<Document>, String> {
