@@ -53,6 +53,9 @@ pub struct Spec {
     /// Declared inputs, Landscaper style (SPEC §5).
     #[serde(default)]
     pub imports: Vec<Value>,
+    /// The JSON Schema draft of import and export schemas (default 2019-09), as in Landscaper.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub json_schema_version: Option<String>,
     /// Named JSON Schemas referenced as `local://<name>`.
     #[serde(default)]
     pub local_types: Map,

@@ -10,7 +10,9 @@ use crate::diag::{Diagnostic, Kind};
 use crate::doc::Value;
 use crate::krm::{self, annotation, annotations as ann, remove_annotation, set_annotation, type_of};
 use crate::package::Files;
-use crate::{features, patch, subst, values};
+use crate::template::BackendLookup;
+use crate::{features, imports, patch, subst, values};
+use std::sync::Arc;
 
 /// The source styles of the input items' scalars (see [`crate::doc::quoted_dollar_scalars`]).
 /// Asked lazily: only for a substituted plain-or-quoted scalar whose new text would read as
@@ -52,6 +54,7 @@ pub struct Output {
 #[derive(Clone, Debug, Default)]
 pub struct Report {
     pub values: Value,
+    pub imports: imports::Report,
     pub features: features::Report,
 }
 
@@ -74,6 +77,8 @@ pub struct Render {
     pub values: Value,
     pub overrides: Vec<Value>,
     pub report: Report,
+    /// Resolves the `backend` template helper; set by the policy step (SPEC §6).
+    pub backends: BackendLookup,
 }
 
 impl Render {
@@ -88,6 +93,9 @@ impl Render {
             values: Value::Null,
             overrides,
             report: Report::default(),
+            backends: Arc::new(|path: &str, _: &str| {
+                Err(format!("no typeInstance backend rule for {path:?}: add spec.policy.global.typeInstance.rules"))
+            }),
         }
     }
 
@@ -125,6 +133,9 @@ pub fn render(input: Input, files: &dyn Files) -> Output {
         set_annotation(item, ann::LOCAL_CONFIG, "true");
     }
     values::run(&mut render, files);
+    if !render.failed() {
+        imports::run(&mut render, files);
+    }
     if !render.failed() {
         features::run(&mut render, files);
     }

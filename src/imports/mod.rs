@@ -1,0 +1,997 @@
+//! The imports step (SPEC §5 and §9, compat: Gardener Landscaper): declared imports validated
+//! against JSON Schema, defaults and conditional imports, import executions that add bindings or
+//! stop the render, deploy executions that produce resources, export executions, and
+//! subinstallations wired by `dataRef` and rendered in dependency order.
+//!
+//! The blueprint comes from a Landscaper `Blueprint` item and/or the same fields inline in the
+//! functionConfig. Import values are `values.<name>`. Error texts follow Landscaper
+//! (apis/core/validation/blueprint.go, pkg/landscaper/installations/imports/constructor.go).
+
+pub mod model;
+pub mod schema;
+
+use crate::diag::{Diagnostic, Kind, Severity};
+use crate::doc::{deep_merge, read_yaml_documents, FieldPath, Map, Value};
+use crate::krm::{self, annotations as ann, set_annotation, type_of};
+use crate::package::{resolve, Files};
+use crate::pipeline::{Generated, Render};
+use crate::template::{Engine, TemplateError};
+use model::{import_type, Blueprint, Execution, ExportDecl, ImportDecl, InstallationTemplate, Subinstallation};
+use schema::Schema;
+use serde_json::json;
+use std::collections::{BTreeSet, HashMap, HashSet};
+use std::sync::Arc;
+
+/// Subinstallations nest at most this deep (file references could otherwise loop).
+const MAX_DEPTH: usize = 16;
+
+/// What the step decided, for `explain` and `graph`.
+#[derive(Clone, Debug, Default)]
+pub struct Report {
+    pub scopes: Vec<ScopeReport>,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct ScopeReport {
+    /// `platform`, or `platform/child` for a subinstallation.
+    pub name: String,
+    pub imports: Vec<ImportReport>,
+    /// Subinstallations in render order, with the siblings each depends on.
+    pub subinstallations: Vec<(String, Vec<String>)>,
+    pub exports: Vec<String>,
+}
+
+#[derive(Clone, Debug)]
+pub struct ImportReport {
+    pub name: String,
+    /// `value`, `default`, `binding`, `absent` or `removed`.
+    pub source: &'static str,
+    /// `valid`, `no schema`, or what failed.
+    pub verdict: String,
+}
+
+/// Where a blueprint was declared, for diagnostics and relative paths.
+#[derive(Clone)]
+struct Origin {
+    item: Value,
+    /// The field path of the blueprint inside the item (`spec` inline, root for an item).
+    field: FieldPath,
+    /// The file relative paths (execution files, subinstallation files) resolve from.
+    file: Option<String>,
+    /// `subinstallation "a": ` for nested blueprints.
+    prefix: String,
+}
+
+impl Origin {
+    fn diagnostic(&self, severity: Severity, message: impl AsRef<str>, field: &str) -> Diagnostic {
+        let mut path = self.field.clone();
+        if !field.is_empty() {
+            path = path.join(&FieldPath::parse(field));
+        }
+        let diagnostic =
+            Diagnostic::new(severity, Kind::Render, format!("{}{}", self.prefix, message.as_ref())).at(path);
+        if self.item.is_null() {
+            diagnostic
+        } else {
+            diagnostic.about(&self.item)
+        }
+    }
+
+    fn error(&self, message: impl AsRef<str>, field: &str) -> Diagnostic {
+        self.diagnostic(Severity::Error, message, field)
+    }
+}
+
+struct Step<'a> {
+    files: &'a dyn Files,
+    values: &'a Value,
+    kots_config: Value,
+    engine: Engine,
+    results: Vec<Diagnostic>,
+    generated: Vec<Generated>,
+    report: Report,
+}
+
+pub fn run(render: &mut Render, files: &dyn Files) {
+    let spec = &render.config.spec;
+    let config_item = render.config.item.clone();
+    let mut results = Vec::new();
+    let items: Vec<&Value> = render.items.iter().filter(|i| type_of(i) == (model::API_VERSION, "Blueprint")).collect();
+    let mut blueprint = Blueprint::default();
+    let mut origin = Origin {
+        item: config_item.clone(),
+        field: FieldPath::root().key("spec"),
+        file: krm::item_location(&config_item).0,
+        prefix: String::new(),
+    };
+    let mut name = render.config.name.clone();
+    if let [first, second, ..] = items.as_slice() {
+        let message = format!(
+            "more than one Landscaper Blueprint item ({:?} and {:?}): render one blueprint and wire others as subinstallations",
+            krm::name_of(first),
+            krm::name_of(second)
+        );
+        results.push(Diagnostic::error(Kind::Render, message).about(second));
+    }
+    if let Some(item) = items.first() {
+        origin = Origin {
+            item: (*item).clone(),
+            field: FieldPath::root(),
+            file: krm::item_location(item).0,
+            prefix: String::new(),
+        };
+        name = krm::name_of(item).to_string();
+        match model_parse::<Blueprint>(item) {
+            Ok(parsed) => blueprint = parsed,
+            Err((field, message)) => results.push(origin.error(message, &field)),
+        }
+    }
+    let inline = Blueprint {
+        json_schema_version: spec.json_schema_version.clone(),
+        local_types: spec.local_types.clone(),
+        imports: parse_list(&spec.imports, "imports", &config_item, &mut results),
+        exports: parse_list(&spec.exports, "exports", &config_item, &mut results),
+        import_executions: parse_list(&spec.import_executions, "importExecutions", &config_item, &mut results),
+        deploy_executions: parse_list(&spec.deploy_executions, "deployExecutions", &config_item, &mut results),
+        export_executions: parse_list(&spec.export_executions, "exportExecutions", &config_item, &mut results),
+        subinstallations: spec.subinstallations.clone(),
+        ..Default::default()
+    };
+    blueprint.extend(inline);
+    if !results.is_empty() || blueprint.is_empty() {
+        render.results.extend(results);
+        return;
+    }
+    let index: Arc<HashMap<(String, String, String), Value>> = Arc::new(
+        render
+            .items
+            .iter()
+            .map(|i| {
+                ((type_of(i).1.to_string(), krm::name_of(i).to_string(), krm::namespace_of(i).to_string()), i.clone())
+            })
+            .collect(),
+    );
+    let resources = Arc::new(move |kind: &str, name: &str, namespace: Option<&str>| {
+        index.get(&(kind.to_string(), name.to_string(), namespace.unwrap_or_default().to_string())).cloned().or_else(
+            || {
+                namespace
+                    .is_none()
+                    .then(|| index.iter().find(|((k, n, _), _)| k == kind && n == name).map(|(_, v)| v.clone()))
+                    .flatten()
+            },
+        )
+    });
+    let backends = render.backends.clone();
+    let mut step = Step {
+        files,
+        values: &render.values,
+        kots_config: Value::Object(spec.config.clone()),
+        engine: Engine::new(resources, backends),
+        results,
+        generated: Vec::new(),
+        report: Report::default(),
+    };
+    let source = render.values.as_object().cloned().unwrap_or_default();
+    render_blueprint(&mut step, &blueprint, &name, &origin, &source, 0);
+    render.results.append(&mut step.results);
+    render.generated.append(&mut step.generated);
+    render.report.imports = step.report;
+}
+
+fn model_parse<T: serde::de::DeserializeOwned>(value: &Value) -> Result<T, (String, String)> {
+    serde_path_to_error::deserialize(value).map_err(|err| (err.path().to_string(), err.inner().to_string()))
+}
+
+/// Parses one inline list of the functionConfig into model types, reporting each bad entry.
+fn parse_list<T: serde::de::DeserializeOwned>(
+    values: &[Value],
+    field: &str,
+    config: &Value,
+    results: &mut Vec<Diagnostic>,
+) -> Vec<T> {
+    let mut out = Vec::new();
+    for (i, value) in values.iter().enumerate() {
+        match model_parse::<T>(value) {
+            Ok(parsed) => out.push(parsed),
+            Err((path, message)) => {
+                let at = FieldPath::root().key("spec").key(field).index(i).join(&FieldPath::parse(&path));
+                let diagnostic = Diagnostic::error(Kind::Config, message).at(at);
+                results.push(if config.is_null() { diagnostic } else { diagnostic.about(config) });
+            }
+        }
+    }
+    out
+}
+
+/// Renders one blueprint in its scope; returns its exports, or `None` when it failed.
+fn render_blueprint(
+    step: &mut Step,
+    blueprint: &Blueprint,
+    name: &str,
+    origin: &Origin,
+    source: &Map,
+    depth: usize,
+) -> Option<Map> {
+    let errors_before = step.results.len();
+    validate(step, blueprint, origin);
+    if step.results.len() > errors_before {
+        return None;
+    }
+    let mut report = ScopeReport { name: name.to_string(), ..Default::default() };
+    let mut imports = Map::new();
+    resolve_imports(step, blueprint, &blueprint.imports, "imports", source, origin, &mut imports, &mut report);
+    if step.results[errors_before..].iter().any(Diagnostic::is_error) {
+        step.report.scopes.push(report);
+        return None;
+    }
+    // Import executions: bindings accumulate; the first execution with errors stops the run.
+    for (i, execution) in blueprint.import_executions.iter().enumerate() {
+        let field = format!("importExecutions[{i}]");
+        let data = binding(step, &imports, None);
+        let Some(rendered) = execute(step, execution, name, &field, origin, &data) else {
+            step.report.scopes.push(report);
+            return None;
+        };
+        if let Some(Value::Object(bindings)) = rendered.get("bindings") {
+            for (key, value) in bindings {
+                imports.insert(key.clone(), value.clone());
+                report.imports.push(ImportReport { name: key.clone(), source: "binding", verdict: "no schema".into() });
+            }
+        }
+        let errors: Vec<String> = match rendered.get("errors") {
+            Some(Value::Array(errors)) => {
+                errors.iter().map(|e| e.as_str().map_or_else(|| e.to_string(), str::to_string)).collect()
+            }
+            _ => Vec::new(),
+        };
+        let errors: Vec<String> = errors.into_iter().filter(|e| !e.trim().is_empty()).collect();
+        if !errors.is_empty() {
+            step.results.push(origin.error(format!("import validation failed: {}", errors.join(", ")), &field));
+            step.report.scopes.push(report);
+            return None;
+        }
+    }
+    deploy(step, blueprint, name, origin, &imports);
+    let dataobjects = subinstallations(step, blueprint, name, origin, &imports, depth, &mut report);
+    let exports = exports(step, blueprint, name, origin, &imports, &dataobjects?);
+    report.exports = exports.as_ref().map(|e| e.keys().cloned().collect()).unwrap_or_default();
+    step.report.scopes.push(report);
+    if step.results[errors_before..].iter().any(Diagnostic::is_error) {
+        return None;
+    }
+    exports
+}
+
+/// The standard binding of SPEC §4: `{values, imports, config}`, plus `dataobjects` (exports of
+/// subinstallations) and `deployitems` for export executions.
+fn binding(step: &Step, imports: &Map, dataobjects: Option<&Map>) -> Value {
+    let mut data = json!({"values": step.values, "imports": imports, "config": step.kots_config});
+    if let (Some(dataobjects), Value::Object(map)) = (dataobjects, &mut data) {
+        map.insert("dataobjects".into(), Value::Object(dataobjects.clone()));
+        map.insert("deployitems".into(), json!({}));
+    }
+    data
+}
+
+/// Landscaper's blueprint validation: names, duplicates across nesting levels, conditional
+/// imports only under optional imports, types and their schema/targetType, Handlebars only.
+fn validate(step: &mut Step, blueprint: &Blueprint, origin: &Origin) {
+    let mut names = HashSet::new();
+    validate_imports(step, &blueprint.imports, "imports", "imports", &mut names, origin);
+    let mut export_names = HashSet::new();
+    for (i, export) in blueprint.exports.iter().enumerate() {
+        let path = format!("exports[{i}][{}]", export.name);
+        let field = format!("exports[{i}]");
+        if export.name.is_empty() {
+            step.results
+                .push(origin.error(format!("exports[{i}].name: Required value: name must not be empty"), &field));
+        } else if !export_names.insert(export.name.clone()) {
+            step.results.push(origin.error(format!("{path}: Duplicate value: \"duplicated export name\""), &field));
+        }
+        match (export.kind.as_deref(), &export.schema, &export.target_type) {
+            (Some("data") | None, Some(_), None) | (Some("target") | None, None, Some(_)) => {}
+            (Some("data"), None, _) => step
+                .results
+                .push(origin.error(format!("{path}: Required value: Schema must not be empty for type data"), &field)),
+            (Some("target"), _, None) => step.results.push(
+                origin.error(format!("{path}: Required value: TargetType must not be empty for type target"), &field),
+            ),
+            (Some(other), _, _) if other != "data" && other != "target" => step.results.push(origin.error(
+                format!("{path}.type: Unsupported value: {other:?}: supported values: \"data\", \"target\""),
+                &field,
+            )),
+            _ => step.results.push(
+                origin.error(format!("{path}: Invalid value: exactly one of [Schema, TargetType] must be set"), &field),
+            ),
+        }
+    }
+    for (list, executions) in [
+        ("importExecutions", &blueprint.import_executions),
+        ("deployExecutions", &blueprint.deploy_executions),
+        ("exportExecutions", &blueprint.export_executions),
+    ] {
+        for (i, execution) in executions.iter().enumerate() {
+            let field = format!("{list}[{i}]");
+            match execution.kind.as_str() {
+                "Handlebars" => {}
+                "GoTemplate" | "Spiff" => step.results.push(origin.error(
+                    format!(
+                        "{field}: type {} is not supported: Handlebars is the supported engine (type: Handlebars)",
+                        execution.kind
+                    ),
+                    &format!("{field}.type"),
+                )),
+                other => step.results.push(origin.error(
+                    format!("{field}: type {other:?} is not supported: Handlebars is the supported engine (type: Handlebars)"),
+                    &format!("{field}.type"),
+                )),
+            }
+            if execution.template.is_some() == execution.file.is_some() {
+                step.results.push(origin.error(format!("{field}: set exactly one of template and file"), &field));
+            }
+        }
+    }
+}
+
+fn validate_imports(
+    step: &mut Step,
+    decls: &[ImportDecl],
+    path: &str,
+    field: &str,
+    names: &mut HashSet<String>,
+    origin: &Origin,
+) {
+    for (i, decl) in decls.iter().enumerate() {
+        let def_path = format!("{path}[{i}][{}]", decl.name);
+        let def_field = format!("{field}[{i}]");
+        if decl.name.is_empty() {
+            step.results
+                .push(origin.error(format!("{path}[{i}].name: Required value: name must not be empty"), &def_field));
+        } else if !names.insert(decl.name.clone()) {
+            step.results
+                .push(origin.error(format!("{def_path}: Duplicate value: \"duplicate import name\""), &def_field));
+        }
+        match (import_type(decl), &decl.schema, &decl.target_type) {
+            ("", None, None) => step.results.push(origin.error(
+                format!("{def_path}: Required value: either schema or targetType must not be empty"),
+                &def_field,
+            )),
+            ("data", None, _) => step.results.push(origin.error(
+                format!("{def_path}: Required value: Schema must not be empty for type data"),
+                &def_field,
+            )),
+            ("target" | "targetList" | "targetMap", _, None) => step.results.push(origin.error(
+                format!("{def_path}: Required value: TargetType must not be empty for type {}", import_type(decl)),
+                &def_field,
+            )),
+            ("data" | "target" | "targetList" | "targetMap", _, _) => {}
+            (other, _, _) => step.results.push(origin.error(
+                format!(
+                    "{def_path}.type: Unsupported value: {other:?}: supported values: \"data\", \"target\", \"targetList\", \"targetMap\""
+                ),
+                &def_field,
+            )),
+        }
+        if !decl.imports.is_empty() {
+            if decl.is_required() {
+                step.results.push(origin.error(
+                    format!("{def_path}: Invalid value: {:?}: conditional imports on required import", decl.name),
+                    &def_field,
+                ));
+            }
+            validate_imports(
+                step,
+                &decl.imports,
+                &format!("{def_path}.conditionalImports"),
+                &format!("{def_field}.imports"),
+                names,
+                origin,
+            );
+        }
+    }
+}
+
+/// Resolves declared imports from `source` (recursively for conditional imports).
+#[allow(clippy::too_many_arguments)]
+fn resolve_imports(
+    step: &mut Step,
+    blueprint: &Blueprint,
+    decls: &[ImportDecl],
+    field: &str,
+    source: &Map,
+    origin: &Origin,
+    imports: &mut Map,
+    report: &mut ScopeReport,
+) {
+    for (i, decl) in decls.iter().enumerate() {
+        let decl_field = format!("{field}[{i}]");
+        let kind = import_type(decl);
+        let (value, from) = match (source.get(&decl.name), decl.is_required(), &decl.default) {
+            (Some(value), _, _) => (value.clone(), "value"),
+            (None, false, Some(default)) if !default.value.is_null() => (default.value.clone(), "default"),
+            (None, false, _) => {
+                report.imports.push(ImportReport {
+                    name: decl.name.clone(),
+                    source: "absent",
+                    verdict: "not evaluated".into(),
+                });
+                skip_nested(&decl.imports, report);
+                continue;
+            }
+            (None, true, _) => {
+                let message =
+                    format!("blueprint defines import {:?} of type {kind}, which is not satisfied", decl.name);
+                step.results.push(origin.error(message, &decl_field));
+                report.imports.push(ImportReport {
+                    name: decl.name.clone(),
+                    source: "absent",
+                    verdict: "not satisfied".into(),
+                });
+                continue;
+            }
+        };
+        let verdict = match kind {
+            "data" => check_data(step, blueprint, decl, &value, origin, &decl_field),
+            _ => check_target(step, decl, &value, origin, &decl_field),
+        };
+        report.imports.push(ImportReport { name: decl.name.clone(), source: from, verdict });
+        imports.insert(decl.name.clone(), value);
+        if !decl.imports.is_empty() {
+            resolve_imports(
+                step,
+                blueprint,
+                &decl.imports,
+                &format!("{decl_field}.imports"),
+                source,
+                origin,
+                imports,
+                report,
+            );
+        }
+    }
+}
+
+fn skip_nested(decls: &[ImportDecl], report: &mut ScopeReport) {
+    for decl in decls {
+        report.imports.push(ImportReport {
+            name: decl.name.clone(),
+            source: "absent",
+            verdict: "parent import absent".into(),
+        });
+        skip_nested(&decl.imports, report);
+    }
+}
+
+fn check_data(
+    step: &mut Step,
+    blueprint: &Blueprint,
+    decl: &ImportDecl,
+    value: &Value,
+    origin: &Origin,
+    field: &str,
+) -> String {
+    let Some(schema) = &decl.schema else { return "no schema".into() };
+    match Schema::compile(schema, &blueprint.local_types, blueprint.json_schema_version.as_deref()) {
+        Err(message) => {
+            step.results.push(origin.error(format!("import {:?}: {message}", decl.name), &format!("{field}.schema")));
+            "schema error".into()
+        }
+        Ok(schema) => match schema.check(value).as_slice() {
+            [] => "valid".into(),
+            failures => {
+                let message = format!(
+                    "import {:?}: imported datatype does not have the expected schema: {}",
+                    decl.name,
+                    failures.join("; ")
+                );
+                step.results.push(origin.error(&message, field));
+                message
+            }
+        },
+    }
+}
+
+/// A target value's type is `spec.type` (a Target object) or `type`; a targetMap holds targets.
+fn check_target(step: &mut Step, decl: &ImportDecl, value: &Value, origin: &Origin, field: &str) -> String {
+    let expected = model::full_target_type(decl.target_type.as_deref().unwrap_or_default());
+    let type_of_target = |v: &Value| {
+        v.get("spec").and_then(|s| s.get("type")).or_else(|| v.get("type")).and_then(Value::as_str).map(str::to_string)
+    };
+    let targets: Vec<(String, &Value)> = match (import_type(decl), value) {
+        ("targetMap", Value::Object(map)) => map.iter().map(|(k, v)| (format!("[{k}]"), v)).collect(),
+        ("targetList", Value::Array(list)) => list.iter().enumerate().map(|(i, v)| (format!("[{i}]"), v)).collect(),
+        _ => vec![(String::new(), value)],
+    };
+    for (at, target) in targets {
+        match type_of_target(target) {
+            Some(actual) if actual == expected => {}
+            actual => {
+                let actual = actual.unwrap_or_else(|| "missing".into());
+                let message =
+                    format!("import {:?}{at}: imported target type is {actual} but expected {expected}", decl.name);
+                step.results.push(origin.error(&message, field));
+                return message;
+            }
+        }
+    }
+    "valid".into()
+}
+
+/// Compiles (once) and renders one execution; the result is the YAML mapping it produced.
+fn execute(
+    step: &mut Step,
+    execution: &Execution,
+    scope: &str,
+    field: &str,
+    origin: &Origin,
+    data: &Value,
+) -> Option<Map> {
+    let source = match (&execution.template, &execution.file) {
+        (Some(Value::String(text)), None) => text.clone(),
+        (Some(_), None) => {
+            let message =
+                format!("{field}: a Handlebars template is text: write `template: |` followed by the template");
+            step.results.push(origin.error(message, &format!("{field}.template")));
+            return None;
+        }
+        (None, Some(file)) => match resolve(origin.file.as_deref(), file)
+            .and_then(|path| step.files.read(&path).map_err(|err| format!("cannot read template file {path:?}: {err}")))
+        {
+            Ok(text) => text,
+            Err(message) => {
+                step.results.push(origin.error(message, &format!("{field}.file")));
+                return None;
+            }
+        },
+        _ => return None,
+    };
+    let name = format!("{scope}/{field}");
+    let template_error = |err: TemplateError| format!("execution {:?}: {}", execution.name, err.render(&source));
+    if let Err(err) = step.engine.compile(&name, &source) {
+        step.results.push(origin.error(template_error(err), field));
+        return None;
+    }
+    let text = match step.engine.render(&name, data) {
+        Ok(text) => text,
+        Err(err) => {
+            step.results.push(origin.error(template_error(err), field));
+            return None;
+        }
+    };
+    match read_yaml_documents(&text) {
+        Ok(documents) => match documents.as_slice() {
+            [] => Some(Map::new()),
+            [Value::Object(map)] => Some(map.clone()),
+            _ => {
+                let message = format!("execution {:?}: the rendered template is not one YAML mapping", execution.name);
+                step.results.push(origin.error(message, field));
+                None
+            }
+        },
+        Err(err) => {
+            let at = err.line.map(|l| format!(" (line {l} of the rendered text)")).unwrap_or_default();
+            let message =
+                format!("execution {:?}: the rendered template is not valid YAML{at}: {}", execution.name, err.message);
+            step.results.push(origin.error(message, field));
+            None
+        }
+    }
+}
+
+/// Deploy executions: `resources` are emitted; `deployItems` of type kubernetes-manifest
+/// contribute their manifests, other deploy items are emitted as Landscaper `DeployItem`s.
+fn deploy(step: &mut Step, blueprint: &Blueprint, scope: &str, origin: &Origin, imports: &Map) {
+    let mut seen_items: HashMap<String, String> = HashMap::new();
+    let mut seen_resources: HashMap<(String, String, String, String), String> = HashMap::new();
+    for (i, execution) in blueprint.deploy_executions.iter().enumerate() {
+        let field = format!("deployExecutions[{i}]");
+        let data = binding(step, imports, None);
+        let Some(rendered) = execute(step, execution, scope, &field, origin, &data) else { continue };
+        let mut produced: Vec<Value> = Vec::new();
+        if let Some(resources) = rendered.get("resources") {
+            match resources {
+                Value::Array(list) => produced.extend(list.iter().cloned()),
+                Value::Null => {}
+                _ => step
+                    .results
+                    .push(origin.error(format!("execution {:?}: resources must be a list", execution.name), &field)),
+            }
+        }
+        if let Some(Value::Array(items)) = rendered.get("deployItems") {
+            for item in items {
+                let name = item.get("name").and_then(Value::as_str).unwrap_or_default().to_string();
+                if let Some(previous) = seen_items.insert(name.clone(), execution.name.clone()) {
+                    let message = format!(
+                        "deploy item name {name:?} is used by executions {previous:?} and {:?}",
+                        execution.name
+                    );
+                    step.results.push(origin.error(message, &field));
+                    continue;
+                }
+                if item.get("type").and_then(Value::as_str) == Some("landscaper.gardener.cloud/kubernetes-manifest") {
+                    let manifests = item.get("config").and_then(|c| c.get("manifests")).and_then(Value::as_array);
+                    for manifest in manifests.into_iter().flatten() {
+                        produced.push(manifest.get("manifest").cloned().unwrap_or_else(|| manifest.clone()));
+                    }
+                } else {
+                    produced.push(deploy_item(item, &name));
+                }
+            }
+        }
+        for resource in produced {
+            if !resource.is_object() || type_of(&resource).1.is_empty() || krm::name_of(&resource).is_empty() {
+                let message =
+                    format!("execution {:?}: every resource needs apiVersion, kind and metadata.name", execution.name);
+                step.results.push(origin.error(message, &field));
+                continue;
+            }
+            let (api_version, kind) = type_of(&resource);
+            let key = (
+                api_version.to_string(),
+                kind.to_string(),
+                krm::namespace_of(&resource).to_string(),
+                krm::name_of(&resource).to_string(),
+            );
+            if let Some(previous) = seen_resources.insert(key.clone(), execution.name.clone()) {
+                let message = format!(
+                    "{} {:?} is produced by executions {previous:?} and {:?}; names are unique across executions",
+                    key.1, key.3, execution.name
+                );
+                step.results.push(origin.error(message, &field));
+                continue;
+            }
+            step.generated.push(Generated { item: resource, substitute: true });
+        }
+    }
+}
+
+fn deploy_item(item: &Value, name: &str) -> Value {
+    let mut spec = crate::doc::Map::new();
+    for key in ["type", "target", "config", "dependsOn", "timeout", "updateOnChangeOnly"] {
+        if let Some(value) = item.get(key) {
+            spec.insert(key.into(), value.clone());
+        }
+    }
+    let mut metadata = json!({"name": name});
+    if let (Some(labels), Value::Object(m)) = (item.get("labels"), &mut metadata) {
+        m.insert("labels".into(), labels.clone());
+    }
+    json!({"apiVersion": model::API_VERSION, "kind": "DeployItem", "metadata": metadata, "spec": spec})
+}
+
+/// Whether `name` is an optional import of the parent or nested under one (Landscaper's
+/// isOptionalParentImport): wiring to it may be removed when it is not satisfied.
+fn is_optional_parent_import(name: &str, decls: &[ImportDecl], conditional: bool) -> bool {
+    decls.iter().any(|decl| {
+        (decl.name == name && (conditional || !decl.is_required()))
+            || is_optional_parent_import(name, &decl.imports, true)
+    })
+}
+
+/// Renders the subinstallations in dependency order; returns the data objects of this scope
+/// (sibling exports by dataRef), or `None` when ordering failed.
+fn subinstallations(
+    step: &mut Step,
+    blueprint: &Blueprint,
+    scope: &str,
+    origin: &Origin,
+    imports: &Map,
+    depth: usize,
+    report: &mut ScopeReport,
+) -> Option<Map> {
+    let mut dataobjects = Map::new();
+    if blueprint.subinstallations.is_empty() {
+        return Some(dataobjects);
+    }
+    if depth >= MAX_DEPTH {
+        step.results
+            .push(origin.error(format!("subinstallations nest deeper than {MAX_DEPTH} levels"), "subinstallations"));
+        return None;
+    }
+    let mut children = Vec::new();
+    let mut names = HashSet::new();
+    for (i, entry) in blueprint.subinstallations.iter().enumerate() {
+        let field = format!("subinstallations[{i}]");
+        match load_subinstallation(step, entry, origin) {
+            Ok(child) if !names.insert(child.name.clone()) => {
+                step.results.push(
+                    origin.error(
+                        format!("{field}: Duplicate value: {:?}: duplicated subinstallation", child.name),
+                        &field,
+                    ),
+                );
+            }
+            Ok(child) => children.push((i, child)),
+            Err(message) => step.results.push(origin.error(format!("{field}: {message}"), &field)),
+        }
+    }
+    // Who exports each data object, and so who waits for whom.
+    let mut exporters: HashMap<&str, &str> = HashMap::new();
+    for (_, child) in &children {
+        for (_, data_ref) in &child.exports {
+            if let Some(other) = exporters.insert(data_ref, &child.name) {
+                let message = format!("data export {data_ref:?} is exported by both {other:?} and {:?}", child.name);
+                step.results.push(origin.error(message, "subinstallations"));
+                return None;
+            }
+        }
+    }
+    let depends: Vec<Vec<String>> = children
+        .iter()
+        .map(|(_, child)| {
+            let mut deps: Vec<String> = child
+                .imports
+                .iter()
+                .filter_map(|(_, data_ref)| exporters.get(data_ref.as_str()).map(|s| s.to_string()))
+                .filter(|d| d != &child.name)
+                .collect();
+            deps.sort();
+            deps.dedup();
+            deps
+        })
+        .collect();
+    let order = match order_siblings(&children.iter().map(|(_, c)| c.name.clone()).collect::<Vec<_>>(), &depends) {
+        Ok(order) => order,
+        Err(cycle) => {
+            let message = format!("the subinstallations have a cycle: {}", cycle.join(" -{depends_on}-> "));
+            step.results.push(origin.error(message, "subinstallations"));
+            return None;
+        }
+    };
+    for position in order {
+        let (i, child) = &children[position];
+        report.subinstallations.push((child.name.clone(), depends[position].clone()));
+        let field = format!("subinstallations[{i}]");
+        let mut source = Map::new();
+        let mut wired = true;
+        for (j, (import, data_ref)) in child.imports.iter().enumerate() {
+            if let Some(value) = imports.get(data_ref).or_else(|| dataobjects.get(data_ref)) {
+                source.insert(import.clone(), value.clone());
+            } else if exporters.contains_key(data_ref.as_str()) {
+                // The exporting sibling failed; its error is already reported.
+                wired = false;
+            } else if is_optional_parent_import(data_ref, &blueprint.imports, false) {
+                // Seed 002: wiring to an unsatisfied optional or conditional parent import is
+                // removed; the child still fails if its own blueprint requires the import.
+                continue;
+            } else {
+                let message = format!(
+                    "{field}.imports.data[{j}][{import}]: Not found: {data_ref:?}: import not satisfied (not an import of the parent nor an export of a sibling)"
+                );
+                step.results.push(origin.error(message, &format!("{field}.imports.data[{j}]")));
+                wired = false;
+            }
+        }
+        if !wired {
+            continue;
+        }
+        let child_origin = Origin {
+            item: origin.item.clone(),
+            field: origin.field.clone().join(&FieldPath::parse(&format!("{field}.blueprint"))),
+            file: child.file.clone().or_else(|| origin.file.clone()),
+            prefix: format!("{}subinstallation {:?}: ", origin.prefix, child.name),
+        };
+        let child_scope = format!("{scope}/{}", child.name);
+        if let Some(exports) = render_blueprint(step, &child.blueprint, &child_scope, &child_origin, &source, depth + 1)
+        {
+            for (export, data_ref) in &child.exports {
+                if let Some(value) = exports.get(export) {
+                    dataobjects.insert(data_ref.clone(), value.clone());
+                }
+            }
+        }
+    }
+    Some(dataobjects)
+}
+
+/// Kahn's algorithm with name order for ties; `Err` holds a cycle.
+fn order_siblings(names: &[String], depends: &[Vec<String>]) -> Result<Vec<usize>, Vec<String>> {
+    let index: HashMap<&str, usize> = names.iter().enumerate().map(|(i, n)| (n.as_str(), i)).collect();
+    let mut waiting: Vec<usize> = depends.iter().map(Vec::len).collect();
+    let mut dependents = vec![Vec::new(); names.len()];
+    for (i, deps) in depends.iter().enumerate() {
+        for dep in deps {
+            if let Some(&d) = index.get(dep.as_str()) {
+                dependents[d].push(i);
+            }
+        }
+    }
+    let mut ready: BTreeSet<(&str, usize)> =
+        (0..names.len()).filter(|&i| waiting[i] == 0).map(|i| (names[i].as_str(), i)).collect();
+    let mut order = Vec::new();
+    while let Some((_, next)) = ready.pop_first() {
+        order.push(next);
+        for &dependent in &dependents[next] {
+            waiting[dependent] -= 1;
+            if waiting[dependent] == 0 {
+                ready.insert((names[dependent].as_str(), dependent));
+            }
+        }
+    }
+    if order.len() == names.len() {
+        return Ok(order);
+    }
+    let mut path: Vec<usize> = Vec::new();
+    let mut current = (0..names.len()).filter(|&i| waiting[i] > 0).min_by_key(|&i| &names[i]);
+    while let Some(at) = current {
+        if let Some(start) = path.iter().position(|&p| p == at) {
+            let mut cycle: Vec<String> = path[start..].iter().map(|&i| names[i].clone()).collect();
+            cycle.push(names[at].clone());
+            return Err(cycle);
+        }
+        path.push(at);
+        current = depends[at]
+            .iter()
+            .filter_map(|d| index.get(d.as_str()).copied())
+            .filter(|&d| waiting[d] > 0)
+            .min_by_key(|&d| &names[d]);
+    }
+    Err(Vec::new())
+}
+
+/// A subinstallation entry: inline, or `file:` holding an InstallationTemplate. Its blueprint
+/// is inline fields, `{file: …}`, or Landscaper's `{filesystem: {blueprint.yaml: …}}`.
+fn load_subinstallation(step: &Step, entry: &Value, origin: &Origin) -> Result<Subinstallation, String> {
+    let (template, file): (InstallationTemplate, Option<String>) = match entry.get("file").and_then(Value::as_str) {
+        Some(path) if entry.as_object().is_some_and(|m| m.len() == 1) => {
+            let resolved = resolve(origin.file.as_deref(), path)?;
+            let text = step.files.read(&resolved).map_err(|err| format!("cannot read {resolved:?}: {err}"))?;
+            let document = single_document(&text).map_err(|err| format!("{resolved:?}: {err}"))?;
+            let template = model_parse(&document).map_err(|(at, err)| format!("{resolved:?}: {at}: {err}"))?;
+            (template, Some(resolved))
+        }
+        _ => (model_parse(entry).map_err(|(at, err)| format!("{at}: {err}"))?, None),
+    };
+    if template.name.is_empty() {
+        return Err("a subinstallation needs a name".into());
+    }
+    let from = file.clone().or_else(|| origin.file.clone());
+    let blueprint = match &template.blueprint {
+        None => return Err(format!("subinstallation {:?} has no blueprint", template.name)),
+        Some(Value::Object(map)) if map.contains_key("ref") => {
+            return Err(
+                "blueprint references (ref) need a component repository: inline the blueprint or use file".into()
+            )
+        }
+        Some(Value::Object(map)) if map.contains_key("filesystem") => {
+            let text = map
+                .get("filesystem")
+                .and_then(|fs| fs.get("blueprint.yaml"))
+                .and_then(Value::as_str)
+                .ok_or("blueprint.filesystem needs a blueprint.yaml entry")?;
+            model_parse(&single_document(text)?).map_err(|(at, err)| format!("blueprint.yaml: {at}: {err}"))?
+        }
+        Some(Value::Object(map)) if map.len() == 1 && map.contains_key("file") => {
+            let path = map.get("file").and_then(Value::as_str).unwrap_or_default();
+            let resolved = resolve(from.as_deref(), path)?;
+            let text = step.files.read(&resolved).map_err(|err| format!("cannot read {resolved:?}: {err}"))?;
+            model_parse(&single_document(&text).map_err(|err| format!("{resolved:?}: {err}"))?)
+                .map_err(|(at, err)| format!("{resolved:?}: {at}: {err}"))?
+        }
+        Some(value) => model_parse(value).map_err(|(at, err)| format!("blueprint.{at}: {err}"))?,
+    };
+    Ok(Subinstallation {
+        name: template.name,
+        blueprint,
+        imports: template.imports.data.into_iter().map(|d| (d.name, d.data_ref)).collect(),
+        exports: template.exports.data.into_iter().map(|d| (d.name, d.data_ref)).collect(),
+        file,
+    })
+}
+
+fn single_document(text: &str) -> Result<Value, String> {
+    let mut documents = read_yaml_documents(text).map_err(|err| format!("not valid YAML: {}", err.message))?;
+    match documents.len() {
+        1 => Ok(documents.remove(0)),
+        n => Err(format!("expected one YAML document, found {n}")),
+    }
+}
+
+/// Export executions, deep-merged in order; undeclared exports dropped; declared ones checked
+/// against their schema; written to the ConfigMap `<scope>-exports`.
+fn exports(
+    step: &mut Step,
+    blueprint: &Blueprint,
+    scope: &str,
+    origin: &Origin,
+    imports: &Map,
+    dataobjects: &Map,
+) -> Option<Map> {
+    if blueprint.export_executions.is_empty() && blueprint.exports.is_empty() {
+        return Some(Map::new());
+    }
+    let mut merged = Value::Object(Map::new());
+    for (i, execution) in blueprint.export_executions.iter().enumerate() {
+        let field = format!("exportExecutions[{i}]");
+        let data = binding(step, imports, Some(dataobjects));
+        let rendered = execute(step, execution, scope, &field, origin, &data)?;
+        if let Some(exports) = rendered.get("exports") {
+            deep_merge(&mut merged, exports.clone());
+        }
+    }
+    let Value::Object(mut merged) = merged else { return None };
+    let declared: HashMap<&str, &ExportDecl> = blueprint.exports.iter().map(|e| (e.name.as_str(), e)).collect();
+    let undeclared: Vec<String> = merged.keys().filter(|k| !declared.contains_key(k.as_str())).cloned().collect();
+    for key in undeclared {
+        merged.shift_remove(&key);
+        let message = format!("export {key:?} is not declared by the blueprint and is dropped");
+        step.results.push(origin.diagnostic(Severity::Warning, message, "exportExecutions"));
+    }
+    let mut failed = false;
+    for (i, export) in blueprint.exports.iter().enumerate() {
+        let field = format!("exports[{i}]");
+        let Some(value) = merged.get(&export.name) else {
+            step.results.push(
+                origin
+                    .error(format!("export {:?} is declared but no export execution produced it", export.name), &field),
+            );
+            failed = true;
+            continue;
+        };
+        if let Some(schema) = &export.schema {
+            match Schema::compile(schema, &blueprint.local_types, blueprint.json_schema_version.as_deref()) {
+                Err(message) => {
+                    step.results
+                        .push(origin.error(format!("export {:?}: {message}", export.name), &format!("{field}.schema")));
+                    failed = true;
+                }
+                Ok(schema) => {
+                    let failures = schema.check(value);
+                    if !failures.is_empty() {
+                        let message = format!(
+                            "export {:?}: exported data does not satisfy the configured schema: {}",
+                            export.name,
+                            failures.join("; ")
+                        );
+                        step.results.push(origin.error(message, &field));
+                        failed = true;
+                    }
+                }
+            }
+        }
+    }
+    if failed {
+        return None;
+    }
+    let data: Map = merged
+        .iter()
+        .map(|(k, v)| {
+            (
+                k.clone(),
+                Value::String(v.as_str().map_or_else(|| serde_json::to_string(v).unwrap_or_default(), str::to_string)),
+            )
+        })
+        .collect();
+    let name = format!("{}-exports", scope.replace('/', "-"));
+    let mut config_map = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}, "data": data});
+    set_annotation(&mut config_map, ann::LOCAL_CONFIG, "true");
+    step.generated.push(Generated { item: config_map, substitute: false });
+    Some(merged)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn optional_parent_imports_include_conditional_ones() {
+        let decls: Vec<ImportDecl> = serde_json::from_value(json!([
+            {"name": "req", "schema": {}},
+            {"name": "opt", "required": false, "schema": {}, "imports": [{"name": "cond", "schema": {}}]}
+        ]))
+        .unwrap_or_default();
+        assert!(!is_optional_parent_import("req", &decls, false));
+        assert!(is_optional_parent_import("opt", &decls, false));
+        assert!(is_optional_parent_import("cond", &decls, false));
+        assert!(!is_optional_parent_import("other", &decls, false));
+    }
+
+    #[test]
+    fn siblings_order_and_cycles() {
+        let names: Vec<String> = ["c", "a", "b"].iter().map(|s| s.to_string()).collect();
+        let depends = vec![vec![], vec!["b".to_string()], vec!["c".to_string()]];
+        assert_eq!(order_siblings(&names, &depends), Ok(vec![0, 2, 1]));
+        let cyclic = vec![vec![], vec!["b".to_string()], vec!["a".to_string()]];
+        assert_eq!(order_siblings(&names, &cyclic), Err(vec!["a".into(), "b".into(), "a".into()]));
+    }
+}

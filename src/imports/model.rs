@@ -1,0 +1,188 @@
+//! The Landscaper blueprint (landscaper.gardener.cloud/v1alpha1, apis/core/v1alpha1) as far as
+//! this function renders it: import and export declarations, local types, executions and
+//! subinstallation templates. The same fields are accepted inline in `RenderBlueprint.spec`.
+
+use crate::doc::{Map, Value};
+use serde::{Deserialize, Serialize};
+
+pub const API_VERSION: &str = "landscaper.gardener.cloud/v1alpha1";
+
+#[derive(Clone, Debug, Default, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Blueprint {
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub api_version: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub kind: String,
+    #[serde(default, skip_serializing_if = "Map::is_empty")]
+    pub metadata: Map,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub json_schema_version: Option<String>,
+    #[serde(default)]
+    pub local_types: Map,
+    #[serde(default)]
+    pub imports: Vec<ImportDecl>,
+    #[serde(default)]
+    pub exports: Vec<ExportDecl>,
+    #[serde(default)]
+    pub import_executions: Vec<Execution>,
+    #[serde(default)]
+    pub deploy_executions: Vec<Execution>,
+    #[serde(default)]
+    pub export_executions: Vec<Execution>,
+    #[serde(default)]
+    pub subinstallations: Vec<Value>,
+}
+
+impl Blueprint {
+    pub fn is_empty(&self) -> bool {
+        self.imports.is_empty()
+            && self.exports.is_empty()
+            && self.import_executions.is_empty()
+            && self.deploy_executions.is_empty()
+            && self.export_executions.is_empty()
+            && self.subinstallations.is_empty()
+            && self.local_types.is_empty()
+    }
+
+    /// Adds another blueprint's declarations after this one's (item, then inline fields).
+    pub fn extend(&mut self, other: Blueprint) {
+        self.json_schema_version = self.json_schema_version.take().or(other.json_schema_version);
+        self.local_types.extend(other.local_types);
+        self.imports.extend(other.imports);
+        self.exports.extend(other.exports);
+        self.import_executions.extend(other.import_executions);
+        self.deploy_executions.extend(other.deploy_executions);
+        self.export_executions.extend(other.export_executions);
+        self.subinstallations.extend(other.subinstallations);
+    }
+}
+
+#[derive(Clone, Debug, Default, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ImportDecl {
+    #[serde(default)]
+    pub name: String,
+    #[serde(default, rename = "type", skip_serializing_if = "Option::is_none")]
+    pub kind: Option<String>,
+    /// Defaults to true.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub required: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default: Option<DefaultValue>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub schema: Option<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target_type: Option<String>,
+    /// Conditional imports: only evaluated when this (optional) import is satisfied.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub imports: Vec<ImportDecl>,
+}
+
+impl ImportDecl {
+    pub fn is_required(&self) -> bool {
+        self.required.unwrap_or(true)
+    }
+}
+
+#[derive(Clone, Debug, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct DefaultValue {
+    #[serde(default)]
+    pub value: Value,
+}
+
+#[derive(Clone, Debug, Default, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ExportDecl {
+    #[serde(default)]
+    pub name: String,
+    #[serde(default, rename = "type", skip_serializing_if = "Option::is_none")]
+    pub kind: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub schema: Option<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target_type: Option<String>,
+}
+
+/// A template execution: Handlebars text inline (`template`) or in a file.
+#[derive(Clone, Debug, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Execution {
+    #[serde(default)]
+    pub name: String,
+    #[serde(default, rename = "type")]
+    pub kind: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub template: Option<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
+}
+
+/// `landscaper.gardener.cloud/<t>` when `t` has no `/` (Landscaper's defaulting).
+pub fn full_target_type(target_type: &str) -> String {
+    if target_type.contains('/') {
+        target_type.to_string()
+    } else {
+        format!("landscaper.gardener.cloud/{target_type}")
+    }
+}
+
+/// The import's type after Landscaper's defaulting: `data` with a schema, else `target` with
+/// a targetType.
+pub fn import_type(decl: &ImportDecl) -> &str {
+    match decl.kind.as_deref() {
+        Some(kind) => kind,
+        None if decl.schema.is_some() => "data",
+        None if decl.target_type.is_some() => "target",
+        None => "",
+    }
+}
+
+/// A subinstallation template (an `InstallationTemplate`), with its blueprint parsed.
+#[derive(Clone, Debug, Default)]
+pub struct Subinstallation {
+    pub name: String,
+    pub blueprint: Blueprint,
+    /// Import name in the child → data object in the parent's scope.
+    pub imports: Vec<(String, String)>,
+    /// Export name in the child → data object in the parent's scope.
+    pub exports: Vec<(String, String)>,
+    /// The file the template came from, for relative paths inside it.
+    pub file: Option<String>,
+}
+
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct InstallationTemplate {
+    #[serde(default)]
+    pub api_version: String,
+    #[serde(default)]
+    pub kind: String,
+    #[serde(default)]
+    pub name: String,
+    #[serde(default)]
+    pub file: Option<String>,
+    #[serde(default)]
+    pub blueprint: Option<Value>,
+    #[serde(default)]
+    pub imports: Wiring,
+    #[serde(default)]
+    pub exports: Wiring,
+}
+
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Wiring {
+    #[serde(default)]
+    pub data: Vec<DataRef>,
+    #[serde(default)]
+    pub targets: Vec<Value>,
+}
+
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct DataRef {
+    pub name: String,
+    pub data_ref: String,
+}
