@@ -363,6 +363,12 @@ fn strip_build_annotations(mut item: Value) -> Value {
             metadata.shift_remove("annotations");
         }
     }
+    if metadata.is_empty() {
+        // The reader added metadata only to tag the file; a manifest without it stays so.
+        if let Some(object) = item.as_object_mut() {
+            object.shift_remove("metadata");
+        }
+    }
     item
 }
 

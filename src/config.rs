@@ -7,6 +7,7 @@
 
 use crate::diag::{Diagnostic, Kind};
 use crate::doc::{FieldPath, Map, Value};
+use crate::imports::model::{Execution, ExportDecl, ImportDecl};
 use crate::krm::{self, type_of};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -52,7 +53,7 @@ pub struct Spec {
     pub values_from: Vec<ValuesSource>,
     /// Declared inputs, Landscaper style (SPEC §5).
     #[serde(default)]
-    pub imports: Vec<Value>,
+    pub imports: Vec<ImportDecl>,
     /// The JSON Schema draft of import and export schemas (default 2019-09), as in Landscaper.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub json_schema_version: Option<String>,
@@ -61,16 +62,16 @@ pub struct Spec {
     pub local_types: Map,
     /// Handlebars templates that validate imports and add bindings.
     #[serde(default)]
-    pub import_executions: Vec<Value>,
+    pub import_executions: Vec<Execution>,
     /// Handlebars templates that produce resources (SPEC §9).
     #[serde(default)]
-    pub deploy_executions: Vec<Value>,
+    pub deploy_executions: Vec<Execution>,
     /// Handlebars templates that produce exports.
     #[serde(default)]
-    pub export_executions: Vec<Value>,
+    pub export_executions: Vec<Execution>,
     /// Declared exports.
     #[serde(default)]
-    pub exports: Vec<Value>,
+    pub exports: Vec<ExportDecl>,
     /// Nested blueprints wired by imports and exports.
     #[serde(default)]
     pub subinstallations: Vec<Value>,

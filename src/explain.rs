@@ -71,6 +71,22 @@ pub fn explain(output: &Output) -> String {
             let _ = writeln!(out, "  (none)");
         }
     }
+    for scope in &report.imports.scopes {
+        let _ = writeln!(out, "imports of {}:", scope.name);
+        if scope.imports.is_empty() {
+            let _ = writeln!(out, "  (none)");
+        }
+        for import in &scope.imports {
+            let _ = writeln!(out, "  {} from {}: {}", import.name, import.source, import.verdict);
+        }
+        for (name, after) in &scope.subinstallations {
+            let after = if after.is_empty() { String::new() } else { format!(" (after {})", after.join(", ")) };
+            let _ = writeln!(out, "  subinstallation {name}{after}");
+        }
+        if !scope.exports.is_empty() {
+            let _ = writeln!(out, "  exports: {}", scope.exports.join(", "));
+        }
+    }
     let features = &report.features;
     if !features.features.is_empty() {
         let _ = writeln!(out, "features (applied in order of name):");
@@ -110,32 +126,44 @@ pub enum GraphFormat {
     Dot,
 }
 
+/// Nodes and edges of one graph: kustomizations by name, subinstallations as `<scope>/<name>`.
+fn graph_parts(output: &Output) -> (Vec<String>, Vec<(String, String)>) {
+    let kustomizations = output.report.features.blueprint.as_ref().map(|b| b.kustomize.as_slice()).unwrap_or_default();
+    let mut nodes: Vec<String> = kustomizations.iter().map(|k| k.name.clone()).collect();
+    let mut edges: Vec<(String, String)> =
+        kustomizations.iter().flat_map(|k| k.depends_on.iter().map(|d| (d.clone(), k.name.clone()))).collect();
+    for scope in &output.report.imports.scopes {
+        for (name, after) in &scope.subinstallations {
+            let node = format!("{}/{name}", scope.name);
+            edges.extend(after.iter().map(|a| (format!("{}/{a}", scope.name), node.clone())));
+            nodes.push(node);
+        }
+    }
+    (nodes, edges)
+}
+
 /// The dependency graph: an edge `a --> b` means `b` depends on `a` (a is applied first).
 pub fn graph(output: &Output, format: GraphFormat) -> String {
     let mut out = String::new();
-    let kustomizations = output.report.features.blueprint.as_ref().map(|b| b.kustomize.as_slice()).unwrap_or_default();
+    let (nodes, edges) = graph_parts(output);
     match format {
         GraphFormat::Mermaid => {
             let _ = writeln!(out, "flowchart TD");
-            for k in kustomizations {
-                let _ = writeln!(out, "  {}[\"{}\"]", mermaid_id(&k.name), k.name.replace('"', "#quot;"));
+            for node in &nodes {
+                let _ = writeln!(out, "  {}[\"{}\"]", mermaid_id(node), node.replace('"', "#quot;"));
             }
-            for k in kustomizations {
-                for dependency in &k.depends_on {
-                    let _ = writeln!(out, "  {} --> {}", mermaid_id(dependency), mermaid_id(&k.name));
-                }
+            for (from, to) in &edges {
+                let _ = writeln!(out, "  {} --> {}", mermaid_id(from), mermaid_id(to));
             }
         }
         GraphFormat::Dot => {
             let _ = writeln!(out, "digraph blueprint {{");
             let _ = writeln!(out, "  rankdir=LR;");
-            for k in kustomizations {
-                let _ = writeln!(out, "  {:?};", k.name);
+            for node in &nodes {
+                let _ = writeln!(out, "  {node:?};");
             }
-            for k in kustomizations {
-                for dependency in &k.depends_on {
-                    let _ = writeln!(out, "  {dependency:?} -> {:?};", k.name);
-                }
+            for (from, to) in &edges {
+                let _ = writeln!(out, "  {from:?} -> {to:?};");
             }
             let _ = writeln!(out, "}}");
         }

@@ -104,11 +104,14 @@ impl Render {
     }
 }
 
-/// The kinds of SPEC §3: read as configuration, kept in the package, marked local-config.
-const CONFIGURATION_KINDS: [(&str, &str); 8] = [
+/// The kinds of SPEC §3: read as configuration, kept in the package, marked local-config. A
+/// Landscaper `InstallationTemplate` (a subinstallation kept in its own file) is consumed the
+/// same way.
+const CONFIGURATION_KINDS: [(&str, &str); 9] = [
     ("blueprints.windsorcli.dev/v1alpha1", "Feature"),
     ("blueprints.windsorcli.dev/v1alpha1", "Blueprint"),
     ("landscaper.gardener.cloud/v1alpha1", "Blueprint"),
+    ("landscaper.gardener.cloud/v1alpha1", "InstallationTemplate"),
     ("kots.io/v1beta1", "Config"),
     ("kots.io/v1beta1", "ConfigValues"),
     ("fn.blueprint.dev/v1alpha1", "Policy"),

@@ -96,7 +96,15 @@ pub fn run(render: &mut Render, files: &dyn Files) {
     let spec = &render.config.spec;
     let config_item = render.config.item.clone();
     let mut results = Vec::new();
-    let items: Vec<&Value> = render.items.iter().filter(|i| type_of(i) == (model::API_VERSION, "Blueprint")).collect();
+    let candidates: Vec<&Value> =
+        render.items.iter().filter(|i| type_of(i) == (model::API_VERSION, "Blueprint")).collect();
+    // A blueprint that another blueprint's subinstallation names by file is that
+    // subinstallation's, not a second top level.
+    let referenced: HashSet<String> = candidates.iter().flat_map(|item| referenced_files(item, files)).collect();
+    let items: Vec<&Value> = candidates
+        .into_iter()
+        .filter(|item| krm::item_location(item).0.is_none_or(|path| !referenced.contains(&path)))
+        .collect();
     let mut blueprint = Blueprint::default();
     let mut origin = Origin {
         item: config_item.clone(),
@@ -129,11 +137,11 @@ pub fn run(render: &mut Render, files: &dyn Files) {
     let inline = Blueprint {
         json_schema_version: spec.json_schema_version.clone(),
         local_types: spec.local_types.clone(),
-        imports: parse_list(&spec.imports, "imports", &config_item, &mut results),
-        exports: parse_list(&spec.exports, "exports", &config_item, &mut results),
-        import_executions: parse_list(&spec.import_executions, "importExecutions", &config_item, &mut results),
-        deploy_executions: parse_list(&spec.deploy_executions, "deployExecutions", &config_item, &mut results),
-        export_executions: parse_list(&spec.export_executions, "exportExecutions", &config_item, &mut results),
+        imports: spec.imports.clone(),
+        exports: spec.exports.clone(),
+        import_executions: spec.import_executions.clone(),
+        deploy_executions: spec.deploy_executions.clone(),
+        export_executions: spec.export_executions.clone(),
         subinstallations: spec.subinstallations.clone(),
         ..Default::default()
     };
@@ -173,34 +181,57 @@ pub fn run(render: &mut Render, files: &dyn Files) {
     };
     let source = render.values.as_object().cloned().unwrap_or_default();
     render_blueprint(&mut step, &blueprint, &name, &origin, &source, 0);
+    // Scopes finish children first; list them parent first (`a` before `a/child`).
+    step.report.scopes.sort_by(|a, b| a.name.cmp(&b.name));
     render.results.append(&mut step.results);
     render.generated.append(&mut step.generated);
     render.report.imports = step.report;
 }
 
-fn model_parse<T: serde::de::DeserializeOwned>(value: &Value) -> Result<T, (String, String)> {
-    serde_path_to_error::deserialize(value).map_err(|err| (err.path().to_string(), err.inner().to_string()))
-}
-
-/// Parses one inline list of the functionConfig into model types, reporting each bad entry.
-fn parse_list<T: serde::de::DeserializeOwned>(
-    values: &[Value],
-    field: &str,
-    config: &Value,
-    results: &mut Vec<Diagnostic>,
-) -> Vec<T> {
-    let mut out = Vec::new();
-    for (i, value) in values.iter().enumerate() {
-        match model_parse::<T>(value) {
-            Ok(parsed) => out.push(parsed),
-            Err((path, message)) => {
-                let at = FieldPath::root().key("spec").key(field).index(i).join(&FieldPath::parse(&path));
-                let diagnostic = Diagnostic::error(Kind::Config, message).at(at);
-                results.push(if config.is_null() { diagnostic } else { diagnostic.about(config) });
+/// Files a blueprint item's subinstallations read (`file:` templates and `blueprint.file`),
+/// following nested file references.
+fn referenced_files(item: &Value, files: &dyn Files) -> HashSet<String> {
+    let mut found = HashSet::new();
+    let mut pending: Vec<(Value, Option<String>)> = vec![(item.clone(), krm::item_location(item).0)];
+    while let Some((blueprint, from)) = pending.pop() {
+        if found.len() > 256 {
+            break;
+        }
+        let entries = blueprint.get("subinstallations").and_then(Value::as_array).cloned().unwrap_or_default();
+        for entry in entries {
+            let mut template = entry.clone();
+            let mut template_from = from.clone();
+            if let Some(path) = entry.get("file").and_then(Value::as_str) {
+                let Ok(resolved) = resolve(from.as_deref(), path) else { continue };
+                if !found.insert(resolved.clone()) {
+                    continue;
+                }
+                let Some(document) = files.read(&resolved).ok().and_then(|t| single_document(&t).ok()) else {
+                    continue;
+                };
+                template = document;
+                template_from = Some(resolved);
+            }
+            match template.get("blueprint") {
+                Some(Value::Object(inline)) if inline.contains_key("file") => {
+                    let path = inline.get("file").and_then(Value::as_str).unwrap_or_default();
+                    let Ok(resolved) = resolve(template_from.as_deref(), path) else { continue };
+                    if found.insert(resolved.clone()) {
+                        if let Some(document) = files.read(&resolved).ok().and_then(|t| single_document(&t).ok()) {
+                            pending.push((document, Some(resolved)));
+                        }
+                    }
+                }
+                Some(inline @ Value::Object(_)) => pending.push((inline.clone(), template_from)),
+                _ => {}
             }
         }
     }
-    out
+    found
+}
+
+fn model_parse<T: serde::de::DeserializeOwned>(value: &Value) -> Result<T, (String, String)> {
+    serde_path_to_error::deserialize(value).map_err(|err| (err.path().to_string(), err.inner().to_string()))
 }
 
 /// Renders one blueprint in its scope; returns its exports, or `None` when it failed.

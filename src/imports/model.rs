@@ -3,6 +3,7 @@
 //! subinstallation templates. The same fields are accepted inline in `RenderBlueprint.spec`.
 
 use crate::doc::{Map, Value};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 pub const API_VERSION: &str = "landscaper.gardener.cloud/v1alpha1";
@@ -58,7 +59,7 @@ impl Blueprint {
     }
 }
 
-#[derive(Clone, Debug, Default, Deserialize, Serialize)]
+#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ImportDecl {
     #[serde(default)]
@@ -85,14 +86,14 @@ impl ImportDecl {
     }
 }
 
-#[derive(Clone, Debug, Default, Deserialize, Serialize)]
+#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct DefaultValue {
     #[serde(default)]
     pub value: Value,
 }
 
-#[derive(Clone, Debug, Default, Deserialize, Serialize)]
+#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ExportDecl {
     #[serde(default)]
@@ -106,7 +107,7 @@ pub struct ExportDecl {
 }
 
 /// A template execution: Handlebars text inline (`template`) or in a file.
-#[derive(Clone, Debug, Default, Deserialize, Serialize)]
+#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Execution {
     #[serde(default)]
