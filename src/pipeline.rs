@@ -11,7 +11,7 @@ use crate::doc::Value;
 use crate::krm::{self, annotation, annotations as ann, remove_annotation, set_annotation, type_of};
 use crate::package::Files;
 use crate::template::BackendLookup;
-use crate::{features, imports, patch, subst, values};
+use crate::{features, imports, patch, repeat, subst, values};
 use std::sync::Arc;
 
 /// The source styles of the input items' scalars (see [`crate::doc::quoted_dollar_scalars`]).
@@ -54,8 +54,11 @@ pub struct Output {
 #[derive(Clone, Debug, Default)]
 pub struct Report {
     pub values: Value,
+    /// Resolved KOTS config values (the `config` binding of templates).
+    pub config: crate::doc::Map,
     pub imports: imports::Report,
     pub features: features::Report,
+    pub repeat: repeat::Report,
 }
 
 impl Output {
@@ -136,11 +139,15 @@ pub fn render(input: Input, files: &dyn Files) -> Output {
         set_annotation(item, ann::LOCAL_CONFIG, "true");
     }
     values::run(&mut render, files);
+    let kots = if render.failed() { None } else { repeat::load(&mut render) };
     if !render.failed() {
         imports::run(&mut render, files);
     }
     if !render.failed() {
         features::run(&mut render, files);
+    }
+    if let (false, Some(kots)) = (render.failed(), &kots) {
+        repeat::run(&mut render, kots);
     }
     if !render.failed() {
         patch_and_substitute(&mut render, files);

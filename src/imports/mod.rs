@@ -173,7 +173,7 @@ pub fn run(render: &mut Render, files: &dyn Files) {
     let mut step = Step {
         files,
         values: &render.values,
-        kots_config: Value::Object(spec.config.clone()),
+        kots_config: Value::Object(render.report.config.clone()),
         engine: Engine::new(resources, backends),
         results,
         generated: Vec::new(),

@@ -1,0 +1,266 @@
+//! The KOTS template syntax inside resources (SPEC §8): `repl{{ F args }}` and `{{repl F args }}`
+//! with `ConfigOption`, `ConfigOptionEquals`, `ConfigOptionNotEquals`, `ConfigOptionData`,
+//! `ConfigOptionFilename`, `RepeatableConfigOptionName` and `RepeatableConfigGroupName`, and the
+//! clone placeholders `repl[[ .item ]]` / `[[repl .item ]]`. Written here: KOTS's renderer is Go
+//! text/template over Sprig and no crate speaks this dialect. Arguments are quoted strings or bare
+//! words (the proposal writes both); a leading `$` on a function name is accepted (the proposal's
+//! `$RepeatableConfigGroupName`).
+
+use crate::doc::{parse_scalar, Map, Value};
+use base64::Engine as _;
+
+/// What a template can read: resolved config values, and inside a clone its repeat scope.
+pub struct Scope<'a> {
+    pub values: &'a Map,
+    /// File names of file items (`ConfigOptionFilename`).
+    pub filenames: &'a Map,
+    /// Inside a repeatable item's clone: (item name, value name, value).
+    pub item: Option<(&'a str, &'a str, &'a Value)>,
+    /// Inside a repeatable group's clone: (instance name, the instance's item values).
+    pub group: Option<(&'a str, &'a Map)>,
+}
+
+impl Scope<'_> {
+    fn option(&self, name: &str) -> Result<Value, String> {
+        if let Some((item, _, value)) = self.item {
+            if item == name {
+                return Ok(value.clone());
+            }
+        }
+        if let Some((_, values)) = self.group {
+            if let Some(value) = values.get(name) {
+                return Ok(value.clone());
+            }
+        }
+        self.values.get(name).cloned().ok_or_else(|| format!("config item {name:?} is not defined in the KOTS Config"))
+    }
+}
+
+fn text(value: &Value) -> String {
+    match value {
+        Value::String(s) => s.clone(),
+        Value::Null => String::new(),
+        other => other.to_string(),
+    }
+}
+
+/// Whether a string holds KOTS template syntax at all (the cheap test before rendering).
+pub fn has_template(text: &str) -> bool {
+    text.contains("repl{{") || text.contains("{{repl") || text.contains("repl[[") || text.contains("[[repl")
+}
+
+fn call(body: &str, scope: &Scope) -> Result<String, String> {
+    let args = split_args(body)?;
+    let Some((name, args)) = args.split_first() else { return Err("empty template".into()) };
+    let name = name.trim_start_matches('$');
+    let arg = |i: usize| args.get(i).cloned().ok_or_else(|| format!("{name} needs {} argument(s)", i + 1));
+    Ok(match name {
+        "ConfigOption" => text(&scope.option(&arg(0)?)?),
+        "ConfigOptionEquals" => (text(&scope.option(&arg(0)?)?) == arg(1)?).to_string(),
+        "ConfigOptionNotEquals" => (text(&scope.option(&arg(0)?)?) != arg(1)?).to_string(),
+        "ConfigOptionData" => {
+            let encoded = text(&scope.option(&arg(0)?)?);
+            let bytes = base64::engine::general_purpose::STANDARD.decode(encoded.trim()).map_err(|err| {
+                format!("ConfigOptionData {:?}: value is not base64: {err}", arg(0).unwrap_or_default())
+            })?;
+            String::from_utf8_lossy(&bytes).into_owned()
+        }
+        "ConfigOptionFilename" => scope.filenames.get(&arg(0)?).map(text).unwrap_or_default(),
+        "RepeatableConfigOptionName" => match scope.item {
+            Some((item, value_name, _)) if item == arg(0)? => value_name.to_string(),
+            _ => {
+                return Err(format!("RepeatableConfigOptionName {:?} is only valid inside that item's clones", arg(0)?))
+            }
+        },
+        "RepeatableConfigGroupName" => match scope.group {
+            Some((instance, _)) => instance.to_string(),
+            None => {
+                return Err(format!(
+                    "RepeatableConfigGroupName {:?} is only valid inside a repeatable group's clones",
+                    arg(0)?
+                ))
+            }
+        },
+        other => return Err(format!("unknown KOTS template function {other:?}")),
+    })
+}
+
+/// Words and quoted strings.
+fn split_args(body: &str) -> Result<Vec<String>, String> {
+    let mut args = Vec::new();
+    let mut chars = body.trim().chars().peekable();
+    while let Some(&c) = chars.peek() {
+        if c.is_whitespace() {
+            chars.next();
+        } else if c == '"' || c == '`' {
+            chars.next();
+            let mut arg = String::new();
+            loop {
+                match chars.next() {
+                    None => return Err(format!("unterminated string in {body:?}")),
+                    Some('\\') if c == '"' => arg.extend(chars.next()),
+                    Some(q) if q == c => break,
+                    Some(other) => arg.push(other),
+                }
+            }
+            args.push(arg);
+        } else {
+            let mut word = String::new();
+            while let Some(&c) = chars.peek() {
+                if c.is_whitespace() {
+                    break;
+                }
+                word.push(c);
+                chars.next();
+            }
+            args.push(word);
+        }
+    }
+    Ok(args)
+}
+
+/// The four delimiter pairs and whether their body is a clone placeholder.
+const FORMS: [(&str, &str, bool); 4] =
+    [("repl{{", "}}", false), ("{{repl", "}}", false), ("repl[[", "]]", true), ("[[repl", "]]", true)];
+
+/// Renders every template in `text`.
+pub fn render_text(text: &str, scope: &Scope) -> Result<String, String> {
+    let mut out = String::new();
+    let mut rest = text;
+    loop {
+        let next = FORMS.iter().filter_map(|form| rest.find(form.0).map(|at| (at, form))).min_by_key(|(at, _)| *at);
+        let Some((at, (open, close, placeholder))) = next else {
+            out.push_str(rest);
+            return Ok(out);
+        };
+        out.push_str(&rest[..at]);
+        let body_start = at + open.len();
+        let Some(length) = rest[body_start..].find(close) else {
+            return Err(format!("{open} is not closed by {close} in {text:?}"));
+        };
+        let body = &rest[body_start..body_start + length];
+        if *placeholder {
+            match (body.trim(), scope.item) {
+                (".item", Some((_, value_name, _))) => out.push_str(value_name),
+                (".item", None) => {
+                    return Err(format!("{open} .item {close} is only valid inside a repeatable item's clones"))
+                }
+                (other, _) => return Err(format!("unknown placeholder {open} {other} {close}: only .item is defined")),
+            }
+        } else {
+            out.push_str(&call(body, scope)?);
+        }
+        rest = &rest[body_start + length + close.len()..];
+    }
+}
+
+/// Renders every string (and key) of a value. A string that is exactly one template keeps the
+/// YAML type its result reads as (`replicas: repl{{ ConfigOption "n" }}` is a number).
+pub fn render_value(value: &mut Value, scope: &Scope) -> Result<(), String> {
+    match value {
+        Value::String(s) if has_template(s) => {
+            let whole = is_whole_template(s);
+            let rendered = render_text(s, scope)?;
+            *value = if whole { parse_scalar(&rendered) } else { Value::String(rendered) };
+        }
+        Value::Array(items) => {
+            for item in items {
+                render_value(item, scope)?;
+            }
+        }
+        Value::Object(map) => {
+            if map.keys().any(|k| has_template(k)) {
+                let mut renamed = Map::new();
+                for (key, item) in std::mem::take(map) {
+                    let key = if has_template(&key) { render_text(&key, scope)? } else { key };
+                    renamed.insert(key, item);
+                }
+                *map = renamed;
+            }
+            for item in map.values_mut() {
+                render_value(item, scope)?;
+            }
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
+fn is_whole_template(text: &str) -> bool {
+    let text = text.trim();
+    FORMS.iter().any(|(open, close, _)| {
+        text.starts_with(open)
+            && text.ends_with(close)
+            && text[open.len()..].find(close) == Some(text.len() - open.len() - close.len())
+    })
+}
+
+/// Whether a value holds template syntax anywhere.
+pub fn contains_template(value: &Value) -> bool {
+    match value {
+        Value::String(s) => has_template(s),
+        Value::Array(items) => items.iter().any(contains_template),
+        Value::Object(map) => map.iter().any(|(k, v)| has_template(k) || contains_template(v)),
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn values() -> Map {
+        json!({"nginx_port": "80", "n": "3", "flag": "1", "cert": "aGVsbG8=", "name": "alpha"})
+            .as_object()
+            .cloned()
+            .unwrap_or_default()
+    }
+
+    #[test]
+    fn functions_and_forms() {
+        let values = values();
+        let filenames = json!({"cert": "tls.crt"}).as_object().cloned().unwrap_or_default();
+        let scope = Scope { values: &values, filenames: &filenames, item: None, group: None };
+        assert_eq!(render_text("port repl{{ ConfigOption \"nginx_port\" }}", &scope), Ok("port 80".into()));
+        assert_eq!(render_text("{{repl ConfigOption \"nginx_port\" }}-x", &scope), Ok("80-x".into()));
+        assert_eq!(render_text("repl{{ ConfigOptionEquals \"flag\" \"1\" }}", &scope), Ok("true".into()));
+        assert_eq!(render_text("repl{{ ConfigOptionNotEquals \"flag\" \"1\" }}", &scope), Ok("false".into()));
+        assert_eq!(render_text("repl{{ ConfigOptionData \"cert\" }}", &scope), Ok("hello".into()));
+        assert_eq!(render_text("repl{{ ConfigOptionFilename \"cert\" }}", &scope), Ok("tls.crt".into()));
+        assert_eq!(render_text("kafka-repl{{ $ConfigOption name }}", &scope), Ok("kafka-alpha".into()));
+        assert!(render_text("repl{{ Nope \"x\" }}", &scope).is_err());
+        assert!(render_text("repl{{ ConfigOption \"missing\" }}", &scope).is_err());
+        assert!(render_text("repl[[ .item ]]", &scope).is_err());
+    }
+
+    #[test]
+    fn whole_templates_keep_their_type() {
+        let values = values();
+        let scope = Scope { values: &values, filenames: &Map::new(), item: None, group: None };
+        let mut value = json!({"replicas": "repl{{ ConfigOption \"n\" }}", "label": "n-repl{{ ConfigOption \"n\" }}"});
+        assert_eq!(render_value(&mut value, &scope), Ok(()));
+        assert_eq!(value, json!({"replicas": 3, "label": "n-3"}));
+    }
+
+    #[test]
+    fn clone_scopes() {
+        let values = values();
+        let instance = json!({"port": 443}).as_object().cloned().unwrap_or_default();
+        let file = json!("ZmlsZQ==");
+        let scope = Scope {
+            values: &values,
+            filenames: &Map::new(),
+            item: Some(("static_files", "logo", &file)),
+            group: Some(("nginx-2", &instance)),
+        };
+        assert_eq!(render_text("repl[[ .item ]]/[[repl .item ]]", &scope), Ok("logo/logo".into()));
+        assert_eq!(render_text("repl{{ RepeatableConfigOptionName \"static_files\" }}", &scope), Ok("logo".into()));
+        assert_eq!(
+            render_text("proxy-repl{{ $RepeatableConfigGroupName \"port\" }}", &scope),
+            Ok("proxy-nginx-2".into())
+        );
+        assert_eq!(render_text("{{repl ConfigOption \"port\" }}", &scope), Ok("443".into()));
+        assert_eq!(render_text("repl{{ ConfigOption \"static_files\" }}", &scope), Ok("ZmlsZQ==".into()));
+    }
+}

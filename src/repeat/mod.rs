@@ -1,0 +1,559 @@
+//! The repeat step (SPEC §8, compat: KOTS config; ours where KOTS built nothing): KOTS `Config`
+//! and `ConfigValues`, repeatable items (whole-resource clones and `yamlPath` node clones),
+//! repeatable groups (from the variadic-config proposal), `minimumCount`, the KOTS template
+//! syntax and `kots.io/when`.
+//!
+//! An input item that is a repeat template, or holds KOTS template syntax, stays in the package as
+//! a template (local-config, marked excluded so the next run takes it up again); what is rendered
+//! from it is generated afresh every run. So a re-run never clones a clone, and a changed value
+//! reaches every copy.
+
+pub mod kots;
+
+use crate::diag::{Diagnostic, Kind};
+use crate::doc::{FieldPath, Map, Value};
+use crate::krm::{self, annotation, annotations as ann, is_local_config, remove_annotation, set_annotation, type_of};
+use crate::pipeline::{is_configuration, Generated, Render};
+use kots::{contains_template, render_value, Scope};
+use serde::Deserialize;
+use std::collections::BTreeMap;
+
+const KOTS_API_VERSION: &str = "kots.io/v1beta1";
+const WHEN: &str = "kots.io/when";
+
+/// One clone, for `explain`.
+#[derive(Clone, Debug)]
+pub struct CloneReport {
+    /// `Kind/name` of the template resource.
+    pub source: String,
+    /// `Kind/name` of the clone, or the list it was appended to for node clones.
+    pub clone: String,
+    /// The repeatable item or group.
+    pub from: String,
+    /// The value name or group instance.
+    pub value: String,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct Report {
+    pub clones: Vec<CloneReport>,
+}
+
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ConfigSpec {
+    #[serde(default)]
+    groups: Vec<Group>,
+}
+
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Group {
+    #[serde(default)]
+    name: String,
+    #[serde(default)]
+    repeatable: bool,
+    #[serde(default)]
+    minimum_count: Option<usize>,
+    #[serde(default)]
+    templates: Vec<Template>,
+    /// Instance → item → value (SPEC §8).
+    #[serde(default)]
+    values_by_group: BTreeMap<String, Map>,
+    #[serde(default)]
+    instance_names: Vec<String>,
+    #[serde(default)]
+    items: Vec<Item>,
+}
+
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Item {
+    #[serde(default)]
+    name: String,
+    #[serde(default)]
+    default: Value,
+    #[serde(default)]
+    value: Value,
+    #[serde(default)]
+    repeatable: bool,
+    #[serde(default)]
+    minimum_count: Option<usize>,
+    #[serde(default)]
+    templates: Vec<Template>,
+    /// Group (or group instance) → value name → value.
+    #[serde(default)]
+    values_by_group: BTreeMap<String, Map>,
+}
+
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Template {
+    #[serde(default)]
+    api_version: String,
+    #[serde(default)]
+    kind: String,
+    #[serde(default)]
+    name: String,
+    #[serde(default)]
+    namespace: String,
+    #[serde(default)]
+    yaml_path: Option<String>,
+    #[serde(default)]
+    prefix: Option<String>,
+}
+
+impl Template {
+    /// SPEC §8: apiVersion, kind, name and namespace equal (empty equals empty).
+    fn matches(&self, item: &Value) -> bool {
+        type_of(item) == (self.api_version.as_str(), self.kind.as_str())
+            && krm::name_of(item) == self.name
+            && krm::namespace_of(item) == self.namespace
+    }
+}
+
+/// A repeatable item with its values (sorted by value name).
+struct RepeatItem<'a> {
+    item: &'a Item,
+    values: Vec<(String, Value)>,
+}
+
+fn text(value: &Value) -> bool {
+    !matches!(value, Value::Null) && value.as_str() != Some("")
+}
+
+/// The KOTS config of a render, read once: its specs (with the item or config that declared
+/// them) and the resolved values.
+pub struct Loaded {
+    specs: Vec<(ConfigSpec, Value)>,
+    values: Map,
+    filenames: Map,
+}
+
+/// Reads `Config`/`ConfigValues` items and `spec.config`; the values become the `config` binding.
+pub fn load(render: &mut Render) -> Option<Loaded> {
+    let mut specs: Vec<(ConfigSpec, Value)> = Vec::new();
+    let mut results = Vec::new();
+    for item in render.items.iter().filter(|i| type_of(i) == (KOTS_API_VERSION, "Config")) {
+        let spec = item.get("spec").filter(|s| !s.is_null()).cloned().unwrap_or_else(|| Value::Object(Map::new()));
+        match serde_path_to_error::deserialize::<_, ConfigSpec>(&spec) {
+            Ok(spec) => specs.push((spec, item.clone())),
+            Err(err) => results.push(
+                Diagnostic::error(Kind::Config, err.inner().to_string())
+                    .about(item)
+                    .at(FieldPath::root().key("spec").join(&FieldPath::parse(&err.path().to_string()))),
+            ),
+        }
+    }
+    if !render.config.spec.config.is_empty() {
+        match serde_path_to_error::deserialize::<_, ConfigSpec>(&Value::Object(render.config.spec.config.clone())) {
+            Ok(spec) => specs.push((spec, render.config.item.clone())),
+            Err(err) => results.push(
+                Diagnostic::error(Kind::Config, err.inner().to_string())
+                    .at(FieldPath::root().key("spec").key("config").join(&FieldPath::parse(&err.path().to_string()))),
+            ),
+        }
+    }
+    render.results.append(&mut results);
+    if specs.is_empty() {
+        return None;
+    }
+    // Values: ConfigValues wins over an item's value, which wins over its default.
+    let mut config_values = Map::new();
+    let mut filenames = Map::new();
+    for item in render.items.iter().filter(|i| type_of(i) == (KOTS_API_VERSION, "ConfigValues")) {
+        for (name, entry) in
+            item.get("spec").and_then(|s| s.get("values")).and_then(Value::as_object).into_iter().flatten()
+        {
+            if let Some(value) =
+                entry.get("value").filter(|v| text(v)).or_else(|| entry.get("default").filter(|v| text(v)))
+            {
+                config_values.insert(name.clone(), value.clone());
+            }
+            if let Some(filename) = entry.get("filename") {
+                filenames.insert(name.clone(), filename.clone());
+            }
+        }
+    }
+    let mut values = Map::new();
+    for (spec, _) in &specs {
+        for group in &spec.groups {
+            for item in &group.items {
+                let value = config_values
+                    .get(&item.name)
+                    .cloned()
+                    .or_else(|| text(&item.value).then(|| item.value.clone()))
+                    .or_else(|| text(&item.default).then(|| item.default.clone()))
+                    .unwrap_or(Value::String(String::new()));
+                values.insert(item.name.clone(), value);
+            }
+        }
+    }
+    render.report.config = values.clone();
+    Some(Loaded { specs, values, filenames })
+}
+
+/// Expands repeatable items and groups and renders KOTS templates.
+pub fn run(render: &mut Render, loaded: &Loaded) {
+    let Loaded { specs, values, filenames } = loaded;
+    let mut step = Step { values, filenames, results: Vec::new(), generated: Vec::new(), report: Report::default() };
+    step.expand(specs, &mut render.items);
+    render.results.append(&mut step.results);
+    render.generated.extend(step.generated);
+    render.report.repeat = step.report;
+}
+
+struct Step<'a> {
+    values: &'a Map,
+    filenames: &'a Map,
+    results: Vec<Diagnostic>,
+    generated: Vec<Generated>,
+    report: Report,
+}
+
+fn describe(item: &Value) -> String {
+    format!("{}/{}", type_of(item).1, krm::name_of(item))
+}
+
+/// A copy of a template ready to be generated: no file of its own, not marked.
+fn fresh_copy(template: &Value) -> Value {
+    let mut copy = template.clone();
+    for key in [ann::PATH, ann::LEGACY_PATH, ann::INDEX, ann::LEGACY_INDEX, ann::EXCLUDED, ann::LOCAL_CONFIG] {
+        remove_annotation(&mut copy, key);
+    }
+    copy
+}
+
+fn set_name(item: &mut Value, name: &str) {
+    if let Some(metadata) = item.get_mut("metadata").and_then(Value::as_object_mut) {
+        metadata.insert("name".into(), Value::String(name.to_string()));
+    }
+}
+
+impl Step<'_> {
+    fn error(&mut self, message: String, item: &Value) {
+        self.results.push(Diagnostic::error(Kind::Render, message).about(item));
+    }
+
+    /// The values of a repeatable item for one group (or instance), ordered by value name.
+    fn item_values(item: &Item, group: &str) -> Vec<(String, Value)> {
+        let map = item.values_by_group.get(group).cloned().unwrap_or_default();
+        let mut values: Vec<(String, Value)> = map.into_iter().collect();
+        values.sort_by(|a, b| a.0.cmp(&b.0));
+        values
+    }
+
+    fn check_minimum(&mut self, name: &str, what: &str, count: usize, minimum: Option<usize>, origin: &Value) {
+        if let Some(minimum) = minimum.filter(|m| count < *m) {
+            let message = format!("{what} {name:?} has {count} values, fewer than its minimumCount of {minimum}");
+            self.results.push(Diagnostic::error(Kind::Config, message).about(origin));
+        }
+    }
+
+    fn expand(&mut self, specs: &[(ConfigSpec, Value)], items: &mut [Value]) {
+        // Repeatable items outside repeatable groups, and repeatable groups.
+        let mut plain_items: Vec<RepeatItem> = Vec::new();
+        let mut groups: Vec<(&Group, Vec<String>)> = Vec::new();
+        for (spec, origin) in specs {
+            for group in &spec.groups {
+                if group.repeatable {
+                    let mut instances: Vec<String> = group.values_by_group.keys().cloned().collect();
+                    for name in &group.instance_names {
+                        if !instances.contains(name) {
+                            instances.push(name.clone());
+                        }
+                    }
+                    instances.sort();
+                    self.check_minimum(&group.name, "repeatable group", instances.len(), group.minimum_count, origin);
+                    for item in group.items.iter().filter(|i| i.repeatable) {
+                        for instance in &instances {
+                            let count = Self::item_values(item, instance).len();
+                            self.check_minimum(&item.name, "config item", count, item.minimum_count, origin);
+                        }
+                    }
+                    groups.push((group, instances));
+                    continue;
+                }
+                for item in group.items.iter().filter(|i| i.repeatable) {
+                    let values = Self::item_values(item, &group.name);
+                    self.check_minimum(&item.name, "config item", values.len(), item.minimum_count, origin);
+                    plain_items.push(RepeatItem { item, values });
+                }
+            }
+        }
+        for source in items.iter_mut() {
+            let item: &Value = source;
+            if is_configuration(item) || is_local_config(item) {
+                continue;
+            }
+            let group_templates: Vec<(&Group, &Vec<String>, &Template)> = groups
+                .iter()
+                .flat_map(|(group, instances)| {
+                    group.templates.iter().filter(|t| t.matches(item)).map(move |t| (*group, instances, t))
+                })
+                .collect();
+            let item_clones: Vec<(&RepeatItem, &Template)> = plain_items
+                .iter()
+                .flat_map(|r| {
+                    r.item.templates.iter().filter(|t| t.yaml_path.is_none() && t.matches(item)).map(move |t| (r, t))
+                })
+                .collect();
+            let group_item_clones: Vec<(&Group, &Vec<String>, &Item, &Template)> = groups
+                .iter()
+                .flat_map(|(group, instances)| {
+                    group.items.iter().filter(|i| i.repeatable).flat_map(move |i| {
+                        i.templates
+                            .iter()
+                            .filter(|t| t.yaml_path.is_none() && t.matches(item))
+                            .map(move |t| (*group, instances, i, t))
+                    })
+                })
+                .collect();
+            let is_template = !group_templates.is_empty() || !item_clones.is_empty() || !group_item_clones.is_empty();
+            let has_syntax = annotation(item, WHEN).is_some() || contains_template(item);
+            let has_node_clones =
+                plain_items.iter().any(|r| r.item.templates.iter().any(|t| t.yaml_path.is_some() && t.matches(item)));
+            if !is_template && !has_syntax && !has_node_clones {
+                continue;
+            }
+            let template = fresh_copy(item);
+            for (group, instances, t) in group_templates {
+                for instance in instances {
+                    let prefix = t.prefix.clone().unwrap_or_else(|| format!("{}-", t.name));
+                    let group_values = self.instance_values(group, instance);
+                    let mut clone = template.clone();
+                    set_name(&mut clone, &format!("{prefix}{instance}"));
+                    // Repeatable items of the group clone nodes inside each instance's copy.
+                    for repeat in group.items.iter().filter(|i| i.repeatable) {
+                        let values = Self::item_values(repeat, instance);
+                        for t in repeat.templates.iter().filter(|t| t.matches(&template)) {
+                            if let Some(path) = &t.yaml_path {
+                                self.node_clones(
+                                    &mut clone,
+                                    path,
+                                    repeat,
+                                    &values,
+                                    Some((instance, &group_values)),
+                                    item,
+                                );
+                            }
+                        }
+                    }
+                    self.report.clones.push(CloneReport {
+                        source: describe(item),
+                        clone: describe(&clone),
+                        from: format!("group {}", group.name),
+                        value: instance.clone(),
+                    });
+                    self.emit(clone, None, Some((instance, &group_values)), item);
+                }
+            }
+            for (repeat, t) in item_clones {
+                for (value_name, value) in &repeat.values {
+                    let mut clone = template.clone();
+                    set_name(&mut clone, &format!("{}{value_name}", t.prefix.clone().unwrap_or_default()));
+                    self.report.clones.push(CloneReport {
+                        source: describe(item),
+                        clone: describe(&clone),
+                        from: format!("item {}", repeat.item.name),
+                        value: value_name.clone(),
+                    });
+                    self.emit(clone, Some((&repeat.item.name, value_name, value)), None, item);
+                }
+            }
+            for (group, instances, repeat, t) in group_item_clones {
+                for instance in instances {
+                    let group_values = self.instance_values(group, instance);
+                    for (value_name, value) in Self::item_values(repeat, instance) {
+                        let mut clone = template.clone();
+                        set_name(&mut clone, &format!("{}{value_name}", t.prefix.clone().unwrap_or_default()));
+                        self.report.clones.push(CloneReport {
+                            source: describe(item),
+                            clone: describe(&clone),
+                            from: format!("item {} of group {}", repeat.name, group.name),
+                            value: format!("{instance}/{value_name}"),
+                        });
+                        self.emit(
+                            clone,
+                            Some((&repeat.name, &value_name, &value)),
+                            Some((instance, &group_values)),
+                            item,
+                        );
+                    }
+                }
+            }
+            if !is_template {
+                // Node clones and templates render into one copy of the resource.
+                let mut copy = template.clone();
+                for repeat in &plain_items {
+                    for t in repeat.item.templates.iter().filter(|t| t.matches(item)) {
+                        if let Some(path) = &t.yaml_path {
+                            self.node_clones(&mut copy, path, repeat.item, &repeat.values, None, item);
+                        }
+                    }
+                }
+                self.emit(copy, None, None, item);
+            }
+            // The source stays as the template: local-config now, taken up again next run.
+            set_annotation(source, ann::LOCAL_CONFIG, "true");
+            set_annotation(source, ann::EXCLUDED, "true");
+        }
+    }
+
+    /// An instance's item values: the group's `valuesByGroup[instance]`, then each item's own
+    /// `valuesByGroup[instance]` (the proposal's form: its first value), then the item's value.
+    fn instance_values(&self, group: &Group, instance: &str) -> Map {
+        let mut out = Map::new();
+        for item in group.items.iter().filter(|i| !i.repeatable) {
+            let own = item.values_by_group.get(instance).and_then(|m| m.values().next().cloned());
+            if let Some(value) = own.or_else(|| self.values.get(&item.name).cloned()) {
+                out.insert(item.name.clone(), value);
+            }
+        }
+        if let Some(values) = group.values_by_group.get(instance) {
+            out.extend(values.clone());
+        }
+        out
+    }
+
+    /// Renders a copy's templates and `kots.io/when`, then generates it unless excluded.
+    fn emit(
+        &mut self,
+        mut copy: Value,
+        item: Option<(&str, &str, &Value)>,
+        group: Option<(&str, &Map)>,
+        source: &Value,
+    ) {
+        let scope = Scope { values: self.values, filenames: self.filenames, item, group };
+        if let Err(message) = render_value(&mut copy, &scope) {
+            self.error(message, source);
+            return;
+        }
+        match annotation(&copy, WHEN) {
+            Some("false") => return,
+            Some("true") | None => {}
+            Some(other) => {
+                let message = format!("annotation {WHEN} must render to true or false, got {other:?}");
+                self.error(message, source);
+                return;
+            }
+        }
+        self.generated.push(Generated { item: copy, substitute: true });
+    }
+
+    /// `yamlPath` node clones: the indexed list element is the template; it is removed and one
+    /// clone per value (in value-name order) is appended to that list.
+    fn node_clones(
+        &mut self,
+        resource: &mut Value,
+        path: &str,
+        repeat: &Item,
+        values: &[(String, Value)],
+        group: Option<(&str, &Map)>,
+        source: &Value,
+    ) {
+        let name = describe(resource);
+        let (list, index) = match locate(resource, path) {
+            Ok(found) => found,
+            Err(message) => {
+                let message = format!("config item {:?}: yamlPath {path:?}: {message}", repeat.name);
+                self.error(message, source);
+                return;
+            }
+        };
+        if index >= list.len() {
+            let message = format!(
+                "config item {:?}: yamlPath {path:?}: index {index} is out of range (the list has {})",
+                repeat.name,
+                list.len()
+            );
+            self.error(message, source);
+            return;
+        }
+        let template = list.remove(index);
+        let mut clones = Vec::with_capacity(values.len());
+        for (value_name, value) in values {
+            let mut clone = template.clone();
+            let scope = Scope {
+                values: self.values,
+                filenames: self.filenames,
+                item: Some((&repeat.name, value_name, value)),
+                group,
+            };
+            if let Err(message) = render_value(&mut clone, &scope) {
+                self.error(message, source);
+                return;
+            }
+            clones.push(clone);
+            self.report.clones.push(CloneReport {
+                source: describe(source),
+                clone: format!("{name} {path}"),
+                from: format!("item {}", repeat.name),
+                value: value_name.clone(),
+            });
+        }
+        list.extend(clones);
+    }
+}
+
+/// The list a `yamlPath` (`a.b[0].c[1]`) ends in and the index of its last segment.
+fn locate<'v>(resource: &'v mut Value, path: &str) -> Result<(&'v mut Vec<Value>, usize), String> {
+    let segments: Vec<&str> = path.split('.').collect();
+    let mut node = resource;
+    for (position, segment) in segments.iter().enumerate() {
+        let last = position + 1 == segments.len();
+        let (key, index) = match segment.split_once('[') {
+            Some((key, rest)) => {
+                let index =
+                    rest.trim_end_matches(']').parse::<usize>().map_err(|_| format!("bad index in {segment:?}"))?;
+                (key, Some(index))
+            }
+            None => (*segment, None),
+        };
+        if !key.is_empty() {
+            node = match node {
+                Value::Object(map) => map.get_mut(key).ok_or_else(|| format!("{key:?} not found"))?,
+                _ => return Err("neither map nor array".into()),
+            };
+        }
+        match (index, last) {
+            (None, true) => return Err("yamlPath does not end with an array".into()),
+            (None, false) => {}
+            (Some(index), true) => {
+                return match node {
+                    Value::Array(list) => Ok((list, index)),
+                    _ => Err("neither map nor array".into()),
+                }
+            }
+            (Some(index), false) => {
+                node = match node {
+                    Value::Array(list) => {
+                        list.get_mut(index).ok_or_else(|| format!("index {index} is out of range"))?
+                    }
+                    _ => return Err("neither map nor array".into()),
+                };
+            }
+        }
+    }
+    Err("yamlPath does not end with an array".into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn yaml_paths() {
+        let mut resource =
+            json!({"spec": {"volumes": [{"projected": {"sources": [{"a": 1}, {"b": 2}]}}], "name": "x"}});
+        let found = locate(&mut resource, "spec.volumes[0].projected.sources[1]").map(|(list, i)| (list.len(), i));
+        assert_eq!(found, Ok((2, 1)));
+        assert_eq!(
+            locate(&mut resource, "spec.volumes").map(|_| ()).err(),
+            Some("yamlPath does not end with an array".into())
+        );
+        assert_eq!(locate(&mut resource, "spec.name.x[0]").map(|_| ()).err(), Some("neither map nor array".into()));
+        assert_eq!(locate(&mut resource, "spec.name[0]").map(|_| ()).err(), Some("neither map nor array".into()));
+    }
+}
