@@ -71,6 +71,18 @@ pub fn explain(output: &Output) -> String {
             let _ = writeln!(out, "  (none)");
         }
     }
+    if !report.config.is_empty() {
+        let _ = writeln!(out, "config (KOTS):");
+        for (key, value) in &report.config {
+            let _ = writeln!(out, "  {key} = {}", value_text(value));
+        }
+    }
+    if !report.repeat.clones.is_empty() {
+        let _ = writeln!(out, "clones:");
+        for clone in &report.repeat.clones {
+            let _ = writeln!(out, "  {} from {} ({} = {})", clone.clone, clone.source, clone.from, clone.value);
+        }
+    }
     for scope in &report.imports.scopes {
         let _ = writeln!(out, "imports of {}:", scope.name);
         if scope.imports.is_empty() {

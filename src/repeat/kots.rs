@@ -154,18 +154,28 @@ pub fn render_text(text: &str, scope: &Scope) -> Result<String, String> {
     }
 }
 
-/// Renders every string (and key) of a value. A string that is exactly one template keeps the
-/// YAML type its result reads as (`replicas: repl{{ ConfigOption "n" }}` is a number).
-pub fn render_value(value: &mut Value, scope: &Scope) -> Result<(), String> {
+/// Renders every string (and key) of a value found at JSON pointer `pointer`. A string that is
+/// exactly one template keeps the YAML type its result reads as (`replicas: repl{{ ConfigOption
+/// "n" }}` is a number) when `typed(pointer)` allows it (plain in its source, as KOTS renders
+/// text and parses it again).
+pub fn render_value(
+    value: &mut Value,
+    scope: &Scope,
+    pointer: &mut String,
+    typed: &mut dyn FnMut(&str) -> bool,
+) -> Result<(), String> {
     match value {
         Value::String(s) if has_template(s) => {
             let whole = is_whole_template(s);
             let rendered = render_text(s, scope)?;
-            *value = if whole { parse_scalar(&rendered) } else { Value::String(rendered) };
+            *value = if whole && typed(pointer) { parse_scalar(&rendered) } else { Value::String(rendered) };
         }
         Value::Array(items) => {
-            for item in items {
-                render_value(item, scope)?;
+            for (i, item) in items.iter_mut().enumerate() {
+                let len = pointer.len();
+                pointer.push_str(&format!("/{i}"));
+                render_value(item, scope, pointer, typed)?;
+                pointer.truncate(len);
             }
         }
         Value::Object(map) => {
@@ -177,8 +187,12 @@ pub fn render_value(value: &mut Value, scope: &Scope) -> Result<(), String> {
                 }
                 *map = renamed;
             }
-            for item in map.values_mut() {
-                render_value(item, scope)?;
+            for (key, item) in map.iter_mut() {
+                let len = pointer.len();
+                pointer.push('/');
+                pointer.push_str(&key.replace('~', "~0").replace('/', "~1"));
+                render_value(item, scope, pointer, typed)?;
+                pointer.truncate(len);
             }
         }
         _ => {}
@@ -239,8 +253,11 @@ mod tests {
         let values = values();
         let scope = Scope { values: &values, filenames: &Map::new(), item: None, group: None };
         let mut value = json!({"replicas": "repl{{ ConfigOption \"n\" }}", "label": "n-repl{{ ConfigOption \"n\" }}"});
-        assert_eq!(render_value(&mut value, &scope), Ok(()));
+        assert_eq!(render_value(&mut value, &scope, &mut String::new(), &mut |_| true), Ok(()));
         assert_eq!(value, json!({"replicas": 3, "label": "n-3"}));
+        let mut quoted = json!({"replicas": "repl{{ ConfigOption \"n\" }}"});
+        assert_eq!(render_value(&mut quoted, &scope, &mut String::new(), &mut |_| false), Ok(()));
+        assert_eq!(quoted, json!({"replicas": "3"}));
     }
 
     #[test]

@@ -13,7 +13,7 @@ pub mod kots;
 use crate::diag::{Diagnostic, Kind};
 use crate::doc::{FieldPath, Map, Value};
 use crate::krm::{self, annotation, annotations as ann, is_local_config, remove_annotation, set_annotation, type_of};
-use crate::pipeline::{is_configuration, Generated, Render};
+use crate::pipeline::{is_configuration, Generated, Render, ScalarStyles};
 use kots::{contains_template, render_value, Scope};
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -196,8 +196,19 @@ pub fn load(render: &mut Render) -> Option<Loaded> {
 /// Expands repeatable items and groups and renders KOTS templates.
 pub fn run(render: &mut Render, loaded: &Loaded) {
     let Loaded { specs, values, filenames } = loaded;
-    let mut step = Step { values, filenames, results: Vec::new(), generated: Vec::new(), report: Report::default() };
+    let mut step = Step {
+        values,
+        filenames,
+        results: Vec::new(),
+        generated: Vec::new(),
+        report: Report::default(),
+        styles: render.styles.take(),
+        origin: Vec::new(),
+        current: None,
+    };
+    step.origin = render.origin.clone();
     step.expand(specs, &mut render.items);
+    render.styles = step.styles.take();
     render.results.append(&mut step.results);
     render.generated.extend(step.generated);
     render.report.repeat = step.report;
@@ -209,6 +220,21 @@ struct Step<'a> {
     results: Vec<Diagnostic>,
     generated: Vec<Generated>,
     report: Report,
+    /// Source scalar styles, to keep quoted templates strings.
+    styles: Option<Box<dyn ScalarStyles>>,
+    origin: Vec<usize>,
+    /// The input index and kind of the template being rendered.
+    current: Option<(usize, String)>,
+}
+
+/// Kubernetes requires strings under `metadata` and in ConfigMap/Secret data, whatever a
+/// template renders to.
+fn must_stay_string(kind: &str, pointer: &str) -> bool {
+    pointer.starts_with("/metadata/")
+        || (matches!(kind, "ConfigMap" | "Secret")
+            && (pointer.starts_with("/data/")
+                || pointer.starts_with("/stringData/")
+                || pointer.starts_with("/binaryData/")))
 }
 
 fn describe(item: &Value) -> String {
@@ -281,8 +307,9 @@ impl Step<'_> {
                 }
             }
         }
-        for source in items.iter_mut() {
+        for (position, source) in items.iter_mut().enumerate() {
             let item: &Value = source;
+            self.current = Some((self.origin.get(position).copied().unwrap_or(position), type_of(item).1.to_string()));
             if is_configuration(item) || is_local_config(item) {
                 continue;
             }
@@ -416,6 +443,12 @@ impl Step<'_> {
         out
     }
 
+    /// Whether a whole template at `pointer` (of the current template item) may take a type.
+    fn typed(styles: &mut Option<Box<dyn ScalarStyles>>, current: &Option<(usize, String)>, pointer: &str) -> bool {
+        let Some((origin, kind)) = current else { return true };
+        !must_stay_string(kind, pointer) && !styles.as_mut().is_some_and(|s| s.is_quoted(*origin, pointer))
+    }
+
     /// Renders a copy's templates and `kots.io/when`, then generates it unless excluded.
     fn emit(
         &mut self,
@@ -425,7 +458,9 @@ impl Step<'_> {
         source: &Value,
     ) {
         let scope = Scope { values: self.values, filenames: self.filenames, item, group };
-        if let Err(message) = render_value(&mut copy, &scope) {
+        let (styles, current) = (&mut self.styles, &self.current);
+        let mut typed = |pointer: &str| Self::typed(styles, current, pointer);
+        if let Err(message) = render_value(&mut copy, &scope, &mut String::new(), &mut typed) {
             self.error(message, source);
             return;
         }
@@ -472,6 +507,8 @@ impl Step<'_> {
         }
         let template = list.remove(index);
         let mut clones = Vec::with_capacity(values.len());
+        // The template element's own pointer in the source, for its scalar styles.
+        let base = yaml_path_pointer(path);
         for (value_name, value) in values {
             let mut clone = template.clone();
             let scope = Scope {
@@ -480,7 +517,9 @@ impl Step<'_> {
                 item: Some((&repeat.name, value_name, value)),
                 group,
             };
-            if let Err(message) = render_value(&mut clone, &scope) {
+            let (styles, current) = (&mut self.styles, &self.current);
+            let mut typed = |pointer: &str| Self::typed(styles, current, pointer);
+            if let Err(message) = render_value(&mut clone, &scope, &mut base.clone(), &mut typed) {
                 self.error(message, source);
                 return;
             }
@@ -494,6 +533,14 @@ impl Step<'_> {
         }
         list.extend(clones);
     }
+}
+
+/// `a.b[0].c[1]` as the JSON pointer `/a/b/0/c/1`.
+fn yaml_path_pointer(path: &str) -> String {
+    path.split('.')
+        .flat_map(|segment| segment.split(['[', ']']).filter(|s| !s.is_empty()))
+        .map(|s| format!("/{}", s.replace('~', "~0").replace('/', "~1")))
+        .collect()
 }
 
 /// The list a `yamlPath` (`a.b[0].c[1]`) ends in and the index of its last segment.
