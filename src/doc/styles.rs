@@ -1,9 +1,8 @@
 //! Which scalars were written quoted (or as block scalars) in the source text. Flux substitutes
 //! variables in a resource's YAML *text*, so `replicas: ${n}` becomes a number while
 //! `value: "${PORT}"` stays a string; to do the same on parsed values we need the style, which
-//! the value model drops. KOTS templates (`repl{{ … }}`) have the same rule. This walks the
-//! parser's events once (granit-parser, the parser under serde-saphyr) and only records scalars
-//! that contain `$` or `repl`, so the result stays small.
+//! the value model drops. This walks the parser's events once (granit-parser, the parser under
+//! serde-saphyr) and only records scalars that contain `$`, so the result stays small.
 
 use std::collections::HashSet;
 
@@ -16,8 +15,7 @@ fn escape(segment: &str) -> String {
     segment.replace('~', "~0").replace('/', "~1")
 }
 
-/// Per document, the JSON pointers (from the document root) of non-plain scalars holding `$` or
-/// `repl`.
+/// Per document, the JSON pointers (from the document root) of non-plain scalars holding `$`.
 pub fn quoted_dollar_scalars(text: &str) -> Vec<HashSet<String>> {
     use granit_parser::{Event, Parser, ScalarStyle};
     let mut documents = Vec::new();
@@ -64,7 +62,7 @@ pub fn quoted_dollar_scalars(text: &str) -> Vec<HashSet<String>> {
                     path.push(escape(&value));
                     continue;
                 }
-                if style != ScalarStyle::Plain && (value.contains('$') || value.contains("repl")) {
+                if style != ScalarStyle::Plain && value.contains('$') {
                     current.insert(format!("/{}", path.join("/")));
                 }
                 advance(&mut stack, &mut path);

@@ -13,7 +13,7 @@ pub mod kots;
 use crate::diag::{Diagnostic, Kind};
 use crate::doc::{FieldPath, Map, Value};
 use crate::krm::{self, annotation, annotations as ann, is_local_config, remove_annotation, set_annotation, type_of};
-use crate::pipeline::{is_configuration, Generated, Render, ScalarStyles};
+use crate::pipeline::{is_configuration, Generated, Render};
 use kots::{contains_template, render_value, Scope};
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -202,13 +202,9 @@ pub fn run(render: &mut Render, loaded: &Loaded) {
         results: Vec::new(),
         generated: Vec::new(),
         report: Report::default(),
-        styles: render.styles.take(),
-        origin: Vec::new(),
         current: None,
     };
-    step.origin = render.origin.clone();
     step.expand(specs, &mut render.items);
-    render.styles = step.styles.take();
     render.results.append(&mut step.results);
     render.generated.extend(step.generated);
     render.report.repeat = step.report;
@@ -220,21 +216,28 @@ struct Step<'a> {
     results: Vec<Diagnostic>,
     generated: Vec<Generated>,
     report: Report,
-    /// Source scalar styles, to keep quoted templates strings.
-    styles: Option<Box<dyn ScalarStyles>>,
-    origin: Vec<usize>,
-    /// The input index and kind of the template being rendered.
-    current: Option<(usize, String)>,
+    /// The kind of the template being rendered.
+    current: Option<String>,
 }
 
-/// Kubernetes requires strings under `metadata` and in ConfigMap/Secret data, whatever a
-/// template renders to.
+/// Fields Kubernetes requires to be strings, whatever a whole template renders to: everything
+/// under `metadata`, ConfigMap/Secret data, and a container's `env[].value`, `args`, `command`
+/// and `image`. (KOTS renders templates in the text before YAML parsing, so `{{repl … }}`, which
+/// YAML forces us to quote, still takes its type; quoting cannot carry the intent here.)
 fn must_stay_string(kind: &str, pointer: &str) -> bool {
+    let segments: Vec<&str> = pointer.split('/').skip(1).collect();
+    let in_container = segments.windows(2).any(|w| {
+        matches!(w[0], "containers" | "initContainers" | "ephemeralContainers") && w[1].parse::<usize>().is_ok()
+    });
+    let tail = |field: &str| segments.iter().rev().take(3).any(|s| *s == field);
     pointer.starts_with("/metadata/")
         || (matches!(kind, "ConfigMap" | "Secret")
             && (pointer.starts_with("/data/")
                 || pointer.starts_with("/stringData/")
                 || pointer.starts_with("/binaryData/")))
+        || (in_container && tail("env") && segments.last() == Some(&"value"))
+        || (in_container && (tail("args") || tail("command")))
+        || (in_container && segments.last() == Some(&"image"))
 }
 
 fn describe(item: &Value) -> String {
@@ -307,9 +310,9 @@ impl Step<'_> {
                 }
             }
         }
-        for (position, source) in items.iter_mut().enumerate() {
+        for source in items.iter_mut() {
             let item: &Value = source;
-            self.current = Some((self.origin.get(position).copied().unwrap_or(position), type_of(item).1.to_string()));
+            self.current = Some(type_of(item).1.to_string());
             if is_configuration(item) || is_local_config(item) {
                 continue;
             }
@@ -412,14 +415,17 @@ impl Step<'_> {
             if !is_template {
                 // Node clones and templates render into one copy of the resource.
                 let mut copy = template.clone();
+                let mut cloned = true;
                 for repeat in &plain_items {
                     for t in repeat.item.templates.iter().filter(|t| t.matches(item)) {
                         if let Some(path) = &t.yaml_path {
-                            self.node_clones(&mut copy, path, repeat.item, &repeat.values, None, item);
+                            cloned &= self.node_clones(&mut copy, path, repeat.item, &repeat.values, None, item);
                         }
                     }
                 }
-                self.emit(copy, None, None, item);
+                if cloned {
+                    self.emit(copy, None, None, item);
+                }
             }
             // The source stays as the template: local-config now, taken up again next run.
             set_annotation(source, ann::LOCAL_CONFIG, "true");
@@ -444,9 +450,8 @@ impl Step<'_> {
     }
 
     /// Whether a whole template at `pointer` (of the current template item) may take a type.
-    fn typed(styles: &mut Option<Box<dyn ScalarStyles>>, current: &Option<(usize, String)>, pointer: &str) -> bool {
-        let Some((origin, kind)) = current else { return true };
-        !must_stay_string(kind, pointer) && !styles.as_mut().is_some_and(|s| s.is_quoted(*origin, pointer))
+    fn typed(current: &Option<String>, pointer: &str) -> bool {
+        current.as_deref().is_none_or(|kind| !must_stay_string(kind, pointer))
     }
 
     /// Renders a copy's templates and `kots.io/when`, then generates it unless excluded.
@@ -458,8 +463,8 @@ impl Step<'_> {
         source: &Value,
     ) {
         let scope = Scope { values: self.values, filenames: self.filenames, item, group };
-        let (styles, current) = (&mut self.styles, &self.current);
-        let mut typed = |pointer: &str| Self::typed(styles, current, pointer);
+        let current = &self.current;
+        let mut typed = |pointer: &str| Self::typed(current, pointer);
         if let Err(message) = render_value(&mut copy, &scope, &mut String::new(), &mut typed) {
             self.error(message, source);
             return;
@@ -477,7 +482,7 @@ impl Step<'_> {
     }
 
     /// `yamlPath` node clones: the indexed list element is the template; it is removed and one
-    /// clone per value (in value-name order) is appended to that list.
+    /// clone per value (in value-name order) is appended to that list. `false` after an error.
     fn node_clones(
         &mut self,
         resource: &mut Value,
@@ -486,14 +491,14 @@ impl Step<'_> {
         values: &[(String, Value)],
         group: Option<(&str, &Map)>,
         source: &Value,
-    ) {
+    ) -> bool {
         let name = describe(resource);
         let (list, index) = match locate(resource, path) {
             Ok(found) => found,
             Err(message) => {
                 let message = format!("config item {:?}: yamlPath {path:?}: {message}", repeat.name);
                 self.error(message, source);
-                return;
+                return false;
             }
         };
         if index >= list.len() {
@@ -503,7 +508,7 @@ impl Step<'_> {
                 list.len()
             );
             self.error(message, source);
-            return;
+            return false;
         }
         let template = list.remove(index);
         let mut clones = Vec::with_capacity(values.len());
@@ -517,11 +522,11 @@ impl Step<'_> {
                 item: Some((&repeat.name, value_name, value)),
                 group,
             };
-            let (styles, current) = (&mut self.styles, &self.current);
-            let mut typed = |pointer: &str| Self::typed(styles, current, pointer);
+            let current = &self.current;
+            let mut typed = |pointer: &str| Self::typed(current, pointer);
             if let Err(message) = render_value(&mut clone, &scope, &mut base.clone(), &mut typed) {
                 self.error(message, source);
-                return;
+                return false;
             }
             clones.push(clone);
             self.report.clones.push(CloneReport {
@@ -532,6 +537,7 @@ impl Step<'_> {
             });
         }
         list.extend(clones);
+        true
     }
 }
 
@@ -589,6 +595,17 @@ fn locate<'v>(resource: &'v mut Value, path: &str) -> Result<(&'v mut Vec<Value>
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn string_fields_stay_strings() {
+        assert!(must_stay_string("Deployment", "/metadata/labels/a"));
+        assert!(must_stay_string("ConfigMap", "/data/port"));
+        assert!(must_stay_string("Deployment", "/spec/template/spec/containers/0/env/1/value"));
+        assert!(must_stay_string("Deployment", "/spec/template/spec/containers/0/args/0"));
+        assert!(!must_stay_string("Deployment", "/spec/replicas"));
+        assert!(!must_stay_string("Service", "/spec/ports/0/targetPort"));
+        assert!(!must_stay_string("Deployment", "/spec/template/spec/containers/0/ports/0/containerPort"));
+    }
 
     #[test]
     fn yaml_paths() {
