@@ -9,6 +9,7 @@ use crate::diag::{Diagnostic, Kind};
 use crate::doc::{FieldPath, Map, Value};
 use crate::imports::model::{Execution, ExportDecl, ImportDecl};
 use crate::krm::{self, type_of};
+use crate::policy::model::{InterfaceRef, PolicySettings};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -77,10 +78,10 @@ pub struct Spec {
     pub subinstallations: Vec<Value>,
     /// Dependencies resolved by policy (SPEC §6).
     #[serde(default)]
-    pub interfaces: Vec<Value>,
+    pub interfaces: Vec<InterfaceRef>,
     /// Policy layers and their order (SPEC §6).
     #[serde(default)]
-    pub policy: Map,
+    pub policy: PolicySettings,
     /// A base Windsor Blueprint spec: terraform, kustomize (SPEC §7).
     #[serde(default)]
     pub blueprint: Map,

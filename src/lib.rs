@@ -20,6 +20,7 @@ pub mod krm;
 pub mod package;
 pub mod patch;
 pub mod pipeline;
+pub mod policy;
 pub mod repeat;
 pub mod selector;
 pub mod subst;

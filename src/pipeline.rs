@@ -11,7 +11,7 @@ use crate::doc::Value;
 use crate::krm::{self, annotation, annotations as ann, remove_annotation, set_annotation, type_of};
 use crate::package::Files;
 use crate::template::BackendLookup;
-use crate::{features, imports, patch, repeat, subst, values};
+use crate::{features, imports, patch, policy, repeat, subst, values};
 use std::sync::Arc;
 
 /// The source styles of the input items' scalars (see [`crate::doc::quoted_dollar_scalars`]).
@@ -57,6 +57,7 @@ pub struct Report {
     /// Resolved KOTS config values (the `config` binding of templates).
     pub config: crate::doc::Map,
     pub imports: imports::Report,
+    pub policy: policy::Report,
     pub features: features::Report,
     pub repeat: repeat::Report,
 }
@@ -82,6 +83,10 @@ pub struct Render {
     pub report: Report,
     /// Resolves the `backend` template helper; set by the policy step (SPEC §6).
     pub backends: BackendLookup,
+    /// Implementations chosen by policy, rendered in their own scope.
+    pub implementations: Vec<policy::Chosen>,
+    /// Features contributed by chosen implementations, each with the values it sees.
+    pub scoped_features: Vec<(Value, Value, Value)>,
 }
 
 impl Render {
@@ -96,9 +101,9 @@ impl Render {
             values: Value::Null,
             overrides,
             report: Report::default(),
-            backends: Arc::new(|path: &str, _: &str| {
-                Err(format!("no typeInstance backend rule for {path:?}: add spec.policy.global.typeInstance.rules"))
-            }),
+            backends: Arc::new(|_: &str, _: &str| Ok(Value::Null)),
+            implementations: Vec::new(),
+            scoped_features: Vec::new(),
         }
     }
 
@@ -140,8 +145,13 @@ pub fn render(input: Input, files: &dyn Files) -> Output {
     }
     values::run(&mut render, files);
     let kots = if render.failed() { None } else { repeat::load(&mut render) };
+    let policies = policy::load(&mut render);
     if !render.failed() {
         imports::run(&mut render, files);
+    }
+    if !render.failed() {
+        policy::run(&mut render, &policies);
+        imports::render_implementations(&mut render, files);
     }
     if !render.failed() {
         features::run(&mut render, files);

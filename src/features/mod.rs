@@ -58,11 +58,14 @@ struct Origin {
     item: Value,
     field: FieldPath,
     file: Option<String>,
+    /// The values this declaration sees when they differ from the render's (a feature of an
+    /// implementation chosen by policy sees `implementation` too).
+    env: Option<Value>,
 }
 
 impl Origin {
     fn of_item(item: &Value) -> Self {
-        Self { item: item.clone(), field: FieldPath::root(), file: krm::item_location(item).0 }
+        Self { item: item.clone(), field: FieldPath::root(), file: krm::item_location(item).0, env: None }
     }
 
     fn describe(&self) -> String {
@@ -120,11 +123,15 @@ struct Step<'a> {
 }
 
 impl<'a> Step<'a> {
+    fn env<'s>(&'s self, origin: &'s Origin) -> &'s Value {
+        origin.env.as_ref().unwrap_or(self.values)
+    }
+
     fn host(&'a self, origin: &'a Origin) -> PackageHost<'a> {
         PackageHost {
             files: self.files,
             from: origin.file.as_deref(),
-            values: self.values,
+            values: self.env(origin),
             jsonnet_cache: &self.jsonnet_cache,
         }
     }
@@ -136,13 +143,14 @@ impl<'a> Step<'a> {
         }
         let expression = Expression::compile(when)
             .map_err(|err| format!("failed to compile expression '{when}': {}", err.render(when)))?;
+        let env = self.env(origin);
         let reads = expression.identifiers().into_iter().map(|path| {
-            let value = lookup(self.values, &path).cloned().unwrap_or(Value::Null);
+            let value = lookup(env, &path).cloned().unwrap_or(Value::Null);
             (path, value)
         });
         let reads = reads.collect();
         let value = expression
-            .eval(self.values, &self.host(origin))
+            .eval(env, &self.host(origin))
             .map_err(|err| format!("failed to evaluate expression '{when}': {}", err.render(when)))?;
         match value {
             Value::Bool(b) => Ok((b, reads)),
@@ -164,7 +172,7 @@ impl<'a> Step<'a> {
     ) -> TerraformComponent {
         let mut inputs = Map::new();
         for (key, value) in std::mem::take(&mut component.inputs) {
-            match interpolate_value(&value, self.values, &self.host(origin)) {
+            match interpolate_value(&value, self.env(origin), &self.host(origin)) {
                 Ok(Value::Null) => {}
                 Ok(value) => {
                     inputs.insert(key, value);
@@ -186,7 +194,7 @@ impl<'a> Step<'a> {
     ) -> Kustomization {
         let mut substitutions = Map::new();
         for (key, value) in std::mem::take(&mut kustomization.substitutions) {
-            match interpolate_value(&value, self.values, &self.host(origin)) {
+            match interpolate_value(&value, self.env(origin), &self.host(origin)) {
                 Ok(value) => {
                     substitutions.insert(key, Value::String(to_text(&value)));
                 }
@@ -198,7 +206,7 @@ impl<'a> Step<'a> {
         for (i, mut patch) in std::mem::take(&mut kustomization.patches).into_iter().enumerate() {
             let patch_field = format!("{field}.patches[{i}]");
             match (patch.patch.take(), patch.path.take()) {
-                (Some(text), None) => match interpolate(&text, self.values, &self.host(origin)) {
+                (Some(text), None) => match interpolate(&text, self.env(origin), &self.host(origin)) {
                     Ok(value) => patch.patch = Some(to_text(&value)),
                     Err(err) => {
                         self.interpolation_error(origin, &format!("{patch_field}.patch"), err);
@@ -260,13 +268,19 @@ pub fn run(render: &mut Render, files: &dyn Files) {
         item: render.config.item.clone(),
         field: FieldPath::root().key("spec"),
         file: krm::item_location(&render.config.item).0,
+        env: None,
     };
     let blueprint_items: Vec<&Value> =
         render.items.iter().filter(|item| type_of(item) == (model::API_VERSION, "Blueprint")).collect();
     let feature_items: Vec<&Value> =
         render.items.iter().filter(|item| type_of(item) == (model::API_VERSION, "Feature")).collect();
     let spec = &render.config.spec;
-    if blueprint_items.is_empty() && spec.blueprint.is_empty() && feature_items.is_empty() && spec.features.is_empty() {
+    if blueprint_items.is_empty()
+        && spec.blueprint.is_empty()
+        && feature_items.is_empty()
+        && spec.features.is_empty()
+        && render.scoped_features.is_empty()
+    {
         return;
     }
     let mut step =
@@ -317,6 +331,17 @@ pub fn run(render: &mut Render, files: &dyn Files) {
     }
     for (i, inline) in spec.features.iter().enumerate() {
         let origin = Origin { field: config_origin.field.clone().key("features").index(i), ..config_origin.clone() };
+        if let Some(feature) = parse_feature(&mut step, inline, &origin) {
+            features.push((feature, origin));
+        }
+    }
+    for (inline, env, item) in &render.scoped_features {
+        let origin = Origin {
+            item: item.clone(),
+            field: FieldPath::root().key("spec").key("features").index(features.len()),
+            file: krm::item_location(item).0,
+            env: Some(env.clone()),
+        };
         if let Some(feature) = parse_feature(&mut step, inline, &origin) {
             features.push((feature, origin));
         }

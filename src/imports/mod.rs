@@ -86,6 +86,8 @@ struct Step<'a> {
     files: &'a dyn Files,
     values: &'a Value,
     kots_config: Value,
+    /// Inside a chosen implementation's scope (SPEC §6): `implementation` in the binding.
+    implementation: Option<Value>,
     engine: Engine,
     results: Vec<Diagnostic>,
     generated: Vec<Generated>,
@@ -174,6 +176,7 @@ pub fn run(render: &mut Render, files: &dyn Files) {
         files,
         values: &render.values,
         kots_config: Value::Object(render.report.config.clone()),
+        implementation: None,
         engine: Engine::new(resources, backends),
         results,
         generated: Vec::new(),
@@ -228,6 +231,66 @@ fn referenced_files(item: &Value, files: &dyn Files) -> HashSet<String> {
         }
     }
     found
+}
+
+/// Renders what the implementations chosen by policy produce (SPEC §6): `resources` with `${…}`
+/// evaluated in the implementation's scope, deploy executions with `implementation` in the
+/// binding, and features handed to the features step with that scope.
+pub fn render_implementations(render: &mut Render, files: &dyn Files) {
+    if render.implementations.is_empty() {
+        return;
+    }
+    let chosen = std::mem::take(&mut render.implementations);
+    let backends = render.backends.clone();
+    let mut step = Step {
+        files,
+        values: &render.values,
+        kots_config: Value::Object(render.report.config.clone()),
+        implementation: None,
+        engine: Engine::new(Arc::new(|_: &str, _: &str, _: Option<&str>| None), backends),
+        results: Vec::new(),
+        generated: Vec::new(),
+        report: Report::default(),
+    };
+    let mut scoped_features = Vec::new();
+    for implementation in &chosen {
+        let mut env = render.values.clone();
+        if let Value::Object(map) = &mut env {
+            map.insert("implementation".into(), implementation.scope.clone());
+        }
+        let origin = Origin {
+            item: implementation.item.clone(),
+            field: FieldPath::root().key("spec"),
+            file: krm::item_location(&implementation.item).0,
+            prefix: String::new(),
+        };
+        for (i, resource) in implementation.spec.resources.iter().enumerate() {
+            match crate::expr::interpolate::interpolate_value(resource, &env, &crate::expr::NoFiles) {
+                Ok(item) if item.is_object() && !type_of(&item).1.is_empty() => {
+                    step.generated.push(Generated { item, substitute: true })
+                }
+                Ok(_) => step
+                    .results
+                    .push(origin.error("a resource needs apiVersion, kind and metadata", &format!("resources[{i}]"))),
+                Err(err) => step.results.push(origin.error(err.to_string(), &format!("resources[{i}]"))),
+            }
+        }
+        step.implementation = Some(implementation.scope.clone());
+        let blueprint =
+            Blueprint { deploy_executions: implementation.spec.deploy_executions.clone(), ..Default::default() };
+        let errors_before = step.results.len();
+        validate(&mut step, &blueprint, &origin);
+        if step.results.len() == errors_before {
+            deploy(&mut step, &blueprint, &implementation.interface, &origin, &Map::new());
+        }
+        for feature in &implementation.spec.features {
+            scoped_features.push((feature.clone(), env.clone(), implementation.item.clone()));
+        }
+    }
+    render.results.append(&mut step.results);
+    render.generated.append(&mut step.generated);
+    render.scoped_features = scoped_features;
+    render.implementations = chosen;
 }
 
 fn model_parse<T: serde::de::DeserializeOwned>(value: &Value) -> Result<T, (String, String)> {
@@ -297,6 +360,9 @@ fn render_blueprint(
 /// subinstallations) and `deployitems` for export executions.
 fn binding(step: &Step, imports: &Map, dataobjects: Option<&Map>) -> Value {
     let mut data = json!({"values": step.values, "imports": imports, "config": step.kots_config});
+    if let (Some(implementation), Value::Object(map)) = (&step.implementation, &mut data) {
+        map.insert("implementation".into(), implementation.clone());
+    }
     if let (Some(dataobjects), Value::Object(map)) = (dataobjects, &mut data) {
         map.insert("dataobjects".into(), Value::Object(dataobjects.clone()));
         map.insert("deployitems".into(), json!({}));
