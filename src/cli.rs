@@ -474,10 +474,20 @@ fn tag_location(item: &mut Value, package_path: &str, index: usize) {
     }
 }
 
-/// The path of a file relative to the package root, with forward slashes.
+/// The path of a file relative to the package root, with forward slashes; a file outside the
+/// root is reached with `..` (never an absolute path, which would differ between machines).
 fn package_path(path: &Path, root: &Path) -> String {
     let relative = match (path.canonicalize(), root.canonicalize()) {
-        (Ok(path), Ok(root)) => path.strip_prefix(&root).map(Path::to_path_buf).unwrap_or(path),
+        (Ok(path), Ok(root)) => {
+            let common = path.components().zip(root.components()).take_while(|(a, b)| a == b).count();
+            let up = root.components().count() - common;
+            let mut relative = PathBuf::new();
+            for _ in 0..up {
+                relative.push("..");
+            }
+            relative.extend(path.components().skip(common));
+            relative
+        }
         _ => path.to_path_buf(),
     };
     relative.to_string_lossy().replace('\\', "/")

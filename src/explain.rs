@@ -83,6 +83,22 @@ pub fn explain(output: &Output) -> String {
             let _ = writeln!(out, "  {} from {} ({} = {})", clone.clone, clone.source, clone.from, clone.value);
         }
     }
+    if !report.policy.decisions.is_empty() {
+        let _ = writeln!(out, "policy:");
+        for decision in &report.policy.decisions {
+            let _ = writeln!(out, "  interface {} ({})", decision.interface, decision.path);
+            if !decision.rule.is_empty() {
+                let _ = writeln!(out, "    rule: {}", decision.rule);
+            }
+            for (candidate, verdict) in &decision.candidates {
+                let _ = writeln!(out, "    {candidate}: {verdict}");
+            }
+            let _ = writeln!(out, "    chosen: {}", decision.chosen.as_deref().unwrap_or("none"));
+            for injected in &decision.injected {
+                let _ = writeln!(out, "    injected {injected}");
+            }
+        }
+    }
     for scope in &report.imports.scopes {
         let _ = writeln!(out, "imports of {}:", scope.name);
         if scope.imports.is_empty() {
