@@ -245,9 +245,9 @@ fn merge_rule(merged: &mut Merged, rule: &Rule, layer: &str, place: &str) {
     }
 }
 
-/// TypeInstance backend for a type (SPEC §6): exact `path:revision` (or `path` without one),
-/// then `<prefix>.*` with the revision, then without, walking up the path to `cap.*`. Nothing
-/// found: null (Capact stores the TypeInstance in its built-in storage).
+/// TypeInstance backend for a type (SPEC §6, seed 004): exact `path:revision`, then the exact
+/// path in any revision, then `<prefix>.*` with the revision, then without, walking up the path
+/// to `cap.*`. Nothing found: null (Capact stores the TypeInstance in its built-in storage).
 fn backend(rules: &[Placed<BackendRule>], path: &str, revision: &str) -> Value {
     let find = |p: &str, r: Option<&str>| {
         rules
@@ -256,7 +256,8 @@ fn backend(rules: &[Placed<BackendRule>], path: &str, revision: &str) -> Value {
             .map(|rule| rule.value.backend.clone())
     };
     let revision = Some(revision).filter(|r| !r.is_empty());
-    if let Some(found) = find(path, revision) {
+    // Seed 004's order: exact path and revision, then the exact path in any revision.
+    if let Some(found) = revision.and_then(|r| find(path, Some(r))).or_else(|| find(path, None)) {
         return found;
     }
     let mut sub = path;
@@ -570,6 +571,10 @@ mod tests {
             .collect()
     }
 
+    fn rules_any() -> Vec<Placed<BackendRule>> {
+        rules(&[("cap.type.aws.auth.credentials", None, "any-revision"), ("cap.type.aws.*", None, "aws")])
+    }
+
     #[test]
     fn backends_walk_up_the_path() {
         let rules = rules(&[
@@ -580,6 +585,8 @@ mod tests {
         ]);
         assert_eq!(backend(&rules, "cap.type.aws.auth.credentials", "0.1.0"), json!({"id": "exact"}));
         assert_eq!(backend(&rules, "cap.type.aws.auth.credentials", "0.2.0"), json!({"id": "aws"}));
+        let with_any = rules_any();
+        assert_eq!(backend(&with_any, "cap.type.aws.auth.credentials", "0.2.0"), json!({"id": "any-revision"}));
         assert_eq!(backend(&rules, "cap.type.aws.s3", "0.1.0"), json!({"id": "aws-rev"}));
         assert_eq!(backend(&rules, "cap.type.gcp.sa", "0.1.0"), json!({"id": "any"}));
         assert_eq!(backend(&rules[..2], "cap.type.gcp.sa", "0.1.0"), Value::Null);
