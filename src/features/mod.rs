@@ -313,13 +313,11 @@ pub fn run(render: &mut Render, files: &dyn Files) {
             });
         }
     }
-    let (mut blueprint, _) = base.unwrap_or_else(|| {
-        let name = render.config.name.clone();
-        (
-            Blueprint { metadata: model::Metadata { name, ..Default::default() }, ..Default::default() },
-            config_origin.clone(),
-        )
-    });
+    let (mut blueprint, _) = base.unwrap_or_else(|| (Blueprint::default(), config_origin.clone()));
+    // A blueprint without a name takes the functionConfig's (Windsor names it after the context).
+    if blueprint.metadata.name.is_empty() {
+        blueprint.metadata.name = render.config.name.clone();
+    }
 
     // Features, items and inline alike, in order of metadata.name.
     let mut features: Vec<(Feature, Origin)> = Vec::new();
