@@ -140,8 +140,11 @@ fn check(case: &Path, bless: bool, failures: &mut Vec<String>) {
     if got.code == 2 || !case.join("input.yaml").is_file() {
         return;
     }
-    // Idempotency: our own output, rendered again with the same functionConfig, is unchanged.
     let input = read(&case.join("input.yaml")).unwrap_or_default();
+    if let Some(problem) = kpt_annotations_problem(&input, &got.stdout) {
+        failures.push(format!("{}: {problem}", case.display()));
+    }
+    // Idempotency: our own output, rendered again with the same functionConfig, is unchanged.
     let Some(second_input) = rerun_input(&input, &got.stdout) else {
         failures.push(format!("{}: output is not a ResourceList", case.display()));
         return;
@@ -176,6 +179,59 @@ fn check_all(cases: &[PathBuf]) {
         cases.len(),
         failures.join("\n\n")
     );
+}
+
+const TRACKING: [&str; 4] = [
+    "internal.config.kubernetes.io/path",
+    "internal.config.kubernetes.io/index",
+    "config.kubernetes.io/path",
+    "config.kubernetes.io/index",
+];
+
+fn annotation<'a>(item: &'a Value, key: &str) -> Option<&'a str> {
+    item.get("metadata")?.get("annotations")?.get(key)?.as_str()
+}
+
+fn identity(item: &Value) -> String {
+    let field = |v: Option<&Value>| v.and_then(Value::as_str).unwrap_or_default().to_string();
+    let metadata = item.get("metadata");
+    format!(
+        "{}/{}/{}/{}",
+        field(item.get("apiVersion")),
+        field(item.get("kind")),
+        field(metadata.and_then(|m| m.get("namespace"))),
+        field(metadata.and_then(|m| m.get("name")))
+    )
+}
+
+/// kpt's contract: the path and index annotations of input items are untouched, and every item
+/// the function generates gets a path (both forms).
+fn kpt_annotations_problem(input: &str, output: &str) -> Option<String> {
+    let items = |text: &str| -> Vec<Value> {
+        read_yaml_documents(text)
+            .ok()
+            .and_then(|docs| docs.into_iter().next())
+            .and_then(|list| list.get("items").and_then(Value::as_array).cloned())
+            .unwrap_or_default()
+    };
+    let inputs = items(input);
+    for item in items(output) {
+        if annotation(&item, "fn.blueprint.dev/generated-by").is_some() && !inputs.iter().any(|i| i == &item) {
+            for key in ["internal.config.kubernetes.io/path", "config.kubernetes.io/path"] {
+                if annotation(&item, key).is_none() {
+                    return Some(format!("generated item {} has no {key} annotation", identity(&item)));
+                }
+            }
+            continue;
+        }
+        let Some(original) = inputs.iter().find(|i| identity(i) == identity(&item)) else { continue };
+        for key in TRACKING {
+            if annotation(original, key) != annotation(&item, key) {
+                return Some(format!("input item {} changed its {key} annotation", identity(&item)));
+            }
+        }
+    }
+    None
 }
 
 #[test]
