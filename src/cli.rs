@@ -3,7 +3,7 @@
 //! decides the exit code (0 clean, 1 error results, 2 unusable input) in one place: [`Exit`].
 
 use crate::diag::Diagnostic;
-use crate::doc::{parse_scalar, quoted_dollar_scalars, read_yaml_documents, to_yaml_stream, Map, Value};
+use crate::doc::{parse_scalar, quoted_dollar_scalars, read_yaml_documents, Map, Value};
 use crate::krm::{annotations as ann, is_local_config, set_annotation, ResourceList};
 use crate::package::Files;
 use crate::pipeline::{self, Input, ScalarStyles};
@@ -218,6 +218,7 @@ fn krm(root: Option<PathBuf>) -> Exit {
     if let Err(err) = std::io::stdin().lock().read_to_end(&mut bytes) {
         return Exit::Unusable(format!("cannot read stdin: {err}"));
     }
+    let bytes = Rc::new(bytes);
     let mut list = match ResourceList::parse(&bytes) {
         Ok(list) => list,
         Err(err) => return Exit::Unusable(err.to_string()),
@@ -226,15 +227,12 @@ fn krm(root: Option<PathBuf>) -> Exit {
     let styles = match list.format {
         // JSON strings are all quoted.
         crate::krm::Format::Json => SourceStyles::all_quoted(),
-        crate::krm::Format::Yaml => {
-            let text: Rc<str> = Rc::from(String::from_utf8_lossy(&bytes));
-            SourceStyles {
-                texts: vec![text],
-                items: vec![(0, 0); list.items.len()],
-                resource_list: true,
-                ..Default::default()
-            }
-        }
+        crate::krm::Format::Yaml => SourceStyles {
+            texts: vec![Source::Bytes(bytes.clone())],
+            items: vec![(0, 0); list.items.len()],
+            resource_list: true,
+            ..Default::default()
+        },
     };
     let input = Input {
         items: std::mem::take(&mut list.items),
@@ -252,10 +250,33 @@ fn krm(root: Option<PathBuf>) -> Exit {
         Some(items) => items,
         None => ResourceList::parse(&bytes).map(|original| original.items).unwrap_or_default(),
     };
-    match write_stdout(&list.write(items, results)) {
+    drop(bytes);
+    match write_with(|out| list.write_to(out, items, results)) {
         Exit::Ok => exit,
         failure => failure,
     }
+}
+
+/// Writes through a buffered stdout, item by item, without building the whole text first.
+fn write_with(write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>) -> Exit {
+    let mut stdout = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
+    match write(&mut stdout).and_then(|_| stdout.flush()) {
+        Ok(()) => Exit::Ok,
+        // A closed pipe (`| head`) is the reader's choice, not our failure.
+        Err(err) if err.kind() == std::io::ErrorKind::BrokenPipe => Exit::Ok,
+        Err(err) => Exit::Unusable(format!("cannot write output: {err}")),
+    }
+}
+
+/// A YAML stream, one document at a time.
+fn write_stream(out: &mut dyn Write, items: &[Value]) -> std::io::Result<()> {
+    for (i, item) in items.iter().enumerate() {
+        if i > 0 {
+            out.write_all(b"---\n")?;
+        }
+        out.write_all(crate::doc::to_yaml(item).as_bytes())?;
+    }
+    Ok(())
 }
 
 /// Reads `PATH…`, `-c`, `-f` and `--set` into a pipeline input, and the package root.
@@ -309,14 +330,13 @@ fn render(args: RenderArgs, root: Option<PathBuf>) -> Exit {
         .filter(|item| args.keep_local_config || !is_local_config(item))
         .map(strip_build_annotations)
         .collect();
-    let text = match args.output {
-        OutputFormat::Yaml => to_yaml_stream(&items),
+    match args.output {
+        OutputFormat::Yaml => write_with(|out| write_stream(out, &items)),
         OutputFormat::Json => {
             let list = json!({"apiVersion": "v1", "kind": "List", "items": items});
-            format!("{}\n", serde_json::to_string_pretty(&list).unwrap_or_default())
+            write_stdout(&format!("{}\n", serde_json::to_string_pretty(&list).unwrap_or_default()))
         }
-    };
-    write_stdout(&text)
+    }
 }
 
 /// `explain` and `graph`: a report of the render on stdout, even when the render failed (a
@@ -376,13 +396,31 @@ fn strip_build_annotations(mut item: Value) -> Value {
 /// and then once per text.
 #[derive(Default)]
 struct SourceStyles {
-    texts: Vec<Rc<str>>,
+    texts: Vec<Source>,
     /// Per input item: its text and its document in that text.
     items: Vec<(usize, usize)>,
     /// KRM mode: one ResourceList document, items under `/items/<i>`.
     resource_list: bool,
     all_quoted: bool,
     scanned: HashMap<usize, Vec<HashSet<String>>>,
+}
+
+/// Where a source text is, read again only if substitution asks about a style: render mode
+/// re-reads the file, KRM mode shares stdin's bytes, so no copy is kept alive.
+enum Source {
+    Bytes(Rc<Vec<u8>>),
+    File(PathBuf),
+    Text(String),
+}
+
+impl Source {
+    fn scan(&self) -> Vec<HashSet<String>> {
+        match self {
+            Source::Bytes(bytes) => quoted_dollar_scalars(&String::from_utf8_lossy(bytes)),
+            Source::File(path) => std::fs::read_to_string(path).map(|t| quoted_dollar_scalars(&t)).unwrap_or_default(),
+            Source::Text(text) => quoted_dollar_scalars(text),
+        }
+    }
 }
 
 impl SourceStyles {
@@ -398,10 +436,8 @@ impl ScalarStyles for SourceStyles {
         }
         let Some(&(text, document)) = self.items.get(item) else { return false };
         let texts = &self.texts;
-        let documents = self
-            .scanned
-            .entry(text)
-            .or_insert_with(|| texts.get(text).map(|t| quoted_dollar_scalars(t)).unwrap_or_default());
+        let documents =
+            self.scanned.entry(text).or_insert_with(|| texts.get(text).map(Source::scan).unwrap_or_default());
         if self.resource_list {
             documents.first().is_some_and(|d| d.contains(&format!("/items/{item}{pointer}")))
         } else {
@@ -431,7 +467,7 @@ fn read_manifests(path: &Path, root: &Path, items: &mut Vec<Value>, styles: &mut
     let text = std::fs::read_to_string(path).map_err(|err| format!("{}: {err}", path.display()))?;
     let documents = read_yaml_documents(&text).map_err(|err| yaml_error(path, &err))?;
     let package_path = package_path(path, root);
-    styles.texts.push(Rc::from(text));
+    styles.texts.push(Source::File(path.to_path_buf()));
     let text_index = styles.texts.len() - 1;
     for (index, mut document) in documents.into_iter().enumerate() {
         if !document.is_object() {
@@ -536,14 +572,14 @@ fn legacy_plugin(config_file: &Path) -> Exit {
     let files = DiskFiles::new(root_or_cwd(root));
     let styles = SourceStyles {
         items: (0..items.len()).map(|i| (0, i)).collect(),
-        texts: vec![Rc::from(text)],
+        texts: vec![Source::Text(text)],
         ..Default::default()
     };
     let input = Input { items, function_config: Some(config), value_overrides: vec![], styles: Some(Box::new(styles)) };
     let output = pipeline::render(input, &files);
     report_results(&output.results);
     match output.items {
-        Some(items) => write_stdout(&to_yaml_stream(&items)),
+        Some(items) => write_with(|out| write_stream(out, &items)),
         None => Exit::Errors,
     }
 }

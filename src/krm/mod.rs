@@ -109,6 +109,34 @@ impl ResourceList {
         Ok(Self { api_version, kind, items, function_config, format })
     }
 
+    /// Writes the list to `out` item by item (YAML) so that the whole text never sits in memory;
+    /// the bytes equal [`ResourceList::write`]'s.
+    pub fn write_to(
+        &self,
+        out: &mut dyn std::io::Write,
+        items: Vec<Value>,
+        results: Vec<Value>,
+    ) -> std::io::Result<()> {
+        if self.format == Format::Json || items.is_empty() {
+            return out.write_all(self.write(items, results).as_bytes());
+        }
+        let mut head = Map::new();
+        head.insert("apiVersion".into(), json!(self.api_version));
+        head.insert("kind".into(), json!(self.kind));
+        out.write_all(to_yaml(&Value::Object(head)).as_bytes())?;
+        out.write_all(b"items:\n")?;
+        for item in &items {
+            write_list_element(out, &to_yaml(item))?;
+        }
+        if !results.is_empty() {
+            out.write_all(b"results:\n")?;
+            for result in &results {
+                write_list_element(out, &to_yaml(result))?;
+            }
+        }
+        Ok(())
+    }
+
     /// Writes the list with its items and results (omitted when empty); never the functionConfig.
     pub fn write(&self, items: Vec<Value>, results: Vec<Value>) -> String {
         let mut out = Map::new();
@@ -128,6 +156,24 @@ impl ResourceList {
             }
         }
     }
+}
+
+/// One element of a block sequence at column 0, as the YAML writer lays it out: `- ` before the
+/// first line, two spaces before the others.
+fn write_list_element(out: &mut dyn std::io::Write, text: &str) -> std::io::Result<()> {
+    for (i, line) in text.lines().enumerate() {
+        let prefix: &[u8] = if i == 0 {
+            b"- "
+        } else if line.is_empty() {
+            b""
+        } else {
+            b"  "
+        };
+        out.write_all(prefix)?;
+        out.write_all(line.as_bytes())?;
+        out.write_all(b"\n")?;
+    }
+    Ok(())
 }
 
 /// JSON is read by serde_json (faster and exact); everything else as YAML.
@@ -216,6 +262,21 @@ mod tests {
             let err = ResourceList::parse(input.as_bytes()).err().map(|e| e.message).unwrap_or_default();
             assert!(err.contains(expected), "{input:?}: {err}");
         }
+    }
+
+    #[test]
+    fn streaming_writes_the_same_bytes() {
+        let list = ResourceList::parse(b"apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems: []\n");
+        let Ok(list) = list else { panic!("parse") };
+        let items = vec![
+            json!({"a": "x\n\ny\n", "b": [1, {"c": "d\n"}], "e": {}, "f": [], "g": "  lead", "h": "t\n\n"}),
+            json!({"k": [[1, 2], [3]], "m": {"n": {"o": "multi\nline"}}}),
+        ];
+        let results = vec![json!({"message": "m", "severity": "info"})];
+        let mut streamed = Vec::new();
+        let written = list.write_to(&mut streamed, items.clone(), results.clone());
+        assert!(written.is_ok());
+        assert_eq!(String::from_utf8_lossy(&streamed), list.write(items, results));
     }
 
     #[test]
