@@ -114,8 +114,12 @@ impl Diagnostic {
         }))
     }
 
-    /// Attaches the resource and its file location, read from the item's own metadata.
+    /// Attaches the resource and its file location, read from the item's own metadata. A null
+    /// item (no functionConfig was given) attaches nothing.
     pub fn about(mut self, item: &Value) -> Self {
+        if item.is_null() {
+            return self;
+        }
         self.resource = Some(crate::krm::resource_ref(item));
         let (path, index) = crate::krm::item_location(item);
         if self.location.path.is_none() {

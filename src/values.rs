@@ -20,7 +20,7 @@ pub fn run(render: &mut Render, files: &dyn Files) {
             Ok(None) => continue,
             Err(message) => {
                 let diagnostic = Diagnostic::error(Kind::Values, message).at(field);
-                render.results.push(if config.item.is_null() { diagnostic } else { diagnostic.about(&config.item) });
+                render.results.push(diagnostic.about(&config.item));
                 continue;
             }
         };

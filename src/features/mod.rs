@@ -81,12 +81,7 @@ impl Origin {
         if !field.is_empty() {
             path = path.join(&FieldPath::parse(field));
         }
-        let diagnostic = Diagnostic::new(severity, Kind::Render, message).at(path);
-        if self.item.is_null() {
-            diagnostic
-        } else {
-            diagnostic.about(&self.item)
-        }
+        Diagnostic::new(severity, Kind::Render, message).at(path).about(&self.item)
     }
 }
 
@@ -383,12 +378,7 @@ pub fn run(render: &mut Render, files: &dyn Files) {
 
 /// A problem of the merged graph, which no single declaration owns: reported on the config.
 fn graph_diagnostic(config: &Origin, severity: Severity, message: String) -> Diagnostic {
-    let diagnostic = Diagnostic::new(severity, Kind::Render, message);
-    if config.item.is_null() {
-        diagnostic
-    } else {
-        diagnostic.about(&config.item)
-    }
+    Diagnostic::new(severity, Kind::Render, message).about(&config.item)
 }
 
 fn parse_blueprint(step: &mut Step, value: &Value, origin: &Origin) -> Option<Blueprint> {

@@ -68,13 +68,9 @@ impl Origin {
         if !field.is_empty() {
             path = path.join(&FieldPath::parse(field));
         }
-        let diagnostic =
-            Diagnostic::new(severity, Kind::Render, format!("{}{}", self.prefix, message.as_ref())).at(path);
-        if self.item.is_null() {
-            diagnostic
-        } else {
-            diagnostic.about(&self.item)
-        }
+        Diagnostic::new(severity, Kind::Render, format!("{}{}", self.prefix, message.as_ref()))
+            .at(path)
+            .about(&self.item)
     }
 
     fn error(&self, message: impl AsRef<str>, field: &str) -> Diagnostic {
@@ -92,6 +88,29 @@ struct Step<'a> {
     results: Vec<Diagnostic>,
     generated: Vec<Generated>,
     report: Report,
+}
+
+impl<'a> Step<'a> {
+    /// A step over the values and KOTS config, with a template engine whose `getResource`
+    /// answers from `resources` and `backend` from the policy's rules.
+    fn new(
+        files: &'a dyn Files,
+        values: &'a Value,
+        kots_config: &Map,
+        backends: crate::template::BackendLookup,
+        resources: crate::template::ResourceLookup,
+    ) -> Self {
+        Step {
+            files,
+            values,
+            kots_config: Value::Object(kots_config.clone()),
+            implementation: None,
+            engine: Engine::new(resources, backends),
+            results: Vec::new(),
+            generated: Vec::new(),
+            report: Report::default(),
+        }
+    }
 }
 
 pub fn run(render: &mut Render, files: &dyn Files) {
@@ -171,17 +190,8 @@ pub fn run(render: &mut Render, files: &dyn Files) {
             },
         )
     });
-    let backends = render.backends.clone();
-    let mut step = Step {
-        files,
-        values: &render.values,
-        kots_config: Value::Object(render.report.config.clone()),
-        implementation: None,
-        engine: Engine::new(resources, backends),
-        results,
-        generated: Vec::new(),
-        report: Report::default(),
-    };
+    let mut step = Step::new(files, &render.values, &render.report.config, render.backends.clone(), resources);
+    step.results = results;
     let source = render.values.as_object().cloned().unwrap_or_default();
     render_blueprint(&mut step, &blueprint, &name, &origin, &source, 0);
     // Scopes finish children first; list them parent first (`a` before `a/child`).
@@ -241,17 +251,8 @@ pub fn render_implementations(render: &mut Render, files: &dyn Files) {
         return;
     }
     let chosen = std::mem::take(&mut render.implementations);
-    let backends = render.backends.clone();
-    let mut step = Step {
-        files,
-        values: &render.values,
-        kots_config: Value::Object(render.report.config.clone()),
-        implementation: None,
-        engine: Engine::new(Arc::new(|_: &str, _: &str, _: Option<&str>| None), backends),
-        results: Vec::new(),
-        generated: Vec::new(),
-        report: Report::default(),
-    };
+    let no_resources = Arc::new(|_: &str, _: &str, _: Option<&str>| None);
+    let mut step = Step::new(files, &render.values, &render.report.config, render.backends.clone(), no_resources);
     let mut scoped_features = Vec::new();
     for implementation in &chosen {
         let mut env = render.values.clone();

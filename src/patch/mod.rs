@@ -54,14 +54,7 @@ pub fn prepare(entries: &[PatchEntry], config_item: &Value, files: &dyn Files) -
     let mut fingerprint = String::new();
     for (i, entry) in entries.iter().enumerate() {
         let field = FieldPath::root().key("spec").key("patches").index(i);
-        let error = |message: String, at: FieldPath| {
-            let diagnostic = Diagnostic::error(Kind::Config, message).at(at);
-            if config_item.is_null() {
-                diagnostic
-            } else {
-                diagnostic.about(config_item)
-            }
-        };
+        let error = |message: String, at: FieldPath| Diagnostic::error(Kind::Config, message).at(at).about(config_item);
         let text = match (&entry.patch, &entry.path) {
             (Some(text), None) => text.clone(),
             (None, Some(path)) => match resolve(config_path.as_deref(), path)
@@ -225,8 +218,11 @@ pub fn apply(patches: &Patches, items: &mut [&mut Value]) -> Applied {
                 Some(_) => "target matches no resource".to_string(),
                 None => "no resource has the patch's apiVersion, kind, name and namespace".to_string(),
             };
-            let warning = Diagnostic::new(Severity::Warning, Kind::Render, message).at(patch.field.clone());
-            results.push(if patches.config_item.is_null() { warning } else { warning.about(&patches.config_item) });
+            results.push(
+                Diagnostic::new(Severity::Warning, Kind::Render, message)
+                    .at(patch.field.clone())
+                    .about(&patches.config_item),
+            );
         }
     }
     Applied { results, repeatable }

@@ -345,8 +345,7 @@ pub fn run(render: &mut Render, merged: &Merged) {
         }
     }
     let config_item = render.config.item.clone();
-    let at_config =
-        |diagnostic: Diagnostic| if config_item.is_null() { diagnostic } else { diagnostic.about(&config_item) };
+    let at_config = |diagnostic: Diagnostic| diagnostic.about(&config_item);
     for (index, interface) in interfaces.iter().enumerate() {
         let field = FieldPath::root().key("spec").key("interfaces").index(index);
         let mut decision =

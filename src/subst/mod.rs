@@ -38,14 +38,8 @@ pub fn prepare(spec: &Spec, config_item: &Value, items: &[Value]) -> Result<Opti
     if spec.substitute.is_empty() && spec.substitute_from.is_empty() {
         return Ok(None);
     }
-    let error = |message: String, field: FieldPath| {
-        let diagnostic = Diagnostic::error(Kind::Config, message).at(field);
-        if config_item.is_null() {
-            diagnostic
-        } else {
-            diagnostic.about(config_item)
-        }
-    };
+    let error =
+        |message: String, field: FieldPath| Diagnostic::error(Kind::Config, message).at(field).about(config_item);
     let mut errors = Vec::new();
     let mut values = BTreeMap::new();
     for (i, reference) in spec.substitute_from.iter().enumerate() {
