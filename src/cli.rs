@@ -62,8 +62,20 @@ Examples:
     - fn.yaml        # a RenderBlueprint annotated with
                      # config.kubernetes.io/function: 'container: {image: render-blueprint}'
 
+  # Why the output is what it is: values, imports, policy choices, features, clones
+  render-blueprint explain ./package -f prod-values.yaml
+
+  # The kustomization and subinstallation dependency graph (Mermaid, or DOT)
+  render-blueprint graph ./package --format dot
+
   # The JSON Schema of RenderBlueprint, for editors and validation
-  render-blueprint schema";
+  render-blueprint schema
+
+The spec sections: values/valuesFrom (values), imports/localTypes/importExecutions/
+deployExecutions/exportExecutions/exports/subinstallations (Landscaper, Handlebars templates),
+interfaces/policy (Capact policies), blueprint/features/flux (Windsor features, Flux output),
+config (KOTS repeatable config), patches (kustomize patches), substitute/substituteFrom/strict
+(Flux post-build substitution). See README.md.";
 
 #[derive(Parser)]
 #[command(name = "render-blueprint", version, about = ABOUT, long_about = LONG_ABOUT, after_help = EXAMPLES)]

@@ -16,7 +16,15 @@ fn stdout_of(cmd: &mut Command) -> String {
 #[test]
 fn help_teaches_with_an_example() {
     let help = stdout_of(bin().arg("--help"));
-    for needle in ["ResourceList", "kind: RenderBlueprint", "render-blueprint render", "Exit codes", "local-config"] {
+    for needle in [
+        "ResourceList",
+        "kind: RenderBlueprint",
+        "render-blueprint render",
+        "Exit codes",
+        "local-config",
+        "explain",
+        "graph",
+    ] {
         assert!(help.contains(needle), "--help lacks {needle:?}:\n{help}");
     }
     let render_help = stdout_of(bin().args(["render", "--help"]));
