@@ -4,7 +4,7 @@
 
 use crate::diag::Diagnostic;
 use crate::doc::{parse_scalar, quoted_dollar_scalars, read_yaml_documents, Map, Value};
-use crate::krm::{annotations as ann, is_local_config, set_annotation, ResourceList};
+use crate::krm::{annotations as ann, is_local_config, set_annotation, Item, ResourceList};
 use crate::package::Files;
 use crate::pipeline::{self, Input, ScalarStyles};
 use crate::{config, explain};
@@ -281,12 +281,12 @@ fn write_with(write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>) -> Exit
 }
 
 /// A YAML stream, one document at a time.
-fn write_stream(out: &mut dyn Write, items: &[Value]) -> std::io::Result<()> {
+fn write_stream(out: &mut dyn Write, items: &[Item]) -> std::io::Result<()> {
     for (i, item) in items.iter().enumerate() {
         if i > 0 {
             out.write_all(b"---\n")?;
         }
-        out.write_all(crate::doc::to_yaml(item).as_bytes())?;
+        out.write_all(item.with_value(crate::doc::to_yaml).as_bytes())?;
     }
     Ok(())
 }
@@ -337,14 +337,15 @@ fn render(args: RenderArgs, root: Option<PathBuf>) -> Exit {
         // The CLI prints nothing rather than a package that is missing its failed parts.
         return Exit::Errors;
     };
-    let items: Vec<Value> = items
+    let items: Vec<Item> = items
         .into_iter()
-        .filter(|item| args.keep_local_config || !is_local_config(item))
+        .filter(|item| args.keep_local_config || !is_local_config(item.header()))
         .map(strip_build_annotations)
         .collect();
     match args.output {
         OutputFormat::Yaml => write_with(|out| write_stream(out, &items)),
         OutputFormat::Json => {
+            let items: Vec<Value> = items.into_iter().map(Item::into_value).collect();
             let list = json!({"apiVersion": "v1", "kind": "List", "items": items});
             write_stdout(&format!("{}\n", serde_json::to_string_pretty(&list).unwrap_or_default()))
         }
@@ -383,8 +384,8 @@ fn set_layer(assignment: &str) -> Result<Value, String> {
 
 /// Removes the file-tracking annotations kpt and kustomize add while a package is in flight,
 /// as `kpt fn sink` and kustomize's build do before writing manifests out.
-fn strip_build_annotations(mut item: Value) -> Value {
-    let Some(metadata) = item.get_mut("metadata").and_then(Value::as_object_mut) else {
+fn strip_build_annotations(mut item: Item) -> Item {
+    let Some(metadata) = item.header_mut().get_mut("metadata").and_then(Value::as_object_mut) else {
         return item;
     };
     if let Some(annotations) = metadata.get_mut("annotations").and_then(Value::as_object_mut) {
@@ -397,7 +398,7 @@ fn strip_build_annotations(mut item: Value) -> Value {
     }
     if metadata.is_empty() {
         // The reader added metadata only to tag the file; a manifest without it stays so.
-        if let Some(object) = item.as_object_mut() {
+        if let Some(object) = item.header_mut().as_object_mut() {
             object.shift_remove("metadata");
         }
     }
@@ -459,7 +460,7 @@ impl ScalarStyles for SourceStyles {
 }
 
 /// Reads one file or a directory tree of manifests, tagging each item with its package path.
-fn read_manifests(path: &Path, root: &Path, items: &mut Vec<Value>, styles: &mut SourceStyles) -> Result<(), String> {
+fn read_manifests(path: &Path, root: &Path, items: &mut Vec<Item>, styles: &mut SourceStyles) -> Result<(), String> {
     let meta = std::fs::metadata(path).map_err(|err| format!("{}: {err}", path.display()))?;
     if meta.is_dir() {
         let mut entries: Vec<PathBuf> = std::fs::read_dir(path)
@@ -491,7 +492,7 @@ fn read_manifests(path: &Path, root: &Path, items: &mut Vec<Value>, styles: &mut
             continue;
         }
         tag_location(&mut document, &package_path, index);
-        items.push(document);
+        items.push(Item::from(document));
         styles.items.push((text_index, index));
     }
     Ok(())
@@ -587,6 +588,7 @@ fn legacy_plugin(config_file: &Path) -> Exit {
         texts: vec![Source::Text(text)],
         ..Default::default()
     };
+    let items = items.into_iter().map(Item::from).collect();
     let input = Input { items, function_config: Some(config), value_overrides: vec![], styles: Some(Box::new(styles)) };
     let output = pipeline::render(input, &files);
     report_results(&output.results);
@@ -638,6 +640,6 @@ mod tests {
     #[test]
     fn build_annotations_are_stripped_from_final_manifests() {
         let item = json!({"metadata": {"name": "a", "annotations": {ann::PATH: "a.yaml", ann::LEGACY_INDEX: "0"}}});
-        assert_eq!(strip_build_annotations(item), json!({"metadata": {"name": "a"}}));
+        assert_eq!(strip_build_annotations(item.into()).into_value(), json!({"metadata": {"name": "a"}}));
     }
 }

@@ -8,7 +8,7 @@
 use crate::config::{self, FunctionConfig};
 use crate::diag::{Diagnostic, Kind};
 use crate::doc::Value;
-use crate::krm::{self, annotation, annotations as ann, remove_annotation, set_annotation, type_of};
+use crate::krm::{self, annotation, annotations as ann, remove_annotation, set_annotation, type_of, Item};
 use crate::package::Files;
 use crate::template::BackendLookup;
 use crate::{features, imports, patch, policy, repeat, subst, values};
@@ -25,7 +25,7 @@ pub trait ScalarStyles {
 /// What the caller hands to a render.
 #[derive(Default)]
 pub struct Input {
-    pub items: Vec<Value>,
+    pub items: Vec<Item>,
     /// The ResourceList's functionConfig (or the CLI's `-c`); when absent, a `RenderBlueprint`
     /// among the items is used.
     pub function_config: Option<Value>,
@@ -44,7 +44,7 @@ pub struct Generated {
 
 pub struct Output {
     /// The rendered items, or `None` when the render failed (write the input back unchanged).
-    pub items: Option<Vec<Value>>,
+    pub items: Option<Vec<Item>>,
     pub results: Vec<Diagnostic>,
     /// What each step decided, for `explain` and `graph`.
     pub report: Report,
@@ -71,7 +71,7 @@ impl Output {
 /// The state every step reads and extends.
 pub struct Render {
     pub config: FunctionConfig,
-    pub items: Vec<Value>,
+    pub items: Vec<Item>,
     /// Items produced by this render, finished (annotated) and appended at the end.
     pub generated: Vec<Generated>,
     /// For each item, its index in the input (items may be dropped before the steps run).
@@ -90,7 +90,7 @@ pub struct Render {
 }
 
 impl Render {
-    pub fn new(config: FunctionConfig, items: Vec<Value>, overrides: Vec<Value>) -> Self {
+    pub fn new(config: FunctionConfig, items: Vec<Item>, overrides: Vec<Value>) -> Self {
         Self {
             config,
             items,
@@ -140,8 +140,8 @@ pub fn render(input: Input, files: &dyn Files) -> Output {
     render.origin = (0..render.items.len()).collect();
     render.styles = input.styles;
     forget_previous_run(&mut render);
-    for item in render.items.iter_mut().filter(|item| is_configuration(item)) {
-        set_annotation(item, ann::LOCAL_CONFIG, "true");
+    for item in render.items.iter_mut().filter(|item| is_configuration(item.header())) {
+        set_annotation(item.header_mut(), ann::LOCAL_CONFIG, "true");
     }
     values::run(&mut render, files);
     let kots = if render.failed() { None } else { repeat::load(&mut render) };
@@ -168,7 +168,7 @@ pub fn render(input: Input, files: &dyn Files) -> Output {
     }
     let generated = std::mem::take(&mut render.generated).into_iter().map(|g| g.item).collect();
     let generated = finish_generated(&render.config.name, generated);
-    render.items.extend(generated);
+    render.items.extend(generated.into_iter().map(Item::from));
     Output { items: Some(render.items), results: render.results, report: render.report }
 }
 
@@ -177,7 +177,8 @@ fn choose_config(input: &Input) -> Result<FunctionConfig, Diagnostic> {
     if let Some(config) = &input.function_config {
         return FunctionConfig::from_item(config);
     }
-    let mut candidates = input.items.iter().filter(|item| type_of(item) == (config::API_VERSION, config::KIND));
+    let mut candidates =
+        input.items.iter().filter(|item| type_of(item.header()) == (config::API_VERSION, config::KIND)).map(|i| &**i);
     match (candidates.next(), candidates.next()) {
         (None, _) => Ok(FunctionConfig::empty()),
         (Some(config), None) => FunctionConfig::from_item(config),
@@ -204,15 +205,16 @@ fn choose_config(input: &Input) -> Result<FunctionConfig, Diagnostic> {
 /// drops what this functionConfig generated and undoes the exclusions it made.
 fn forget_previous_run(render: &mut Render) {
     let name = render.config.name.as_str();
-    let keep: Vec<bool> = render.items.iter().map(|item| annotation(item, ann::GENERATED_BY) != Some(name)).collect();
+    let keep: Vec<bool> =
+        render.items.iter().map(|item| annotation(item.header(), ann::GENERATED_BY) != Some(name)).collect();
     let mut keep_items = keep.iter();
     render.items.retain(|_| *keep_items.next().unwrap_or(&true));
     let mut keep_origin = keep.iter();
     render.origin.retain(|_| *keep_origin.next().unwrap_or(&true));
     for item in &mut render.items {
-        if annotation(item, ann::EXCLUDED) == Some("true") {
-            remove_annotation(item, ann::EXCLUDED);
-            remove_annotation(item, ann::LOCAL_CONFIG);
+        if annotation(item.header(), ann::EXCLUDED) == Some("true") {
+            remove_annotation(item.header_mut(), ann::EXCLUDED);
+            remove_annotation(item.header_mut(), ann::LOCAL_CONFIG);
         }
     }
 }
@@ -246,17 +248,23 @@ fn patch_and_substitute(render: &mut Render, files: &dyn Files) {
     let input_count = render.items.len();
     let mut targets: Vec<(usize, bool, &mut Value)> = Vec::new();
     for (i, item) in render.items.iter_mut().enumerate() {
-        if is_configuration(item) {
+        let header = item.header();
+        if is_configuration(header) {
             continue;
         }
-        match annotation(item, ann::APPLIED) {
+        match annotation(header, ann::APPLIED) {
             Some(mark) if mark == fingerprint => continue,
             Some(_) => {
-                remove_annotation(item, ann::APPLIED);
+                remove_annotation(item.header_mut(), ann::APPLIED);
             }
             None => {}
         }
-        targets.push((i, true, item));
+        // Only items a patch may target or whose text holds `${`/`$$` are built in full.
+        let substituted = variables.is_some() && (item.contains_text("${") || item.contains_text("$$"));
+        if !substituted && !patches.may_touch(item.header()) {
+            continue;
+        }
+        targets.push((i, true, &mut **item));
     }
     for (i, generated) in render.generated.iter_mut().enumerate() {
         targets.push((input_count + i, generated.substitute, &mut generated.item));
@@ -306,6 +314,7 @@ fn patch_and_substitute(render: &mut Render, files: &dyn Files) {
             set_annotation(item, ann::APPLIED, &fingerprint);
         }
     }
+    render.items.iter_mut().for_each(Item::compact);
 }
 
 /// FNV-1a over the parts: a short, stable fingerprint (not a security hash).
@@ -379,12 +388,16 @@ mod tests {
                 json!({"kind": "A", "metadata": {"name": "gen", "annotations": {ann::GENERATED_BY: "p"}}}),
                 json!({"kind": "A", "metadata": {"name": "other", "annotations": {ann::GENERATED_BY: "q"}}}),
                 json!({"kind": "A", "metadata": {"name": "ex", "annotations": {ann::EXCLUDED: "true", ann::LOCAL_CONFIG: "true"}}}),
-            ],
+            ]
+            .into_iter()
+            .map(Item::from)
+            .collect(),
             vec![],
         );
         forget_previous_run(&mut render);
+        let items: Vec<Value> = render.items.into_iter().map(Item::into_value).collect();
         assert_eq!(
-            render.items,
+            items,
             vec![
                 json!({"kind": "A", "metadata": {"name": "other", "annotations": {ann::GENERATED_BY: "q"}}}),
                 json!({"kind": "A", "metadata": {"name": "ex"}}),

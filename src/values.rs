@@ -4,7 +4,7 @@
 use crate::config::{SourceKind, ValuesSource};
 use crate::diag::{Diagnostic, Kind};
 use crate::doc::{deep_merge, read_yaml_documents, FieldPath, Map, Value};
-use crate::krm::{self, item_location};
+use crate::krm::{self, item_location, Item};
 use crate::package::{resolve, Files};
 use crate::pipeline::Render;
 use base64::Engine;
@@ -35,7 +35,7 @@ pub fn run(render: &mut Render, files: &dyn Files) {
 /// One source's values; `Ok(None)` when an optional source is absent.
 fn load(
     source: &ValuesSource,
-    items: &[Value],
+    items: &[Item],
     files: &dyn Files,
     config_path: Option<&str>,
 ) -> Result<Option<Map>, String> {
@@ -79,16 +79,20 @@ fn load(
 
 /// Finds the ConfigMap or Secret by name (and namespace, when given).
 pub(crate) fn find<'a>(
-    items: &'a [Value],
+    items: &'a [Item],
     kind: SourceKind,
     name: &str,
     namespace: Option<&str>,
 ) -> Result<Option<&'a Value>, String> {
-    let mut matches = items.iter().filter(|item| {
-        krm::type_of(item) == ("v1", kind.as_str())
-            && krm::name_of(item) == name
-            && namespace.is_none_or(|ns| krm::namespace_of(item) == ns)
-    });
+    let mut matches = items
+        .iter()
+        .filter(|item| {
+            let header = item.header();
+            krm::type_of(header) == ("v1", kind.as_str())
+                && krm::name_of(header) == name
+                && namespace.is_none_or(|ns| krm::namespace_of(header) == ns)
+        })
+        .map(|item| &**item);
     let first = matches.next();
     if let (Some(a), Some(b)) = (first, matches.next()) {
         return Err(format!(
@@ -162,7 +166,8 @@ mod tests {
         let item = json!({"apiVersion": "fn.blueprint.dev/v1alpha1", "kind": "RenderBlueprint",
             "metadata": {"name": "p", "annotations": {"internal.config.kubernetes.io/path": "cfg/fn.yaml"}}, "spec": spec});
         let config = FunctionConfig::from_item(&item).unwrap_or_else(|_| FunctionConfig::empty());
-        let mut render = Render::new(config, items, vec![json!({"cli": {"set": true}})]);
+        let mut render =
+            Render::new(config, items.into_iter().map(Item::from).collect(), vec![json!({"cli": {"set": true}})]);
         let files = MemoryFiles(files.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect());
         run(&mut render, &files);
         (render.values, render.results.iter().map(|d| d.message.clone()).collect())

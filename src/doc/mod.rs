@@ -9,7 +9,7 @@ mod yaml;
 
 pub use path::FieldPath;
 pub use styles::quoted_dollar_scalars;
-pub use yaml::{parse_scalar, read_yaml_documents, to_yaml, to_yaml_stream, YamlError};
+pub use yaml::{parse_scalar, read_yaml_documents, read_yaml_documents_as, to_yaml, to_yaml_stream, YamlError};
 
 /// A document node. Mappings keep their key order.
 pub type Value = serde_json::Value;

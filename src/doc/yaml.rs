@@ -56,28 +56,29 @@ fn write_options() -> SerializerOptions {
 
 /// Reads a stream of YAML documents. Documents that are empty or hold only comments are skipped.
 pub fn read_yaml_documents(text: &str) -> Result<Vec<Value>, YamlError> {
-    let documents: Vec<Value> =
-        serde_saphyr::from_multiple_with_options(text, read_options(text.len())).map_err(|err| {
-            let location = err.location();
-            let message = err.without_snippet().to_string();
-            // The crate prefixes "error: line L column C: "; we report the position separately.
-            let message = message.lines().next().unwrap_or_default().trim_start_matches("error: ").to_string();
-            let message = match message.split_once(": ") {
-                Some((head, rest)) if head.starts_with("line ") => rest.to_string(),
-                _ => message,
-            };
-            // The position is reported separately; drop the parser's " at line L, column C".
-            let message = match message.rfind(" at line ") {
-                Some(at) => message[..at].to_string(),
-                None => message,
-            };
-            YamlError {
-                message,
-                line: location.as_ref().map(|l| l.line()),
-                column: location.as_ref().map(|l| l.column()),
-            }
-        })?;
+    let documents: Vec<Value> = read_yaml_documents_as(text)?;
     Ok(documents.into_iter().filter(|d| !d.is_null()).collect())
+}
+
+/// Reads a stream of YAML documents into `T` as they are parsed (a caller's own visitor can
+/// keep less than a whole value tree). Empty documents reach `T` as a unit.
+pub fn read_yaml_documents_as<T: serde::de::DeserializeOwned>(text: &str) -> Result<Vec<T>, YamlError> {
+    serde_saphyr::from_multiple_with_options(text, read_options(text.len())).map_err(|err| {
+        let location = err.location();
+        let message = err.without_snippet().to_string();
+        // The crate prefixes "error: line L column C: "; we report the position separately.
+        let message = message.lines().next().unwrap_or_default().trim_start_matches("error: ").to_string();
+        let message = match message.split_once(": ") {
+            Some((head, rest)) if head.starts_with("line ") => rest.to_string(),
+            _ => message,
+        };
+        // The position is reported separately; drop the parser's " at line L, column C".
+        let message = match message.rfind(" at line ") {
+            Some(at) => message[..at].to_string(),
+            None => message,
+        };
+        YamlError { message, line: location.as_ref().map(|l| l.line()), column: location.as_ref().map(|l| l.column()) }
+    })
 }
 
 /// Parses a command-line value (`--set key=value`) as a YAML scalar, so `3` is an integer and

@@ -117,8 +117,12 @@ pub fn run(render: &mut Render, files: &dyn Files) {
     let spec = &render.config.spec;
     let config_item = render.config.item.clone();
     let mut results = Vec::new();
-    let candidates: Vec<&Value> =
-        render.items.iter().filter(|i| type_of(i) == (model::API_VERSION, "Blueprint")).collect();
+    let candidates: Vec<&Value> = render
+        .items
+        .iter()
+        .filter(|i| type_of(i.header()) == (model::API_VERSION, "Blueprint"))
+        .map(|i| &**i)
+        .collect();
     // A blueprint that another blueprint's subinstallation names by file is that
     // subinstallation's, not a second top level.
     let referenced: HashSet<String> = candidates.iter().flat_map(|item| referenced_files(item, files)).collect();
@@ -171,24 +175,29 @@ pub fn run(render: &mut Render, files: &dyn Files) {
         render.results.extend(results);
         return;
     }
-    let index: Arc<HashMap<(String, String, String), Value>> = Arc::new(
+    // Items as compact JSON, parsed again only when a template asks for one: the lookup must be
+    // shareable across threads, and whole values would multiply the render's memory.
+    let index: Arc<HashMap<(String, String, String), String>> = Arc::new(
         render
             .items
             .iter()
             .map(|i| {
-                ((type_of(i).1.to_string(), krm::name_of(i).to_string(), krm::namespace_of(i).to_string()), i.clone())
+                let h = i.header();
+                let key = (type_of(h).1.to_string(), krm::name_of(h).to_string(), krm::namespace_of(h).to_string());
+                (key, i.with_value(|v| serde_json::to_string(v).unwrap_or_default()))
             })
             .collect(),
     );
     let resources = Arc::new(move |kind: &str, name: &str, namespace: Option<&str>| {
-        index.get(&(kind.to_string(), name.to_string(), namespace.unwrap_or_default().to_string())).cloned().or_else(
-            || {
+        let text = index
+            .get(&(kind.to_string(), name.to_string(), namespace.unwrap_or_default().to_string()))
+            .or_else(|| {
                 namespace
                     .is_none()
-                    .then(|| index.iter().find(|((k, n, _), _)| k == kind && n == name).map(|(_, v)| v.clone()))
+                    .then(|| index.iter().find(|((k, n, _), _)| k == kind && n == name).map(|(_, v)| v))
                     .flatten()
-            },
-        )
+            })?;
+        serde_json::from_str(text).ok()
     });
     let mut step = Step::new(files, &render.values, &render.report.config, render.backends.clone(), resources);
     step.results = results;

@@ -5,11 +5,16 @@
 //! with the items.
 
 pub mod annotations;
+mod item;
+mod stream;
+
+pub use item::Item;
 
 use crate::diag::ResourceRef;
-use crate::doc::{read_yaml_documents, to_yaml, Map, Value};
+use crate::doc::{read_yaml_documents_as, to_yaml, Map, Value};
 use serde_json::json;
 use std::fmt;
+use stream::{Items, Top};
 
 pub use annotations::{annotation, is_local_config, item_location, remove_annotation, set_annotation};
 
@@ -54,7 +59,7 @@ pub struct ResourceList {
     pub api_version: String,
     /// `ResourceList` or `List`, echoed back unchanged.
     pub kind: String,
-    pub items: Vec<Value>,
+    pub items: Vec<Item>,
     pub function_config: Option<Value>,
     pub format: Format,
 }
@@ -65,14 +70,15 @@ impl ResourceList {
         let text = std::str::from_utf8(bytes).map_err(|err| {
             UnusableInput::new(format!("input is not UTF-8 text (invalid byte at offset {})", err.valid_up_to()))
         })?;
-        let (document, format) = parse_document(text)?;
-        let Value::Object(mut map) = document else {
+        let (top, format) = parse_document(text)?;
+        let Top::List(parts) = top else {
             return Err(UnusableInput::new(
                 "input is not a ResourceList: expected a mapping with kind: ResourceList and items",
             ));
         };
-        let kind = map.get("kind").and_then(Value::as_str).unwrap_or_default().to_string();
-        let api_version = map.get("apiVersion").and_then(Value::as_str).unwrap_or_default().to_string();
+        let text_of = |v: Option<Value>| v.as_ref().and_then(Value::as_str).unwrap_or_default().to_string();
+        let kind = text_of(parts.kind);
+        let api_version = text_of(parts.api_version);
         match kind.as_str() {
             "ResourceList" if RESOURCE_LIST_VERSIONS.contains(&api_version.as_str()) => {}
             "ResourceList" => {
@@ -93,15 +99,15 @@ impl ResourceList {
                 )))
             }
         }
-        let items = match map.remove("items") {
-            None | Some(Value::Null) => Vec::new(),
-            Some(Value::Array(items)) => items,
-            Some(_) => return Err(UnusableInput::new("ResourceList items must be a list")),
+        let items = match parts.items {
+            Items::None => Vec::new(),
+            Items::List(_, Some(i)) => {
+                return Err(UnusableInput::new(format!("ResourceList items[{i}] is not a mapping")));
+            }
+            Items::List(items, None) => items,
+            Items::NotList => return Err(UnusableInput::new("ResourceList items must be a list")),
         };
-        if let Some(i) = items.iter().position(|item| !item.is_object()) {
-            return Err(UnusableInput::new(format!("ResourceList items[{i}] is not a mapping")));
-        }
-        let function_config = match map.remove("functionConfig") {
+        let function_config = match parts.function_config {
             None | Some(Value::Null) => None,
             Some(config @ Value::Object(_)) => Some(config),
             Some(_) => return Err(UnusableInput::new("ResourceList functionConfig must be a mapping")),
@@ -111,13 +117,9 @@ impl ResourceList {
 
     /// Writes the list to `out` item by item (YAML) so that the whole text never sits in memory;
     /// the bytes equal [`ResourceList::write`]'s.
-    pub fn write_to(
-        &self,
-        out: &mut dyn std::io::Write,
-        items: Vec<Value>,
-        results: Vec<Value>,
-    ) -> std::io::Result<()> {
+    pub fn write_to(&self, out: &mut dyn std::io::Write, items: Vec<Item>, results: Vec<Value>) -> std::io::Result<()> {
         if self.format == Format::Json || items.is_empty() {
+            let items = items.into_iter().map(Item::into_value).collect();
             return out.write_all(self.write(items, results).as_bytes());
         }
         let mut head = Map::new();
@@ -126,7 +128,7 @@ impl ResourceList {
         out.write_all(to_yaml(&Value::Object(head)).as_bytes())?;
         out.write_all(b"items:\n")?;
         for item in &items {
-            write_list_element(out, &to_yaml(item))?;
+            write_list_element(out, &item.with_value(to_yaml))?;
         }
         if !results.is_empty() {
             out.write_all(b"results:\n")?;
@@ -177,7 +179,7 @@ fn write_list_element(out: &mut dyn std::io::Write, text: &str) -> std::io::Resu
 }
 
 /// JSON is read by serde_json (faster and exact); everything else as YAML.
-fn parse_document(text: &str) -> Result<(Value, Format), UnusableInput> {
+fn parse_document(text: &str) -> Result<(Top, Format), UnusableInput> {
     if text.trim_start().starts_with('{') {
         return serde_json::from_str(text).map(|v| (v, Format::Json)).map_err(|err| UnusableInput {
             message: format!("input is not valid JSON: {err}"),
@@ -185,11 +187,12 @@ fn parse_document(text: &str) -> Result<(Value, Format), UnusableInput> {
             column: Some(err.column() as u64),
         });
     }
-    let mut documents = read_yaml_documents(text).map_err(|err| UnusableInput {
+    let documents: Vec<Top> = read_yaml_documents_as(text).map_err(|err| UnusableInput {
         message: format!("input is not valid YAML: {}", err.message),
         line: err.line,
         column: err.column,
     })?;
+    let mut documents: Vec<Top> = documents.into_iter().filter(|d| !matches!(d, Top::Empty)).collect();
     match documents.len() {
         0 => Err(UnusableInput::new("input is empty: expected a ResourceList")),
         1 => Ok((documents.remove(0), Format::Yaml)),
@@ -274,7 +277,7 @@ mod tests {
         ];
         let results = vec![json!({"message": "m", "severity": "info"})];
         let mut streamed = Vec::new();
-        let written = list.write_to(&mut streamed, items.clone(), results.clone());
+        let written = list.write_to(&mut streamed, items.iter().cloned().map(Item::from).collect(), results.clone());
         assert!(written.is_ok());
         assert_eq!(String::from_utf8_lossy(&streamed), list.write(items, results));
     }

@@ -44,6 +44,25 @@ impl Patches {
     pub fn is_empty(&self) -> bool {
         self.patches.is_empty()
     }
+
+    /// Whether some patch may apply to the item with this header (`apiVersion`, `kind`,
+    /// `metadata`): the caller hands [`apply`] only those, so other items are never built.
+    pub fn may_touch(&self, header: &Value) -> bool {
+        let field = |map: &Map, key: &str| map.get(key).and_then(Value::as_str).unwrap_or_default().to_string();
+        self.patches.iter().any(|patch| match &patch.target {
+            Some(target) => target.matches(header),
+            None => patch.documents.iter().any(|document| match document {
+                Document::Strategic(map) => {
+                    let metadata = map.get("metadata").and_then(Value::as_object);
+                    let meta = |key: &str| metadata.map(|m| field(m, key)).unwrap_or_default();
+                    (field(map, "apiVersion").as_str(), field(map, "kind").as_str()) == type_of(header)
+                        && meta("name") == krm::name_of(header)
+                        && same_namespace(&meta("namespace"), krm::namespace_of(header))
+                }
+                Document::Json6902(_) => false,
+            }),
+        })
+    }
 }
 
 /// Reads and compiles every patch; all problems are reported, none is half-compiled.

@@ -134,7 +134,7 @@ pub struct Loaded {
 pub fn load(render: &mut Render) -> Option<Loaded> {
     let mut specs: Vec<(ConfigSpec, Value)> = Vec::new();
     let mut results = Vec::new();
-    for item in render.items.iter().filter(|i| type_of(i) == (KOTS_API_VERSION, "Config")) {
+    for item in render.items.iter().filter(|i| type_of(i.header()) == (KOTS_API_VERSION, "Config")).map(|i| &**i) {
         let spec = item.get("spec").filter(|s| !s.is_null()).cloned().unwrap_or_else(|| Value::Object(Map::new()));
         match serde_path_to_error::deserialize::<_, ConfigSpec>(&spec) {
             Ok(spec) => specs.push((spec, item.clone())),
@@ -161,7 +161,8 @@ pub fn load(render: &mut Render) -> Option<Loaded> {
     // Values: ConfigValues wins over an item's value, which wins over its default.
     let mut config_values = Map::new();
     let mut filenames = Map::new();
-    for item in render.items.iter().filter(|i| type_of(i) == (KOTS_API_VERSION, "ConfigValues")) {
+    for item in render.items.iter().filter(|i| type_of(i.header()) == (KOTS_API_VERSION, "ConfigValues")).map(|i| &**i)
+    {
         for (name, entry) in
             item.get("spec").and_then(|s| s.get("values")).and_then(Value::as_object).into_iter().flatten()
         {
@@ -279,7 +280,7 @@ impl Step<'_> {
         }
     }
 
-    fn expand(&mut self, specs: &[(ConfigSpec, Value)], items: &mut [Value]) {
+    fn expand(&mut self, specs: &[(ConfigSpec, Value)], items: &mut [crate::krm::Item]) {
         // Repeatable items outside repeatable groups, and repeatable groups.
         let mut plain_items: Vec<RepeatItem> = Vec::new();
         let mut groups: Vec<(&Group, Vec<String>)> = Vec::new();
@@ -311,7 +312,8 @@ impl Step<'_> {
             }
         }
         for source in items.iter_mut() {
-            let item: &Value = source;
+            // Decide from the header and a text scan first, so untouched items stay compact.
+            let item: &Value = source.header();
             self.current = Some(type_of(item).1.to_string());
             if is_configuration(item) || is_local_config(item) {
                 continue;
@@ -340,12 +342,14 @@ impl Step<'_> {
                 })
                 .collect();
             let is_template = !group_templates.is_empty() || !item_clones.is_empty() || !group_item_clones.is_empty();
-            let has_syntax = annotation(item, WHEN).is_some() || contains_template(item);
             let has_node_clones =
                 plain_items.iter().any(|r| r.item.templates.iter().any(|t| t.yaml_path.is_some() && t.matches(item)));
+            let has_syntax =
+                annotation(item, WHEN).is_some() || (source.contains_text("repl") && contains_template(source));
             if !is_template && !has_syntax && !has_node_clones {
                 continue;
             }
+            let item: &Value = source;
             let template = fresh_copy(item);
             for (group, instances, t) in group_templates {
                 for instance in instances {
@@ -428,8 +432,8 @@ impl Step<'_> {
                 }
             }
             // The source stays as the template: local-config now, taken up again next run.
-            set_annotation(source, ann::LOCAL_CONFIG, "true");
-            set_annotation(source, ann::EXCLUDED, "true");
+            set_annotation(source.header_mut(), ann::LOCAL_CONFIG, "true");
+            set_annotation(source.header_mut(), ann::EXCLUDED, "true");
         }
     }
 

@@ -34,7 +34,11 @@ fn valid_name(name: &str) -> bool {
 }
 
 /// Gathers the variables; `Ok(None)` when the config asks for no substitution.
-pub fn prepare(spec: &Spec, config_item: &Value, items: &[Value]) -> Result<Option<Variables>, Vec<Diagnostic>> {
+pub fn prepare(
+    spec: &Spec,
+    config_item: &Value,
+    items: &[crate::krm::Item],
+) -> Result<Option<Variables>, Vec<Diagnostic>> {
     if spec.substitute.is_empty() && spec.substitute_from.is_empty() {
         return Ok(None);
     }

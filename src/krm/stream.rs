@@ -1,0 +1,149 @@
+//! The ResourceList read item by item: each item becomes a compact [`Item`] as soon as it is
+//! parsed, so the whole list never exists as one value tree (issue 8: the tree is about eleven
+//! times the text). Written by hand because it is a serde visitor over our own shape.
+
+use super::Item;
+use crate::doc::Value;
+use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use std::fmt;
+
+/// One document of the input, as far as the ResourceList checks need it.
+pub enum Top {
+    /// An empty document.
+    Empty,
+    /// A sequence or a scalar.
+    NotMapping,
+    List(Box<Parts>),
+}
+
+#[derive(Default)]
+pub struct Parts {
+    pub api_version: Option<Value>,
+    pub kind: Option<Value>,
+    pub items: Items,
+    pub function_config: Option<Value>,
+}
+
+#[derive(Default)]
+pub enum Items {
+    /// Absent or null.
+    #[default]
+    None,
+    /// The items and the index of the first one that is not a mapping.
+    List(Vec<Item>, Option<usize>),
+    NotList,
+}
+
+impl<'de> serde::Deserialize<'de> for Top {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(TopVisitor)
+    }
+}
+
+/// Accepts any shape: the caller turns a wrong one into its own message.
+macro_rules! other_shapes {
+    ($result:expr) => {
+        fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
+            Ok($result)
+        }
+        fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
+            Ok($result)
+        }
+        fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
+            Ok($result)
+        }
+        fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
+            Ok($result)
+        }
+        fn visit_str<E>(self, _: &str) -> Result<Self::Value, E> {
+            Ok($result)
+        }
+    };
+}
+
+struct TopVisitor;
+
+impl<'de> Visitor<'de> for TopVisitor {
+    type Value = Top;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a ResourceList")
+    }
+
+    other_shapes!(Top::NotMapping);
+
+    fn visit_unit<E>(self) -> Result<Top, E> {
+        Ok(Top::Empty)
+    }
+
+    fn visit_none<E>(self) -> Result<Top, E> {
+        Ok(Top::Empty)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Top, A::Error> {
+        while seq.next_element::<IgnoredAny>()?.is_some() {}
+        Ok(Top::NotMapping)
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Top, A::Error> {
+        let mut parts = Parts::default();
+        while let Some(key) = map.next_key::<String>()? {
+            match key.as_str() {
+                "apiVersion" => parts.api_version = Some(map.next_value()?),
+                "kind" => parts.kind = Some(map.next_value()?),
+                "items" => parts.items = map.next_value_seed(ItemsSeed)?,
+                "functionConfig" => parts.function_config = Some(map.next_value()?),
+                // `results` of an earlier function are not carried over (SPEC §2); nothing else is read.
+                _ => {
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+        }
+        Ok(Top::List(Box::new(parts)))
+    }
+}
+
+struct ItemsSeed;
+
+impl<'de> DeserializeSeed<'de> for ItemsSeed {
+    type Value = Items;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Items, D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for ItemsSeed {
+    type Value = Items;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a list of items")
+    }
+
+    other_shapes!(Items::NotList);
+
+    fn visit_unit<E>(self) -> Result<Items, E> {
+        Ok(Items::None)
+    }
+
+    fn visit_none<E>(self) -> Result<Items, E> {
+        Ok(Items::None)
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Items, A::Error> {
+        while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+        Ok(Items::NotList)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Items, A::Error> {
+        let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(0));
+        let mut not_mapping = None;
+        while let Some(value) = seq.next_element::<Value>()? {
+            if !value.is_object() {
+                not_mapping = not_mapping.or(Some(items.len()));
+            }
+            items.push(Item::from(value));
+        }
+        Ok(Items::List(items, not_mapping))
+    }
+}
