@@ -281,12 +281,12 @@ fn write_with(write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>) -> Exit
 }
 
 /// A YAML stream, one document at a time.
-fn write_stream(out: &mut dyn Write, items: &[Item]) -> std::io::Result<()> {
-    for (i, item) in items.iter().enumerate() {
+fn write_stream(out: &mut dyn Write, items: impl Iterator<Item = Value>) -> std::io::Result<()> {
+    for (i, item) in items.enumerate() {
         if i > 0 {
             out.write_all(b"---\n")?;
         }
-        out.write_all(item.with_value(crate::doc::to_yaml).as_bytes())?;
+        out.write_all(crate::doc::to_yaml(&item).as_bytes())?;
     }
     Ok(())
 }
@@ -337,15 +337,16 @@ fn render(args: RenderArgs, root: Option<PathBuf>) -> Exit {
         // The CLI prints nothing rather than a package that is missing its failed parts.
         return Exit::Errors;
     };
-    let items: Vec<Item> = items
+    // One item at a time is built, cleaned and written.
+    let items = items
         .into_iter()
-        .filter(|item| args.keep_local_config || !is_local_config(item.header()))
-        .map(strip_build_annotations)
-        .collect();
+        .map(Item::into_value)
+        .filter(|item| args.keep_local_config || !is_local_config(item))
+        .map(strip_build_annotations);
     match args.output {
-        OutputFormat::Yaml => write_with(|out| write_stream(out, &items)),
+        OutputFormat::Yaml => write_with(|out| write_stream(out, items)),
         OutputFormat::Json => {
-            let items: Vec<Value> = items.into_iter().map(Item::into_value).collect();
+            let items: Vec<Value> = items.collect();
             let list = json!({"apiVersion": "v1", "kind": "List", "items": items});
             write_stdout(&format!("{}\n", serde_json::to_string_pretty(&list).unwrap_or_default()))
         }
@@ -384,8 +385,8 @@ fn set_layer(assignment: &str) -> Result<Value, String> {
 
 /// Removes the file-tracking annotations kpt and kustomize add while a package is in flight,
 /// as `kpt fn sink` and kustomize's build do before writing manifests out.
-fn strip_build_annotations(mut item: Item) -> Item {
-    let Some(metadata) = item.header_mut().get_mut("metadata").and_then(Value::as_object_mut) else {
+fn strip_build_annotations(mut item: Value) -> Value {
+    let Some(metadata) = item.get_mut("metadata").and_then(Value::as_object_mut) else {
         return item;
     };
     if let Some(annotations) = metadata.get_mut("annotations").and_then(Value::as_object_mut) {
@@ -398,7 +399,7 @@ fn strip_build_annotations(mut item: Item) -> Item {
     }
     if metadata.is_empty() {
         // The reader added metadata only to tag the file; a manifest without it stays so.
-        if let Some(object) = item.header_mut().as_object_mut() {
+        if let Some(object) = item.as_object_mut() {
             object.shift_remove("metadata");
         }
     }
@@ -593,7 +594,7 @@ fn legacy_plugin(config_file: &Path) -> Exit {
     let output = pipeline::render(input, &files);
     report_results(&output.results);
     match output.items {
-        Some(items) => write_with(|out| write_stream(out, &items)),
+        Some(items) => write_with(|out| write_stream(out, items.into_iter().map(Item::into_value))),
         None => Exit::Errors,
     }
 }
@@ -640,6 +641,6 @@ mod tests {
     #[test]
     fn build_annotations_are_stripped_from_final_manifests() {
         let item = json!({"metadata": {"name": "a", "annotations": {ann::PATH: "a.yaml", ann::LEGACY_INDEX: "0"}}});
-        assert_eq!(strip_build_annotations(item.into()).into_value(), json!({"metadata": {"name": "a"}}));
+        assert_eq!(strip_build_annotations(item), json!({"metadata": {"name": "a"}}));
     }
 }

@@ -140,7 +140,7 @@ pub fn render(input: Input, files: &dyn Files) -> Output {
     render.origin = (0..render.items.len()).collect();
     render.styles = input.styles;
     forget_previous_run(&mut render);
-    for item in render.items.iter_mut().filter(|item| is_configuration(item.header())) {
+    for item in render.items.iter_mut().filter(|item| CONFIGURATION_KINDS.contains(&item.type_of())) {
         set_annotation(item.header_mut(), ann::LOCAL_CONFIG, "true");
     }
     values::run(&mut render, files);
@@ -178,7 +178,7 @@ fn choose_config(input: &Input) -> Result<FunctionConfig, Diagnostic> {
         return FunctionConfig::from_item(config);
     }
     let mut candidates =
-        input.items.iter().filter(|item| type_of(item.header()) == (config::API_VERSION, config::KIND)).map(|i| &**i);
+        input.items.iter().filter(|item| item.type_of() == (config::API_VERSION, config::KIND)).map(|i| &**i);
     match (candidates.next(), candidates.next()) {
         (None, _) => Ok(FunctionConfig::empty()),
         (Some(config), None) => FunctionConfig::from_item(config),
@@ -205,14 +205,19 @@ fn choose_config(input: &Input) -> Result<FunctionConfig, Diagnostic> {
 /// drops what this functionConfig generated and undoes the exclusions it made.
 fn forget_previous_run(render: &mut Render) {
     let name = render.config.name.as_str();
-    let keep: Vec<bool> =
-        render.items.iter().map(|item| annotation(item.header(), ann::GENERATED_BY) != Some(name)).collect();
+    let keep: Vec<bool> = render
+        .items
+        .iter()
+        .map(|item| {
+            !item.header_contains(ann::GENERATED_BY) || annotation(item.header(), ann::GENERATED_BY) != Some(name)
+        })
+        .collect();
     let mut keep_items = keep.iter();
     render.items.retain(|_| *keep_items.next().unwrap_or(&true));
     let mut keep_origin = keep.iter();
     render.origin.retain(|_| *keep_origin.next().unwrap_or(&true));
     for item in &mut render.items {
-        if annotation(item.header(), ann::EXCLUDED) == Some("true") {
+        if item.header_contains(ann::EXCLUDED) && annotation(item.header(), ann::EXCLUDED) == Some("true") {
             remove_annotation(item.header_mut(), ann::EXCLUDED);
             remove_annotation(item.header_mut(), ann::LOCAL_CONFIG);
         }
@@ -248,11 +253,10 @@ fn patch_and_substitute(render: &mut Render, files: &dyn Files) {
     let input_count = render.items.len();
     let mut targets: Vec<(usize, bool, &mut Value)> = Vec::new();
     for (i, item) in render.items.iter_mut().enumerate() {
-        let header = item.header();
-        if is_configuration(header) {
+        if CONFIGURATION_KINDS.contains(&item.type_of()) {
             continue;
         }
-        match annotation(header, ann::APPLIED) {
+        match item.header_contains(ann::APPLIED).then(|| annotation(item.header(), ann::APPLIED)).flatten() {
             Some(mark) if mark == fingerprint => continue,
             Some(_) => {
                 remove_annotation(item.header_mut(), ann::APPLIED);

@@ -87,10 +87,11 @@ pub(crate) fn find<'a>(
     let mut matches = items
         .iter()
         .filter(|item| {
+            if item.type_of() != ("v1", kind.as_str()) {
+                return false;
+            }
             let header = item.header();
-            krm::type_of(header) == ("v1", kind.as_str())
-                && krm::name_of(header) == name
-                && namespace.is_none_or(|ns| krm::namespace_of(header) == ns)
+            krm::name_of(header) == name && namespace.is_none_or(|ns| krm::namespace_of(header) == ns)
         })
         .map(|item| &**item);
     let first = matches.next();

@@ -265,18 +265,10 @@ pub fn run(render: &mut Render, files: &dyn Files) {
         file: krm::item_location(&render.config.item).0,
         env: None,
     };
-    let blueprint_items: Vec<&Value> = render
-        .items
-        .iter()
-        .filter(|item| type_of(item.header()) == (model::API_VERSION, "Blueprint"))
-        .map(|i| &**i)
-        .collect();
-    let feature_items: Vec<&Value> = render
-        .items
-        .iter()
-        .filter(|item| type_of(item.header()) == (model::API_VERSION, "Feature"))
-        .map(|i| &**i)
-        .collect();
+    let blueprint_items: Vec<&Value> =
+        render.items.iter().filter(|item| item.type_of() == (model::API_VERSION, "Blueprint")).map(|i| &**i).collect();
+    let feature_items: Vec<&Value> =
+        render.items.iter().filter(|item| item.type_of() == (model::API_VERSION, "Feature")).map(|i| &**i).collect();
     let spec = &render.config.spec;
     if blueprint_items.is_empty()
         && spec.blueprint.is_empty()

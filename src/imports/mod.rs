@@ -117,12 +117,8 @@ pub fn run(render: &mut Render, files: &dyn Files) {
     let spec = &render.config.spec;
     let config_item = render.config.item.clone();
     let mut results = Vec::new();
-    let candidates: Vec<&Value> = render
-        .items
-        .iter()
-        .filter(|i| type_of(i.header()) == (model::API_VERSION, "Blueprint"))
-        .map(|i| &**i)
-        .collect();
+    let candidates: Vec<&Value> =
+        render.items.iter().filter(|i| i.type_of() == (model::API_VERSION, "Blueprint")).map(|i| &**i).collect();
     // A blueprint that another blueprint's subinstallation names by file is that
     // subinstallation's, not a second top level.
     let referenced: HashSet<String> = candidates.iter().flat_map(|item| referenced_files(item, files)).collect();

@@ -1,11 +1,12 @@
-//! One input item, kept small until a step needs all of it.
+//! One input item, kept small until a step needs it.
 //!
 //! A parsed `serde_json::Value` costs about eleven times its YAML text (BENCHMARKS.md, issue 8),
-//! and most steps read only an item's identity and metadata. An [`Item`] therefore holds its
-//! header (`apiVersion`, `kind`, `metadata`) as a value and the whole item as compact JSON text;
-//! the full value is built on first full access ([`std::ops::Deref`]), so every step stays
-//! correct, while filters, annotations, patch targets, text scans and output use [`Item::header`]
-//! and [`Item::contains_text`] and never build it.
+//! and most steps read only an item's type, and some its metadata. An [`Item`] therefore holds
+//! its `apiVersion` and `kind` as strings, its header (`apiVersion`, `kind`, `metadata`) and the
+//! rest as compact JSON texts, and builds values on first access: the header for
+//! [`Item::header`], the whole item for [`std::ops::Deref`]. Every step stays correct through
+//! `Deref`; filters use [`Item::type_of`] and text scans ([`Item::contains_text`],
+//! [`Item::header_contains`]) first, so untouched items are never built.
 
 use crate::doc::{Map, Value};
 use std::cell::OnceCell;
@@ -13,32 +14,29 @@ use std::ops::{Deref, DerefMut};
 
 const HEADER: [&str; 3] = ["apiVersion", "kind", "metadata"];
 
+#[derive(Clone)]
 pub struct Item {
-    /// `apiVersion`, `kind` and `metadata` while the full value is not built; null after.
-    header: Value,
+    api_version: Box<str>,
+    kind: Box<str>,
+    /// The header as compact JSON; emptied once [`Item::header_mut`] changes the header.
+    head_text: Box<str>,
+    /// The header, built from `head_text` on first use.
+    head: OnceCell<Value>,
     /// The item as compact JSON with null in the header's fields; the header is laid over it on load.
     text: Box<str>,
+    /// The whole item once a step has asked for it; then the only copy that counts.
     full: OnceCell<Value>,
-}
-
-impl Clone for Item {
-    fn clone(&self) -> Self {
-        match self.full.get() {
-            Some(full) => Item::from(full.clone()),
-            None => Item { header: self.header.clone(), text: self.text.clone(), full: OnceCell::new() },
-        }
-    }
 }
 
 impl std::fmt::Debug for Item {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        std::fmt::Debug::fmt(&**self, f)
+        self.with_value(|value| std::fmt::Debug::fmt(value, f))
     }
 }
 
 impl PartialEq for Item {
     fn eq(&self, other: &Self) -> bool {
-        **self == **other
+        self.with_value(|a| other.with_value(|b| a == b))
     }
 }
 
@@ -54,25 +52,47 @@ impl From<Value> for Item {
                 }
             }
         }
+        let field = |key: &str| header.get(key).and_then(Value::as_str).unwrap_or_default().into();
+        let (api_version, kind) = (field("apiVersion"), field("kind"));
         // Serializing a Value cannot fail: keys are strings, numbers finite.
-        let text = serde_json::to_string(&value).unwrap_or_default().into_boxed_str();
-        Item { header: Value::Object(header), text, full: OnceCell::new() }
+        let json = |value: &Value| serde_json::to_string(value).unwrap_or_default().into_boxed_str();
+        Item {
+            api_version,
+            kind,
+            head_text: json(&Value::Object(header)),
+            head: OnceCell::new(),
+            text: json(&value),
+            full: OnceCell::new(),
+        }
     }
 }
 
 impl Item {
-    /// `apiVersion`, `kind` and `metadata`, without building the full value. The helpers of
-    /// [`crate::krm`] (`type_of`, `name_of`, `annotation`…) accept it like a full item.
-    pub fn header(&self) -> &Value {
-        self.full.get().unwrap_or(&self.header)
+    /// `apiVersion` and `kind`, as [`crate::krm::type_of`] reads them, without building anything.
+    pub fn type_of(&self) -> (&str, &str) {
+        match self.full.get().or(self.head.get()) {
+            Some(value) => crate::krm::type_of(value),
+            None => (&self.api_version, &self.kind),
+        }
     }
 
-    /// The header, to change annotations or labels without building the full value.
-    pub fn header_mut(&mut self) -> &mut Value {
-        match self.full.get_mut() {
+    /// `apiVersion`, `kind` and `metadata`, without building the whole item. The helpers of
+    /// [`crate::krm`] (`name_of`, `annotation`, selectors…) accept it like a full item.
+    pub fn header(&self) -> &Value {
+        match self.full.get() {
             Some(full) => full,
-            None => &mut self.header,
+            None => self.head.get_or_init(|| parse(&self.head_text)),
         }
+    }
+
+    /// The header, to change annotations or labels without building the whole item.
+    pub fn header_mut(&mut self) -> &mut Value {
+        if self.full.get().is_some() {
+            return cell_mut(&mut self.full);
+        }
+        self.header();
+        self.head_text = Box::default();
+        cell_mut(&mut self.head)
     }
 
     /// Whether the item's text holds `needle` (a cheap first test before building the value).
@@ -80,13 +100,30 @@ impl Item {
     pub fn contains_text(&self, needle: &str) -> bool {
         match self.full.get() {
             Some(full) => serde_json::to_string(full).unwrap_or_default().contains(needle),
-            None => self.text.contains(needle) || self.header.to_string().contains(needle),
+            None => self.text.contains(needle) || self.header_contains(needle),
+        }
+    }
+
+    /// Like [`Item::contains_text`], for the header only (annotation keys, labels).
+    pub fn header_contains(&self, needle: &str) -> bool {
+        match (self.full.get(), self.head.get()) {
+            (None, _) if !self.head_text.is_empty() => self.head_text.contains(needle),
+            (Some(value), _) | (None, Some(value)) => serde_json::to_string(value).unwrap_or_default().contains(needle),
+            (None, None) => false,
         }
     }
 
     fn load(&self) -> Value {
-        let mut value: Value = serde_json::from_str(&self.text).unwrap_or(Value::Null);
-        if let (Value::Object(map), Value::Object(header)) = (&mut value, &self.header) {
+        let mut value = parse(&self.text);
+        let parsed;
+        let header = match self.head.get() {
+            Some(head) => head,
+            None => {
+                parsed = parse(&self.head_text);
+                &parsed
+            }
+        };
+        if let (Value::Object(map), Value::Object(header)) = (&mut value, header) {
             for key in HEADER {
                 match header.get(key) {
                     // Inserting an existing key keeps its position, so key order is kept.
@@ -102,29 +139,39 @@ impl Item {
         value
     }
 
-    /// Back to the compact form once a step is done with the full value.
+    /// Back to the compact form once a step is done with the whole item.
     pub fn compact(&mut self) {
         if let Some(full) = self.full.take() {
             *self = Item::from(full);
+        } else if let Some(head) = self.head.take() {
+            if self.head_text.is_empty() {
+                let (api_version, kind) = crate::krm::type_of(&head);
+                (self.api_version, self.kind) = (api_version.into(), kind.into());
+                self.head_text = serde_json::to_string(&head).unwrap_or_default().into_boxed_str();
+            }
         }
     }
 
-    /// The full value, built now if it was not.
+    /// The whole item, built now if it was not.
     pub fn into_value(self) -> Value {
-        let Item { header, text, full } = self;
-        match full.into_inner() {
-            Some(full) => full,
-            None => Item { header, text, full: OnceCell::new() }.load(),
+        match self.full.get() {
+            Some(_) => self.full.into_inner().unwrap_or_default(),
+            None => self.load(),
         }
     }
 
-    /// Writes the full value with `write` without keeping it built afterwards.
-    pub fn with_value<T>(&self, write: impl FnOnce(&Value) -> T) -> T {
+    /// Hands the whole item to `read` without keeping it built afterwards.
+    pub fn with_value<T>(&self, read: impl FnOnce(&Value) -> T) -> T {
         match self.full.get() {
-            Some(full) => write(full),
-            None => write(&self.load()),
+            Some(full) => read(full),
+            None => read(&self.load()),
         }
     }
+}
+
+/// Our own compact JSON always parses; null keeps this total.
+fn parse(text: &str) -> Value {
+    serde_json::from_str(text).unwrap_or(Value::Null)
 }
 
 impl Deref for Item {
@@ -138,15 +185,25 @@ impl DerefMut for Item {
     fn deref_mut(&mut self) -> &mut Value {
         if self.full.get().is_none() {
             let loaded = self.load();
-            self.header = Value::Null;
             let _ = self.full.set(loaded);
         }
-        self.header = Value::Null;
-        match self.full.get_mut() {
-            Some(full) => full,
-            // Unreachable: set above. A fresh null keeps this total without a panic.
-            None => &mut self.header,
-        }
+        // The whole item now holds the header; drop the separate copies.
+        self.head = OnceCell::new();
+        self.head_text = Box::default();
+        self.text = Box::default();
+        cell_mut(&mut self.full)
+    }
+}
+
+/// The value of a cell that the caller has filled.
+fn cell_mut(cell: &mut OnceCell<Value>) -> &mut Value {
+    if cell.get().is_none() {
+        let _ = cell.set(Value::Null);
+    }
+    match cell.get_mut() {
+        Some(value) => value,
+        // A cell holds the value it was just given.
+        None => unreachable!("a filled OnceCell is empty"),
     }
 }
 

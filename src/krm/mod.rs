@@ -127,8 +127,8 @@ impl ResourceList {
         head.insert("kind".into(), json!(self.kind));
         out.write_all(to_yaml(&Value::Object(head)).as_bytes())?;
         out.write_all(b"items:\n")?;
-        for item in &items {
-            write_list_element(out, &item.with_value(to_yaml))?;
+        for item in items {
+            write_list_element(out, &to_yaml(&item.into_value()))?;
         }
         if !results.is_empty() {
             out.write_all(b"results:\n")?;

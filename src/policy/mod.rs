@@ -12,7 +12,7 @@ pub mod model;
 
 use crate::diag::{Diagnostic, Kind, Severity};
 use crate::doc::{deep_merge, FieldPath, Map, Value};
-use crate::krm::{self, type_of};
+use crate::krm;
 use crate::pipeline::Render;
 use model::{
     BackendRule, Choice, Constraints, ImplementationSpec, Inject, InterfaceRef, PolicyItemSpec, PolicyLayer, Rule,
@@ -70,7 +70,7 @@ pub struct Merged {
 /// Every `Policy` item, parsed once: `(layer, policy, place)`.
 fn policy_items(render: &Render, results: &mut Vec<Diagnostic>) -> Vec<(String, PolicyLayer, String)> {
     let mut out = Vec::new();
-    for item in render.items.iter().filter(|i| type_of(i.header()) == (API_VERSION, "Policy")).map(|i| &**i) {
+    for item in render.items.iter().filter(|i| i.type_of() == (API_VERSION, "Policy")).map(|i| &**i) {
         let spec = item.get("spec").cloned().unwrap_or(Value::Null);
         if spec.is_null() {
             let message = "a Policy needs spec.layer (action, global or workflow) and its rules";
@@ -333,7 +333,7 @@ pub fn run(render: &mut Render, merged: &Merged) {
         return;
     }
     let mut candidates = Vec::new();
-    for item in render.items.iter().filter(|i| type_of(i.header()) == (API_VERSION, "Implementation")).map(|i| &**i) {
+    for item in render.items.iter().filter(|i| i.type_of() == (API_VERSION, "Implementation")).map(|i| &**i) {
         let spec = item.get("spec").cloned().unwrap_or(Value::Null);
         match serde_path_to_error::deserialize::<_, ImplementationSpec>(&spec) {
             Ok(spec) => candidates.push(Candidate { spec, item: item.clone() }),

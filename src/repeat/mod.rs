@@ -134,7 +134,7 @@ pub struct Loaded {
 pub fn load(render: &mut Render) -> Option<Loaded> {
     let mut specs: Vec<(ConfigSpec, Value)> = Vec::new();
     let mut results = Vec::new();
-    for item in render.items.iter().filter(|i| type_of(i.header()) == (KOTS_API_VERSION, "Config")).map(|i| &**i) {
+    for item in render.items.iter().filter(|i| i.type_of() == (KOTS_API_VERSION, "Config")).map(|i| &**i) {
         let spec = item.get("spec").filter(|s| !s.is_null()).cloned().unwrap_or_else(|| Value::Object(Map::new()));
         match serde_path_to_error::deserialize::<_, ConfigSpec>(&spec) {
             Ok(spec) => specs.push((spec, item.clone())),
@@ -161,8 +161,7 @@ pub fn load(render: &mut Render) -> Option<Loaded> {
     // Values: ConfigValues wins over an item's value, which wins over its default.
     let mut config_values = Map::new();
     let mut filenames = Map::new();
-    for item in render.items.iter().filter(|i| type_of(i.header()) == (KOTS_API_VERSION, "ConfigValues")).map(|i| &**i)
-    {
+    for item in render.items.iter().filter(|i| i.type_of() == (KOTS_API_VERSION, "ConfigValues")).map(|i| &**i) {
         for (name, entry) in
             item.get("spec").and_then(|s| s.get("values")).and_then(Value::as_object).into_iter().flatten()
         {
