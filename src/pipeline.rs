@@ -250,8 +250,26 @@ fn patch_and_substitute(render: &mut Render, files: &dyn Files) {
         return;
     }
     let fingerprint = fingerprint(&[&patches.fingerprint, variables.as_ref().map_or("", |v| v.fingerprint.as_str())]);
-    let input_count = render.items.len();
-    let mut targets: Vec<(usize, bool, &mut Value)> = Vec::new();
+    // One item at a time: built, patched, substituted, marked and compacted again, so only one
+    // item is ever held in full.
+    let mut tally = patches.tally();
+    let mut subst_results = Vec::new();
+    let styles = &mut render.styles;
+    let mut change = |item: &mut Value, substitute: bool, origin: Option<usize>| -> bool {
+        let mut again = !patches.is_empty() && patches.apply_to(item, &mut tally);
+        if let (Some(variables), true) = (&variables, substitute) {
+            // Generated items have no source text: their scalars read as plain, as Flux would
+            // read them in our output.
+            let mut quoted = |_: usize, pointer: &str| match (origin, styles.as_mut()) {
+                (Some(origin), Some(styles)) => styles.is_quoted(origin, pointer),
+                _ => false,
+            };
+            let applied = subst::apply(variables, &mut [item], &mut quoted);
+            subst_results.extend(applied.results);
+            again |= applied.repeatable.into_iter().any(|r| r);
+        }
+        again
+    };
     for (i, item) in render.items.iter_mut().enumerate() {
         if CONFIGURATION_KINDS.contains(&item.type_of()) {
             continue;
@@ -266,59 +284,19 @@ fn patch_and_substitute(render: &mut Render, files: &dyn Files) {
         // Only items a patch may target or whose text holds `${`/`$$` are built in full.
         let substituted = variables.is_some() && (item.contains_text("${") || item.contains_text("$$"));
         if !substituted && !patches.may_touch(item.header()) {
+            item.compact();
             continue;
         }
-        targets.push((i, true, &mut **item));
-    }
-    for (i, generated) in render.generated.iter_mut().enumerate() {
-        targets.push((input_count + i, generated.substitute, &mut generated.item));
-    }
-    let mut indices = Vec::with_capacity(targets.len());
-    let mut substitutable = Vec::with_capacity(targets.len());
-    let mut items: Vec<&mut Value> = Vec::with_capacity(targets.len());
-    for (index, substitute, item) in targets {
-        indices.push(index);
-        substitutable.push(substitute);
-        items.push(item);
-    }
-    let mut repeatable = vec![false; items.len()];
-    if !patches.is_empty() {
-        let applied = patch::apply(&patches, &mut items);
-        render.results.extend(applied.results);
-        repeatable.iter_mut().zip(applied.repeatable).for_each(|(r, a)| *r |= a);
-    }
-    if let Some(variables) = &variables {
-        let mut subset: Vec<&mut Value> = Vec::new();
-        let mut positions = Vec::new();
-        for (position, item) in items.iter_mut().enumerate() {
-            if substitutable[position] {
-                subset.push(&mut **item);
-                positions.push(position);
-            }
-        }
-        // Generated items have no source text: their scalars read as plain, as Flux would read
-        // them in our output.
-        let origins: Vec<Option<usize>> = positions
-            .iter()
-            .map(|&p| render.origin.get(indices[p]).copied().filter(|_| indices[p] < input_count))
-            .collect();
-        let styles = &mut render.styles;
-        let mut quoted = |i: usize, pointer: &str| match (origins.get(i).copied().flatten(), styles.as_mut()) {
-            (Some(origin), Some(styles)) => styles.is_quoted(origin, pointer),
-            _ => false,
-        };
-        let applied = subst::apply(variables, &mut subset, &mut quoted);
-        render.results.extend(applied.results);
-        for (position, again) in positions.into_iter().zip(applied.repeatable) {
-            repeatable[position] |= again;
-        }
-    }
-    for ((index, item), again) in indices.iter().zip(items).zip(repeatable) {
-        if again && *index < input_count {
+        if change(item, true, render.origin.get(i).copied()) {
             set_annotation(item, ann::APPLIED, &fingerprint);
         }
+        item.compact();
     }
-    render.items.iter_mut().for_each(Item::compact);
+    for generated in &mut render.generated {
+        change(&mut generated.item, generated.substitute, None);
+    }
+    render.results.extend(patches.finish(tally));
+    render.results.extend(subst_results);
 }
 
 /// FNV-1a over the parts: a short, stable fingerprint (not a security hash).

@@ -15,7 +15,6 @@ use crate::diag::{Diagnostic, Kind, Severity};
 use crate::doc::{read_yaml_documents, FieldPath, Map, Value};
 use crate::krm::{self, type_of};
 use crate::package::{resolve, Files};
-use std::collections::HashMap;
 use target::Target;
 
 /// One patch document, parsed.
@@ -48,20 +47,7 @@ impl Patches {
     /// Whether some patch may apply to the item with this header (`apiVersion`, `kind`,
     /// `metadata`): the caller hands [`apply`] only those, so other items are never built.
     pub fn may_touch(&self, header: &Value) -> bool {
-        let field = |map: &Map, key: &str| map.get(key).and_then(Value::as_str).unwrap_or_default().to_string();
-        self.patches.iter().any(|patch| match &patch.target {
-            Some(target) => target.matches(header),
-            None => patch.documents.iter().any(|document| match document {
-                Document::Strategic(map) => {
-                    let metadata = map.get("metadata").and_then(Value::as_object);
-                    let meta = |key: &str| metadata.map(|m| field(m, key)).unwrap_or_default();
-                    (field(map, "apiVersion").as_str(), field(map, "kind").as_str()) == type_of(header)
-                        && meta("name") == krm::name_of(header)
-                        && same_namespace(&meta("namespace"), krm::namespace_of(header))
-                }
-                Document::Json6902(_) => false,
-            }),
-        })
+        self.patches.iter().any(|patch| patch.documents.iter().any(|document| selects(patch, document, header)))
     }
 }
 
@@ -170,81 +156,88 @@ fn untargeted_identity_problem(document: &Document) -> Option<String> {
     })
 }
 
-/// What applying did: problems, and which items were changed in a way a second run would
-/// repeat (those need the idempotency marker).
-pub struct Applied {
-    pub results: Vec<Diagnostic>,
-    pub repeatable: Vec<bool>,
-}
-
 fn same_namespace(a: &str, b: &str) -> bool {
     let normal = |ns: &str| if ns.is_empty() { "default".to_string() } else { ns.to_string() };
     normal(a) == normal(b)
 }
 
-/// Applies every patch, in order, to the items handed over. Items of kinds without a strategic
-/// schema get merge-patch semantics.
-pub fn apply(patches: &Patches, items: &mut [&mut Value]) -> Applied {
-    let mut results = Vec::new();
-    let mut repeatable = vec![false; items.len()];
-    // Untargeted strategic patches find their resource by identity: index once.
-    let mut by_identity: HashMap<(String, String, String), Vec<usize>> = HashMap::new();
-    for (i, item) in items.iter().enumerate() {
-        let (api_version, kind) = type_of(item);
-        by_identity
-            .entry((api_version.to_string(), kind.to_string(), krm::name_of(item).to_string()))
-            .or_default()
-            .push(i);
+/// What applying the patches item by item has found so far: per patch, how many items it
+/// matched and the errors it caused, so results read patch by patch as if applied list-wide.
+pub struct Tally {
+    matched: Vec<usize>,
+    errors: Vec<Vec<Diagnostic>>,
+}
+
+impl Patches {
+    pub fn tally(&self) -> Tally {
+        Tally { matched: vec![0; self.patches.len()], errors: vec![Vec::new(); self.patches.len()] }
     }
-    for patch in &patches.patches {
-        let mut matched = 0usize;
-        for document in &patch.documents {
-            let selected: Vec<usize> = match (&patch.target, document) {
-                (Some(target), _) => (0..items.len()).filter(|&i| target.matches(items[i])).collect(),
-                (None, Document::Strategic(map)) => {
-                    let identity = Value::Object(map.clone());
-                    let (api_version, kind) = type_of(&identity);
-                    let key = (api_version.to_string(), kind.to_string(), krm::name_of(&identity).to_string());
-                    let namespace = krm::namespace_of(&identity).to_string();
-                    by_identity
-                        .get(&key)
-                        .into_iter()
-                        .flatten()
-                        .copied()
-                        .filter(|&i| same_namespace(krm::namespace_of(items[i]), &namespace))
-                        .collect()
+
+    /// Applies every patch that selects `item`, in order (items of kinds without a strategic
+    /// schema get merge-patch semantics). Items are independent, so applying them one at a time
+    /// gives what applying each patch to the whole list would, while only one item is built.
+    /// Returns whether applying again would change the item again.
+    pub fn apply_to(&self, item: &mut Value, tally: &mut Tally) -> bool {
+        let mut repeatable = false;
+        for (p, patch) in self.patches.iter().enumerate() {
+            for document in &patch.documents {
+                if !selects(patch, document, item) {
+                    continue;
                 }
-                (None, Document::Json6902(_)) => Vec::new(),
-            };
-            matched += selected.len();
-            for i in selected {
-                match apply_document(document, patch, items[i]) {
-                    Ok(repeat) => repeatable[i] |= repeat,
+                tally.matched[p] += 1;
+                match apply_document(document, patch, item) {
+                    Ok(repeat) => repeatable |= repeat,
                     Err((message, pointer)) => {
                         let mut diagnostic =
-                            Diagnostic::error(Kind::Render, format!("patch {}: {message}", patch.field))
-                                .about(items[i]);
+                            Diagnostic::error(Kind::Render, format!("patch {}: {message}", patch.field)).about(item);
                         if let Some(pointer) = pointer {
                             diagnostic = diagnostic.at(pointer_to_field(&pointer));
                         }
-                        results.push(diagnostic);
+                        tally.errors[p].push(diagnostic);
                     }
                 }
             }
         }
-        if matched == 0 {
-            let message = match &patch.target {
-                Some(_) => "target matches no resource".to_string(),
-                None => "no resource has the patch's apiVersion, kind, name and namespace".to_string(),
-            };
-            results.push(
-                Diagnostic::new(Severity::Warning, Kind::Render, message)
-                    .at(patch.field.clone())
-                    .about(&patches.config_item),
-            );
-        }
+        repeatable
     }
-    Applied { results, repeatable }
+
+    /// The errors, patch by patch, each followed by a warning when the patch matched nothing.
+    pub fn finish(&self, tally: Tally) -> Vec<Diagnostic> {
+        let mut results = Vec::new();
+        for ((patch, matched), errors) in self.patches.iter().zip(tally.matched).zip(tally.errors) {
+            results.extend(errors);
+            if matched == 0 {
+                let message = match &patch.target {
+                    Some(_) => "target matches no resource",
+                    None => "no resource has the patch's apiVersion, kind, name and namespace",
+                };
+                results.push(
+                    Diagnostic::new(Severity::Warning, Kind::Render, message)
+                        .at(patch.field.clone())
+                        .about(&self.config_item),
+                );
+            }
+        }
+        results
+    }
+}
+
+/// Whether `document` of `patch` applies to `item`: by target, or (an untargeted strategic
+/// patch) by the patch's own apiVersion, kind, name and namespace.
+fn selects(patch: &Patch, document: &Document, item: &Value) -> bool {
+    match (&patch.target, document) {
+        (Some(target), _) => target.matches(item),
+        (None, Document::Strategic(map)) => {
+            let field = |map: Option<&Map>, key: &str| {
+                map.and_then(|m| m.get(key)).and_then(Value::as_str).unwrap_or_default().to_string()
+            };
+            let metadata = map.get("metadata").and_then(Value::as_object);
+            (field(Some(map), "apiVersion").as_str(), field(Some(map), "kind").as_str()) == type_of(item)
+                && field(metadata, "name") == krm::name_of(item)
+                && same_namespace(&field(metadata, "namespace"), krm::namespace_of(item))
+        }
+        (None, Document::Json6902(_)) => false,
+    }
 }
 
 /// Applies one document to one item, all or nothing. `Ok(true)` when applying it again would
