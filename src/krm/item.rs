@@ -234,4 +234,36 @@ mod tests {
         assert!(!item.contains_text("repl{{"));
         assert!(item.full.get().is_none());
     }
+
+    #[test]
+    fn type_and_header_scans_build_nothing_and_compact_forgets_what_was_built() {
+        let mut item = Item::from(json!({"apiVersion": "v1", "kind": "A", "metadata": {"name": "n"}, "spec": 1}));
+        assert_eq!(item.type_of(), ("v1", "A"));
+        assert!(item.header_contains("\"name\":\"n\""));
+        assert!(!item.header_contains("spec"));
+        assert!(item.head.get().is_none() && item.full.get().is_none());
+        crate::krm::set_annotation(item.header_mut(), "k", "v");
+        item.header_mut()["kind"] = json!("B");
+        assert_eq!(item.type_of(), ("v1", "B"));
+        item.compact();
+        assert!(item.head.get().is_none());
+        assert_eq!(item.type_of(), ("v1", "B"));
+        assert!(item.header_contains("\"k\":\"v\""));
+        item["spec"] = json!(2);
+        item.compact();
+        assert!(item.full.get().is_none());
+        assert_eq!(
+            item.into_value(),
+            json!({"apiVersion": "v1", "kind": "B", "metadata": {"name": "n", "annotations": {"k": "v"}}, "spec": 2})
+        );
+    }
+
+    #[test]
+    fn items_without_a_header_or_a_mapping_survive() {
+        for value in [json!({"spec": {"a": [1, 2]}}), json!({}), json!({"metadata": null, "kind": null})] {
+            let item = Item::from(value.clone());
+            assert_eq!(item.type_of(), ("", ""));
+            assert_eq!(item.into_value(), value);
+        }
+    }
 }

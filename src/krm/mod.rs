@@ -283,6 +283,30 @@ mod tests {
     }
 
     #[test]
+    fn items_are_read_one_by_one_with_the_same_checks() {
+        let ok = |input: &str| ResourceList::parse(input.as_bytes()).map_err(|e| e.message);
+        let head = "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\n";
+        let list = ok(&format!(
+            "# only a comment\n---\n{head}results: [{{message: old}}]\nitems:\n- {{kind: A, b: [1, {{c: 0644}}]}}\n"
+        ));
+        let items: Vec<Value> = list.map(|l| l.items.into_iter().map(Item::into_value).collect()).unwrap_or_default();
+        assert_eq!(items, vec![json!({"kind": "A", "b": [1, {"c": 420}]})]);
+        assert_eq!(ok(&format!("{head}items: null\n")).map(|l| l.items.len()), Ok(0));
+        assert_eq!(ok(head).map(|l| l.items.len()), Ok(0));
+        for (tail, expected) in [
+            ("items: {a: 1}", "items must be a list"),
+            ("items: text", "items must be a list"),
+            ("items: [{a: 1}, [2]]", "items[1] is not a mapping"),
+            ("items: []\nfunctionConfig: 3", "functionConfig must be a mapping"),
+        ] {
+            let err = ok(&format!("{head}{tail}\n")).err().unwrap_or_default();
+            assert!(err.contains(expected), "{tail}: {err}");
+        }
+        let err = ok(&format!("{head}items: []\n---\n{head}items: []\n")).err().unwrap_or_default();
+        assert!(err.contains("2 YAML documents"), "{err}");
+    }
+
+    #[test]
     fn json_in_json_out() {
         let list = ResourceList::parse(br#"{"apiVersion":"config.kubernetes.io/v1","kind":"ResourceList","items":[]}"#);
         assert_eq!(list.map(|l| l.format).ok(), Some(Format::Json));
