@@ -9,7 +9,9 @@
 use crate::doc::{to_yaml, Value};
 use base64::Engine as _;
 use handlebars::{Context, Handlebars, Helper, HelperDef, RenderContext, RenderError, RenderErrorReason, ScopedJson};
-use std::sync::Arc;
+use regex::Regex;
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, LazyLock};
 
 /// A template problem with its position in the template text (1-based), when known.
 #[derive(Clone, Debug, PartialEq)]
@@ -157,6 +159,7 @@ impl Engine {
         if self.handlebars.has_template(name) {
             return Ok(());
         }
+        check_partials(source)?;
         self.handlebars.register_template_string(name, source).map_err(|err| TemplateError {
             message: format!("invalid template: {}", err.reason()),
             line: err.pos().map(|(line, _)| line),
@@ -178,6 +181,85 @@ impl Engine {
     }
 }
 
+/// The handlebars crate has no recursion limit: a partial that includes itself overflows the
+/// stack. So partials must be inline partials of the same template (`{{#*inline "p"}}`), named
+/// literally, and may not include each other in a cycle. Checked by hand on the text because the
+/// crate does not expose its parse tree.
+fn check_partials(source: &str) -> Result<(), TemplateError> {
+    // Constant patterns: they compile, and do so once.
+    static INLINE: LazyLock<Regex> =
+        LazyLock::new(|| Regex::new(r#"\{\{~?\s*#\*inline\s+"([^"]*)"\s*~?\}\}"#).unwrap_or_else(|_| unreachable!()));
+    static END: LazyLock<Regex> =
+        LazyLock::new(|| Regex::new(r"\{\{~?\s*/inline\s*~?\}\}").unwrap_or_else(|_| unreachable!()));
+    static PARTIAL: LazyLock<Regex> =
+        LazyLock::new(|| Regex::new(r#"\{\{~?\s*#?>\s*("[^"]*"|'[^']*'|[^\s}~]+)"#).unwrap_or_else(|_| unreachable!()));
+    let at = |offset: usize, message: String| {
+        let before = &source[..offset];
+        let line = before.matches('\n').count() + 1;
+        let column = before.rsplit('\n').next().unwrap_or_default().chars().count() + 1;
+        TemplateError { message, line: Some(line), column: Some(column) }
+    };
+    // Inline partials: name and the byte range of the body.
+    let mut inlines: Vec<(String, std::ops::Range<usize>)> = Vec::new();
+    for capture in INLINE.captures_iter(source) {
+        let (Some(whole), Some(name)) = (capture.get(0), capture.get(1)) else { continue };
+        let end = END.find_at(source, whole.end()).map_or(source.len(), |m| m.start());
+        inlines.push((name.as_str().to_string(), whole.end()..end));
+    }
+    let mut edges: HashMap<&str, Vec<(&str, usize)>> = HashMap::new();
+    for capture in PARTIAL.captures_iter(source) {
+        let Some(reference) = capture.get(1) else { continue };
+        let name = reference.as_str().trim_matches(|c| c == '"' || c == '\'');
+        if name.starts_with('(') {
+            return Err(at(reference.start(), "dynamic partial names are not supported: name the partial".into()));
+        }
+        if !inlines.iter().any(|(inline, _)| inline == name) {
+            return Err(at(
+                reference.start(),
+                format!("partial {name:?} is not defined here: define it in this template with {{{{#*inline \"{name}\"}}}}…{{{{/inline}}}}"),
+            ));
+        }
+        if let Some((from, _)) = inlines.iter().find(|(_, body)| body.contains(&reference.start())) {
+            edges.entry(from.as_str()).or_default().push((name, reference.start()));
+        }
+    }
+    // A cycle among inline partials: depth-first from each, with the path on a stack.
+    fn visit<'a>(
+        node: &'a str,
+        edges: &HashMap<&'a str, Vec<(&'a str, usize)>>,
+        path: &mut Vec<&'a str>,
+        done: &mut HashSet<&'a str>,
+    ) -> Option<(Vec<&'a str>, usize)> {
+        if done.contains(node) {
+            return None;
+        }
+        path.push(node);
+        for &(next, offset) in edges.get(node).into_iter().flatten() {
+            if let Some(start) = path.iter().position(|p| *p == next) {
+                let mut cycle = path[start..].to_vec();
+                cycle.push(next);
+                return Some((cycle, offset));
+            }
+            if let Some(found) = visit(next, edges, path, done) {
+                return Some(found);
+            }
+        }
+        path.pop();
+        done.insert(node);
+        None
+    }
+    let mut done = HashSet::new();
+    for (name, _) in &inlines {
+        if let Some((cycle, offset)) = visit(name, &edges, &mut Vec::new(), &mut done) {
+            return Err(at(
+                offset,
+                format!("partial {:?} includes itself ({}): templates may not recurse", cycle[0], cycle.join(" > ")),
+            ));
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -194,6 +276,20 @@ mod tests {
         let mut engine = engine();
         engine.compile("t", source).map_err(|e| e.render(source))?;
         engine.render("t", &data).map_err(|e| e.render(source))
+    }
+
+    #[test]
+    fn partials_must_be_inline_and_must_not_recurse() {
+        let ok = r#"{{#*inline "row"}}<{{this}}>{{/inline}}{{#each xs}}{{> row}}{{/each}}"#;
+        assert_eq!(render(ok, json!({"xs": [1, 2]})), Ok("<1><2>".to_string()));
+        for (source, expected) in [
+            ("{{> other}}", "partial \"other\" is not defined here"),
+            ("{{> (lookup this 'p')}}", "dynamic partial names are not supported"),
+            (r#"{{#*inline "a"}}{{#if x}}{{> a}}{{/if}}{{/inline}}{{> a}}"#, "partial \"a\" includes itself (a > a)"),
+        ] {
+            let err = render(source, json!({})).err().unwrap_or_default();
+            assert!(err.contains(expected), "{source}: {err}");
+        }
     }
 
     #[test]

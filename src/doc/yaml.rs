@@ -77,6 +77,18 @@ pub fn read_yaml_documents_as<T: serde::de::DeserializeOwned>(text: &str) -> Res
             Some(at) => message[..at].to_string(),
             None => message,
         };
+        // The budget's own wording names its internals; say which limit it is and what to do.
+        let message = if message.starts_with("budget breached") {
+            "aliases expand to more nodes than the input's size allows (a billion-laughs document?): \
+             write repeated parts out instead of nesting aliases"
+                .to_string()
+        } else if message.starts_with("recursion limit exceeded") {
+            format!(
+                "nesting deeper than {MAX_DEPTH} levels: Kubernetes objects nest far less; look for unclosed brackets"
+            )
+        } else {
+            message
+        };
         YamlError { message, line: location.as_ref().map(|l| l.line()), column: location.as_ref().map(|l| l.column()) }
     })
 }

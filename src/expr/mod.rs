@@ -60,7 +60,31 @@ impl ExprError {
         if text.is_empty() {
             return format!("{} ({line}:{column})", self.message);
         }
-        format!("{} ({line}:{column})\n | {text}\n | {}^", self.message, ".".repeat(column - 1))
+        // A long line is shown as a window around the column, so the caret stays readable.
+        let chars: Vec<char> = text.chars().collect();
+        let start = column.saturating_sub(1 + WINDOW);
+        let end = chars.len().min(column + WINDOW);
+        let mut shown: String = chars[start.min(end)..end].iter().collect();
+        let mut caret = column - 1 - start;
+        if start > 0 {
+            shown.insert(0, '…');
+            caret += 1;
+        }
+        if end < chars.len() {
+            shown.push('…');
+        }
+        format!("{} ({line}:{column})\n | {shown}\n | {}^", self.message, ".".repeat(caret))
+    }
+}
+
+/// Characters shown either side of an error's column.
+const WINDOW: usize = 60;
+
+/// An expression for a message: whole when short, else its start and length.
+pub fn excerpt(source: &str) -> String {
+    match source.char_indices().nth(WINDOW) {
+        None => source.to_string(),
+        Some((at, _)) => format!("{}… ({} characters)", &source[..at], source.chars().count()),
     }
 }
 

@@ -157,8 +157,17 @@ impl Parser {
 
     fn enter(&mut self) -> Result<(), ExprError> {
         self.depth += 1;
-        if self.depth > MAX_DEPTH {
-            return Err(ExprError::new(format!("expression is nested more than {MAX_DEPTH} levels deep"), self.span()));
+        self.check_depth(0)
+    }
+
+    /// Chains (`a && a && …`, `a.b.c…`) are parsed in a loop but build a tree one level deeper
+    /// per link, which evaluation walks recursively: they count against the same limit.
+    fn check_depth(&self, chain: usize) -> Result<(), ExprError> {
+        if self.depth + chain > MAX_DEPTH {
+            return Err(ExprError::new(
+                format!("expression is nested more than {MAX_DEPTH} levels deep; split it into smaller expressions"),
+                self.span(),
+            ));
         }
         Ok(())
     }
@@ -184,7 +193,10 @@ impl Parser {
         self.enter()?;
         let mut left = self.unary()?;
         let mut previous: Option<&'static str> = None;
+        let mut chain = 0;
         loop {
+            chain += 1;
+            self.check_depth(chain)?;
             let (op, negated) = match self.peek() {
                 Token::Op("not") => match self.tokens.get(self.pos + 1) {
                     Some((Token::Op(op @ ("in" | "matches" | "contains" | "startsWith" | "endsWith")), _)) => {
@@ -260,7 +272,10 @@ impl Parser {
 
     fn postfix(&mut self) -> Result<Node, ExprError> {
         let mut node = self.primary()?;
+        let mut chain = 0;
         loop {
+            chain += 1;
+            self.check_depth(chain)?;
             let optional = self.is_op("?.");
             if self.is_op(".") || optional {
                 self.advance();

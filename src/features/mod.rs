@@ -136,17 +136,18 @@ impl<'a> Step<'a> {
         if when.trim().is_empty() {
             return Ok((true, Vec::new()));
         }
-        let expression = Expression::compile(when)
-            .map_err(|err| format!("failed to compile expression '{when}': {}", err.render(when)))?;
+        let expression = Expression::compile(when).map_err(|err| {
+            format!("failed to compile expression '{}': {}", crate::expr::excerpt(when), err.render(when))
+        })?;
         let env = self.env(origin);
         let reads = expression.identifiers().into_iter().map(|path| {
             let value = lookup(env, &path).cloned().unwrap_or(Value::Null);
             (path, value)
         });
         let reads = reads.collect();
-        let value = expression
-            .eval(env, &self.host(origin))
-            .map_err(|err| format!("failed to evaluate expression '{when}': {}", err.render(when)))?;
+        let value = expression.eval(env, &self.host(origin)).map_err(|err| {
+            format!("failed to evaluate expression '{}': {}", crate::expr::excerpt(when), err.render(when))
+        })?;
         match value {
             Value::Bool(b) => Ok((b, reads)),
             Value::Null => Ok((false, reads)),

@@ -17,15 +17,20 @@ pub const VAR_NOT_SET: &str = "variable not set (strict mode)";
 /// Substitutes `text`. `lookup` returns `None` for a variable that does not exist.
 pub fn substitute(text: &str, lookup: &dyn Fn(&str) -> Option<String>, strict: bool) -> Result<String, String> {
     let chars: Vec<char> = text.chars().collect();
-    let mut eval = Eval { chars: &chars, pos: 0, lookup, strict };
+    let mut eval = Eval { chars: &chars, pos: 0, lookup, strict, depth: 0 };
     eval.top()
 }
+
+/// How deep `${…}` may nest inside arguments. Flux has no limit; without one, hostile text
+/// exhausts the stack. Real manifests nest one or two levels.
+const MAX_DEPTH: usize = 64;
 
 struct Eval<'a> {
     chars: &'a [char],
     pos: usize,
     lookup: &'a dyn Fn(&str) -> Option<String>,
     strict: bool,
+    depth: usize,
 }
 
 fn is_name_char(c: char) -> bool {
@@ -115,6 +120,16 @@ impl Eval<'_> {
 
     /// After `${`: one expression through its `}`.
     fn expression(&mut self) -> Result<String, String> {
+        self.depth += 1;
+        if self.depth > MAX_DEPTH {
+            return Err(format!("substitution nested more than {MAX_DEPTH} levels deep"));
+        }
+        let result = self.expression_body();
+        self.depth -= 1;
+        result
+    }
+
+    fn expression_body(&mut self) -> Result<String, String> {
         if self.peek() == Some('#') {
             self.pos += 1;
             let name = self.name();
@@ -325,29 +340,41 @@ impl Glob {
         Some(Self(tokens))
     }
 
+    /// Iterative matching with one backtracking point (the last `*`): O(text × pattern).
+    /// Recursive backtracking is exponential in the number of stars, which hostile input exploits.
     fn matches(&self, text: &str) -> bool {
         let text: Vec<char> = text.chars().collect();
-        fn go(tokens: &[Token], text: &[char]) -> bool {
-            match tokens.split_first() {
-                None => text.is_empty(),
-                Some((Token::Star, rest)) => (0..=text.len()).any(|i| go(rest, &text[i..])),
-                Some((token, rest)) => match text.split_first() {
-                    None => false,
-                    Some((c, tail)) => {
-                        let ok = match token {
-                            Token::Literal(l) => l == c,
-                            Token::Any => true,
-                            Token::Class { negated, ranges } => {
-                                ranges.iter().any(|(lo, hi)| lo <= c && c <= hi) != *negated
-                            }
-                            Token::Star => false,
-                        };
-                        ok && go(rest, tail)
+        let tokens = &self.0;
+        let one = |token: &Token, c: char| match token {
+            Token::Literal(l) => *l == c,
+            Token::Any => true,
+            Token::Class { negated, ranges } => ranges.iter().any(|(lo, hi)| *lo <= c && c <= *hi) != *negated,
+            Token::Star => false,
+        };
+        let (mut p, mut t) = (0, 0);
+        // After the last star seen: the pattern position after it and the text it has taken.
+        let mut star: Option<(usize, usize)> = None;
+        while t < text.len() {
+            match tokens.get(p) {
+                Some(Token::Star) => {
+                    star = Some((p + 1, t));
+                    p += 1;
+                }
+                Some(token) if one(token, text[t]) => {
+                    p += 1;
+                    t += 1;
+                }
+                _ => match star {
+                    Some((after, taken)) => {
+                        star = Some((after, taken + 1));
+                        p = after;
+                        t = taken + 1;
                     }
+                    None => return false,
                 },
             }
         }
-        go(&self.0, &text)
+        tokens[p..].iter().all(|token| matches!(token, Token::Star))
     }
 }
 
@@ -451,6 +478,18 @@ mod tests {
         ] {
             assert_eq!(run(text, false), Err(error.to_string()), "{text}");
         }
+    }
+
+    #[test]
+    fn hostile_text_is_bounded() {
+        let deep = format!("{}x{}", "${a:-".repeat(10_000), "}".repeat(10_000));
+        assert!(run(&deep, false).is_err_and(|e| e.contains("nested more than 64 levels")));
+        // Many stars against a long value: linear-time glob matching, not exponential.
+        let stars = format!("${{set##{}z}}", "*".repeat(200));
+        assert_eq!(run(&stars, false), Ok("Hello World".to_string()));
+        assert_eq!(ok("${path##*/}"), "c.tar.gz");
+        assert_eq!(ok("${path%%.*}"), "a/b/c");
+        assert_eq!(ok("${path#*/}"), "b/c.tar.gz");
     }
 
     #[test]
