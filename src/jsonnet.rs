@@ -56,7 +56,10 @@ pub fn evaluate(files: &dyn Files, path: &str, values: &Value) -> Result<Value, 
     let _entered = state.enter();
     let first_line = |err: jrsonnet_evaluator::Error| {
         let text = err.to_string();
-        format!("jsonnet {path:?}: {}", text.lines().next().unwrap_or_default().trim())
+        let line = text.lines().next().unwrap_or_default().trim();
+        // jrsonnet's advice names its own CLI flag; ours has none.
+        let line = line.replace(", or set --max-stack to bigger value", " (recursion is limited to 200 nested calls)");
+        format!("jsonnet {path:?}: {line}")
     };
     let result = state
         .import(path)
