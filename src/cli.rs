@@ -492,6 +492,12 @@ fn read_manifests(path: &Path, root: &Path, items: &mut Vec<Item>, styles: &mut 
         if document.get("kind").is_none() && document.get("apiVersion").is_none() {
             continue;
         }
+        if text.len() > crate::doc::MAX_STRING_BYTES {
+            if let Some((field, len)) = crate::doc::oversized_string(&document) {
+                let place = format!("{}: document {}", path.display(), index + 1);
+                return Err(crate::doc::oversized_message(&place, &field, len));
+            }
+        }
         tag_location(&mut document, &package_path, index);
         items.push(Item::from(document));
         styles.items.push((text_index, index));

@@ -77,3 +77,34 @@ fn legacy_plugin_mode_needs_the_environment() {
     // Without KUSTOMIZE_PLUGIN_CONFIG_STRING a file argument is not a subcommand: usage error.
     bin().arg("plugin.yaml").assert().code(2);
 }
+
+/// Too large for a checked-in fixture: the inputs are made here. A 10 MB string is over the
+/// per-string limit; 100 MB is over the parser's scalar budget. Both exit 2 with nothing on stdout.
+#[test]
+fn huge_strings_are_refused_with_the_limit_named() {
+    for (size, expected) in [
+        (10 << 20, "data.blob is a string of 10485760 bytes; the limit is 8 MiB"),
+        (100 << 20, "more than 64 MiB of scalar text"),
+    ] {
+        let input = format!(
+            "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n- apiVersion: v1\n  kind: ConfigMap\n  \
+             metadata: {{name: big}}\n  data:\n    blob: {}\n",
+            "x".repeat(size)
+        );
+        let output = bin().write_stdin(input).output().unwrap_or_else(|err| panic!("run: {err}"));
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{stderr}");
+        assert!(stderr.contains(expected), "{stderr}");
+        assert!(output.stdout.is_empty());
+    }
+    let dir = std::env::temp_dir().join(format!("rb-huge-{}", std::process::id()));
+    let _ = std::fs::create_dir_all(&dir);
+    let manifest =
+        format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: big\ndata:\n  blob: {}\n", "y".repeat(9 << 20));
+    let _ = std::fs::write(dir.join("big.yaml"), manifest);
+    let output = bin().arg("render").arg(&dir).output().unwrap_or_else(|err| panic!("run: {err}"));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("big.yaml: document 1: data.blob is a string of 9437184 bytes"), "{stderr}");
+    assert!(output.stdout.is_empty());
+    let _ = std::fs::remove_dir_all(&dir);
+}

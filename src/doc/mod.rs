@@ -9,6 +9,38 @@ mod yaml;
 
 pub use path::FieldPath;
 pub use styles::quoted_dollar_scalars;
+/// The longest string an input may hold. Kubernetes stores whole objects up to 1.5 MiB, so a
+/// longer string cannot reach a cluster; refusing it early keeps hostile input from costing
+/// hundreds of megabytes.
+pub const MAX_STRING_BYTES: usize = 8 << 20;
+
+/// The first string (or key) in `value` longer than [`MAX_STRING_BYTES`]: where and how long.
+pub fn oversized_string(value: &Value) -> Option<(FieldPath, usize)> {
+    fn walk(value: &Value, at: FieldPath) -> Option<(FieldPath, usize)> {
+        match value {
+            Value::String(s) if s.len() > MAX_STRING_BYTES => Some((at, s.len())),
+            Value::Array(items) => items.iter().enumerate().find_map(|(i, v)| walk(v, at.clone().index(i))),
+            Value::Object(map) => map.iter().find_map(|(k, v)| {
+                if k.len() > MAX_STRING_BYTES {
+                    return Some((at.clone(), k.len()));
+                }
+                walk(v, at.clone().key(k.as_str()))
+            }),
+            _ => None,
+        }
+    }
+    walk(value, FieldPath::root())
+}
+
+/// The message for an [`oversized_string`].
+pub fn oversized_message(place: &str, field: &FieldPath, len: usize) -> String {
+    format!(
+        "{place}: {field} is a string of {len} bytes; the limit is {} MiB (Kubernetes stores whole objects up to \
+         1.5 MiB): keep large data out of the package",
+        MAX_STRING_BYTES >> 20
+    )
+}
+
 pub use yaml::{parse_scalar, read_yaml_documents, read_yaml_documents_as, to_yaml, to_yaml_stream, YamlError};
 
 /// A document node. Mappings keep their key order.

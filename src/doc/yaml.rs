@@ -78,7 +78,17 @@ pub fn read_yaml_documents_as<T: serde::de::DeserializeOwned>(text: &str) -> Res
             None => message,
         };
         // The budget's own wording names its internals; say which limit it is and what to do.
-        let message = if message.starts_with("budget breached") {
+        let message = if message.starts_with("budget breached: ScalarBytes") {
+            "the input holds more than 64 MiB of scalar text: Kubernetes stores whole objects up to 1.5 MiB; \
+             keep large data out of the package"
+                .to_string()
+        } else if message.starts_with("budget breached: InputBytes") {
+            "the input is larger than 256 MiB: split the package".to_string()
+        } else if message.starts_with("budget breached: Depth") {
+            format!(
+                "nesting deeper than {MAX_DEPTH} levels: Kubernetes objects nest far less; look for unclosed brackets"
+            )
+        } else if message.starts_with("budget breached") {
             "aliases expand to more nodes than the input's size allows (a billion-laughs document?): \
              write repeated parts out instead of nesting aliases"
                 .to_string()

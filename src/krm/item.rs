@@ -68,6 +68,11 @@ impl From<Value> for Item {
 }
 
 impl Item {
+    /// The length of the item's compact text: an upper bound for any string in it.
+    pub fn text_len(&self) -> usize {
+        self.text.len() + self.head_text.len()
+    }
+
     /// `apiVersion` and `kind`, as [`crate::krm::type_of`] reads them, without building anything.
     pub fn type_of(&self) -> (&str, &str) {
         match self.full.get().or(self.head.get()) {

@@ -11,7 +11,7 @@ mod stream;
 pub use item::Item;
 
 use crate::diag::ResourceRef;
-use crate::doc::{read_yaml_documents_as, to_yaml, Map, Value};
+use crate::doc::{oversized_message, oversized_string, read_yaml_documents_as, to_yaml, Map, Value, MAX_STRING_BYTES};
 use serde_json::json;
 use std::fmt;
 use stream::{Items, Top};
@@ -104,7 +104,19 @@ impl ResourceList {
             Items::List(_, Some(i)) => {
                 return Err(UnusableInput::new(format!("ResourceList items[{i}] is not a mapping")));
             }
-            Items::List(items, None) => items,
+            Items::List(items, None) => {
+                // Only an item whose whole text is longer than the limit can hold such a string.
+                for (i, item) in items.iter().enumerate().filter(|(_, item)| item.text_len() > MAX_STRING_BYTES) {
+                    if let Some((field, len)) = item.with_value(oversized_string) {
+                        return Err(UnusableInput::new(oversized_message(
+                            &format!("ResourceList items[{i}]"),
+                            &field,
+                            len,
+                        )));
+                    }
+                }
+                items
+            }
             Items::NotList => return Err(UnusableInput::new("ResourceList items must be a list")),
         };
         let function_config = match parts.function_config {
