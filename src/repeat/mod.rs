@@ -150,6 +150,7 @@ pub fn load(render: &mut Render) -> Option<Loaded> {
             Ok(spec) => specs.push((spec, render.config.item.clone())),
             Err(err) => results.push(
                 Diagnostic::error(Kind::Config, err.inner().to_string())
+                    .about(&render.config.item)
                     .at(FieldPath::root().key("spec").key("config").join(&FieldPath::parse(&err.path().to_string()))),
             ),
         }
