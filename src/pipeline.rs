@@ -256,7 +256,7 @@ fn patch_and_substitute(render: &mut Render, files: &dyn Files) {
     let mut subst_results = Vec::new();
     let styles = &mut render.styles;
     let mut change = |item: &mut Value, substitute: bool, origin: Option<usize>| -> bool {
-        let mut again = !patches.is_empty() && patches.apply_to(item, &mut tally);
+        let mut again = patches.apply_to(item, &mut tally);
         if let (Some(variables), true) = (&variables, substitute) {
             // Generated items have no source text: their scalars read as plain, as Flux would
             // read them in our output.
@@ -282,7 +282,7 @@ fn patch_and_substitute(render: &mut Render, files: &dyn Files) {
             None => {}
         }
         // Only items a patch may target or whose text holds `${`/`$$` are built in full.
-        let substituted = variables.is_some() && (item.contains_text("${") || item.contains_text("$$"));
+        let substituted = variables.is_some() && item.scan_text(subst::envsubst::may_substitute);
         if !substituted && !patches.may_touch(item.header()) {
             item.compact();
             continue;

@@ -84,7 +84,7 @@ pub fn read_yaml_documents_as<T: serde::de::DeserializeOwned>(text: &str) -> Res
                 .to_string()
         } else if message.starts_with("budget breached: InputBytes") {
             "the input is larger than 256 MiB: split the package".to_string()
-        } else if message.starts_with("budget breached: Depth") {
+        } else if message.starts_with("budget breached: Depth") || message.starts_with("recursion limit exceeded") {
             format!(
                 "nesting deeper than {MAX_DEPTH} levels: Kubernetes objects nest far less; look for unclosed brackets"
             )
@@ -92,10 +92,6 @@ pub fn read_yaml_documents_as<T: serde::de::DeserializeOwned>(text: &str) -> Res
             "aliases expand to more nodes than the input's size allows (a billion-laughs document?): \
              write repeated parts out instead of nesting aliases"
                 .to_string()
-        } else if message.starts_with("recursion limit exceeded") {
-            format!(
-                "nesting deeper than {MAX_DEPTH} levels: Kubernetes objects nest far less; look for unclosed brackets"
-            )
         } else {
             message
         };

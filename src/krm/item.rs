@@ -100,20 +100,31 @@ impl Item {
         cell_mut(&mut self.head)
     }
 
-    /// Whether the item's text holds `needle` (a cheap first test before building the value).
-    /// Strings are JSON-escaped in the text; needles without quotes or backslashes match as is.
-    pub fn contains_text(&self, needle: &str) -> bool {
+    /// Whether `test` holds for some part of the item's text (a cheap first test before building
+    /// the value), so a step can reuse its own text check (`may_substitute`, `has_template`).
+    /// Strings are JSON-escaped in the text: a test for text without quotes or backslashes
+    /// answers as it would on the strings themselves.
+    pub fn scan_text(&self, test: impl Fn(&str) -> bool) -> bool {
         match self.full.get() {
-            Some(full) => serde_json::to_string(full).unwrap_or_default().contains(needle),
-            None => self.text.contains(needle) || self.header_contains(needle),
+            Some(full) => test(&serde_json::to_string(full).unwrap_or_default()),
+            None => test(&self.text) || self.scan_header(&test),
         }
+    }
+
+    /// Whether the item's text holds `needle`; see [`Item::scan_text`].
+    pub fn contains_text(&self, needle: &str) -> bool {
+        self.scan_text(|text| text.contains(needle))
     }
 
     /// Like [`Item::contains_text`], for the header only (annotation keys, labels).
     pub fn header_contains(&self, needle: &str) -> bool {
+        self.scan_header(|text| text.contains(needle))
+    }
+
+    fn scan_header(&self, test: impl Fn(&str) -> bool) -> bool {
         match (self.full.get(), self.head.get()) {
-            (None, _) if !self.head_text.is_empty() => self.head_text.contains(needle),
-            (Some(value), _) | (None, Some(value)) => serde_json::to_string(value).unwrap_or_default().contains(needle),
+            (None, _) if !self.head_text.is_empty() => test(&self.head_text),
+            (Some(value), _) | (None, Some(value)) => test(&serde_json::to_string(value).unwrap_or_default()),
             (None, None) => false,
         }
     }

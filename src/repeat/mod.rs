@@ -14,7 +14,7 @@ use crate::diag::{Diagnostic, Kind};
 use crate::doc::{FieldPath, Map, Value};
 use crate::krm::{self, annotation, annotations as ann, is_local_config, remove_annotation, set_annotation, type_of};
 use crate::pipeline::{is_configuration, Generated, Render};
-use kots::{contains_template, render_value, Scope};
+use kots::{contains_template, has_template, render_value, Scope};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 
@@ -345,7 +345,7 @@ impl Step<'_> {
             let has_node_clones =
                 plain_items.iter().any(|r| r.item.templates.iter().any(|t| t.yaml_path.is_some() && t.matches(item)));
             let has_syntax =
-                annotation(item, WHEN).is_some() || (source.contains_text("repl") && contains_template(source));
+                annotation(item, WHEN).is_some() || (source.scan_text(has_template) && contains_template(source));
             if !is_template && !has_syntax && !has_node_clones {
                 continue;
             }
