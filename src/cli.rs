@@ -214,9 +214,25 @@ fn write_stdout(text: &str) -> Exit {
     }
 }
 
-fn report_results(results: &[Diagnostic]) {
+/// Prints warnings and errors on stderr. With a package root (render, explain, graph) each one
+/// about a file gets the line and column of its field, found by reading that file again; only
+/// reported problems pay for it.
+fn report_results(results: &[Diagnostic], root: Option<&Path>) {
+    let mut texts: HashMap<String, Option<String>> = HashMap::new();
     for diagnostic in results.iter().filter(|d| d.severity >= crate::diag::Severity::Warning) {
-        eprintln!("{diagnostic}");
+        let position = match (root, &diagnostic.location.path, diagnostic.location.line) {
+            (Some(root), Some(path), None) => {
+                let text = texts.entry(path.clone()).or_insert_with(|| std::fs::read_to_string(root.join(path)).ok());
+                let index = usize::try_from(diagnostic.location.index.unwrap_or(0)).unwrap_or(usize::MAX);
+                let field = diagnostic.field.clone().unwrap_or_default();
+                text.as_deref().and_then(|text| crate::doc::locate(text, index, &field))
+            }
+            _ => None,
+        };
+        match position {
+            Some(at) => eprintln!("{}", diagnostic.clone().at_position(Some(at.line), Some(at.column))),
+            None => eprintln!("{diagnostic}"),
+        }
     }
 }
 
@@ -253,7 +269,7 @@ fn krm(root: Option<PathBuf>) -> Exit {
         styles: Some(Box::new(styles)),
     };
     let output = pipeline::render(input, &files);
-    report_results(&output.results);
+    report_results(&output.results, None);
     let results: Vec<Value> = output.results.iter().map(Diagnostic::to_result).collect();
     let exit = Exit::from_results(&output.results);
     // A failed render writes the input items back unchanged. Parsing stdin again (only on this
@@ -331,8 +347,8 @@ fn render(args: RenderArgs, root: Option<PathBuf>) -> Exit {
         Ok(loaded) => loaded,
         Err(exit) => return exit,
     };
-    let output = pipeline::render(input, &DiskFiles::new(root));
-    report_results(&output.results);
+    let output = pipeline::render(input, &DiskFiles::new(root.clone()));
+    report_results(&output.results, Some(&root));
     let Some(items) = output.items else {
         // The CLI prints nothing rather than a package that is missing its failed parts.
         return Exit::Errors;
@@ -360,8 +376,8 @@ fn report(args: &InputArgs, root: Option<PathBuf>, format: impl Fn(&pipeline::Ou
         Ok(loaded) => loaded,
         Err(exit) => return exit,
     };
-    let output = pipeline::render(input, &DiskFiles::new(root));
-    report_results(&output.results);
+    let output = pipeline::render(input, &DiskFiles::new(root.clone()));
+    report_results(&output.results, Some(&root));
     match write_stdout(&format(&output)) {
         Exit::Ok => Exit::from_results(&output.results),
         failure => failure,
@@ -485,7 +501,8 @@ fn read_manifests(path: &Path, root: &Path, items: &mut Vec<Item>, styles: &mut 
     let text_index = styles.texts.len() - 1;
     for (index, mut document) in documents.into_iter().enumerate() {
         if !document.is_object() {
-            return Err(format!("{}: document {} is not a mapping (a Kubernetes object)", path.display(), index + 1));
+            let place = document_place(path, &text, index);
+            return Err(format!("{place}: document {} is not a mapping (a Kubernetes object)", index + 1));
         }
         // A mapping with neither apiVersion nor kind is not a manifest: most often a values
         // file kept in the package for `valuesFrom`. It is read by the step that names it.
@@ -511,14 +528,27 @@ fn read_single_document(path: &Path) -> Result<Value, String> {
     let mut documents = read_yaml_documents(&text).map_err(|err| yaml_error(path, &err))?;
     match (documents.len(), documents.first()) {
         (1, Some(Value::Object(_))) => Ok(documents.remove(0)),
-        (1, _) => Err(format!("{}: expected a YAML mapping", path.display())),
+        (1, _) => Err(format!("{}: expected a YAML mapping", document_place(path, &text, 0))),
         (n, _) => Err(format!("{}: expected one YAML document, found {n}", path.display())),
     }
 }
 
 fn yaml_error(path: &Path, err: &crate::doc::YamlError) -> String {
+    yaml_error_in(&path.display().to_string(), err)
+}
+
+/// `place:line:column: not valid YAML: …`, the way compilers name a position.
+fn yaml_error_in(place: &str, err: &crate::doc::YamlError) -> String {
     let position = err.line.map(|l| format!(":{l}:{}", err.column.unwrap_or(1))).unwrap_or_default();
-    format!("{}{position}: not valid YAML: {}", path.display(), err.message)
+    format!("{place}{position}: not valid YAML: {}", err.message)
+}
+
+/// `path:line:column` of a document's start, for problems with a whole document.
+fn document_place(path: &Path, text: &str, index: usize) -> String {
+    match crate::doc::locate(text, index, &crate::doc::FieldPath::root()) {
+        Some(at) => format!("{}:{}:{}", path.display(), at.line, at.column),
+        None => path.display().to_string(),
+    }
 }
 
 fn tag_location(item: &mut Value, package_path: &str, index: usize) {
@@ -577,7 +607,7 @@ fn legacy_plugin(config_file: &Path) -> Exit {
     let config = match read_yaml_documents(&config_text) {
         Ok(mut docs) if docs.len() == 1 && docs[0].is_object() => docs.remove(0),
         Ok(_) => return Exit::Unusable("plugin config must be one YAML mapping".into()),
-        Err(err) => return Exit::Unusable(format!("plugin config is not valid YAML: {}", err.message)),
+        Err(err) => return Exit::Unusable(yaml_error_in("plugin config", &err)),
     };
     let mut text = String::new();
     if let Err(err) = std::io::stdin().lock().read_to_string(&mut text) {
@@ -586,7 +616,7 @@ fn legacy_plugin(config_file: &Path) -> Exit {
     let items = match read_yaml_documents(&text) {
         Ok(items) if items.iter().all(Value::is_object) => items,
         Ok(_) => return Exit::Unusable("stdin holds a document that is not a mapping".into()),
-        Err(err) => return Exit::Unusable(format!("stdin is not valid YAML: {}", err.message)),
+        Err(err) => return Exit::Unusable(yaml_error_in("stdin", &err)),
     };
     let root = std::env::var_os("KUSTOMIZE_PLUGIN_CONFIG_ROOT").map(PathBuf::from);
     let files = DiskFiles::new(root_or_cwd(root));
@@ -598,7 +628,7 @@ fn legacy_plugin(config_file: &Path) -> Exit {
     let items = items.into_iter().map(Item::from).collect();
     let input = Input { items, function_config: Some(config), value_overrides: vec![], styles: Some(Box::new(styles)) };
     let output = pipeline::render(input, &files);
-    report_results(&output.results);
+    report_results(&output.results, None);
     match output.items {
         Some(items) => write_with(|out| write_stream(out, items.into_iter().map(Item::into_value))),
         None => Exit::Errors,

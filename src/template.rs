@@ -8,7 +8,10 @@
 
 use crate::doc::{to_yaml, Value};
 use base64::Engine as _;
-use handlebars::{Context, Handlebars, Helper, HelperDef, RenderContext, RenderError, RenderErrorReason, ScopedJson};
+use handlebars::{
+    Context, Handlebars, Helper, HelperDef, RenderContext, RenderError, RenderErrorReason, ScopedJson,
+    TemplateErrorReason,
+};
 use regex::Regex;
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, LazyLock};
@@ -25,8 +28,13 @@ impl TemplateError {
     /// The message with the template line and a caret under the column, when known.
     pub fn render(&self, source: &str) -> String {
         let (Some(line), Some(column)) = (self.line, self.column) else { return self.message.clone() };
-        let text = source.lines().nth(line.saturating_sub(1)).unwrap_or_default().replace('\t', " ");
-        format!("{} ({line}:{column})\n | {text}\n | {}^", self.message, ".".repeat(column.saturating_sub(1)))
+        match source.lines().nth(line.saturating_sub(1)).filter(|text| !text.trim().is_empty()) {
+            Some(text) => {
+                let text = text.replace('\t', " ");
+                format!("{} ({line}:{column})\n | {text}\n | {}^", self.message, ".".repeat(column.saturating_sub(1)))
+            }
+            None => format!("{} ({line}:{column})", self.message),
+        }
     }
 }
 
@@ -160,10 +168,24 @@ impl Engine {
             return Ok(());
         }
         check_partials(source)?;
-        self.handlebars.register_template_string(name, source).map_err(|err| TemplateError {
-            message: format!("invalid template: {}", err.reason()),
-            line: err.pos().map(|(line, _)| line),
-            column: err.pos().map(|(_, column)| column),
+        self.handlebars.register_template_string(name, source).map_err(|err| {
+            let line = err.pos().map(|(line, _)| line);
+            // The parser's own text lists every token it could have read; say what to change.
+            let message = match err.reason() {
+                TemplateErrorReason::InvalidSyntax(_)
+                    if source.lines().skip(line.unwrap_or(1)).all(|l| l.trim().is_empty()) =>
+                {
+                    "invalid template: it ends inside an open block or expression: close each {{#name …}} with \
+                     {{/name}} and each {{ with }}"
+                        .to_string()
+                }
+                TemplateErrorReason::InvalidSyntax(_) => "invalid template: this is not Handlebars syntax: write \
+                    {{name}}, {{helper arg}}, {{#if cond}}…{{/if}} or {{! comment }}, and {{{{raw}}}}…{{{{/raw}}}} \
+                    around literal braces"
+                    .to_string(),
+                reason => format!("invalid template: {reason}"),
+            };
+            TemplateError { message, line, column: err.pos().map(|(_, column)| column) }
         })
     }
 

@@ -3,10 +3,12 @@
 //!
 //! Nothing here knows about Kubernetes kinds or about files; it turns text into values and back.
 
+mod locate;
 mod path;
 mod styles;
 mod yaml;
 
+pub use locate::{locate, Position};
 pub use path::FieldPath;
 pub use styles::quoted_dollar_scalars;
 /// The longest string an input may hold. Kubernetes stores whole objects up to 1.5 MiB, so a

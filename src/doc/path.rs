@@ -7,7 +7,7 @@ use std::fmt;
 pub struct FieldPath(Vec<Segment>);
 
 #[derive(Clone, Debug, PartialEq, Eq)]
-enum Segment {
+pub(super) enum Segment {
     Key(String),
     Index(usize),
 }
@@ -42,6 +42,10 @@ impl FieldPath {
     pub fn index(mut self, index: usize) -> Self {
         self.0.push(Segment::Index(index));
         self
+    }
+
+    pub(super) fn segments(&self) -> &[Segment] {
+        &self.0
     }
 
     pub fn is_root(&self) -> bool {

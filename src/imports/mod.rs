@@ -629,8 +629,9 @@ fn execute(
     origin: &Origin,
     data: &Value,
 ) -> Option<Map> {
-    let source = match (&execution.template, &execution.file) {
-        (Some(Value::String(text)), None) => text.clone(),
+    // The template text, and the field and file its positions refer to.
+    let (source, field, file) = match (&execution.template, &execution.file) {
+        (Some(Value::String(text)), None) => (text.clone(), format!("{field}.template"), None),
         (Some(_), None) => {
             let message =
                 format!("{field}: a Handlebars template is text: write `template: |` followed by the template");
@@ -640,7 +641,7 @@ fn execute(
         (None, Some(file)) => match resolve(origin.file.as_deref(), file)
             .and_then(|path| step.files.read(&path).map_err(|err| format!("cannot read template file {path:?}: {err}")))
         {
-            Ok(text) => text,
+            Ok(text) => (text, format!("{field}.file"), Some(file)),
             Err(message) => {
                 step.results.push(origin.error(message, &format!("{field}.file")));
                 return None;
@@ -648,8 +649,12 @@ fn execute(
         },
         _ => return None,
     };
+    let field = field.as_str();
     let name = format!("{scope}/{field}");
-    let template_error = |err: TemplateError| format!("execution {:?}: {}", execution.name, err.render(&source));
+    let template_error = |err: TemplateError| match file {
+        Some(file) => format!("execution {:?}: in {file}: {}", execution.name, err.render(&source)),
+        None => format!("execution {:?}: {}", execution.name, err.render(&source)),
+    };
     if let Err(err) = step.engine.compile(&name, &source) {
         step.results.push(origin.error(template_error(err), field));
         return None;
