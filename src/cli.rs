@@ -657,8 +657,8 @@ impl Files for DiskFiles {
         }
         std::fs::read_to_string(&real).map_err(|err| err.to_string())
     }
-    fn share(&self) -> std::rc::Rc<dyn Files> {
-        std::rc::Rc::new(self.clone())
+    fn share(&self) -> std::sync::Arc<dyn Files> {
+        std::sync::Arc::new(self.clone())
     }
 }
 

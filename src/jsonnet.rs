@@ -2,7 +2,9 @@
 //! tree as the external variable `values` and, when it evaluates to a function, as its top-level
 //! argument `values`. Imports resolve relative to the importing file through [`Files`], so they
 //! are confined to the package root like every other read. Recursion is bounded by jrsonnet's
-//! stack limit (200 frames).
+//! stack limit (200 frames); a loop that does not recurse (`std.range(1, 1e9)`) is bounded by
+//! time: jrsonnet has no interrupt hook, so each evaluation runs on a thread of its own and is
+//! abandoned after [`TIME_LIMIT`] (the process ends soon after, taking the thread with it).
 
 use crate::doc::Value;
 use crate::package::{resolve, Files};
@@ -13,11 +15,12 @@ use jrsonnet_gcmodule::Acyclic;
 use jrsonnet_ir::{SourceFile, SourcePath};
 use std::collections::HashMap;
 use std::path::PathBuf;
-use std::rc::Rc;
+use std::sync::{mpsc, Arc};
+use std::time::Duration;
 
 /// Resolves and loads imports by package-relative path.
 #[derive(Acyclic)]
-struct PackageImports(Rc<dyn Files>);
+struct PackageImports(Arc<dyn Files>);
 
 impl ImportResolver for PackageImports {
     fn resolve_from(
@@ -43,12 +46,41 @@ impl ImportResolver for PackageImports {
     }
 }
 
-/// Evaluates the package file `path` (already resolved and confined) to JSON.
+/// How long one `jsonnet()` evaluation may take. Configuration programs finish in milliseconds;
+/// this only stops a hostile or mistaken endless loop from hanging the pipeline.
+pub const TIME_LIMIT: Duration = Duration::from_secs(10);
+
+/// The evaluation thread's stack: jrsonnet's 200-frame limit, not the stack, should end recursion.
+const STACK_BYTES: usize = 64 << 20;
+
+/// Evaluates the package file `path` (already resolved and confined) to JSON, within
+/// [`TIME_LIMIT`].
 pub fn evaluate(files: &dyn Files, path: &str, values: &Value) -> Result<Value, String> {
+    let (sender, receiver) = mpsc::sync_channel(1);
+    let (files, owned_path, values) = (files.share(), path.to_string(), values.clone());
+    let spawned = std::thread::Builder::new().name("jsonnet".into()).stack_size(STACK_BYTES).spawn(move || {
+        // The receiver may have given up; nobody is left to tell.
+        let _ = sender.send(evaluate_here(files, &owned_path, &values));
+    });
+    if let Err(err) = spawned {
+        return Err(format!("jsonnet {path:?}: cannot start the evaluation: {err}"));
+    }
+    match receiver.recv_timeout(TIME_LIMIT) {
+        Ok(result) => result,
+        Err(mpsc::RecvTimeoutError::Timeout) => Err(format!(
+            "jsonnet {path:?}: evaluation did not finish within {} s: look for a loop that does not end \
+             (such as std.range over a huge count)",
+            TIME_LIMIT.as_secs()
+        )),
+        Err(mpsc::RecvTimeoutError::Disconnected) => Err(format!("jsonnet {path:?}: the evaluation stopped abruptly")),
+    }
+}
+
+fn evaluate_here(files: Arc<dyn Files>, path: &str, values: &Value) -> Result<Value, String> {
     let values: Val =
         serde_json::from_value(values.clone()).map_err(|err| format!("values are not valid Jsonnet input: {err}"))?;
     let mut builder = State::builder();
-    builder.import_resolver(PackageImports(files.share()));
+    builder.import_resolver(PackageImports(files));
     let context = jrsonnet_stdlib::ContextInitializer::new(PathResolver::Relative(PathBuf::new()));
     context.add_ext_var("values".into(), values.clone());
     builder.context_initializer(context);

@@ -3,14 +3,14 @@
 //! them an implementation confined to the package root (tests hand them a map).
 
 use std::collections::HashMap;
-use std::rc::Rc;
+use std::sync::Arc;
 
 /// Reads files by package-relative path (forward slashes, already normalised and confined).
-pub trait Files {
+pub trait Files: Send + Sync {
     fn read(&self, path: &str) -> Result<String, String>;
     /// An owned handle, for evaluators that keep their own (`'static`) file access, such as the
-    /// Jsonnet import resolver.
-    fn share(&self) -> Rc<dyn Files>;
+    /// Jsonnet import resolver, which runs on a thread of its own (see `jsonnet::evaluate`).
+    fn share(&self) -> Arc<dyn Files>;
 }
 
 /// A package held in memory, for tests and for runs where no file access is wanted.
@@ -21,8 +21,8 @@ impl Files for MemoryFiles {
     fn read(&self, path: &str) -> Result<String, String> {
         self.0.get(path).cloned().ok_or_else(|| "no such file in the package".to_string())
     }
-    fn share(&self) -> Rc<dyn Files> {
-        Rc::new(self.clone())
+    fn share(&self) -> Arc<dyn Files> {
+        Arc::new(self.clone())
     }
 }
 
