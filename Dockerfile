@@ -5,6 +5,7 @@ FROM docker.io/library/rust:1.95-bookworm AS build
 WORKDIR /src
 COPY Cargo.toml Cargo.lock ./
 COPY src ./src
+COPY README.md ./
 RUN RUSTFLAGS='-C target-feature=+crt-static' \
     cargo build --release --locked --target x86_64-unknown-linux-gnu \
  && cp target/x86_64-unknown-linux-gnu/release/render-blueprint /render-blueprint \

@@ -7,7 +7,7 @@ use crate::doc::{parse_scalar, quoted_dollar_scalars, read_yaml_documents, Map, 
 use crate::krm::{annotations as ann, is_local_config, set_annotation, Item, ResourceList};
 use crate::package::Files;
 use crate::pipeline::{self, Input, ScalarStyles};
-use crate::{config, explain};
+use crate::{config, explain, help};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use serde_json::json;
 use std::collections::{HashMap, HashSet};
@@ -17,68 +17,8 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::rc::Rc;
 
-const ABOUT: &str = "Render a blueprint into Kubernetes and Flux configuration (a KRM function).";
-
-const LONG_ABOUT: &str = "\
-Render a blueprint into Kubernetes and Flux configuration (a KRM function).
-
-render-blueprint reads a ResourceList on stdin and writes the expanded ResourceList on stdout.
-Its functionConfig is a RenderBlueprint (fn.blueprint.dev/v1alpha1) or a ConfigMap whose data
-become values. It validates declared inputs, evaluates conditional features, clones repeatable
-config, resolves policies, renders templates, applies patches and Flux-compatible substitutions.
-
-Items it does not own pass through unchanged and in order. Configuration items it reads
-(Windsor Feature/Blueprint, Landscaper Blueprint, KOTS Config/ConfigValues, Policy,
-Implementation, RenderBlueprint) are kept and marked config.kubernetes.io/local-config, so
-kustomize drops them from its output and kpt does not apply them. Generated items carry
-fn.blueprint.dev/generated-by; running the function on its own output gives the same output.
-
-Exit codes: 0 success; 1 error results (the ResourceList is still written, items unchanged);
-2 unusable input (one line on stderr, nothing on stdout).";
-
-const EXAMPLES: &str = "\
-Examples:
-  # As a KRM function (kpt, kustomize): a ResourceList on stdin
-  render-blueprint < resource-list.yaml
-
-  # Render a directory of manifests with its RenderBlueprint, values from a file and the command line
-  render-blueprint render ./package -f values.yaml --set replicas=3
-
-  # A minimal functionConfig
-  apiVersion: fn.blueprint.dev/v1alpha1
-  kind: RenderBlueprint
-  metadata:
-    name: platform
-  spec:
-    values:
-      region: eu-west-1
-    valuesFrom:
-      - kind: ConfigMap
-        name: cluster-values
-        optional: true
-
-  # As a kustomize transformer (container function)
-  transformers:
-    - fn.yaml        # a RenderBlueprint annotated with
-                     # config.kubernetes.io/function: 'container: {image: render-blueprint}'
-
-  # Why the output is what it is: values, imports, policy choices, features, clones
-  render-blueprint explain ./package -f prod-values.yaml
-
-  # The kustomization and subinstallation dependency graph (Mermaid, or DOT)
-  render-blueprint graph ./package --format dot
-
-  # The JSON Schema of RenderBlueprint, for editors and validation
-  render-blueprint schema
-
-The spec sections: values/valuesFrom (values), imports/localTypes/importExecutions/
-deployExecutions/exportExecutions/exports/subinstallations (Landscaper, Handlebars templates),
-interfaces/policy (Capact policies), blueprint/features/flux (Windsor features, Flux output),
-config (KOTS repeatable config), patches (kustomize patches), substitute/substituteFrom/strict
-(Flux post-build substitution). See README.md.";
-
 #[derive(Parser)]
-#[command(name = "render-blueprint", version, about = ABOUT, long_about = LONG_ABOUT, after_help = EXAMPLES)]
+#[command(name = "render-blueprint", version, about = help::short(), long_about = help::long(), after_help = help::examples())]
 struct Cli {
     #[command(subcommand)]
     command: Option<Command>,

@@ -25,8 +25,10 @@ pub struct RenderBlueprint {
     pub api_version: String,
     /// `RenderBlueprint`
     pub kind: String,
+    /// The config's name (required).
     #[serde(default)]
     pub metadata: ObjectMeta,
+    /// What to render.
     #[serde(default)]
     pub spec: Spec,
 }
@@ -34,8 +36,10 @@ pub struct RenderBlueprint {
 /// Standard Kubernetes object metadata; only `name` is used (it tags generated items).
 #[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
 pub struct ObjectMeta {
+    /// Required for a RenderBlueprint: generated items carry it in `fn.blueprint.dev/generated-by`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
+    /// Accepted; not used.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub namespace: Option<String>,
     #[serde(flatten)]
@@ -123,6 +127,7 @@ pub struct PatchEntry {
     /// its own apiVersion, kind, name and namespace.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub target: Option<PatchTarget>,
+    /// What the patch may change besides content.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub options: Option<PatchOptions>,
 }
@@ -131,22 +136,30 @@ pub struct PatchEntry {
 #[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct PatchTarget {
+    /// API group, an anchored regular expression.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub group: Option<String>,
+    /// API version, an anchored regular expression.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub version: Option<String>,
+    /// Kind, an anchored regular expression.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
+    /// `metadata.name`, an anchored regular expression.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
+    /// `metadata.namespace`, an anchored regular expression.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub namespace: Option<String>,
+    /// A Kubernetes label selector (`a=b`, `a!=b`, `a in (b,c)`, `a notin (b)`, `a`, `!a`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub label_selector: Option<String>,
+    /// An annotation selector, in the label selector grammar.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub annotation_selector: Option<String>,
 }
 
+/// kustomize's patch options.
 #[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct PatchOptions {
@@ -163,7 +176,9 @@ pub struct PatchOptions {
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct SubstituteReference {
+    /// The kind of the source item.
     pub kind: SourceKind,
+    /// Its `metadata.name`, in any namespace (an ambiguous match is an error).
     pub name: String,
     /// Tolerate a missing source.
     #[serde(default)]
@@ -192,6 +207,7 @@ pub struct ValuesSource {
     /// `ConfigMap` or `Secret` (with `name`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kind: Option<SourceKind>,
+    /// The ConfigMap's or Secret's `metadata.name`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// Matches any namespace when omitted (an ambiguous match is an error).

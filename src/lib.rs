@@ -14,6 +14,7 @@ pub mod doc;
 pub mod explain;
 pub mod expr;
 pub mod features;
+pub mod help;
 pub mod imports;
 pub mod jsonnet;
 pub mod krm;

@@ -59,20 +59,28 @@ impl Blueprint {
     }
 }
 
+/// A declared import, as in a Landscaper blueprint (SPEC §5).
 #[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ImportDecl {
+    /// The import's name, unique across all nesting levels; its value is `values.<name>`.
     #[serde(default)]
     pub name: String,
+    /// `data`, `target`, `targetList` or `targetMap` [default: `data` with a `schema`, `target` with
+    /// a `targetType`].
     #[serde(default, rename = "type", skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// Defaults to true.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub required: Option<bool>,
+    /// The value of an optional import that is not given (never used for a required import).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub default: Option<DefaultValue>,
+    /// The JSON Schema of a `data` import's value; `$ref: local://<name>` refers to `localTypes`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub schema: Option<Value>,
+    /// The target type of a target import, prefixed with `landscaper.gardener.cloud/` when it has
+    /// no `/`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub target_type: Option<String>,
     /// Conditional imports: only evaluated when this (optional) import is satisfied.
@@ -86,22 +94,30 @@ impl ImportDecl {
     }
 }
 
+/// An import's default: `{value: …}`.
 #[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct DefaultValue {
+    /// The default value; it is validated against the import's schema like a given value.
     #[serde(default)]
     pub value: Value,
 }
 
+/// A declared export (SPEC §5): produced by the export executions, written to `<name>-exports`.
 #[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ExportDecl {
+    /// The export's name: its key under `exports` in an export execution's result.
     #[serde(default)]
     pub name: String,
+    /// `data` or `target`.
     #[serde(default, rename = "type", skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
+    /// The JSON Schema the exported value is checked against.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub schema: Option<Value>,
+    /// The target type of a target export, prefixed with `landscaper.gardener.cloud/` when it has
+    /// no `/`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub target_type: Option<String>,
 }
@@ -110,12 +126,16 @@ pub struct ExportDecl {
 #[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Execution {
+    /// The execution's name, used in messages.
     #[serde(default)]
     pub name: String,
+    /// `Handlebars` (`GoTemplate` and `Spiff` are refused).
     #[serde(default, rename = "type")]
     pub kind: String,
+    /// The template text.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub template: Option<Value>,
+    /// A file holding the template, relative to the declaring file.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub file: Option<String>,
 }

@@ -10,7 +10,9 @@ use serde::{Deserialize, Serialize};
 #[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
 #[serde(deny_unknown_fields)]
 pub struct TypeRef {
+    /// A path such as `cap.type.helm.storage`; in rules, `cap.*` or `<prefix>.*` match by prefix.
     pub path: String,
+    /// A revision such as `0.1.0`; any revision when omitted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub revision: Option<String>,
 }
@@ -30,7 +32,9 @@ impl TypeRef {
 pub struct InterfaceRef {
     /// The name the chosen implementation is known by in `explain` and results.
     pub name: String,
+    /// The interface path, such as `cap.interface.database.postgresql.install`.
     pub path: String,
+    /// The interface revision; without it, rules with a revision do not apply.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub revision: Option<String>,
 }
@@ -42,8 +46,10 @@ pub struct PolicySettings {
     /// Highest priority first [default: action, global, workflow].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub order: Option<Vec<String>>,
+    /// The global policy.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub global: Option<PolicyLayer>,
+    /// The action policy.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub action: Option<PolicyLayer>,
     /// Workflow step policies, merged in order (later wins).
@@ -55,64 +61,84 @@ pub struct PolicySettings {
 #[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PolicyLayer {
+    /// Which implementation each interface gets, and what is injected into it.
     #[serde(default)]
     pub interface: InterfacePolicy,
+    /// Storage backends of TypeInstances by type.
     #[serde(default, rename = "typeInstance")]
     pub type_instance: TypeInstancePolicy,
 }
 
+/// A policy's `interface` section.
 #[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct InterfacePolicy {
+    /// One rule per interface (per layer).
     #[serde(default)]
     pub rules: Vec<Rule>,
+    /// Injections for every rule.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub default: Option<Defaults>,
 }
 
+/// `interface.default`: injections for every rule.
 #[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Defaults {
+    /// Injected wherever a rule is used; the rule wins on the same typeRef.
     #[serde(default)]
     pub inject: Inject,
 }
 
+/// The implementations allowed for one interface, in order of preference.
 #[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Rule {
+    /// The interface (`cap.*` for any); looked up by path and revision, then path, then `cap.*`.
     pub interface: TypeRef,
     /// Tried in order; `[]` denies every implementation.
     #[serde(rename = "oneOf")]
     pub one_of: Vec<Choice>,
 }
 
+/// One entry of a rule's `oneOf`: which implementations qualify, and what they get.
 #[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct Choice {
+    /// Which implementations qualify (`{}`: any).
     #[serde(default)]
     pub implementation_constraints: Constraints,
+    /// What the chosen implementation gets.
     #[serde(default)]
     pub inject: Inject,
 }
 
+/// Implementation constraints; every one given must hold (`{}`: any implementation).
 #[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct Constraints {
+    /// The implementation's path, matched exactly.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub path: Option<String>,
+    /// Attributes the implementation must all have (revision checked when given).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub attributes: Vec<TypeRef>,
+    /// Types that must all be among the implementation's `requires`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub requires: Vec<TypeRef>,
 }
 
+/// What is injected into the chosen implementation.
 #[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct Inject {
+    /// TypeInstances for the implementation's aliased `requires`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub required_type_instances: Vec<RequiredTypeInstance>,
+    /// Parameters by name, as `implementation.parameters.<name>`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub additional_parameters: Vec<AdditionalParameter>,
+    /// TypeInstances by name, as `implementation.typeInstances.<name>`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub additional_type_instances: Vec<AdditionalTypeInstance>,
 }
@@ -122,42 +148,57 @@ pub struct Inject {
 #[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct RequiredTypeInstance {
+    /// The TypeInstance's id.
     pub id: String,
+    /// Its type: injected where the implementation requires this type with an alias.
     #[serde(rename = "typeRef")]
     pub type_ref: TypeRef,
+    /// A note for readers.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
 }
 
+/// An additional parameter for the chosen implementation.
 #[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct AdditionalParameter {
+    /// Must be declared in the implementation's `additionalInput.parameters`.
     pub name: String,
+    /// The value; merged entries deep-merge it by name, the higher layer winning.
     #[serde(default)]
     pub value: Value,
 }
 
+/// An additional TypeInstance for the chosen implementation.
 #[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct AdditionalTypeInstance {
+    /// Must match a name in the implementation's `additionalInput.typeInstances`.
     pub name: String,
+    /// The TypeInstance's id.
     pub id: String,
+    /// Must match that entry's typeRef when given.
     #[serde(default, rename = "typeRef", skip_serializing_if = "Option::is_none")]
     pub type_ref: Option<TypeRef>,
 }
 
+/// A policy's `typeInstance` section.
 #[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TypeInstancePolicy {
+    /// Backends by type: exact path and revision, then path, then `<prefix>.*` up to `cap.*`.
     #[serde(default)]
     pub rules: Vec<BackendRule>,
 }
 
+/// The storage backend of one type's TypeInstances.
 #[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct BackendRule {
+    /// The type (`path` may end in `.*`).
     #[serde(rename = "typeRef")]
     pub type_ref: TypeRef,
+    /// The backend (for example `{id, description}`), returned by the `backend` template helper.
     pub backend: Value,
 }
 
