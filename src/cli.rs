@@ -3,7 +3,7 @@
 //! decides the exit code (0 clean, 1 error results, 2 unusable input) in one place: [`Exit`].
 
 use crate::diag::Diagnostic;
-use crate::doc::{parse_scalar, quoted_dollar_scalars, read_yaml_documents, Map, Value};
+use crate::doc::{quoted_dollar_scalars, read_yaml_documents, Value};
 use crate::krm::{annotations as ann, is_local_config, set_annotation, Item, ResourceList};
 use crate::package::Files;
 use crate::pipeline::{self, Input, ScalarStyles};
@@ -332,11 +332,7 @@ fn set_layer(assignment: &str) -> Result<Value, String> {
     if key.is_empty() || key.split('.').any(str::is_empty) {
         return Err(format!("--set {assignment:?}: the key must be a dotted path such as a.b.c"));
     }
-    Ok(key.rsplit('.').fold(parse_scalar(value), |inner, segment| {
-        let mut map = Map::new();
-        map.insert(segment.to_string(), inner);
-        Value::Object(map)
-    }))
+    Ok(crate::values::assignment_layer(key, value))
 }
 
 /// Removes the file-tracking annotations kpt and kustomize add while a package is in flight,

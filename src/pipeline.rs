@@ -132,11 +132,12 @@ pub fn is_configuration(item: &Value) -> bool {
 }
 
 pub fn render(input: Input, files: &dyn Files) -> Output {
-    let config = match choose_config(&input) {
+    let (config, overrides) = match choose_config(&input) {
         Ok(config) => config,
         Err(diagnostic) => return Output { items: None, results: vec![diagnostic], report: Report::default() },
     };
-    let mut render = Render::new(config, input.items, input.value_overrides);
+    let value_overrides = overrides.into_iter().chain(input.value_overrides).collect();
+    let mut render = Render::new(config, input.items, value_overrides);
     render.origin = (0..render.items.len()).collect();
     render.styles = input.styles;
     forget_previous_run(&mut render);
@@ -172,16 +173,33 @@ pub fn render(input: Input, files: &dyn Files) -> Output {
     Output { items: Some(render.items), results: render.results, report: render.report }
 }
 
-/// The functionConfig, or the one `RenderBlueprint` among the items, or the empty config.
-fn choose_config(input: &Input) -> Result<FunctionConfig, Diagnostic> {
-    if let Some(config) = &input.function_config {
-        return FunctionConfig::from_item(config);
-    }
+/// The functionConfig, or the one `RenderBlueprint` among the items, or the empty config; and a
+/// values layer to put over the chosen config's values.
+///
+/// kpt always sends a functionConfig: without `--fn-config` it is a ConfigMap (`function-input`)
+/// holding the `-- key=value` arguments, often none. So a ConfigMap functionConfig next to one
+/// `RenderBlueprint` in the package does not replace it: the package's RenderBlueprint is the
+/// config and the ConfigMap's data are values over its values, read as `--set` reads them.
+fn choose_config(input: &Input) -> Result<(FunctionConfig, Option<Value>), Diagnostic> {
     let mut candidates =
         input.items.iter().filter(|item| item.type_of() == (config::API_VERSION, config::KIND)).map(|i| &**i);
+    if let Some(given) = &input.function_config {
+        let given = FunctionConfig::from_item(given)?;
+        return match (&given.data_values, candidates.next(), candidates.next()) {
+            (Some(data), Some(blueprint), None) => {
+                let mut layer = Value::Object(crate::doc::Map::new());
+                for (key, value) in data {
+                    let text = value.as_str().unwrap_or_default();
+                    crate::doc::deep_merge(&mut layer, crate::values::assignment_layer(key, text));
+                }
+                Ok((FunctionConfig::from_item(blueprint)?, Some(layer)))
+            }
+            _ => Ok((given, None)),
+        };
+    }
     match (candidates.next(), candidates.next()) {
-        (None, _) => Ok(FunctionConfig::empty()),
-        (Some(config), None) => FunctionConfig::from_item(config),
+        (None, _) => Ok((FunctionConfig::empty(), None)),
+        (Some(config), None) => Ok((FunctionConfig::from_item(config)?, None)),
         (Some(first), Some(second)) => {
             let place = |item: &Value| {
                 let (path, _) = krm::item_location(item);

@@ -3,7 +3,7 @@
 
 use crate::config::{SourceKind, ValuesSource};
 use crate::diag::{Diagnostic, Kind};
-use crate::doc::{deep_merge, read_yaml_documents, FieldPath, Map, Value};
+use crate::doc::{deep_merge, parse_scalar, read_yaml_documents, FieldPath, Map, Value};
 use crate::krm::{self, item_location, Item};
 use crate::package::{resolve, Files};
 use crate::pipeline::Render;
@@ -30,6 +30,16 @@ pub fn run(render: &mut Render, files: &dyn Files) {
         deep_merge(&mut values, layer);
     }
     render.values = values;
+}
+
+/// `a.b=c` as a values layer `{a: {b: c}}`, the value read as a YAML scalar (`3` a number, `on`
+/// a string): `--set` on the command line and kpt's `-- key=value` arguments.
+pub fn assignment_layer(key: &str, value: &str) -> Value {
+    key.rsplit('.').fold(parse_scalar(value), |inner, segment| {
+        let mut map = Map::new();
+        map.insert(segment.to_string(), inner);
+        Value::Object(map)
+    })
 }
 
 /// One source's values; `Ok(None)` when an optional source is absent.
