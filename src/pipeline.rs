@@ -144,6 +144,7 @@ pub fn render(input: Input, files: &dyn Files) -> Output {
     for item in render.items.iter_mut().filter(|item| CONFIGURATION_KINDS.contains(&item.type_of())) {
         set_annotation(item.header_mut(), ann::LOCAL_CONFIG, "true");
     }
+    mark_patch_files(&mut render);
     values::run(&mut render, files);
     let kots = if render.failed() { None } else { repeat::load(&mut render) };
     let policies = policy::load(&mut render);
@@ -215,6 +216,45 @@ fn choose_config(input: &Input) -> Result<(FunctionConfig, Option<Value>), Diagn
                 ),
             )
             .about(second))
+        }
+    }
+}
+
+/// Patch files named by `path` (a feature's or blueprint's `kustomize[].patches[]`, or
+/// `spec.patches[]`) are configuration the function reads, not resources: a package directory
+/// holds them next to its manifests, so kpt sends them and `render` reads them as items. They are
+/// marked local-config like every configuration item, whether or not the feature naming them is
+/// on this time, so an `IngressClass` patch with `${cluster}` left for Flux is never applied or
+/// printed as a resource of its own.
+fn mark_patch_files(render: &mut Render) {
+    fn patch_paths<'a>(kustomize: Option<&'a Value>) -> impl Iterator<Item = &'a str> {
+        let list = |value: Option<&'a Value>| value.and_then(Value::as_array).into_iter().flatten();
+        list(kustomize).flat_map(move |k| list(k.get("patches"))).filter_map(|p| p.get("path")?.as_str())
+    }
+    let windsor = |item: &Item| item.type_of().0 == features::model::API_VERSION;
+    let mut named: Vec<(Option<String>, &str)> = Vec::new();
+    for item in render.items.iter().filter(|item| windsor(item)) {
+        let from = krm::item_location(item.header()).0;
+        named.extend(patch_paths(item.get("kustomize")).map(|path| (from.clone(), path)));
+    }
+    let config = &render.config;
+    let from = krm::item_location(&config.item).0;
+    let spec = config.item.get("spec");
+    let blueprint = spec.and_then(|s| s.get("blueprint"));
+    named.extend(patch_paths(blueprint.and_then(|b| b.get("kustomize"))).map(|path| (from.clone(), path)));
+    let inline_features = spec.and_then(|s| s.get("features")).and_then(Value::as_array).into_iter().flatten();
+    named.extend(inline_features.flat_map(|f| patch_paths(f.get("kustomize"))).map(|path| (from.clone(), path)));
+    let spec_patches = spec.and_then(|s| s.get("patches")).and_then(Value::as_array).into_iter().flatten();
+    named.extend(spec_patches.filter_map(|p| p.get("path")?.as_str()).map(|path| (from.clone(), path)));
+    let files: std::collections::HashSet<String> =
+        named.into_iter().filter_map(|(from, path)| crate::package::resolve(from.as_deref(), path).ok()).collect();
+    if files.is_empty() {
+        return;
+    }
+    for item in render.items.iter_mut() {
+        let is_patch_file = krm::item_location(item.header()).0.is_some_and(|path| files.contains(&path));
+        if is_patch_file {
+            set_annotation(item.header_mut(), ann::LOCAL_CONFIG, "true");
         }
     }
 }

@@ -224,7 +224,13 @@ fn kpt_annotations_problem(input: &str, output: &str) -> Option<String> {
             }
             continue;
         }
-        let Some(original) = inputs.iter().find(|i| identity(i) == identity(&item)) else { continue };
+        // A package may hold two items of one identity (a patch file and the resource it
+        // patches): prefer the one from the same file.
+        let same = |i: &&Value| identity(i) == identity(&item);
+        let same_file = |i: &&Value| annotation(i, TRACKING[0]) == annotation(&item, TRACKING[0]);
+        let Some(original) = inputs.iter().filter(same).find(same_file).or_else(|| inputs.iter().find(same)) else {
+            continue;
+        };
         for key in TRACKING {
             if annotation(original, key) != annotation(&item, key) {
                 return Some(format!("input item {} changed its {key} annotation", identity(&item)));
