@@ -11,7 +11,9 @@ use crate::imports::model::{Execution, ExportDecl, ImportDecl};
 use crate::krm::{self, type_of};
 use crate::policy::model::{InterfaceRef, PolicySettings};
 use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
+use serde_path_to_error::Segment;
 
 pub const API_VERSION: &str = "fn.blueprint.dev/v1alpha1";
 pub const KIND: &str = "RenderBlueprint";
@@ -111,6 +113,7 @@ pub struct Spec {
 /// One patch, as in kustomize's `patches:` (SPEC §10).
 #[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[serde(expecting = "a patch: a mapping with patch (inline text) or path, and an optional target")]
 pub struct PatchEntry {
     /// Inline patch text: a list of JSON 6902 operations, or a strategic merge patch object
     /// (several YAML documents are several patches).
@@ -130,6 +133,9 @@ pub struct PatchEntry {
 /// kustomize's patch target: anchored regular expressions and Kubernetes selectors.
 #[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[serde(
+    expecting = "a target: a mapping of kind, name, namespace, group, version, labelSelector or annotationSelector"
+)]
 pub struct PatchTarget {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub group: Option<String>,
@@ -162,6 +168,7 @@ pub struct PatchOptions {
 /// `postBuild.substituteFrom`).
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[serde(expecting = "a mapping {kind: ConfigMap or Secret, name: …}")]
 pub struct SubstituteReference {
     pub kind: SourceKind,
     pub name: String,
@@ -188,6 +195,7 @@ pub struct FluxSettings {
 /// One source of values: a ConfigMap or Secret among the input items, or a YAML file.
 #[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[serde(expecting = "a mapping {kind: ConfigMap or Secret, name: …} or {file: …}")]
 pub struct ValuesSource {
     /// `ConfigMap` or `Secret` (with `name`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -248,10 +256,7 @@ impl FunctionConfig {
         let name = krm::name_of(item).to_string();
         match type_of(item) {
             (API_VERSION, KIND) => {
-                let config: RenderBlueprint = serde_path_to_error::deserialize(item).map_err(|err| {
-                    let field = FieldPath::parse(&err.path().to_string());
-                    error(explain_serde_error(&err.inner().to_string()), field)
-                })?;
+                let config: RenderBlueprint = parse_section(item).map_err(|(field, message)| error(message, field))?;
                 if name.is_empty() {
                     return Err(error(
                         "metadata.name is required: generated items record it in fn.blueprint.dev/generated-by".into(),
@@ -292,24 +297,180 @@ impl FunctionConfig {
     }
 }
 
-/// Rewrites serde's messages into ones that say what to change. An unknown field names the
-/// closest known field (by edit distance), as SPEC §2 asks.
-fn explain_serde_error(message: &str) -> String {
-    let Some(rest) = message.strip_prefix("unknown field `") else {
-        return message.to_string();
+/// Deserializes configuration (the functionConfig, or a section of a configuration item) into
+/// its model type. The error names the field path and says what to write there.
+pub fn parse_section<T: DeserializeOwned>(value: &Value) -> Result<T, (FieldPath, String)> {
+    let err = match serde_path_to_error::deserialize::<_, T>(value) {
+        Ok(parsed) => return Ok(parsed),
+        Err(err) => err,
     };
+    let segments: Vec<&Segment> = err.path().iter().collect();
+    let message = err.inner().to_string();
+    if let Some(at) = mapping_given_as_list::<T>(value, &segments, &message) {
+        return Err((
+            field_path(&segments[..at]),
+            format!("expected {}, got a list", expected_at::<T>(value, &segments[..at])),
+        ));
+    }
+    let mut message = explain_serde_error(&message);
+    let last_key = segments.iter().rev().find_map(|s| match s {
+        Segment::Map { key } => Some(key.as_str()),
+        _ => None,
+    });
+    if message.starts_with("expected a string, got a mapping") {
+        match last_key {
+            Some("labelSelector" | "annotationSelector") => {
+                message.push_str("; write the selector as text, e.g. app=web,tier in (a,b)")
+            }
+            Some("patch") => message.push_str("; write the patch as text, a block scalar under patch: |"),
+            _ => {}
+        }
+    }
+    Err((field_path(&segments), message))
+}
+
+/// What the type expects at a place where it got a list (a struct's `expecting` text): asked by
+/// putting a scalar there, which every struct refuses naming what it expects.
+fn expected_at<T: DeserializeOwned>(value: &Value, segments: &[&Segment]) -> String {
+    let mut probe = value.clone();
+    if let Some(node) = node_mut(&mut probe, segments) {
+        *node = Value::Bool(false);
+    }
+    match serde_path_to_error::deserialize::<_, T>(&probe) {
+        Err(err) => {
+            let text = err.inner().to_string();
+            match text.strip_prefix("invalid type: boolean `false`, expected ") {
+                Some(expected) if !expected.starts_with("struct ") => expected.to_string(),
+                _ => "a mapping".into(),
+            }
+        }
+        Ok(_) => "a mapping".into(),
+    }
+}
+
+fn field_path(segments: &[&Segment]) -> FieldPath {
+    segments.iter().fold(FieldPath::root(), |path, segment| match segment {
+        Segment::Seq { index } => path.index(*index),
+        Segment::Map { key } => path.key(key.as_str()),
+        Segment::Enum { .. } | Segment::Unknown => path,
+    })
+}
+
+fn node_mut<'v>(value: &'v mut Value, segments: &[&Segment]) -> Option<&'v mut Value> {
+    segments.iter().try_fold(value, |node, segment| match segment {
+        Segment::Seq { index } => node.as_array_mut()?.get_mut(*index),
+        Segment::Map { key } => node.as_object_mut()?.get_mut(key.as_str()),
+        Segment::Enum { .. } | Segment::Unknown => None,
+    })
+}
+
+/// serde's derived structs also read a list (their fields in order), so a list where a mapping
+/// belongs fails inside the list (`spec.policy[0]`) with its first field's message. Finds such a
+/// list on the error's path: one that, replaced by `{}`, no longer fails the way a list field
+/// given a mapping fails. Returns how many path segments lead to it.
+fn mapping_given_as_list<T: DeserializeOwned>(value: &Value, segments: &[&Segment], message: &str) -> Option<usize> {
+    (0..=segments.len()).find(|&at| {
+        // Inside a list on the path, or the list itself when serde counted its elements.
+        let inside_list = segments.get(at).is_some_and(|s| matches!(s, Segment::Seq { .. }));
+        let counted = at == segments.len() && message.starts_with("invalid length ");
+        if !(inside_list || counted) {
+            return false;
+        }
+        let mut probe = value.clone();
+        let Some(node) = node_mut(&mut probe, &segments[..at]).filter(|node| node.is_array()) else { return false };
+        *node = Value::Object(Map::new());
+        match serde_path_to_error::deserialize::<_, T>(&probe) {
+            Err(err) => !(err.path().iter().count() == at && err.inner().to_string().starts_with("invalid type: map")),
+            Ok(_) => true,
+        }
+    })
+}
+
+/// Rewrites serde's messages into ones that say what to change, in YAML's words (list, mapping).
+/// An unknown field names the closest known field (by edit distance), as SPEC §2 asks.
+pub fn explain_serde_error(message: &str) -> String {
+    if let Some(rest) = message.strip_prefix("unknown field `") {
+        return explain_unknown_field(rest);
+    }
+    let mismatch = message.strip_prefix("invalid type: ").or_else(|| message.strip_prefix("invalid value: "));
+    if let Some((got, expected)) = mismatch.and_then(|rest| rest.rsplit_once(", expected ")) {
+        return explain_mismatch(got, expected);
+    }
+    message.to_string()
+}
+
+fn explain_unknown_field(rest: &str) -> String {
     let (field, expected) = rest.split_once('`').unwrap_or((rest, ""));
     let known: Vec<&str> = expected.split('`').skip(1).step_by(2).collect();
-    let closest = known
-        .iter()
-        .map(|candidate| (strsim::damerau_levenshtein(&field.to_lowercase(), &candidate.to_lowercase()), *candidate))
-        .min();
+    // Names from neighbouring Kubernetes shapes mean a field the edit distance would not find.
+    let meant = [
+        ("matchLabels", "labelSelector"),
+        ("matchExpressions", "labelSelector"),
+        ("selector", "labelSelector"),
+        ("labels", "labelSelector"),
+        ("annotations", "annotationSelector"),
+    ]
+    .into_iter()
+    .find(|(alias, field_meant)| *alias == field && known.contains(field_meant))
+    .map(|(_, field_meant)| (0, field_meant));
+    let closest = meant.or_else(|| {
+        known
+            .iter()
+            .map(|candidate| {
+                (strsim::damerau_levenshtein(&field.to_lowercase(), &candidate.to_lowercase()), *candidate)
+            })
+            .min()
+    });
     match closest {
-        Some((_, candidate)) => {
-            format!("unknown field {field:?}: the closest known field is {candidate:?}")
-        }
+        // A short list is worth reading whole: the field may belong one level up or down.
+        Some((_, candidate)) if known.len() <= 4 => format!(
+            "unknown field {field:?}: the closest known field is {candidate:?} (this object takes {})",
+            known.join(", ")
+        ),
+        Some((_, candidate)) => format!("unknown field {field:?}: the closest known field is {candidate:?}"),
         None => format!("unknown field {field:?}: this object takes no fields"),
     }
+}
+
+/// `got`/`expected` as serde writes them (`integer `3``, `a sequence`, `struct X`), in YAML's
+/// words, plus what to write when it is a common slip.
+fn explain_mismatch(got: &str, expected: &str) -> String {
+    let (got_kind, literal) = match got.split_once(' ') {
+        Some((kind, literal)) => (kind, literal.trim_start_matches("point ").trim_matches('`')),
+        None => (got, ""),
+    };
+    let got_text = match got_kind {
+        "map" => "a mapping".to_string(),
+        "sequence" => "a list".to_string(),
+        "null" | "unit" => "nothing (null)".to_string(),
+        "integer" | "floating" => format!("the number {literal}"),
+        "boolean" => format!("the boolean {literal}"),
+        "string" => format!("the string {literal}"),
+        _ => got.to_string(),
+    };
+    let expected_text = match expected {
+        "a sequence" => "a list".to_string(),
+        "a map" => "a mapping".to_string(),
+        "a boolean" => "a boolean (true or false)".to_string(),
+        "usize" | "u8" | "u16" | "u32" | "u64" => "a whole number (0 or more)".to_string(),
+        "isize" | "i8" | "i16" | "i32" | "i64" => "a whole number".to_string(),
+        "f32" | "f64" => "a number".to_string(),
+        struct_name if struct_name.starts_with("struct ") => "a mapping".to_string(),
+        other => other.to_string(),
+    };
+    let word = literal.trim_matches('"');
+    let hint = match (expected_text.as_str(), got_kind) {
+        ("a list", "map") => "; start each entry with \"- \"".to_string(),
+        ("a list", "string" | "integer" | "floating" | "boolean") => format!("; write a list, e.g. [{literal}]"),
+        ("a boolean (true or false)", "string")
+            if ["yes", "no", "on", "off", "y", "n"].contains(&word.to_lowercase().as_str()) =>
+        {
+            format!("; {literal} is a string in YAML 1.2, write true or false")
+        }
+        ("a string", "integer" | "floating" | "boolean") => format!("; quote it (\"{literal}\") if it is text"),
+        _ => String::new(),
+    };
+    format!("expected {expected_text}, got {got_text}{hint}")
 }
 
 /// The JSON Schema of `RenderBlueprint`, generated from the types above.
@@ -343,6 +504,46 @@ mod tests {
     fn nested_unknown_field_has_its_path() {
         let err = FunctionConfig::from_item(&config(json!({"valuesFrom": [{"kind": "ConfigMap", "nmae": "x"}]}))).err();
         assert_eq!(err.and_then(|e| e.field.clone()).map(|f| f.to_string()), Some("spec.valuesFrom[0].nmae".into()));
+    }
+
+    #[test]
+    fn a_list_where_a_mapping_belongs_is_reported_there() {
+        // serde's structs also read lists, so without the probe this fails at spec.policy[0].
+        let err = FunctionConfig::from_item(&config(json!({"policy": [1]}))).err();
+        let err = err.map(|e| (e.message.clone(), e.field.as_ref().map(|f| f.to_string())));
+        assert_eq!(err, Some(("expected a mapping, got a list".into(), Some("spec.policy".into()))));
+        let err = FunctionConfig::from_item(&config(json!({"patches": [[{"op": "add"}]]}))).err();
+        let message = err.map(|e| e.message.clone()).unwrap_or_default();
+        assert!(message.starts_with("expected a patch: a mapping with patch"), "{message}");
+    }
+
+    #[test]
+    fn type_errors_read_in_yaml_words_with_a_hint() {
+        for (serde, ours) in [
+            ("invalid type: map, expected a sequence", "expected a list, got a mapping; start each entry with \"- \""),
+            (
+                "invalid type: string \"x\", expected a sequence",
+                "expected a list, got the string \"x\"; write a list, e.g. [\"x\"]",
+            ),
+            (
+                "invalid type: string \"no\", expected a boolean",
+                "expected a boolean (true or false), got the string \"no\"; \"no\" is a string in YAML 1.2, write true or false",
+            ),
+            ("invalid type: integer `42`, expected a string", "expected a string, got the number 42; quote it (\"42\") if it is text"),
+            ("invalid type: floating point `1.5`, expected usize", "expected a whole number (0 or more), got the number 1.5"),
+            ("invalid type: null, expected struct Foo", "expected a mapping, got nothing (null)"),
+            ("missing field `name`", "missing field `name`"),
+        ] {
+            assert_eq!(explain_serde_error(serde), ours);
+        }
+    }
+
+    #[test]
+    fn unknown_fields_from_kubernetes_shapes_name_the_field_meant() {
+        let err =
+            FunctionConfig::from_item(&config(json!({"patches": [{"patch": "{}", "target": {"matchLabels": {}}}]})));
+        let message = err.err().map(|e| e.message.clone()).unwrap_or_default();
+        assert_eq!(message, "unknown field \"matchLabels\": the closest known field is \"labelSelector\"");
     }
 
     #[test]

@@ -61,6 +61,7 @@ impl Blueprint {
 
 #[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[serde(expecting = "an import: a mapping with name and schema (or targetType)")]
 pub struct ImportDecl {
     #[serde(default)]
     pub name: String,
@@ -88,6 +89,7 @@ impl ImportDecl {
 
 #[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[serde(expecting = "a mapping {value: …}")]
 pub struct DefaultValue {
     #[serde(default)]
     pub value: Value,
@@ -95,6 +97,7 @@ pub struct DefaultValue {
 
 #[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[serde(expecting = "an export: a mapping with name and schema (or targetType)")]
 pub struct ExportDecl {
     #[serde(default)]
     pub name: String,
@@ -109,6 +112,7 @@ pub struct ExportDecl {
 /// A template execution: Handlebars text inline (`template`) or in a file.
 #[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[serde(expecting = "an execution: a mapping with name, type: Handlebars and template or file")]
 pub struct Execution {
     #[serde(default)]
     pub name: String,

@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 /// A type, attribute or interface reference: a path and an optional revision.
 #[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
 #[serde(deny_unknown_fields)]
+#[serde(expecting = "a mapping {path: …, revision: …}")]
 pub struct TypeRef {
     pub path: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -27,6 +28,7 @@ impl TypeRef {
 /// A dependency the blueprint needs: an interface to resolve by policy.
 #[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[serde(expecting = "an interface: a mapping {name: …, path: …, revision: …}")]
 pub struct InterfaceRef {
     /// The name the chosen implementation is known by in `explain` and results.
     pub name: String,
@@ -79,6 +81,7 @@ pub struct Defaults {
 
 #[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[serde(expecting = "a rule: a mapping {interface: {path: …}, oneOf: […]}")]
 pub struct Rule {
     pub interface: TypeRef,
     /// Tried in order; `[]` denies every implementation.
