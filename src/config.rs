@@ -11,7 +11,8 @@ use crate::imports::model::{Execution, ExportDecl, ImportDecl};
 use crate::krm::{self, type_of};
 use crate::policy::model::{InterfaceRef, PolicySettings};
 use schemars::JsonSchema;
-use serde::de::DeserializeOwned;
+use serde::de::value::BorrowedStrDeserializer;
+use serde::de::{DeserializeOwned, DeserializeSeed, MapAccess, SeqAccess, Unexpected, Visitor};
 use serde::{Deserialize, Serialize};
 use serde_path_to_error::Segment;
 
@@ -300,19 +301,12 @@ impl FunctionConfig {
 /// Deserializes configuration (the functionConfig, or a section of a configuration item) into
 /// its model type. The error names the field path and says what to write there.
 pub fn parse_section<T: DeserializeOwned>(value: &Value) -> Result<T, (FieldPath, String)> {
-    let err = match serde_path_to_error::deserialize::<_, T>(value) {
+    let err = match serde_path_to_error::deserialize::<_, T>(Strict(value)) {
         Ok(parsed) => return Ok(parsed),
         Err(err) => err,
     };
     let segments: Vec<&Segment> = err.path().iter().collect();
-    let message = err.inner().to_string();
-    if let Some(at) = mapping_given_as_list::<T>(value, &segments, &message) {
-        return Err((
-            field_path(&segments[..at]),
-            format!("expected {}, got a list", expected_at::<T>(value, &segments[..at])),
-        ));
-    }
-    let mut message = explain_serde_error(&message);
+    let mut message = explain_serde_error(&err.inner().to_string());
     let last_key = segments.iter().rev().find_map(|s| match s {
         Segment::Map { key } => Some(key.as_str()),
         _ => None,
@@ -329,25 +323,6 @@ pub fn parse_section<T: DeserializeOwned>(value: &Value) -> Result<T, (FieldPath
     Err((field_path(&segments), message))
 }
 
-/// What the type expects at a place where it got a list (a struct's `expecting` text): asked by
-/// putting a scalar there, which every struct refuses naming what it expects.
-fn expected_at<T: DeserializeOwned>(value: &Value, segments: &[&Segment]) -> String {
-    let mut probe = value.clone();
-    if let Some(node) = node_mut(&mut probe, segments) {
-        *node = Value::Bool(false);
-    }
-    match serde_path_to_error::deserialize::<_, T>(&probe) {
-        Err(err) => {
-            let text = err.inner().to_string();
-            match text.strip_prefix("invalid type: boolean `false`, expected ") {
-                Some(expected) if !expected.starts_with("struct ") => expected.to_string(),
-                _ => "a mapping".into(),
-            }
-        }
-        Ok(_) => "a mapping".into(),
-    }
-}
-
 fn field_path(segments: &[&Segment]) -> FieldPath {
     segments.iter().fold(FieldPath::root(), |path, segment| match segment {
         Segment::Seq { index } => path.index(*index),
@@ -356,34 +331,105 @@ fn field_path(segments: &[&Segment]) -> FieldPath {
     })
 }
 
-fn node_mut<'v>(value: &'v mut Value, segments: &[&Segment]) -> Option<&'v mut Value> {
-    segments.iter().try_fold(value, |node, segment| match segment {
-        Segment::Seq { index } => node.as_array_mut()?.get_mut(*index),
-        Segment::Map { key } => node.as_object_mut()?.get_mut(key.as_str()),
-        Segment::Enum { .. } | Segment::Unknown => None,
-    })
+/// A value read as configuration. serde's derived structs also read a list (their fields in
+/// order), so `flux: [true]` would quietly mean `enabled: true` and `spec.policy: [1]` would fail
+/// inside the list with its first field's message. This deserializer refuses a list wherever a
+/// struct is expected, naming what the struct expects; everything else is serde_json's own.
+struct Strict<'a>(&'a Value);
+
+impl<'de> serde::Deserializer<'de> for Strict<'de> {
+    type Error = serde_json::Error;
+
+    fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Self::Error> {
+        match self.0 {
+            Value::Array(items) => visitor.visit_seq(StrictSeq(items.iter())),
+            Value::Object(map) => visitor.visit_map(StrictMap { entries: map.iter(), value: None }),
+            scalar => scalar.deserialize_any(visitor),
+        }
+    }
+
+    fn deserialize_struct<V: Visitor<'de>>(
+        self,
+        name: &'static str,
+        fields: &'static [&'static str],
+        visitor: V,
+    ) -> Result<V::Value, Self::Error> {
+        match self.0 {
+            Value::Array(_) => Err(serde::de::Error::invalid_type(Unexpected::Seq, &visitor)),
+            Value::Object(_) => self.deserialize_any(visitor),
+            scalar => scalar.deserialize_struct(name, fields, visitor),
+        }
+    }
+
+    fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Self::Error> {
+        match self.0 {
+            Value::Null => visitor.visit_none(),
+            _ => visitor.visit_some(self),
+        }
+    }
+
+    fn deserialize_newtype_struct<V: Visitor<'de>>(
+        self,
+        _name: &'static str,
+        visitor: V,
+    ) -> Result<V::Value, Self::Error> {
+        visitor.visit_newtype_struct(self)
+    }
+
+    fn deserialize_enum<V: Visitor<'de>>(
+        self,
+        name: &'static str,
+        variants: &'static [&'static str],
+        visitor: V,
+    ) -> Result<V::Value, Self::Error> {
+        // Our enums are unit variants written as strings: serde_json's reading is the one wanted.
+        self.0.deserialize_enum(name, variants, visitor)
+    }
+
+    serde::forward_to_deserialize_any! {
+        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes byte_buf unit
+        unit_struct seq tuple tuple_struct map identifier ignored_any
+    }
 }
 
-/// serde's derived structs also read a list (their fields in order), so a list where a mapping
-/// belongs fails inside the list (`spec.policy[0]`) with its first field's message. Finds such a
-/// list on the error's path: one that, replaced by `{}`, no longer fails the way a list field
-/// given a mapping fails. Returns how many path segments lead to it.
-fn mapping_given_as_list<T: DeserializeOwned>(value: &Value, segments: &[&Segment], message: &str) -> Option<usize> {
-    (0..=segments.len()).find(|&at| {
-        // Inside a list on the path, or the list itself when serde counted its elements.
-        let inside_list = segments.get(at).is_some_and(|s| matches!(s, Segment::Seq { .. }));
-        let counted = at == segments.len() && message.starts_with("invalid length ");
-        if !(inside_list || counted) {
-            return false;
+struct StrictSeq<'a>(std::slice::Iter<'a, Value>);
+
+impl<'de> SeqAccess<'de> for StrictSeq<'de> {
+    type Error = serde_json::Error;
+
+    fn next_element_seed<S: DeserializeSeed<'de>>(&mut self, seed: S) -> Result<Option<S::Value>, Self::Error> {
+        self.0.next().map(|value| seed.deserialize(Strict(value))).transpose()
+    }
+
+    fn size_hint(&self) -> Option<usize> {
+        Some(self.0.len())
+    }
+}
+
+struct StrictMap<'a> {
+    entries: serde_json::map::Iter<'a>,
+    value: Option<&'a Value>,
+}
+
+impl<'de> MapAccess<'de> for StrictMap<'de> {
+    type Error = serde_json::Error;
+
+    fn next_key_seed<S: DeserializeSeed<'de>>(&mut self, seed: S) -> Result<Option<S::Value>, Self::Error> {
+        let Some((key, value)) = self.entries.next() else { return Ok(None) };
+        self.value = Some(value);
+        seed.deserialize(BorrowedStrDeserializer::new(key.as_str())).map(Some)
+    }
+
+    fn next_value_seed<S: DeserializeSeed<'de>>(&mut self, seed: S) -> Result<S::Value, Self::Error> {
+        match self.value.take() {
+            Some(value) => seed.deserialize(Strict(value)),
+            None => Err(serde::de::Error::custom("a mapping value was asked for before its key")),
         }
-        let mut probe = value.clone();
-        let Some(node) = node_mut(&mut probe, &segments[..at]).filter(|node| node.is_array()) else { return false };
-        *node = Value::Object(Map::new());
-        match serde_path_to_error::deserialize::<_, T>(&probe) {
-            Err(err) => !(err.path().iter().count() == at && err.inner().to_string().starts_with("invalid type: map")),
-            Ok(_) => true,
-        }
-    })
+    }
+
+    fn size_hint(&self) -> Option<usize> {
+        Some(self.entries.len())
+    }
 }
 
 /// Rewrites serde's messages into ones that say what to change, in YAML's words (list, mapping).
@@ -515,6 +561,11 @@ mod tests {
         let err = FunctionConfig::from_item(&config(json!({"patches": [[{"op": "add"}]]}))).err();
         let message = err.map(|e| e.message.clone()).unwrap_or_default();
         assert!(message.starts_with("expected a patch: a mapping with patch"), "{message}");
+        // serde alone would read these as {enabled: true} and {kind: ConfigMap, name: x}.
+        for spec in [json!({"flux": [true]}), json!({"substituteFrom": [["ConfigMap", "x"]]})] {
+            let err = FunctionConfig::from_item(&config(spec.clone())).err().map(|e| e.message.clone());
+            assert!(err.is_some_and(|m| m.ends_with("got a list")), "{spec}");
+        }
     }
 
     #[test]
