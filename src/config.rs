@@ -357,7 +357,24 @@ impl<'de> serde::Deserializer<'de> for Strict<'de> {
         match self.0 {
             Value::Array(_) => Err(serde::de::Error::invalid_type(Unexpected::Seq, &visitor)),
             Value::Object(_) => self.deserialize_any(visitor),
+            Value::Null => visitor.visit_map(StrictMap { entries: EMPTY.iter(), value: None }),
             scalar => scalar.deserialize_struct(name, fields, visitor),
+        }
+    }
+
+    // `key:` with nothing after it is null; Go readers (Kubernetes, Windsor, Landscaper, KOTS)
+    // take a null list, mapping or object as an empty one, and so do we.
+    fn deserialize_seq<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Self::Error> {
+        match self.0 {
+            Value::Null => visitor.visit_seq(StrictSeq([].iter())),
+            _ => self.deserialize_any(visitor),
+        }
+    }
+
+    fn deserialize_map<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Self::Error> {
+        match self.0 {
+            Value::Null => visitor.visit_map(StrictMap { entries: EMPTY.iter(), value: None }),
+            _ => self.deserialize_any(visitor),
         }
     }
 
@@ -388,9 +405,11 @@ impl<'de> serde::Deserializer<'de> for Strict<'de> {
 
     serde::forward_to_deserialize_any! {
         bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes byte_buf unit
-        unit_struct seq tuple tuple_struct map identifier ignored_any
+        unit_struct tuple tuple_struct identifier ignored_any
     }
 }
+
+static EMPTY: std::sync::LazyLock<Map> = std::sync::LazyLock::new(Map::new);
 
 struct StrictSeq<'a>(std::slice::Iter<'a, Value>);
 
@@ -566,6 +585,13 @@ mod tests {
             let err = FunctionConfig::from_item(&config(spec.clone())).err().map(|e| e.message.clone());
             assert!(err.is_some_and(|m| m.ends_with("got a list")), "{spec}");
         }
+    }
+
+    #[test]
+    fn an_empty_key_is_an_empty_section() {
+        let spec = json!({"values": null, "patches": null, "policy": null, "flux": null, "imports": [{"name": "x", "imports": null}]});
+        let config = FunctionConfig::from_item(&config(spec));
+        assert!(config.as_ref().is_ok_and(|c| c.spec.patches.is_empty() && c.spec.values.is_empty()), "{config:?}");
     }
 
     #[test]
