@@ -11,7 +11,10 @@ use crate::imports::model::{Execution, ExportDecl, ImportDecl};
 use crate::krm::{self, type_of};
 use crate::policy::model::{InterfaceRef, PolicySettings};
 use schemars::JsonSchema;
+use serde::de::value::BorrowedStrDeserializer;
+use serde::de::{DeserializeOwned, DeserializeSeed, MapAccess, SeqAccess, Unexpected, Visitor};
 use serde::{Deserialize, Serialize};
+use serde_path_to_error::Segment;
 
 pub const API_VERSION: &str = "fn.blueprint.dev/v1alpha1";
 pub const KIND: &str = "RenderBlueprint";
@@ -115,6 +118,7 @@ pub struct Spec {
 /// One patch, as in kustomize's `patches:` (SPEC §10).
 #[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[serde(expecting = "a patch: a mapping with patch (inline text) or path, and an optional target")]
 pub struct PatchEntry {
     /// Inline patch text: a list of JSON 6902 operations, or a strategic merge patch object
     /// (several YAML documents are several patches).
@@ -135,6 +139,9 @@ pub struct PatchEntry {
 /// kustomize's patch target: anchored regular expressions and Kubernetes selectors.
 #[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[serde(
+    expecting = "a target: a mapping of kind, name, namespace, group, version, labelSelector or annotationSelector"
+)]
 pub struct PatchTarget {
     /// API group, an anchored regular expression.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -175,6 +182,7 @@ pub struct PatchOptions {
 /// `postBuild.substituteFrom`).
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[serde(expecting = "a mapping {kind: ConfigMap or Secret, name: …}")]
 pub struct SubstituteReference {
     /// The kind of the source item.
     pub kind: SourceKind,
@@ -203,6 +211,7 @@ pub struct FluxSettings {
 /// One source of values: a ConfigMap or Secret among the input items, or a YAML file.
 #[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[serde(expecting = "a mapping {kind: ConfigMap or Secret, name: …} or {file: …}")]
 pub struct ValuesSource {
     /// `ConfigMap` or `Secret` (with `name`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -264,10 +273,7 @@ impl FunctionConfig {
         let name = krm::name_of(item).to_string();
         match type_of(item) {
             (API_VERSION, KIND) => {
-                let config: RenderBlueprint = serde_path_to_error::deserialize(item).map_err(|err| {
-                    let field = FieldPath::parse(&err.path().to_string());
-                    error(explain_serde_error(&err.inner().to_string()), field)
-                })?;
+                let config: RenderBlueprint = parse_section(item).map_err(|(field, message)| error(message, field))?;
                 if name.is_empty() {
                     return Err(error(
                         "metadata.name is required: generated items record it in fn.blueprint.dev/generated-by".into(),
@@ -308,24 +314,244 @@ impl FunctionConfig {
     }
 }
 
-/// Rewrites serde's messages into ones that say what to change. An unknown field names the
-/// closest known field (by edit distance), as SPEC §2 asks.
-fn explain_serde_error(message: &str) -> String {
-    let Some(rest) = message.strip_prefix("unknown field `") else {
-        return message.to_string();
+/// Deserializes configuration (the functionConfig, or a section of a configuration item) into
+/// its model type. The error names the field path and says what to write there.
+pub fn parse_section<T: DeserializeOwned>(value: &Value) -> Result<T, (FieldPath, String)> {
+    let err = match serde_path_to_error::deserialize::<_, T>(Strict(value)) {
+        Ok(parsed) => return Ok(parsed),
+        Err(err) => err,
     };
+    let segments: Vec<&Segment> = err.path().iter().collect();
+    let mut message = explain_serde_error(&err.inner().to_string());
+    let last_key = segments.iter().rev().find_map(|s| match s {
+        Segment::Map { key } => Some(key.as_str()),
+        _ => None,
+    });
+    if message.starts_with("expected a string, got a mapping") {
+        match last_key {
+            Some("labelSelector" | "annotationSelector") => {
+                message.push_str("; write the selector as text, e.g. app=web,tier in (a,b)")
+            }
+            Some("patch") => message.push_str("; write the patch as text, a block scalar under patch: |"),
+            _ => {}
+        }
+    }
+    Err((field_path(&segments), message))
+}
+
+fn field_path(segments: &[&Segment]) -> FieldPath {
+    segments.iter().fold(FieldPath::root(), |path, segment| match segment {
+        Segment::Seq { index } => path.index(*index),
+        Segment::Map { key } => path.key(key.as_str()),
+        Segment::Enum { .. } | Segment::Unknown => path,
+    })
+}
+
+/// A value read as configuration. serde's derived structs also read a list (their fields in
+/// order), so `flux: [true]` would quietly mean `enabled: true` and `spec.policy: [1]` would fail
+/// inside the list with its first field's message. This deserializer refuses a list wherever a
+/// struct is expected, naming what the struct expects; everything else is serde_json's own.
+struct Strict<'a>(&'a Value);
+
+impl<'de> serde::Deserializer<'de> for Strict<'de> {
+    type Error = serde_json::Error;
+
+    fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Self::Error> {
+        match self.0 {
+            Value::Array(items) => visitor.visit_seq(StrictSeq(items.iter())),
+            Value::Object(map) => visitor.visit_map(StrictMap { entries: map.iter(), value: None }),
+            scalar => scalar.deserialize_any(visitor),
+        }
+    }
+
+    fn deserialize_struct<V: Visitor<'de>>(
+        self,
+        name: &'static str,
+        fields: &'static [&'static str],
+        visitor: V,
+    ) -> Result<V::Value, Self::Error> {
+        match self.0 {
+            Value::Array(_) => Err(serde::de::Error::invalid_type(Unexpected::Seq, &visitor)),
+            Value::Object(_) => self.deserialize_any(visitor),
+            Value::Null => visitor.visit_map(StrictMap { entries: EMPTY.iter(), value: None }),
+            scalar => scalar.deserialize_struct(name, fields, visitor),
+        }
+    }
+
+    // `key:` with nothing after it is null; Go readers (Kubernetes, Windsor, Landscaper, KOTS)
+    // take a null list, mapping or object as an empty one, and so do we.
+    fn deserialize_seq<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Self::Error> {
+        match self.0 {
+            Value::Null => visitor.visit_seq(StrictSeq([].iter())),
+            _ => self.deserialize_any(visitor),
+        }
+    }
+
+    fn deserialize_map<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Self::Error> {
+        match self.0 {
+            Value::Null => visitor.visit_map(StrictMap { entries: EMPTY.iter(), value: None }),
+            _ => self.deserialize_any(visitor),
+        }
+    }
+
+    fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Self::Error> {
+        match self.0 {
+            Value::Null => visitor.visit_none(),
+            _ => visitor.visit_some(self),
+        }
+    }
+
+    fn deserialize_newtype_struct<V: Visitor<'de>>(
+        self,
+        _name: &'static str,
+        visitor: V,
+    ) -> Result<V::Value, Self::Error> {
+        visitor.visit_newtype_struct(self)
+    }
+
+    fn deserialize_enum<V: Visitor<'de>>(
+        self,
+        name: &'static str,
+        variants: &'static [&'static str],
+        visitor: V,
+    ) -> Result<V::Value, Self::Error> {
+        // Our enums are unit variants written as strings: serde_json's reading is the one wanted.
+        self.0.deserialize_enum(name, variants, visitor)
+    }
+
+    serde::forward_to_deserialize_any! {
+        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes byte_buf unit
+        unit_struct tuple tuple_struct identifier ignored_any
+    }
+}
+
+static EMPTY: std::sync::LazyLock<Map> = std::sync::LazyLock::new(Map::new);
+
+struct StrictSeq<'a>(std::slice::Iter<'a, Value>);
+
+impl<'de> SeqAccess<'de> for StrictSeq<'de> {
+    type Error = serde_json::Error;
+
+    fn next_element_seed<S: DeserializeSeed<'de>>(&mut self, seed: S) -> Result<Option<S::Value>, Self::Error> {
+        self.0.next().map(|value| seed.deserialize(Strict(value))).transpose()
+    }
+
+    fn size_hint(&self) -> Option<usize> {
+        Some(self.0.len())
+    }
+}
+
+struct StrictMap<'a> {
+    entries: serde_json::map::Iter<'a>,
+    value: Option<&'a Value>,
+}
+
+impl<'de> MapAccess<'de> for StrictMap<'de> {
+    type Error = serde_json::Error;
+
+    fn next_key_seed<S: DeserializeSeed<'de>>(&mut self, seed: S) -> Result<Option<S::Value>, Self::Error> {
+        let Some((key, value)) = self.entries.next() else { return Ok(None) };
+        self.value = Some(value);
+        seed.deserialize(BorrowedStrDeserializer::new(key.as_str())).map(Some)
+    }
+
+    fn next_value_seed<S: DeserializeSeed<'de>>(&mut self, seed: S) -> Result<S::Value, Self::Error> {
+        match self.value.take() {
+            Some(value) => seed.deserialize(Strict(value)),
+            None => Err(serde::de::Error::custom("a mapping value was asked for before its key")),
+        }
+    }
+
+    fn size_hint(&self) -> Option<usize> {
+        Some(self.entries.len())
+    }
+}
+
+/// Rewrites serde's messages into ones that say what to change, in YAML's words (list, mapping).
+/// An unknown field names the closest known field (by edit distance), as SPEC §2 asks.
+pub fn explain_serde_error(message: &str) -> String {
+    if let Some(rest) = message.strip_prefix("unknown field `") {
+        return explain_unknown_field(rest);
+    }
+    let mismatch = message.strip_prefix("invalid type: ").or_else(|| message.strip_prefix("invalid value: "));
+    if let Some((got, expected)) = mismatch.and_then(|rest| rest.rsplit_once(", expected ")) {
+        return explain_mismatch(got, expected);
+    }
+    message.to_string()
+}
+
+fn explain_unknown_field(rest: &str) -> String {
     let (field, expected) = rest.split_once('`').unwrap_or((rest, ""));
     let known: Vec<&str> = expected.split('`').skip(1).step_by(2).collect();
-    let closest = known
-        .iter()
-        .map(|candidate| (strsim::damerau_levenshtein(&field.to_lowercase(), &candidate.to_lowercase()), *candidate))
-        .min();
+    // Names from neighbouring Kubernetes shapes mean a field the edit distance would not find.
+    let meant = [
+        ("matchLabels", "labelSelector"),
+        ("matchExpressions", "labelSelector"),
+        ("selector", "labelSelector"),
+        ("labels", "labelSelector"),
+        ("annotations", "annotationSelector"),
+    ]
+    .into_iter()
+    .find(|(alias, field_meant)| *alias == field && known.contains(field_meant))
+    .map(|(_, field_meant)| (0, field_meant));
+    let closest = meant.or_else(|| {
+        known
+            .iter()
+            .map(|candidate| {
+                (strsim::damerau_levenshtein(&field.to_lowercase(), &candidate.to_lowercase()), *candidate)
+            })
+            .min()
+    });
     match closest {
-        Some((_, candidate)) => {
-            format!("unknown field {field:?}: the closest known field is {candidate:?}")
-        }
+        // A short list is worth reading whole: the field may belong one level up or down.
+        Some((_, candidate)) if known.len() <= 4 => format!(
+            "unknown field {field:?}: the closest known field is {candidate:?} (this object takes {})",
+            known.join(", ")
+        ),
+        Some((_, candidate)) => format!("unknown field {field:?}: the closest known field is {candidate:?}"),
         None => format!("unknown field {field:?}: this object takes no fields"),
     }
+}
+
+/// `got`/`expected` as serde writes them (`integer `3``, `a sequence`, `struct X`), in YAML's
+/// words, plus what to write when it is a common slip.
+fn explain_mismatch(got: &str, expected: &str) -> String {
+    let (got_kind, literal) = match got.split_once(' ') {
+        Some((kind, literal)) => (kind, literal.trim_start_matches("point ").trim_matches('`')),
+        None => (got, ""),
+    };
+    let got_text = match got_kind {
+        "map" => "a mapping".to_string(),
+        "sequence" => "a list".to_string(),
+        "null" | "unit" => "nothing (null)".to_string(),
+        "integer" | "floating" => format!("the number {literal}"),
+        "boolean" => format!("the boolean {literal}"),
+        "string" => format!("the string {literal}"),
+        _ => got.to_string(),
+    };
+    let expected_text = match expected {
+        "a sequence" => "a list".to_string(),
+        "a map" => "a mapping".to_string(),
+        "a boolean" => "a boolean (true or false)".to_string(),
+        "usize" | "u8" | "u16" | "u32" | "u64" => "a whole number (0 or more)".to_string(),
+        "isize" | "i8" | "i16" | "i32" | "i64" => "a whole number".to_string(),
+        "f32" | "f64" => "a number".to_string(),
+        struct_name if struct_name.starts_with("struct ") => "a mapping".to_string(),
+        other => other.to_string(),
+    };
+    let word = literal.trim_matches('"');
+    let hint = match (expected_text.as_str(), got_kind) {
+        ("a list", "map") => "; start each entry with \"- \"".to_string(),
+        ("a list", "string" | "integer" | "floating" | "boolean") => format!("; write a list, e.g. [{literal}]"),
+        ("a boolean (true or false)", "string")
+            if ["yes", "no", "on", "off", "y", "n"].contains(&word.to_lowercase().as_str()) =>
+        {
+            format!("; {literal} is a string in YAML 1.2, write true or false")
+        }
+        ("a string", "integer" | "floating" | "boolean") => format!("; quote it (\"{literal}\") if it is text"),
+        _ => String::new(),
+    };
+    format!("expected {expected_text}, got {got_text}{hint}")
 }
 
 /// The JSON Schema of `RenderBlueprint`, generated from the types above.
@@ -359,6 +585,58 @@ mod tests {
     fn nested_unknown_field_has_its_path() {
         let err = FunctionConfig::from_item(&config(json!({"valuesFrom": [{"kind": "ConfigMap", "nmae": "x"}]}))).err();
         assert_eq!(err.and_then(|e| e.field.clone()).map(|f| f.to_string()), Some("spec.valuesFrom[0].nmae".into()));
+    }
+
+    #[test]
+    fn a_list_where_a_mapping_belongs_is_reported_there() {
+        // serde's structs also read lists, so without the probe this fails at spec.policy[0].
+        let err = FunctionConfig::from_item(&config(json!({"policy": [1]}))).err();
+        let err = err.map(|e| (e.message.clone(), e.field.as_ref().map(|f| f.to_string())));
+        assert_eq!(err, Some(("expected a mapping, got a list".into(), Some("spec.policy".into()))));
+        let err = FunctionConfig::from_item(&config(json!({"patches": [[{"op": "add"}]]}))).err();
+        let message = err.map(|e| e.message.clone()).unwrap_or_default();
+        assert!(message.starts_with("expected a patch: a mapping with patch"), "{message}");
+        // serde alone would read these as {enabled: true} and {kind: ConfigMap, name: x}.
+        for spec in [json!({"flux": [true]}), json!({"substituteFrom": [["ConfigMap", "x"]]})] {
+            let err = FunctionConfig::from_item(&config(spec.clone())).err().map(|e| e.message.clone());
+            assert!(err.is_some_and(|m| m.ends_with("got a list")), "{spec}");
+        }
+    }
+
+    #[test]
+    fn an_empty_key_is_an_empty_section() {
+        let spec = json!({"values": null, "patches": null, "policy": null, "flux": null, "imports": [{"name": "x", "imports": null}]});
+        let config = FunctionConfig::from_item(&config(spec));
+        assert!(config.as_ref().is_ok_and(|c| c.spec.patches.is_empty() && c.spec.values.is_empty()), "{config:?}");
+    }
+
+    #[test]
+    fn type_errors_read_in_yaml_words_with_a_hint() {
+        for (serde, ours) in [
+            ("invalid type: map, expected a sequence", "expected a list, got a mapping; start each entry with \"- \""),
+            (
+                "invalid type: string \"x\", expected a sequence",
+                "expected a list, got the string \"x\"; write a list, e.g. [\"x\"]",
+            ),
+            (
+                "invalid type: string \"no\", expected a boolean",
+                "expected a boolean (true or false), got the string \"no\"; \"no\" is a string in YAML 1.2, write true or false",
+            ),
+            ("invalid type: integer `42`, expected a string", "expected a string, got the number 42; quote it (\"42\") if it is text"),
+            ("invalid type: floating point `1.5`, expected usize", "expected a whole number (0 or more), got the number 1.5"),
+            ("invalid type: null, expected struct Foo", "expected a mapping, got nothing (null)"),
+            ("missing field `name`", "missing field `name`"),
+        ] {
+            assert_eq!(explain_serde_error(serde), ours);
+        }
+    }
+
+    #[test]
+    fn unknown_fields_from_kubernetes_shapes_name_the_field_meant() {
+        let err =
+            FunctionConfig::from_item(&config(json!({"patches": [{"patch": "{}", "target": {"matchLabels": {}}}]})));
+        let message = err.err().map(|e| e.message.clone()).unwrap_or_default();
+        assert_eq!(message, "unknown field \"matchLabels\": the closest known field is \"labelSelector\"");
     }
 
     #[test]

@@ -77,7 +77,7 @@ impl Parser<'_> {
     }
 
     fn error(&self, what: &str) -> String {
-        format!("invalid selector {:?}: {what} at position {}", self.text, self.pos + 1)
+        format!("invalid selector {:?} at position {}: {what}", self.text, self.pos + 1)
     }
 
     fn expect(&mut self, c: char) -> Result<(), String> {
@@ -125,6 +125,13 @@ impl Parser<'_> {
         if let Some(op) = operator {
             self.pos += op.len();
             let value = self.word();
+            self.skip_spaces();
+            if let Some(c) = self.peek().filter(|c| *c != ',') {
+                return Err(self.error(&format!(
+                    "unexpected {c:?} after {key}{op}{value}: a value holds letters, digits, '-', '_' and '.', \
+                     and requirements are separated by ','"
+                )));
+            }
             return Ok(match op {
                 "!=" => Requirement::NotEquals(key, value),
                 ">" | "<" => {
@@ -142,7 +149,9 @@ impl Parser<'_> {
         match self.word().as_str() {
             "in" | "notin" => {
                 let negated = self.chars[word_start..].starts_with(&['n']);
-                self.expect('(')?;
+                let op = if negated { "notin" } else { "in" };
+                self.expect('(')
+                    .map_err(|_| self.error(&format!("{op} takes values in parentheses, e.g. {key} {op} (a,b)")))?;
                 let mut values = Vec::new();
                 loop {
                     values.push(self.word());
@@ -158,7 +167,16 @@ impl Parser<'_> {
                 }
                 Ok(if negated { Requirement::NotIn(key, values) } else { Requirement::In(key, values) })
             }
-            "" => Ok(Requirement::Exists(key)),
+            "" => {
+                self.skip_spaces();
+                match self.peek().filter(|c| *c != ',') {
+                    Some(c) => Err(self.error(&format!(
+                        "unexpected {c:?} after {key:?}: expected =, ==, !=, in, notin, > or <, \
+                         or ',' before the next requirement"
+                    ))),
+                    None => Ok(Requirement::Exists(key)),
+                }
+            }
             other => Err(self.error(&format!("unexpected {other:?}: expected =, ==, !=, in, notin, > or <"))),
         }
     }
@@ -195,9 +213,13 @@ mod tests {
 
     #[test]
     fn errors_say_where() {
-        for bad in ["app=web,", "tier in (a", "=x", "app ~ x", "n>x", "a/b/c=1"] {
+        for bad in ["app=web,", "tier in (a", "=x", "app ~ x", "n>x", "a/b/c=1", "app===web", "app in a", "a=b c=d"] {
             let err = Selector::parse(bad).err().unwrap_or_default();
-            assert!(err.starts_with(&format!("invalid selector {bad:?}")), "{bad}: {err}");
+            assert!(err.starts_with(&format!("invalid selector {bad:?} at position ")), "{bad}: {err}");
         }
+        let err = Selector::parse("app in web").err().unwrap_or_default();
+        assert!(err.ends_with("in takes values in parentheses, e.g. app in (a,b)"), "{err}");
+        let err = Selector::parse("team ~= x").err().unwrap_or_default();
+        assert!(err.contains("unexpected '~' after \"team\""), "{err}");
     }
 }

@@ -175,8 +175,15 @@ fn binary<'a>(
     }
     let r = eval(right, env, host)?;
     let (l, r) = (l.as_ref(), r.as_ref());
-    let mismatched =
-        || error(format!("invalid operation: {op} (mismatched types {} and {})", type_name(l), type_name(r)), span);
+    let mismatched = || {
+        // Joining text and a number is the usual slip; say how to write it.
+        let hint = match (op, l, r) {
+            ("+", Value::String(_), Value::Number(_) | Value::Bool(_))
+            | ("+", Value::Number(_) | Value::Bool(_), Value::String(_)) => "; convert with string(…) to join text",
+            _ => "",
+        };
+        error(format!("invalid operation: {op} (mismatched types {} and {}){hint}", type_name(l), type_name(r)), span)
+    };
     let value = match op {
         "==" => Value::Bool(equal(l, r)),
         "!=" => Value::Bool(!equal(l, r)),
@@ -210,9 +217,7 @@ fn binary<'a>(
                 "contains" => a.contains(b.as_str()),
                 "startsWith" => a.starts_with(b.as_str()),
                 "endsWith" => a.ends_with(b.as_str()),
-                _ => regex::Regex::new(b)
-                    .map_err(|err| error(format!("error parsing regexp: {err}"), right.span))?
-                    .is_match(a),
+                _ => regex::Regex::new(b).map_err(|err| error(super::regex_error(b, &err), right.span))?.is_match(a),
             }),
             _ => return Err(mismatched()),
         },

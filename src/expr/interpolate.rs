@@ -57,9 +57,13 @@ impl Template {
             literal.push_str(&rest[..at]);
             let body = &rest[at + 2..];
             let Some(end) = closing_brace(body) else {
+                let column = text[..text.len() - rest.len() + at].chars().count() + 1;
                 return Err(InterpolationError {
                     expression: None,
-                    message: format!("unclosed expression in string: {text}"),
+                    message: format!(
+                        "unclosed expression in string: {text} (the ${{ at column {column} has no closing }}; \
+                         write $${{ for a literal ${{)"
+                    ),
                 });
             };
             let source = &body[..end];
@@ -207,7 +211,11 @@ mod tests {
 
     #[test]
     fn errors_name_the_expression() {
-        assert_eq!(run("${n"), Err("unclosed expression in string: ${n".to_string()));
+        assert_eq!(
+            run("${n"),
+            Err("unclosed expression in string: ${n (the ${ at column 1 has no closing }; write $${ for a literal ${)"
+                .to_string())
+        );
         let err = run("x ${n +} y").err().unwrap_or_default();
         assert!(err.starts_with("failed to evaluate expression '${n +}': unexpected token"), "{err}");
     }

@@ -17,6 +17,14 @@ pub use eval::{go_format, to_text, type_name};
 use crate::doc::Value;
 use std::fmt;
 
+/// A regular expression that does not compile, in one line: the crate's message spans lines with
+/// a caret under the pattern; its last line says what is wrong.
+fn regex_error(pattern: &str, err: &regex::Error) -> String {
+    let text = err.to_string();
+    let reason = text.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or_default();
+    format!("error parsing regexp {pattern:?}: {}", reason.trim().trim_start_matches("error: "))
+}
+
 /// A byte range in the expression source.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub struct Span {

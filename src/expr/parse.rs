@@ -228,7 +228,7 @@ impl Parser {
             left = match (op, &right.kind) {
                 ("matches", NodeKind::Literal(Value::String(pattern))) => {
                     let pattern = regex::Regex::new(pattern)
-                        .map_err(|err| ExprError::new(format!("error parsing regexp: {err}"), right.span))?;
+                        .map_err(|err| ExprError::new(super::regex_error(pattern, &err), right.span))?;
                     Node { kind: NodeKind::Matches { subject: Box::new(left), pattern }, span }
                 }
                 _ => chain_comparison(op, op_span, left, right, span),
@@ -375,7 +375,8 @@ impl Parser {
 
     fn call(&mut self, name: String, span: Span) -> Result<Node, ExprError> {
         let Some((_, min, max)) = FUNCTIONS.iter().find(|(f, _, _)| *f == name) else {
-            return Err(ExprError::new(format!("unknown func {name}"), span));
+            let known: Vec<&str> = FUNCTIONS.iter().map(|(f, _, _)| *f).collect();
+            return Err(ExprError::new(format!("unknown func {name} (the functions are {})", known.join(", ")), span));
         };
         self.expect("(")?;
         let mut args = Vec::new();

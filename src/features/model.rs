@@ -88,6 +88,7 @@ impl Strategy {
 
 #[derive(Clone, Debug, Default, Deserialize, Serialize)]
 #[serde(rename_all = "camelCase")]
+#[serde(expecting = "a terraform component: a mapping with path (and source, inputs…)")]
 pub struct TerraformComponent {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub source: Option<String>,
@@ -113,6 +114,7 @@ pub struct TerraformComponent {
 
 #[derive(Clone, Debug, Default, Deserialize, Serialize)]
 #[serde(rename_all = "camelCase")]
+#[serde(expecting = "a kustomization: a mapping with name and path")]
 pub struct Kustomization {
     #[serde(default)]
     pub name: String,
@@ -226,5 +228,5 @@ pub fn unknown_fields(
 
 /// Parses a value into a model type, turning serde's error into `(field path, message)`.
 pub fn parse<T: serde::de::DeserializeOwned>(value: &Value) -> Result<T, (String, String)> {
-    serde_path_to_error::deserialize(value).map_err(|err| (err.path().to_string(), err.inner().to_string()))
+    crate::config::parse_section(value).map_err(|(path, message)| (path.to_string(), message))
 }

@@ -299,8 +299,17 @@ pub fn render_implementations(render: &mut Render, files: &dyn Files) {
     render.implementations = chosen;
 }
 
+/// `at: message`, or the message alone when it concerns the whole value.
+fn located(at: &str, message: &str) -> String {
+    if at.is_empty() {
+        message.to_string()
+    } else {
+        format!("{at}: {message}")
+    }
+}
+
 fn model_parse<T: serde::de::DeserializeOwned>(value: &Value) -> Result<T, (String, String)> {
-    serde_path_to_error::deserialize(value).map_err(|err| (err.path().to_string(), err.inner().to_string()))
+    crate::config::parse_section(value).map_err(|(path, message)| (path.to_string(), message))
 }
 
 /// Renders one blueprint in its scope; returns its exports, or `None` when it failed.
@@ -419,18 +428,18 @@ fn validate(step: &mut Step, blueprint: &Blueprint, origin: &Origin) {
                 "Handlebars" => {}
                 "GoTemplate" | "Spiff" => step.results.push(origin.error(
                     format!(
-                        "{field}: type {} is not supported: Handlebars is the supported engine (type: Handlebars)",
+                        "type {} is not supported: Handlebars is the supported engine (type: Handlebars)",
                         execution.kind
                     ),
                     &format!("{field}.type"),
                 )),
                 other => step.results.push(origin.error(
-                    format!("{field}: type {other:?} is not supported: Handlebars is the supported engine (type: Handlebars)"),
+                    format!("type {other:?} is not supported: Handlebars is the supported engine (type: Handlebars)"),
                     &format!("{field}.type"),
                 )),
             }
             if execution.template.is_some() == execution.file.is_some() {
-                step.results.push(origin.error(format!("{field}: set exactly one of template and file"), &field));
+                step.results.push(origin.error("set exactly one of template and file", &field));
             }
         }
     }
@@ -534,7 +543,7 @@ fn resolve_imports(
             }
         };
         let verdict = match kind {
-            "data" => check_data(step, blueprint, decl, &value, origin, &decl_field),
+            "data" => check_data(step, blueprint, decl, (&value, from), origin, &decl_field),
             _ => check_target(step, decl, &value, origin, &decl_field),
         };
         report.imports.push(ImportReport { name: decl.name.clone(), source: from, verdict });
@@ -569,11 +578,16 @@ fn check_data(
     step: &mut Step,
     blueprint: &Blueprint,
     decl: &ImportDecl,
-    value: &Value,
+    (value, from): (&Value, &str),
     origin: &Origin,
     field: &str,
 ) -> String {
     let Some(schema) = &decl.schema else { return "no schema".into() };
+    // A default that fails its own schema is the declaration's mistake: point at it.
+    let (failure_field, whose) = match from {
+        "default" => (format!("{field}.default.value"), " (the value is the import's default)"),
+        _ => (field.to_string(), ""),
+    };
     match Schema::compile(schema, &blueprint.local_types, blueprint.json_schema_version.as_deref()) {
         Err(message) => {
             step.results.push(origin.error(format!("import {:?}: {message}", decl.name), &format!("{field}.schema")));
@@ -583,11 +597,11 @@ fn check_data(
             [] => "valid".into(),
             failures => {
                 let message = format!(
-                    "import {:?}: imported datatype does not have the expected schema: {}",
+                    "import {:?}: imported datatype does not have the expected schema: {}{whose}",
                     decl.name,
                     failures.join("; ")
                 );
-                step.results.push(origin.error(&message, field));
+                step.results.push(origin.error(&message, &failure_field));
                 message
             }
         },
@@ -945,10 +959,11 @@ fn load_subinstallation(step: &Step, entry: &Value, origin: &Origin) -> Result<S
             let resolved = resolve(origin.file.as_deref(), path)?;
             let text = step.files.read(&resolved).map_err(|err| format!("cannot read {resolved:?}: {err}"))?;
             let document = single_document(&text).map_err(|err| format!("{resolved:?}: {err}"))?;
-            let template = model_parse(&document).map_err(|(at, err)| format!("{resolved:?}: {at}: {err}"))?;
+            let template =
+                model_parse(&document).map_err(|(at, err)| format!("{resolved:?}: {}", located(&at, &err)))?;
             (template, Some(resolved))
         }
-        _ => (model_parse(entry).map_err(|(at, err)| format!("{at}: {err}"))?, None),
+        _ => (model_parse(entry).map_err(|(at, err)| located(&at, &err))?, None),
     };
     if template.name.is_empty() {
         return Err("a subinstallation needs a name".into());
@@ -967,16 +982,19 @@ fn load_subinstallation(step: &Step, entry: &Value, origin: &Origin) -> Result<S
                 .and_then(|fs| fs.get("blueprint.yaml"))
                 .and_then(Value::as_str)
                 .ok_or("blueprint.filesystem needs a blueprint.yaml entry")?;
-            model_parse(&single_document(text)?).map_err(|(at, err)| format!("blueprint.yaml: {at}: {err}"))?
+            model_parse(&single_document(text)?)
+                .map_err(|(at, err)| format!("blueprint.yaml: {}", located(&at, &err)))?
         }
         Some(Value::Object(map)) if map.len() == 1 && map.contains_key("file") => {
             let path = map.get("file").and_then(Value::as_str).unwrap_or_default();
             let resolved = resolve(from.as_deref(), path)?;
             let text = step.files.read(&resolved).map_err(|err| format!("cannot read {resolved:?}: {err}"))?;
             model_parse(&single_document(&text).map_err(|err| format!("{resolved:?}: {err}"))?)
-                .map_err(|(at, err)| format!("{resolved:?}: {at}: {err}"))?
+                .map_err(|(at, err)| format!("{resolved:?}: {}", located(&at, &err)))?
         }
-        Some(value) => model_parse(value).map_err(|(at, err)| format!("blueprint.{at}: {err}"))?,
+        Some(value) => {
+            model_parse(value).map_err(|(at, err)| located(format!("blueprint.{at}").trim_end_matches('.'), &err))?
+        }
     };
     Ok(Subinstallation {
         name: template.name,

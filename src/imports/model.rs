@@ -62,6 +62,7 @@ impl Blueprint {
 /// A declared import, as in a Landscaper blueprint (SPEC §5).
 #[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[serde(expecting = "an import: a mapping with name and schema (or targetType)")]
 pub struct ImportDecl {
     /// The import's name, unique across all nesting levels; its value is `values.<name>`.
     #[serde(default)]
@@ -97,6 +98,7 @@ impl ImportDecl {
 /// An import's default: `{value: …}`.
 #[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[serde(expecting = "a mapping {value: …}")]
 pub struct DefaultValue {
     /// The default value; it is validated against the import's schema like a given value.
     #[serde(default)]
@@ -106,6 +108,7 @@ pub struct DefaultValue {
 /// A declared export (SPEC §5): produced by the export executions, written to `<name>-exports`.
 #[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[serde(expecting = "an export: a mapping with name and schema (or targetType)")]
 pub struct ExportDecl {
     /// The export's name: its key under `exports` in an export execution's result.
     #[serde(default)]
@@ -125,6 +128,7 @@ pub struct ExportDecl {
 /// A template execution: Handlebars text inline (`template`) or in a file.
 #[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[serde(expecting = "an execution: a mapping with name, type: Handlebars and template or file")]
 pub struct Execution {
     /// The execution's name, used in messages.
     #[serde(default)]

@@ -70,17 +70,83 @@ fn resolve(schema: &Value, local_types: &Map, stack: &mut Vec<String>) -> Result
     }
 }
 
+const TYPES: &str = "string, number, integer, boolean, object, array or null";
+
+/// Why a schema does not compile, with the place inside it and what to write.
+fn explain_invalid_schema(err: &jsonschema::ValidationError) -> String {
+    use jsonschema::error::ValidationErrorKind;
+    let pointer = err.instance_path().to_string();
+    let place = if pointer.is_empty() {
+        String::new()
+    } else {
+        format!(" at {}", pointer.trim_start_matches('/').replace('/', "."))
+    };
+    let detail = match err.kind() {
+        ValidationErrorKind::Referencing(jsonschema::ReferencingError::Unretrievable { uri, .. }) => format!(
+            "$ref {uri:?} is not fetched (no network): copy that schema into localTypes and refer to it \
+             as local://<name>"
+        ),
+        ValidationErrorKind::Referencing(jsonschema::ReferencingError::PointerToNowhere { pointer }) => {
+            format!("$ref \"#{pointer}\" points to nothing: no {pointer:?} in this schema")
+        }
+        _ if pointer.is_empty() && !err.instance().is_object() && !err.instance().is_boolean() => {
+            format!("a schema is a mapping such as {{type: string}}, got {}", err.instance())
+        }
+        _ if pointer.ends_with("/type") => {
+            format!("type {} is not a JSON Schema type: use {TYPES} (or a list of them)", err.instance())
+        }
+        _ => err.to_string(),
+    };
+    format!("invalid JSON schema{place}: {detail}")
+}
+
+/// Local types are inlined before compiling, so the place the crate names is inside the inlined
+/// copy. Finds the local type at fault: one the schema uses (directly or through other types)
+/// that fails on its own, and not only through another failing type; with its own message.
+fn faulty_local_type<'m>(
+    schema: &Value,
+    local_types: &'m Map,
+    build: &dyn Fn(&Value) -> Result<Validator, String>,
+) -> Option<(&'m str, String)> {
+    let uses = |value: &Value, name: &str| value.to_string().contains(&format!("\"local://{name}\""));
+    let mut used: Vec<&str> = Vec::new();
+    let mut frontier = vec![schema];
+    while let Some(value) = frontier.pop() {
+        for (name, local) in local_types {
+            if !used.contains(&name.as_str()) && uses(value, name) {
+                used.push(name);
+                frontier.push(local);
+            }
+        }
+    }
+    let failing: Vec<(&str, String)> = used
+        .iter()
+        .filter_map(|name| {
+            let local = local_types.get(*name)?;
+            build(local).err().filter(|m| !m.starts_with("cyclic")).map(|m| (*name, m))
+        })
+        .collect();
+    failing.iter().find_map(|(name, message)| {
+        let local = local_types.get(*name)?;
+        let through_other = failing.iter().any(|(other, _)| other != name && uses(local, other));
+        (!through_other).then(|| (*name, message.clone()))
+    })
+}
+
 /// A compiled schema.
 pub struct Schema(Validator);
 
 impl Schema {
     pub fn compile(schema: &Value, local_types: &Map, version: Option<&str>) -> Result<Self, String> {
-        let resolved = resolve_local(schema, local_types)?;
-        jsonschema::options()
-            .with_draft(draft(version)?)
-            .build(&resolved)
-            .map(Schema)
-            .map_err(|err| format!("invalid JSON schema: {err}"))
+        let draft = draft(version)?;
+        let build = |schema: &Value| -> Result<Validator, String> {
+            let resolved = resolve_local(schema, local_types)?;
+            jsonschema::options().with_draft(draft).build(&resolved).map_err(|err| explain_invalid_schema(&err))
+        };
+        build(schema).map(Schema).map_err(|message| match faulty_local_type(schema, local_types, &build) {
+            Some((name, own)) => format!("local type {name:?}: {own}"),
+            None => message,
+        })
     }
 
     /// Every failure as `<field path>: <what is wrong>`; the root is `(root)`, as Landscaper
@@ -135,6 +201,23 @@ mod tests {
         );
         let cycle = Schema::compile(&json!({"$ref": "local://a"}), &types(), None).err().unwrap_or_default();
         assert!(cycle.starts_with("cyclic references detected"), "{cycle}");
+    }
+
+    #[test]
+    fn invalid_schemas_say_where_and_what_to_write() {
+        let compile = |schema: Value, types: Value| {
+            Schema::compile(&schema, types.as_object().unwrap_or(&Map::new()), None).err().unwrap_or_default()
+        };
+        let err = compile(json!({"type": 12}), json!({}));
+        assert!(err.starts_with("invalid JSON schema at type: type 12 is not a JSON Schema type"), "{err}");
+        let err = compile(json!("string"), json!({}));
+        assert_eq!(err, "invalid JSON schema: a schema is a mapping such as {type: string}, got \"string\"");
+        let err = compile(json!({"$ref": "https://example.com/s.json"}), json!({}));
+        assert!(err.contains("is not fetched (no network)"), "{err}");
+        // The fault is in b, reached through a: b is named.
+        let types = json!({"a": {"properties": {"x": {"$ref": "local://b"}}}, "b": {"type": "map"}, "c": {"type": 1}});
+        let err = compile(json!({"$ref": "local://a"}), types);
+        assert!(err.starts_with("local type \"b\": invalid JSON schema at type"), "{err}");
     }
 
     #[test]

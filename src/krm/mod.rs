@@ -71,10 +71,14 @@ impl ResourceList {
             UnusableInput::new(format!("input is not UTF-8 text (invalid byte at offset {})", err.valid_up_to()))
         })?;
         let (top, format) = parse_document(text)?;
-        let Top::List(parts) = top else {
-            return Err(UnusableInput::new(
-                "input is not a ResourceList: expected a mapping with kind: ResourceList and items",
-            ));
+        let parts = match top {
+            Top::List(parts) => *parts,
+            Top::NotMapping(shape) => {
+                return Err(UnusableInput::new(format!(
+                    "input is not a ResourceList: it is {shape}, expected a mapping with kind: ResourceList and items"
+                )))
+            }
+            Top::Empty => return Err(UnusableInput::new("input is empty: expected a ResourceList")),
         };
         let text_of = |v: Option<Value>| v.as_ref().and_then(Value::as_str).unwrap_or_default().to_string();
         let kind = text_of(parts.kind);
@@ -100,9 +104,18 @@ impl ResourceList {
             }
         }
         let items = match parts.items {
+            // A ResourceList may come without items (a generator's input); a List is nothing else.
+            Items::None if kind == "List" => {
+                return Err(UnusableInput::new(
+                    "input is a kind: List without items: put the objects under items (items: [] for none)",
+                ))
+            }
             Items::None => Vec::new(),
-            Items::List(_, Some(i)) => {
-                return Err(UnusableInput::new(format!("ResourceList items[{i}] is not a mapping")));
+            Items::List(_, Some((i, shape))) => {
+                return Err(UnusableInput::new(format!(
+                    "{kind} items[{i}] is {shape}, not a mapping: each item is a Kubernetes object \
+                     with apiVersion, kind and metadata"
+                )));
             }
             Items::List(items, None) => {
                 // Only an item whose whole text is longer than the limit can hold such a string.
@@ -117,7 +130,11 @@ impl ResourceList {
                 }
                 items
             }
-            Items::NotList => return Err(UnusableInput::new("ResourceList items must be a list")),
+            Items::NotList(shape) => {
+                return Err(UnusableInput::new(format!(
+                    "{kind} items is {shape}: it must be a list of Kubernetes objects"
+                )))
+            }
         };
         let function_config = match parts.function_config {
             None | Some(Value::Null) => None,
@@ -193,10 +210,16 @@ fn write_list_element(out: &mut dyn std::io::Write, text: &str) -> std::io::Resu
 /// JSON is read by serde_json (faster and exact); everything else as YAML.
 fn parse_document(text: &str) -> Result<(Top, Format), UnusableInput> {
     if text.trim_start().starts_with('{') {
-        return serde_json::from_str(text).map(|v| (v, Format::Json)).map_err(|err| UnusableInput {
-            message: format!("input is not valid JSON: {err}"),
-            line: Some(err.line() as u64),
-            column: Some(err.column() as u64),
+        return serde_json::from_str(text).map(|v| (v, Format::Json)).map_err(|err| {
+            // The position is reported separately; drop serde_json's own " at line L column C".
+            let text = err.to_string();
+            let message = text.rfind(" at line ").map_or(text.as_str(), |at| &text[..at]);
+            let message = if err.is_eof() {
+                format!("input is not valid JSON: it ends in the middle of a value ({message}); is it truncated?")
+            } else {
+                format!("input is not valid JSON: {message}")
+            };
+            UnusableInput { message, line: Some(err.line() as u64), column: Some(err.column() as u64) }
         });
     }
     let documents: Vec<Top> = read_yaml_documents_as(text).map_err(|err| UnusableInput {
@@ -228,6 +251,18 @@ pub fn resource_ref(item: &Value) -> ResourceRef {
             .and_then(Value::as_str)
             .filter(|ns| !ns.is_empty())
             .map(str::to_string),
+    }
+}
+
+/// How messages name a value's type: as YAML calls it, with an article (`a mapping`, `null`).
+pub fn shape_of(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "a list",
+        Value::Object(_) => "a mapping",
     }
 }
 
@@ -269,10 +304,14 @@ mod tests {
         for (input, expected) in [
             ("a: [", "not valid YAML"),
             ("apiVersion: v1\nkind: ConfigMap", "got kind \"ConfigMap\""),
-            ("- a", "expected a mapping"),
+            ("- a", "it is a list, expected a mapping"),
             ("", "input is empty"),
-            ("apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems: [1]", "items[0] is not a mapping"),
-            ("{\"kind\": ", "not valid JSON"),
+            (
+                "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems: [1]",
+                "items[0] is a number, not a mapping",
+            ),
+            ("{\"kind\": ", "is it truncated?"),
+            ("apiVersion: v1\nkind: List", "kind: List without items"),
         ] {
             let err = ResourceList::parse(input.as_bytes()).err().map(|e| e.message).unwrap_or_default();
             assert!(err.contains(expected), "{input:?}: {err}");
@@ -306,9 +345,9 @@ mod tests {
         assert_eq!(ok(&format!("{head}items: null\n")).map(|l| l.items.len()), Ok(0));
         assert_eq!(ok(head).map(|l| l.items.len()), Ok(0));
         for (tail, expected) in [
-            ("items: {a: 1}", "items must be a list"),
-            ("items: text", "items must be a list"),
-            ("items: [{a: 1}, [2]]", "items[1] is not a mapping"),
+            ("items: {a: 1}", "items is a mapping"),
+            ("items: text", "items is a string"),
+            ("items: [{a: 1}, [2]]", "items[1] is a list, not a mapping"),
             ("items: []\nfunctionConfig: 3", "functionConfig must be a mapping"),
         ] {
             let err = ok(&format!("{head}{tail}\n")).err().unwrap_or_default();

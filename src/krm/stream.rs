@@ -2,7 +2,7 @@
 //! parsed, so the whole list never exists as one value tree (issue 8: the tree is about eleven
 //! times the text). Written by hand because it is a serde visitor over our own shape.
 
-use super::Item;
+use super::{shape_of, Item};
 use crate::doc::Value;
 use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use std::fmt;
@@ -11,8 +11,8 @@ use std::fmt;
 pub enum Top {
     /// An empty document.
     Empty,
-    /// A sequence or a scalar.
-    NotMapping,
+    /// A sequence or a scalar: what it is, for the message.
+    NotMapping(&'static str),
     List(Box<Parts>),
 }
 
@@ -29,9 +29,10 @@ pub enum Items {
     /// Absent or null.
     #[default]
     None,
-    /// The items and the index of the first one that is not a mapping.
-    List(Vec<Item>, Option<usize>),
-    NotList,
+    /// The items, and the index and type of the first one that is not a mapping.
+    List(Vec<Item>, Option<(usize, &'static str)>),
+    /// What `items` is instead of a list.
+    NotList(&'static str),
 }
 
 impl<'de> serde::Deserialize<'de> for Top {
@@ -40,23 +41,23 @@ impl<'de> serde::Deserialize<'de> for Top {
     }
 }
 
-/// Accepts any shape: the caller turns a wrong one into its own message.
+/// Accepts any shape: the caller turns a wrong one into its own message, naming what it got.
 macro_rules! other_shapes {
-    ($result:expr) => {
+    ($result:path) => {
         fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
-            Ok($result)
+            Ok($result("a boolean"))
         }
         fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
-            Ok($result)
+            Ok($result("a number"))
         }
         fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
-            Ok($result)
+            Ok($result("a number"))
         }
         fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
-            Ok($result)
+            Ok($result("a number"))
         }
         fn visit_str<E>(self, _: &str) -> Result<Self::Value, E> {
-            Ok($result)
+            Ok($result("a string"))
         }
     };
 }
@@ -82,7 +83,7 @@ impl<'de> Visitor<'de> for TopVisitor {
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Top, A::Error> {
         while seq.next_element::<IgnoredAny>()?.is_some() {}
-        Ok(Top::NotMapping)
+        Ok(Top::NotMapping("a list"))
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Top, A::Error> {
@@ -132,7 +133,7 @@ impl<'de> Visitor<'de> for ItemsSeed {
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Items, A::Error> {
         while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
-        Ok(Items::NotList)
+        Ok(Items::NotList("a mapping"))
     }
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Items, A::Error> {
@@ -140,7 +141,7 @@ impl<'de> Visitor<'de> for ItemsSeed {
         let mut not_mapping = None;
         while let Some(value) = seq.next_element::<Value>()? {
             if !value.is_object() {
-                not_mapping = not_mapping.or(Some(items.len()));
+                not_mapping = not_mapping.or(Some((items.len(), shape_of(&value))));
             }
             items.push(Item::from(value));
         }

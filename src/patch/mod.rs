@@ -78,8 +78,8 @@ pub fn prepare(entries: &[PatchEntry], config_item: &Value, files: &dyn Files) -
         };
         let target = match entry.target.as_ref().map(Target::compile).transpose() {
             Ok(target) => target,
-            Err(message) => {
-                errors.push(error(message, field.clone().key("target")));
+            Err((target_field, message)) => {
+                errors.push(error(message, field.clone().key("target").key(target_field)));
                 continue;
             }
         };
@@ -138,13 +138,60 @@ fn parse_documents(text: &str) -> Result<Vec<Document>, String> {
     documents
         .into_iter()
         .map(|document| match document {
-            Value::Array(_) => serde_json::from_value(document)
-                .map(Document::Json6902)
-                .map_err(|err| format!("invalid JSON 6902 patch: {err}")),
+            Value::Array(_) => match serde_path_to_error::deserialize(&document) {
+                Ok(patch) => Ok(Document::Json6902(patch)),
+                Err(err) => Err(explain_6902_error(&document, &err)),
+            },
             Value::Object(map) => Ok(Document::Strategic(map)),
             _ => Err("a patch is a list of JSON 6902 operations or a strategic merge patch object".into()),
         })
         .collect()
+}
+
+const OPS: &str = "add, remove, replace, move, copy or test";
+
+/// A JSON 6902 operation that does not parse, named by its index, op and path, with what to write.
+fn explain_6902_error(document: &Value, err: &serde_path_to_error::Error<serde_json::Error>) -> String {
+    let index = err.path().iter().find_map(|segment| match segment {
+        serde_path_to_error::Segment::Seq { index } => Some(*index),
+        _ => None,
+    });
+    let operation = index.and_then(|i| document.get(i));
+    let text = |key: &str| operation.and_then(|o| o.get(key)).and_then(Value::as_str).unwrap_or_default();
+    let (op, path) = (text("op"), text("path"));
+    let inner = err.inner().to_string();
+    let detail = if !operation.is_some_and(Value::is_object) {
+        format!("an operation is a mapping {{op: …, path: /json/pointer, value: …}}, got {}", {
+            operation.map_or("nothing", crate::krm::shape_of)
+        })
+    } else if inner.starts_with("missing field `op`") {
+        format!("missing op: use {OPS}")
+    } else if inner.starts_with("unknown variant") {
+        format!("unknown op {op:?}: use {OPS}")
+    } else if inner.starts_with("missing field `path`") {
+        "missing path: a JSON pointer such as /spec/replicas".into()
+    } else if inner.starts_with("missing field `value`") {
+        format!("{op} needs a value")
+    } else if inner.starts_with("missing field `from`") {
+        format!("{op} needs from: the JSON pointer to {op} from")
+    } else if inner.contains("does not start with a slash") {
+        let bad = if operation.and_then(|o| o.get("from")).and_then(Value::as_str).is_some_and(|f| !f.starts_with('/'))
+        {
+            text("from")
+        } else {
+            path
+        };
+        format!("{bad:?} is not a JSON pointer: it must start with '/', e.g. \"/{bad}\"")
+    } else {
+        crate::config::explain_serde_error(&inner)
+    };
+    let described = match (index, op, path) {
+        (Some(i), "", _) => format!("operation {i}"),
+        (Some(i), op, "") => format!("operation {i} ({op})"),
+        (Some(i), op, path) => format!("operation {i} ({op} {path})"),
+        (None, _, _) => "operation".into(),
+    };
+    format!("invalid JSON 6902 patch: {described}: {detail}")
 }
 
 fn untargeted_identity_problem(document: &Document) -> Option<String> {
@@ -270,13 +317,32 @@ fn apply_document(document: &Document, patch: &Patch, item: &mut Value) -> Resul
             let (api_version, kind) = type_of(item);
             let schema = strategic::schema_of(api_version, kind);
             let Value::Object(target) = &mut result else { return Err(("resource is not a mapping".into(), None)) };
-            strategic::apply(target, &patch_map, schema).map_err(|err| (err, None))?;
+            strategic::apply(target, &patch_map, schema).map_err(|err| locate_strategic_error(&err))?;
             false
         }
     };
     check_identity(item, &result, &patch.options)?;
     *item = result;
     Ok(repeat)
+}
+
+/// A strategic merge error reads `/spec/template/spec/$setElementOrder/containers: …`: its plain
+/// leading keys are a place in the resource (the result's field); the rest stays in the message.
+fn locate_strategic_error(err: &str) -> (String, Option<String>) {
+    let Some((path, message)) = err.split_once(": ").filter(|(path, _)| path.starts_with('/')) else {
+        return (err.to_string(), None);
+    };
+    let segments: Vec<&str> = path.split('/').skip(1).collect();
+    let plain = segments.iter().take_while(|s| !s.is_empty() && !s.contains(['$', '=', '"'])).count();
+    if plain == 0 {
+        return (err.to_string(), None);
+    }
+    let pointer = format!("/{}", segments[..plain].join("/"));
+    let message = match &segments[plain..] {
+        [] => message.to_string(),
+        rest => format!("{}: {message}", rest.join("/")),
+    };
+    (message, Some(pointer))
 }
 
 fn strip_identity(patch: &mut Map) {

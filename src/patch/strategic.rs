@@ -96,6 +96,17 @@ fn merge_map(original: &mut Map, patch: &Map, schema: Option<usize>, path: &str)
         }
         let child_path = format!("{path}/{key}");
         let field = field(schema, key);
+        // The schema knows this field's shape: a list where the kind has a mapping (or the other
+        // way round) would break the resource, as apimachinery's typed conversion would refuse it.
+        match (field, value) {
+            (Some(f), Value::Array(_)) if !f.list && f.schema.is_some() => {
+                return Err(format!("{child_path}: expected a mapping, got a list (remove the \"- \")"));
+            }
+            (Some(f), Value::Object(child)) if f.list && directive(child) != Some("delete") => {
+                return Err(format!("{child_path}: expected a list, got a mapping; start each entry with \"- \""));
+            }
+            _ => {}
+        }
         match value {
             Value::Null => {
                 original.shift_remove(key);
@@ -141,7 +152,11 @@ fn merge_map(original: &mut Map, patch: &Map, schema: Option<usize>, path: &str)
     for (key, value) in patch {
         if let Some(list) = key.strip_prefix(SET_ELEMENT_ORDER) {
             let Value::Array(order) = value else {
-                return Err(format!("{path}/{key}: expected a list giving the element order"));
+                return Err(format!(
+                    "{path}/{key}: expected a list giving the element order, \
+                     e.g. [{{name: web}}, {{name: sidecar}}], got {}",
+                    crate::krm::shape_of(value)
+                ));
             };
             let merge_key = field(schema, list).and_then(|f| f.merge_key);
             if let Some(Value::Array(existing)) = original.get_mut(list) {
@@ -194,7 +209,11 @@ fn merge_list(existing: &mut Vec<Value>, items: &[Value], field: &Field, path: &
                 existing.retain(|e| e.get(key) != Some(value));
             }
             Some("merge") => return Err(format!("{path}: merging lists cannot yet be specified in the patch")),
-            Some(other) => return Err(format!("{path}: unknown $patch directive {other:?} in a list")),
+            Some(other) => {
+                return Err(format!(
+                    "{path}: unknown $patch directive {other:?} in a list element (expected delete or replace)"
+                ))
+            }
         }
     }
     if replace {

@@ -18,24 +18,56 @@ pub struct Target {
     annotations: Option<Selector>,
 }
 
-fn anchored(field: &str, pattern: &Option<String>) -> Result<Option<Regex>, String> {
+/// A problem with one field of a target: the field's name and the message.
+pub type TargetError = (&'static str, String);
+
+fn anchored(field: &'static str, pattern: &Option<String>) -> Result<Option<Regex>, TargetError> {
     match pattern.as_deref().filter(|p| !p.is_empty()) {
         None => Ok(None),
-        Some(pattern) => Regex::new(&format!("^(?:{pattern})$"))
-            .map(Some)
-            .map_err(|err| format!("target.{field} {pattern:?} is not a valid regular expression: {err}")),
+        Some(pattern) => Regex::new(&format!("^(?:{pattern})$")).map(Some).map_err(|err| {
+            // The crate's message spans lines with a caret under our anchored copy of the pattern;
+            // its last line says what is wrong.
+            let text = err.to_string();
+            let reason = text.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or_default();
+            let reason = reason.trim().trim_start_matches("error: ");
+            let glob = pattern.starts_with(['*', '?']) || pattern.contains("**") || pattern.contains("/*");
+            let hint = if glob {
+                format!("; it is a regular expression, not a glob: write {:?}", glob_to_regex(pattern))
+            } else {
+                String::new()
+            };
+            (field, format!("{pattern:?} is not a valid regular expression ({reason}){hint}"))
+        }),
     }
 }
 
-fn selector(field: &str, text: &Option<String>) -> Result<Option<Selector>, String> {
+/// `*-web` as the regular expression `.*-web`, for the hint.
+fn glob_to_regex(glob: &str) -> String {
+    let mut out = String::new();
+    for c in glob.chars() {
+        match c {
+            '*' => out.push_str(".*"),
+            '?' => out.push('.'),
+            c if !c.is_alphanumeric() && !matches!(c, '-' | '_' | '/') => {
+                out.push('\\');
+                out.push(c);
+            }
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+fn selector(field: &'static str, text: &Option<String>) -> Result<Option<Selector>, TargetError> {
     match text.as_deref().filter(|t| !t.trim().is_empty()) {
         None => Ok(None),
-        Some(text) => Selector::parse(text).map(Some).map_err(|err| format!("target.{field}: {err}")),
+        Some(text) => Selector::parse(text).map(Some).map_err(|err| (field, err)),
     }
 }
 
 impl Target {
-    pub fn compile(spec: &PatchTarget) -> Result<Self, String> {
+    /// Compiles a target; an error names the target field it concerns.
+    pub fn compile(spec: &PatchTarget) -> Result<Self, TargetError> {
         Ok(Self {
             group: anchored("group", &spec.group)?,
             version: anchored("version", &spec.version)?,

@@ -10,6 +10,7 @@
 
 pub mod model;
 
+use crate::config::parse_section;
 use crate::diag::{Diagnostic, Kind, Severity};
 use crate::doc::{deep_merge, FieldPath, Map, Value};
 use crate::krm;
@@ -77,7 +78,7 @@ fn policy_items(render: &Render, results: &mut Vec<Diagnostic>) -> Vec<(String, 
             results.push(Diagnostic::error(Kind::Config, message).about(item).at(FieldPath::root().key("spec")));
             continue;
         }
-        match serde_path_to_error::deserialize::<_, PolicyItemSpec>(&spec) {
+        match parse_section::<PolicyItemSpec>(&spec) {
             Ok(policy) if LAYERS.contains(&policy.layer.as_str()) => {
                 let file = krm::item_location(item).0.map(|f| format!(" in {f}")).unwrap_or_default();
                 let place = format!("Policy {:?}{file}", krm::name_of(item));
@@ -94,10 +95,8 @@ fn policy_items(render: &Render, results: &mut Vec<Diagnostic>) -> Vec<(String, 
                     Diagnostic::error(Kind::Config, message).about(item).at(FieldPath::root().key("spec").key("layer")),
                 );
             }
-            Err(err) => results.push(
-                Diagnostic::error(Kind::Config, err.inner().to_string())
-                    .about(item)
-                    .at(FieldPath::root().key("spec").join(&FieldPath::parse(&err.path().to_string()))),
+            Err((field, message)) => results.push(
+                Diagnostic::error(Kind::Config, message).about(item).at(FieldPath::root().key("spec").join(&field)),
             ),
         }
     }
@@ -335,14 +334,17 @@ pub fn run(render: &mut Render, merged: &Merged) {
     let mut candidates = Vec::new();
     for item in render.items.iter().filter(|i| i.type_of() == (API_VERSION, "Implementation")).map(|i| &**i) {
         let spec = item.get("spec").cloned().unwrap_or(Value::Null);
-        match serde_path_to_error::deserialize::<_, ImplementationSpec>(&spec) {
+        match parse_section::<ImplementationSpec>(&spec) {
             Ok(spec) => candidates.push(Candidate { spec, item: item.clone() }),
-            Err(err) => render.results.push(
-                Diagnostic::error(Kind::Config, err.inner().to_string())
-                    .about(item)
-                    .at(FieldPath::root().key("spec").join(&FieldPath::parse(&err.path().to_string()))),
+            Err((field, message)) => render.results.push(
+                Diagnostic::error(Kind::Config, message).about(item).at(FieldPath::root().key("spec").join(&field)),
             ),
         }
+    }
+    // Choosing among the implementations that did parse would report a misleading second error
+    // (no implementation found) for an interface the broken one implements.
+    if render.results.iter().any(Diagnostic::is_error) {
+        return;
     }
     let config_item = render.config.item.clone();
     let at_config = |diagnostic: Diagnostic| diagnostic.about(&config_item);

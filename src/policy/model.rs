@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 /// A type, attribute or interface reference: a path and an optional revision.
 #[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
 #[serde(deny_unknown_fields)]
+#[serde(expecting = "a mapping {path: …, revision: …}")]
 pub struct TypeRef {
     /// A path such as `cap.type.helm.storage`; in rules, `cap.*` or `<prefix>.*` match by prefix.
     pub path: String,
@@ -29,6 +30,7 @@ impl TypeRef {
 /// A dependency the blueprint needs: an interface to resolve by policy.
 #[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[serde(expecting = "an interface: a mapping {name: …, path: …, revision: …}")]
 pub struct InterfaceRef {
     /// The name the chosen implementation is known by in `explain` and results.
     pub name: String,
@@ -93,6 +95,7 @@ pub struct Defaults {
 /// The implementations allowed for one interface, in order of preference.
 #[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[serde(expecting = "a rule: a mapping {interface: {path: …}, oneOf: […]}")]
 pub struct Rule {
     /// The interface (`cap.*` for any); looked up by path and revision, then path, then `cap.*`.
     pub interface: TypeRef,

@@ -10,9 +10,12 @@
 
 pub mod kots;
 
+use crate::config::parse_section;
 use crate::diag::{Diagnostic, Kind};
 use crate::doc::{FieldPath, Map, Value};
-use crate::krm::{self, annotation, annotations as ann, is_local_config, remove_annotation, set_annotation, type_of};
+use crate::krm::{
+    self, annotation, annotations as ann, is_local_config, remove_annotation, set_annotation, shape_of, type_of,
+};
 use crate::pipeline::{is_configuration, Generated, Render};
 use kots::{contains_template, has_template, render_value, Scope};
 use serde::Deserialize;
@@ -88,6 +91,7 @@ struct Item {
 
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[serde(expecting = "a template: a mapping {apiVersion: …, kind: …, name: …}")]
 struct Template {
     #[serde(default)]
     api_version: String,
@@ -136,22 +140,20 @@ pub fn load(render: &mut Render) -> Option<Loaded> {
     let mut results = Vec::new();
     for item in render.items.iter().filter(|i| i.type_of() == (KOTS_API_VERSION, "Config")).map(|i| &**i) {
         let spec = item.get("spec").filter(|s| !s.is_null()).cloned().unwrap_or_else(|| Value::Object(Map::new()));
-        match serde_path_to_error::deserialize::<_, ConfigSpec>(&spec) {
+        match parse_section::<ConfigSpec>(&spec) {
             Ok(spec) => specs.push((spec, item.clone())),
-            Err(err) => results.push(
-                Diagnostic::error(Kind::Config, err.inner().to_string())
-                    .about(item)
-                    .at(FieldPath::root().key("spec").join(&FieldPath::parse(&err.path().to_string()))),
+            Err((field, message)) => results.push(
+                Diagnostic::error(Kind::Config, message).about(item).at(FieldPath::root().key("spec").join(&field)),
             ),
         }
     }
     if !render.config.spec.config.is_empty() {
-        match serde_path_to_error::deserialize::<_, ConfigSpec>(&Value::Object(render.config.spec.config.clone())) {
+        match parse_section::<ConfigSpec>(&Value::Object(render.config.spec.config.clone())) {
             Ok(spec) => specs.push((spec, render.config.item.clone())),
-            Err(err) => results.push(
-                Diagnostic::error(Kind::Config, err.inner().to_string())
+            Err((field, message)) => results.push(
+                Diagnostic::error(Kind::Config, message)
                     .about(&render.config.item)
-                    .at(FieldPath::root().key("spec").key("config").join(&FieldPath::parse(&err.path().to_string()))),
+                    .at(FieldPath::root().key("spec").key("config").join(&field)),
             ),
         }
     }
@@ -163,6 +165,10 @@ pub fn load(render: &mut Render) -> Option<Loaded> {
     let mut config_values = Map::new();
     let mut filenames = Map::new();
     for item in render.items.iter().filter(|i| i.type_of() == (KOTS_API_VERSION, "ConfigValues")).map(|i| &**i) {
+        if let Some((field, message)) = config_values_problem(item) {
+            render.results.push(Diagnostic::error(Kind::Config, message).about(item).at(field));
+            continue;
+        }
         for (name, entry) in
             item.get("spec").and_then(|s| s.get("values")).and_then(Value::as_object).into_iter().flatten()
         {
@@ -192,6 +198,29 @@ pub fn load(render: &mut Render) -> Option<Loaded> {
     }
     render.report.config = values.clone();
     Some(Loaded { specs, values, filenames })
+}
+
+/// A `ConfigValues` item whose values are not `name: {value: …}` entries (KOTS's shape) would
+/// be silently ignored, and the defaults used instead: say where it is wrong.
+fn config_values_problem(item: &Value) -> Option<(FieldPath, String)> {
+    let field = FieldPath::root().key("spec").key("values");
+    let values = match item.get("spec").and_then(|s| s.get("values")) {
+        None | Some(Value::Null) => return None,
+        Some(Value::Object(values)) => values,
+        Some(other) => {
+            let message = format!("expected a mapping of config item names to {{value: …}}, got {}", shape_of(other));
+            return Some((field, message));
+        }
+    };
+    values.iter().find(|(_, entry)| !entry.is_object()).map(|(name, entry)| {
+        let message = format!(
+            "config value {name:?} must be a mapping such as {{value: …}} (or default, filename), got {}; \
+             write {name}: {{value: {}}}",
+            shape_of(entry),
+            serde_json::to_string(entry).unwrap_or_default()
+        );
+        (field.clone().key(name.as_str()), message)
+    })
 }
 
 /// Expands repeatable items and groups and renders KOTS templates.
@@ -273,10 +302,16 @@ impl Step<'_> {
         values
     }
 
-    fn check_minimum(&mut self, name: &str, what: &str, count: usize, minimum: Option<usize>, origin: &Value) {
+    fn check_minimum(
+        &mut self,
+        (name, what, field): (&str, &str, FieldPath),
+        count: usize,
+        minimum: Option<usize>,
+        origin: &Value,
+    ) {
         if let Some(minimum) = minimum.filter(|m| count < *m) {
             let message = format!("{what} {name:?} has {count} values, fewer than its minimumCount of {minimum}");
-            self.results.push(Diagnostic::error(Kind::Config, message).about(origin));
+            self.results.push(Diagnostic::error(Kind::Config, message).about(origin).at(field.key("minimumCount")));
         }
     }
 
@@ -285,7 +320,14 @@ impl Step<'_> {
         let mut plain_items: Vec<RepeatItem> = Vec::new();
         let mut groups: Vec<(&Group, Vec<String>)> = Vec::new();
         for (spec, origin) in specs {
-            for group in &spec.groups {
+            // A Config item declares `spec.groups`; the functionConfig `spec.config.groups`.
+            let groups_field = match type_of(origin) {
+                (KOTS_API_VERSION, "Config") => FieldPath::root().key("spec").key("groups"),
+                _ => FieldPath::root().key("spec").key("config").key("groups"),
+            };
+            for (g, group) in spec.groups.iter().enumerate() {
+                let group_field = groups_field.clone().index(g);
+                let item_field = |i: usize| group_field.clone().key("items").index(i);
                 if group.repeatable {
                     let mut instances: Vec<String> = group.values_by_group.keys().cloned().collect();
                     for name in &group.instance_names {
@@ -294,19 +336,36 @@ impl Step<'_> {
                         }
                     }
                     instances.sort();
-                    self.check_minimum(&group.name, "repeatable group", instances.len(), group.minimum_count, origin);
-                    for item in group.items.iter().filter(|i| i.repeatable) {
+                    let what = (group.name.as_str(), "repeatable group", group_field.clone());
+                    self.check_minimum(what, instances.len(), group.minimum_count, origin);
+                    for (i, item) in group.items.iter().enumerate().filter(|(_, i)| i.repeatable) {
                         for instance in &instances {
                             let count = Self::item_values(item, instance).len();
-                            self.check_minimum(&item.name, "config item", count, item.minimum_count, origin);
+                            let what = (item.name.as_str(), "config item", item_field(i));
+                            self.check_minimum(what, count, item.minimum_count, origin);
                         }
                     }
                     groups.push((group, instances));
                     continue;
                 }
-                for item in group.items.iter().filter(|i| i.repeatable) {
+                for (i, item) in group.items.iter().enumerate().filter(|(_, i)| i.repeatable) {
+                    if item.templates.is_empty() {
+                        let message = format!(
+                            "config item {:?} is repeatable but has no templates: add templates: [{{apiVersion, \
+                             kind, name}}] naming the resources to clone for each value",
+                            item.name
+                        );
+                        let field = item_field(i).key("templates");
+                        self.results.push(Diagnostic::error(Kind::Config, message).about(origin).at(field));
+                        continue;
+                    }
                     let values = Self::item_values(item, &group.name);
-                    self.check_minimum(&item.name, "config item", values.len(), item.minimum_count, origin);
+                    self.check_minimum(
+                        (item.name.as_str(), "config item", item_field(i)),
+                        values.len(),
+                        item.minimum_count,
+                        origin,
+                    );
                     plain_items.push(RepeatItem { item, values });
                 }
             }
