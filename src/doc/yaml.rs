@@ -93,10 +93,28 @@ pub fn read_yaml_documents_as<T: serde::de::DeserializeOwned>(text: &str) -> Res
              write repeated parts out instead of nesting aliases"
                 .to_string()
         } else {
-            message
+            syntax_hint(message)
         };
         YamlError { message, line: location.as_ref().map(|l| l.line()), column: location.as_ref().map(|l| l.column()) }
     })
+}
+
+/// The parser says what it saw; add what to change for the mistakes people make by hand.
+fn syntax_hint(message: String) -> String {
+    if let Some(rest) = message.strip_prefix("duplicate mapping key: ") {
+        let key = rest.split(", set DuplicateKeyPolicy").next().unwrap_or(rest);
+        return format!("duplicate key {key:?} in one mapping: remove one of them (Kubernetes refuses duplicates too)");
+    }
+    let hint = if message.contains("tabs disallowed") {
+        "indent with spaces, not tabs"
+    } else if message.contains("mapping values are not allowed") {
+        "check this line's indentation, or quote a value that holds \": \""
+    } else if message.contains("\"-\" is only valid inside a block") {
+        "is a [ or { on an earlier line left open?"
+    } else {
+        return message;
+    };
+    format!("{message}: {hint}")
 }
 
 /// Parses a command-line value (`--set key=value`) as a YAML scalar, so `3` is an integer and
