@@ -34,7 +34,8 @@ enum Frame {
 pub fn locate(text: &str, document: usize, field: &FieldPath) -> Option<Position> {
     let target = field.segments();
     let mut documents = 0usize;
-    let mut inside = false;
+    // Inside the document asked for; other documents are walked only to find where they end.
+    let mut ours = false;
     let mut stack: Vec<Frame> = Vec::new();
     // How many leading segments of the target are found so far, and where the last one is.
     let mut best: Option<(usize, Position)> = None;
@@ -42,41 +43,22 @@ pub fn locate(text: &str, document: usize, field: &FieldPath) -> Option<Position
         let Ok((event, span)) = event else { break };
         let starts_node =
             matches!(event, Event::Scalar(..) | Event::Alias(_) | Event::MappingStart(..) | Event::SequenceStart(..));
-        if let Event::DocumentStart(..) = event {
-            stack.clear();
-            inside = false;
-            continue;
-        }
-        if let Event::DocumentEnd = event {
-            if inside {
-                break;
-            }
-            continue;
-        }
-        if !starts_node && stack.is_empty() {
-            continue;
-        }
-        if starts_node && stack.is_empty() && !inside {
-            // The document's root: decide whether it counts and whether it is ours.
+        if starts_node && stack.is_empty() {
+            // A document's root: null documents are skipped, as the reader skips them.
             let null = matches!(&event, Event::Scalar(value, ScalarStyle::Plain, ..)
                 if ["", "~", "null", "Null", "NULL"].contains(&&**value));
             if null {
                 continue;
             }
             documents += 1;
-            if documents - 1 != document {
-                skip_document(&event, &mut stack);
-                continue;
+            ours = documents - 1 == document;
+            if ours {
+                best = Some((0, span.start.into()));
+                if target.is_empty() {
+                    break;
+                }
             }
-            inside = true;
-            best = Some((0, span.start.into()));
-            if target.is_empty() {
-                return best.map(|(_, p)| p);
-            }
-        } else if !inside {
-            skip_document(&event, &mut stack);
-            continue;
-        } else if starts_node {
+        } else if ours && starts_node {
             // A key of a mapping: remember it and where it is.
             if let (Some(Frame::Map(key @ None)), Event::Scalar(value, ..)) = (stack.last_mut(), &event) {
                 *key = Some((value.to_string(), span.start));
@@ -97,7 +79,7 @@ pub fn locate(text: &str, document: usize, field: &FieldPath) -> Option<Position
                 };
                 best = Some((depth, position));
                 if depth == target.len() {
-                    return Some(position);
+                    break;
                 }
             }
         }
@@ -111,7 +93,7 @@ pub fn locate(text: &str, document: usize, field: &FieldPath) -> Option<Position
             Event::Scalar(..) | Event::Alias(_) => advance(&mut stack),
             _ => {}
         }
-        if inside && stack.is_empty() {
+        if ours && stack.is_empty() {
             break;
         }
     }
@@ -124,18 +106,6 @@ fn advance(stack: &mut [Frame]) {
         Some(Frame::Map(key)) => *key = None,
         Some(Frame::Seq(index)) => *index += 1,
         None => {}
-    }
-}
-
-/// Tracks only nesting for a document that is not the one asked for.
-fn skip_document(event: &Event, stack: &mut Vec<Frame>) {
-    match event {
-        Event::MappingStart(..) => stack.push(Frame::Map(None)),
-        Event::SequenceStart(..) => stack.push(Frame::Seq(0)),
-        Event::MappingEnd | Event::SequenceEnd => {
-            stack.pop();
-        }
-        _ => {}
     }
 }
 
