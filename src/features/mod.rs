@@ -383,10 +383,10 @@ fn graph_diagnostic(config: &Origin, severity: Severity, message: String) -> Dia
 }
 
 fn parse_blueprint(step: &mut Step, value: &Value, origin: &Origin) -> Option<Blueprint> {
-    let blueprint: Blueprint = match model::parse(value) {
+    let blueprint: Blueprint = match crate::config::parse_section(value) {
         Ok(b) => b,
         Err((field, message)) => {
-            step.results.push(origin.diagnostic(Severity::Error, message, &field));
+            step.results.push(origin.diagnostic(Severity::Error, message, &field.to_string()));
             return None;
         }
     };
@@ -408,10 +408,10 @@ fn parse_blueprint(step: &mut Step, value: &Value, origin: &Origin) -> Option<Bl
 }
 
 fn parse_feature(step: &mut Step, value: &Value, origin: &Origin) -> Option<Feature> {
-    let feature: Feature = match model::parse(value) {
+    let feature: Feature = match crate::config::parse_section(value) {
         Ok(f) => f,
         Err((field, message)) => {
-            step.results.push(origin.diagnostic(Severity::Error, message, &field));
+            step.results.push(origin.diagnostic(Severity::Error, message, &field.to_string()));
             return None;
         }
     };

@@ -4,7 +4,7 @@
 //! Fields we do not model are kept (`extra`) and written back, and reported as a warning that
 //! names the closest known field, so a typo is visible without breaking a newer Windsor field.
 
-use crate::doc::{Map, Value};
+use crate::doc::Map;
 use serde::{Deserialize, Serialize};
 
 pub const API_VERSION: &str = "blueprints.windsorcli.dev/v1alpha1";
@@ -224,9 +224,4 @@ pub fn unknown_fields(
         }
     }
     found
-}
-
-/// Parses a value into a model type, turning serde's error into `(field path, message)`.
-pub fn parse<T: serde::de::DeserializeOwned>(value: &Value) -> Result<T, (String, String)> {
-    crate::config::parse_section(value).map_err(|(path, message)| (path.to_string(), message))
 }

@@ -10,6 +10,7 @@
 pub mod model;
 pub mod schema;
 
+use crate::config::parse_section;
 use crate::diag::{Diagnostic, Kind, Severity};
 use crate::doc::{deep_merge, read_yaml_documents, FieldPath, Map, Value};
 use crate::krm::{self, annotations as ann, set_annotation, type_of};
@@ -150,9 +151,9 @@ pub fn run(render: &mut Render, files: &dyn Files) {
             prefix: String::new(),
         };
         name = krm::name_of(item).to_string();
-        match model_parse::<Blueprint>(item) {
+        match parse_section::<Blueprint>(item) {
             Ok(parsed) => blueprint = parsed,
-            Err((field, message)) => results.push(origin.error(message, &field)),
+            Err((field, message)) => results.push(origin.error(message, &field.to_string())),
         }
     }
     let inline = Blueprint {
@@ -300,16 +301,12 @@ pub fn render_implementations(render: &mut Render, files: &dyn Files) {
 }
 
 /// `at: message`, or the message alone when it concerns the whole value.
-fn located(at: &str, message: &str) -> String {
-    if at.is_empty() {
+fn located(at: &FieldPath, message: &str) -> String {
+    if at.is_root() {
         message.to_string()
     } else {
         format!("{at}: {message}")
     }
-}
-
-fn model_parse<T: serde::de::DeserializeOwned>(value: &Value) -> Result<T, (String, String)> {
-    crate::config::parse_section(value).map_err(|(path, message)| (path.to_string(), message))
 }
 
 /// Renders one blueprint in its scope; returns its exports, or `None` when it failed.
@@ -960,10 +957,10 @@ fn load_subinstallation(step: &Step, entry: &Value, origin: &Origin) -> Result<S
             let text = step.files.read(&resolved).map_err(|err| format!("cannot read {resolved:?}: {err}"))?;
             let document = single_document(&text).map_err(|err| format!("{resolved:?}: {err}"))?;
             let template =
-                model_parse(&document).map_err(|(at, err)| format!("{resolved:?}: {}", located(&at, &err)))?;
+                parse_section(&document).map_err(|(at, err)| format!("{resolved:?}: {}", located(&at, &err)))?;
             (template, Some(resolved))
         }
-        _ => (model_parse(entry).map_err(|(at, err)| located(&at, &err))?, None),
+        _ => (parse_section(entry).map_err(|(at, err)| located(&at, &err))?, None),
     };
     if template.name.is_empty() {
         return Err("a subinstallation needs a name".into());
@@ -982,18 +979,18 @@ fn load_subinstallation(step: &Step, entry: &Value, origin: &Origin) -> Result<S
                 .and_then(|fs| fs.get("blueprint.yaml"))
                 .and_then(Value::as_str)
                 .ok_or("blueprint.filesystem needs a blueprint.yaml entry")?;
-            model_parse(&single_document(text)?)
+            parse_section(&single_document(text)?)
                 .map_err(|(at, err)| format!("blueprint.yaml: {}", located(&at, &err)))?
         }
         Some(Value::Object(map)) if map.len() == 1 && map.contains_key("file") => {
             let path = map.get("file").and_then(Value::as_str).unwrap_or_default();
             let resolved = resolve(from.as_deref(), path)?;
             let text = step.files.read(&resolved).map_err(|err| format!("cannot read {resolved:?}: {err}"))?;
-            model_parse(&single_document(&text).map_err(|err| format!("{resolved:?}: {err}"))?)
+            parse_section(&single_document(&text).map_err(|err| format!("{resolved:?}: {err}"))?)
                 .map_err(|(at, err)| format!("{resolved:?}: {}", located(&at, &err)))?
         }
         Some(value) => {
-            model_parse(value).map_err(|(at, err)| located(format!("blueprint.{at}").trim_end_matches('.'), &err))?
+            parse_section(value).map_err(|(at, err)| located(&FieldPath::root().key("blueprint").join(&at), &err))?
         }
     };
     Ok(Subinstallation {
