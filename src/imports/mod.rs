@@ -662,10 +662,9 @@ fn execute(
     };
     let field = field.as_str();
     let name = format!("{scope}/{field}");
-    let template_error = |err: TemplateError| match file {
-        Some(file) => format!("execution {:?}: in {file}: {}", execution.name, err.render(&source)),
-        None => format!("execution {:?}: {}", execution.name, err.render(&source)),
-    };
+    let in_file = file.map(|file| format!("in {file}: ")).unwrap_or_default();
+    let template_error =
+        |err: TemplateError| format!("execution {:?}: {in_file}{}", execution.name, err.render(&source));
     if let Err(err) = step.engine.compile(&name, &source) {
         step.results.push(origin.error(template_error(err), field));
         return None;
