@@ -60,7 +60,7 @@ pub fn evaluate(files: &dyn Files, path: &str, values: &Value) -> Result<Value, 
     let (files, owned_path, values) = (files.share(), path.to_string(), values.clone());
     let spawned = std::thread::Builder::new().name("jsonnet".into()).stack_size(STACK_BYTES).spawn(move || {
         // The receiver may have given up; nobody is left to tell.
-        let _ = sender.send(evaluate_here(files, &owned_path, &values));
+        let _ = sender.send(evaluate_here(files, &owned_path, values));
     });
     if let Err(err) = spawned {
         return Err(format!("jsonnet {path:?}: cannot start the evaluation: {err}"));
@@ -76,9 +76,9 @@ pub fn evaluate(files: &dyn Files, path: &str, values: &Value) -> Result<Value, 
     }
 }
 
-fn evaluate_here(files: Arc<dyn Files>, path: &str, values: &Value) -> Result<Value, String> {
+fn evaluate_here(files: Arc<dyn Files>, path: &str, values: Value) -> Result<Value, String> {
     let values: Val =
-        serde_json::from_value(values.clone()).map_err(|err| format!("values are not valid Jsonnet input: {err}"))?;
+        serde_json::from_value(values).map_err(|err| format!("values are not valid Jsonnet input: {err}"))?;
     let mut builder = State::builder();
     builder.import_resolver(PackageImports(files));
     let context = jrsonnet_stdlib::ContextInitializer::new(PathResolver::Relative(PathBuf::new()));
