@@ -5,6 +5,7 @@
 use crate::diag::Diagnostic;
 use crate::doc::{quoted_dollar_scalars, read_yaml_documents, Value};
 use crate::krm::{annotations as ann, is_local_config, set_annotation, Item, ResourceList};
+use crate::limits::Limits;
 use crate::package::Files;
 use crate::pipeline::{self, Input, ScalarStyles};
 use crate::{config, explain, help};
@@ -26,6 +27,28 @@ struct Cli {
     /// [default: the current directory in KRM mode]
     #[arg(long, global = true, value_name = "DIR")]
     root: Option<PathBuf>,
+    #[command(flatten)]
+    limits: LimitArgs,
+}
+
+/// The operator's limits (see README, Security): flags, never package content, set them.
+#[derive(Args, Clone)]
+struct LimitArgs {
+    /// Largest file a blueprint may read, and longest string in input or output (e.g. 8Mi)
+    #[arg(long, global = true, value_name = "SIZE", default_value = "8Mi", value_parser = crate::limits::parse_size)]
+    max_file_size: u64,
+    /// Output that templates, expressions, substitution, Jsonnet, patches and clones may produce in one render
+    #[arg(long, global = true, value_name = "SIZE", default_value = "256Mi", value_parser = crate::limits::parse_size)]
+    max_output_size: u64,
+    /// Evaluation steps in one render (loop rounds, expression nodes, patch operations, ...)
+    #[arg(long, global = true, value_name = "N", default_value_t = crate::limits::Limits::default().max_steps)]
+    max_steps: u64,
+}
+
+impl LimitArgs {
+    fn limits(&self) -> Limits {
+        Limits { max_file_bytes: self.max_file_size, max_output_bytes: self.max_output_size, max_steps: self.max_steps }
+    }
 }
 
 #[derive(Subcommand)]
@@ -126,16 +149,17 @@ pub fn main() -> ExitCode {
         return legacy_plugin(&config_file).code();
     }
     let cli = Cli::parse();
+    let limits = cli.limits.limits();
     let exit = match cli.command {
-        None => krm(cli.root),
-        Some(Command::Render(args)) => render(args, cli.root),
-        Some(Command::Explain(args)) => report(&args, cli.root, explain::explain),
+        None => krm(cli.root, limits),
+        Some(Command::Render(args)) => render(args, cli.root, limits),
+        Some(Command::Explain(args)) => report(&args, cli.root, limits, explain::explain),
         Some(Command::Graph(args)) => {
             let format = match args.format {
                 GraphLanguage::Mermaid => explain::GraphFormat::Mermaid,
                 GraphLanguage::Dot => explain::GraphFormat::Dot,
             };
-            report(&args.input, cli.root, |output| explain::graph(output, format))
+            report(&args.input, cli.root, limits, |output| explain::graph(output, format))
         }
         Some(Command::Schema) => {
             write_stdout(&format!("{}\n", serde_json::to_string_pretty(&config::json_schema()).unwrap_or_default()))
@@ -181,7 +205,7 @@ fn root_or_cwd(root: Option<PathBuf>) -> PathBuf {
 }
 
 /// KRM mode: ResourceList in, ResourceList out.
-fn krm(root: Option<PathBuf>) -> Exit {
+fn krm(root: Option<PathBuf>, limits: Limits) -> Exit {
     let mut bytes = Vec::new();
     if let Err(err) = std::io::stdin().lock().read_to_end(&mut bytes) {
         return Exit::Unusable(format!("cannot read stdin: {err}"));
@@ -207,6 +231,7 @@ fn krm(root: Option<PathBuf>) -> Exit {
         function_config: list.function_config.take(),
         value_overrides: vec![],
         styles: Some(Box::new(styles)),
+        limits,
     };
     let output = pipeline::render(input, &files);
     report_results(&output.results, None);
@@ -248,7 +273,7 @@ fn write_stream(out: &mut dyn Write, items: impl Iterator<Item = Value>) -> std:
 }
 
 /// Reads `PATH…`, `-c`, `-f` and `--set` into a pipeline input, and the package root.
-fn load_inputs(args: &InputArgs, root: Option<PathBuf>) -> Result<(Input, PathBuf), Exit> {
+fn load_inputs(args: &InputArgs, root: Option<PathBuf>, limits: Limits) -> Result<(Input, PathBuf), Exit> {
     let root = root
         .or_else(|| args.config.as_ref().and_then(|c| c.parent().map(Path::to_path_buf)))
         .or_else(|| args.paths.first().filter(|p| p.is_dir()).cloned())
@@ -278,12 +303,12 @@ fn load_inputs(args: &InputArgs, root: Option<PathBuf>) -> Result<(Input, PathBu
     for assignment in &args.set {
         value_overrides.push(set_layer(assignment).map_err(Exit::Unusable)?);
     }
-    Ok((Input { items, function_config, value_overrides, styles: Some(Box::new(styles)) }, root))
+    Ok((Input { items, function_config, value_overrides, styles: Some(Box::new(styles)), limits }, root))
 }
 
 /// `render-blueprint render PATH…`: manifests from files, the final manifests on stdout.
-fn render(args: RenderArgs, root: Option<PathBuf>) -> Exit {
-    let (input, root) = match load_inputs(&args.input, root) {
+fn render(args: RenderArgs, root: Option<PathBuf>, limits: Limits) -> Exit {
+    let (input, root) = match load_inputs(&args.input, root, limits) {
         Ok(loaded) => loaded,
         Err(exit) => return exit,
     };
@@ -311,8 +336,13 @@ fn render(args: RenderArgs, root: Option<PathBuf>) -> Exit {
 
 /// `explain` and `graph`: a report of the render on stdout, even when the render failed (a
 /// report of a dependency cycle is most useful then); problems on stderr as usual.
-fn report(args: &InputArgs, root: Option<PathBuf>, format: impl Fn(&pipeline::Output) -> String) -> Exit {
-    let (input, root) = match load_inputs(args, root) {
+fn report(
+    args: &InputArgs,
+    root: Option<PathBuf>,
+    limits: Limits,
+    format: impl Fn(&pipeline::Output) -> String,
+) -> Exit {
+    let (input, root) = match load_inputs(args, root, limits) {
         Ok(loaded) => loaded,
         Err(exit) => return exit,
     };
@@ -562,7 +592,13 @@ fn legacy_plugin(config_file: &Path) -> Exit {
         ..Default::default()
     };
     let items = items.into_iter().map(Item::from).collect();
-    let input = Input { items, function_config: Some(config), value_overrides: vec![], styles: Some(Box::new(styles)) };
+    let input = Input {
+        items,
+        function_config: Some(config),
+        value_overrides: vec![],
+        styles: Some(Box::new(styles)),
+        limits: Limits::default(),
+    };
     let output = pipeline::render(input, &files);
     report_results(&output.results, None);
     match output.items {

@@ -18,6 +18,7 @@ pub mod help;
 pub mod imports;
 pub mod jsonnet;
 pub mod krm;
+pub mod limits;
 pub mod package;
 pub mod patch;
 pub mod pipeline;

@@ -9,6 +9,7 @@ use crate::config::{self, FunctionConfig};
 use crate::diag::{Diagnostic, Kind};
 use crate::doc::Value;
 use crate::krm::{self, annotation, annotations as ann, remove_annotation, set_annotation, type_of, Item};
+use crate::limits::{Budget, Limits};
 use crate::package::Files;
 use crate::template::BackendLookup;
 use crate::{features, imports, patch, policy, repeat, subst, values};
@@ -33,6 +34,8 @@ pub struct Input {
     pub value_overrides: Vec<Value>,
     /// Scalar styles of the items' source text.
     pub styles: Option<Box<dyn ScalarStyles>>,
+    /// The operator's limits for this render.
+    pub limits: Limits,
 }
 
 /// An item a step produced. `substitute: false` keeps Flux's post-build substitution off it: the
@@ -87,6 +90,8 @@ pub struct Render {
     pub implementations: Vec<policy::Chosen>,
     /// Features contributed by chosen implementations, each with the values it sees.
     pub scoped_features: Vec<(Value, Value, Value)>,
+    /// What every evaluator of this render may still produce and spend.
+    pub budget: Arc<Budget>,
 }
 
 impl Render {
@@ -104,6 +109,7 @@ impl Render {
             backends: Arc::new(|_: &str, _: &str| Ok(Value::Null)),
             implementations: Vec::new(),
             scoped_features: Vec::new(),
+            budget: Arc::new(Budget::default()),
         }
     }
 
@@ -140,6 +146,7 @@ pub fn render(input: Input, files: &dyn Files) -> Output {
     let mut render = Render::new(config, input.items, value_overrides);
     render.origin = (0..render.items.len()).collect();
     render.styles = input.styles;
+    render.budget = Budget::shared(input.limits);
     forget_previous_run(&mut render);
     for item in render.items.iter_mut().filter(|item| CONFIGURATION_KINDS.contains(&item.type_of())) {
         set_annotation(item.header_mut(), ann::LOCAL_CONFIG, "true");
