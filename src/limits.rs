@@ -33,7 +33,7 @@ pub struct Limits {
 
 impl Default for Limits {
     fn default() -> Self {
-        Self { max_file_bytes: 8 << 20, max_output_bytes: 256 << 20, max_steps: 50_000_000 }
+        Self { max_file_bytes: 8 << 20, max_output_bytes: 256 << 20, max_steps: 10_000_000 }
     }
 }
 
