@@ -362,7 +362,15 @@ fn set_layer(assignment: &str) -> Result<Value, String> {
     if key.is_empty() || key.split('.').any(str::is_empty) {
         return Err(format!("--set {assignment:?}: the key must be a dotted path such as a.b.c"));
     }
-    Ok(crate::values::assignment_layer(key, value))
+    crate::values::assignment_layer(key, value).map_err(|err| format!("--set {:?}: {err}", truncate(key, 40)))
+}
+
+/// The first `max` characters of `text`, with `…` when cut: hostile keys are long.
+fn truncate(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        Some((at, _)) => format!("{}…", &text[..at]),
+        None => text.to_string(),
+    }
 }
 
 /// Removes the file-tracking annotations kpt and kustomize add while a package is in flight,

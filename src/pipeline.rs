@@ -198,7 +198,12 @@ fn choose_config(input: &Input) -> Result<(FunctionConfig, Option<Value>), Diagn
                 let mut layer = Value::Object(crate::doc::Map::new());
                 for (key, value) in data {
                     let text = value.as_str().unwrap_or_default();
-                    crate::doc::deep_merge(&mut layer, crate::values::assignment_layer(key, text));
+                    let assignment = crate::values::assignment_layer(key, text).map_err(|message| {
+                        Diagnostic::error(Kind::Config, message)
+                            .at(crate::doc::FieldPath::root().key("data").key(key.as_str()))
+                            .about(&given.item)
+                    })?;
+                    crate::doc::deep_merge(&mut layer, assignment);
                 }
                 Ok((FunctionConfig::from_item(blueprint)?, Some(layer)))
             }

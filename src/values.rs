@@ -34,12 +34,23 @@ pub fn run(render: &mut Render, files: &dyn Files) {
 
 /// `a.b=c` as a values layer `{a: {b: c}}`, the value read as a YAML scalar (`3` a number, `on`
 /// a string): `--set` on the command line and kpt's `-- key=value` arguments.
-pub fn assignment_layer(key: &str, value: &str) -> Value {
-    key.rsplit('.').fold(parse_scalar(value), |inner, segment| {
+///
+/// A key nests as deep as it has segments, so keys deeper than the YAML reader's limit are
+/// refused: 20 000 segments overflowed the stack of every walk that followed.
+pub fn assignment_layer(key: &str, value: &str) -> Result<Value, String> {
+    let depth = key.split('.').count();
+    if depth > crate::limits::MAX_DEPTH {
+        return Err(format!(
+            "the key has {depth} dotted segments, so the value would nest {depth} levels deep; the limit is {}: \
+             use a shorter key",
+            crate::limits::MAX_DEPTH
+        ));
+    }
+    Ok(key.rsplit('.').fold(parse_scalar(value), |inner, segment| {
         let mut map = Map::new();
         map.insert(segment.to_string(), inner);
         Value::Object(map)
-    })
+    }))
 }
 
 /// One source's values; `Ok(None)` when an optional source is absent.

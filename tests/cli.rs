@@ -108,3 +108,24 @@ fn huge_strings_are_refused_with_the_limit_named() {
     assert!(output.stdout.is_empty());
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Hostile input: a key of 20 000 dotted segments, from `--set` and from kpt's function-input
+/// ConfigMap next to a RenderBlueprint, overflowed the stack (exit 134). Refused at 256 levels.
+#[test]
+fn dotted_keys_deeper_than_the_limit_are_refused() {
+    let key = vec!["a"; 20_000].join(".");
+    let output = bin().args(["render", "--set", &format!("{key}=1"), "/dev/null"]).output();
+    let output = output.unwrap_or_else(|err| panic!("run: {err}"));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("20000 dotted segments") && stderr.contains("the limit is 256"), "{stderr}");
+    let input = format!(
+        "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n- apiVersion: fn.blueprint.dev/v1alpha1\n  \
+         kind: RenderBlueprint\n  metadata: {{name: bp}}\nfunctionConfig:\n  apiVersion: v1\n  kind: ConfigMap\n  \
+         metadata: {{name: function-input}}\n  data:\n    ? {key}\n    : \"1\"\n"
+    );
+    let output = bin().write_stdin(input).output().unwrap_or_else(|err| panic!("run: {err}"));
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(output.status.code(), Some(1), "{}", String::from_utf8_lossy(&output.stderr));
+    assert!(stdout.contains("20000 dotted segments"), "an error result, not a crash");
+}
