@@ -185,9 +185,14 @@ impl Item {
     }
 }
 
-/// Our own compact JSON always parses; null keeps this total.
+/// Our own compact JSON always parses, at any depth the readers accepted (256 levels, where
+/// serde_json alone stops at 128: items 128 to 255 deep came out as null). Null keeps this
+/// total; it is unreachable for text we wrote.
 fn parse(text: &str) -> Value {
-    serde_json::from_str(text).unwrap_or(Value::Null)
+    use serde::Deserialize;
+    let mut deserializer = serde_json::Deserializer::from_str(text);
+    deserializer.disable_recursion_limit();
+    Value::deserialize(&mut deserializer).unwrap_or(Value::Null)
 }
 
 impl Deref for Item {

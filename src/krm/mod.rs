@@ -207,10 +207,55 @@ fn write_list_element(out: &mut dyn std::io::Write, text: &str) -> std::io::Resu
     Ok(())
 }
 
+/// Where JSON `text` first nests deeper than `limit` (1-based line and column), by counting
+/// brackets outside strings: one linear pass, before any recursive parser runs.
+fn json_too_deep(text: &str, limit: usize) -> Option<(u64, u64)> {
+    let (mut depth, mut in_string, mut escaped) = (0usize, false, false);
+    let (mut line, mut column) = (1u64, 0u64);
+    for c in text.chars() {
+        column += 1;
+        match c {
+            '\n' => {
+                line += 1;
+                column = 0;
+            }
+            _ if in_string && escaped => escaped = false,
+            '\\' if in_string => escaped = true,
+            '"' => in_string = !in_string,
+            '[' | '{' if !in_string => {
+                depth += 1;
+                if depth > limit {
+                    return Some((line, column));
+                }
+            }
+            ']' | '}' if !in_string => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    None
+}
+
 /// JSON is read by serde_json (faster and exact); everything else as YAML.
 fn parse_document(text: &str) -> Result<(Top, Format), UnusableInput> {
     if text.trim_start().starts_with('{') {
-        return serde_json::from_str(text).map(|v| (v, Format::Json)).map_err(|err| {
+        // The YAML reader's depth limit, for JSON too (serde_json's own stops at 128, and without
+        // it the recursion must be bounded here).
+        if let Some((line, column)) = json_too_deep(text, crate::limits::MAX_DEPTH) {
+            return Err(UnusableInput {
+                message: format!(
+                    "input is not valid JSON: nesting deeper than {} levels: Kubernetes objects nest far less; look \
+                     for unclosed brackets",
+                    crate::limits::MAX_DEPTH
+                ),
+                line: Some(line),
+                column: Some(column),
+            });
+        }
+        let mut deserializer = serde_json::Deserializer::from_str(text);
+        deserializer.disable_recursion_limit();
+        let parsed = <Top as serde::Deserialize>::deserialize(&mut deserializer)
+            .and_then(|top| deserializer.end().map(|()| top));
+        return parsed.map(|v| (v, Format::Json)).map_err(|err| {
             // The position is reported separately; drop serde_json's own " at line L column C".
             let text = err.to_string();
             let message = text.rfind(" at line ").map_or(text.as_str(), |at| &text[..at]);
