@@ -128,7 +128,7 @@ impl Exit {
             Exit::Ok => ExitCode::SUCCESS,
             Exit::Errors => ExitCode::from(1),
             Exit::Unusable(message) => {
-                eprintln!("error: {message}");
+                eprintln!("error: {}", printable(&message));
                 ExitCode::from(2)
             }
         }
@@ -169,13 +169,37 @@ pub fn main() -> ExitCode {
 }
 
 fn write_stdout(text: &str) -> Exit {
-    let mut stdout = std::io::stdout().lock();
-    match stdout.write_all(text.as_bytes()).and_then(|_| stdout.flush()) {
-        Ok(()) => Exit::Ok,
-        // A closed pipe (`| head`) is the reader's choice, not our failure.
-        Err(err) if err.kind() == std::io::ErrorKind::BrokenPipe => Exit::Ok,
-        Err(err) => Exit::Unusable(format!("cannot write output: {err}")),
+    write_with(|out| out.write_all(text.as_bytes()))
+}
+
+/// Messages quote the input, which may hold terminal escape sequences (`ESC[31m`, a bell, a
+/// title change): every control character but the newlines between lines and tabs is written
+/// as an escape, so stderr shows what the input says instead of obeying it.
+fn printable(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '\n' | '\t' => out.push(c),
+            c if c.is_control() => out.extend(c.escape_default()),
+            c => out.push(c),
+        }
     }
+    out
+}
+
+/// Whether standard output was closed when the process started (`>&-`). Rust's runtime then
+/// points descriptor 1 at /dev/null, opened read-write, so every write "succeeds" and a run
+/// would exit 0 having written nothing. A shell's `>/dev/null` opens it write-only, which is
+/// how the two differ (Linux's /proc tells both; elsewhere this answers "open").
+fn stdout_was_closed() -> bool {
+    let Ok(target) = std::fs::read_link("/proc/self/fd/1") else { return false };
+    if target != Path::new("/dev/null") {
+        return false;
+    }
+    let Ok(info) = std::fs::read_to_string("/proc/self/fdinfo/1") else { return false };
+    let flags = info.lines().find_map(|line| line.strip_prefix("flags:")).map(str::trim);
+    // O_ACCMODE is 3 and O_RDWR is 2.
+    flags.and_then(|octal| u32::from_str_radix(octal, 8).ok()).is_some_and(|flags| flags & 3 == 2)
 }
 
 /// Prints warnings and errors on stderr. With a package root (render, explain, graph) each one
@@ -194,8 +218,10 @@ fn report_results(results: &[Diagnostic], root: Option<&Path>) {
             _ => None,
         };
         match position {
-            Some(at) => eprintln!("{}", diagnostic.clone().at_position(Some(at.line), Some(at.column))),
-            None => eprintln!("{diagnostic}"),
+            Some(at) => {
+                eprintln!("{}", printable(&diagnostic.clone().at_position(Some(at.line), Some(at.column)).to_string()))
+            }
+            None => eprintln!("{}", printable(&diagnostic.to_string())),
         }
     }
 }
@@ -251,12 +277,16 @@ fn krm(root: Option<PathBuf>, limits: Limits) -> Exit {
 }
 
 /// Writes through a buffered stdout, item by item, without building the whole text first.
+///
+/// Every write failure is exit 2, a closed pipe included: a reader that got part of a package
+/// did not get the package, and a pipeline must not take that for success.
 fn write_with(write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>) -> Exit {
+    if stdout_was_closed() {
+        return Exit::Unusable("cannot write output: standard output is closed".into());
+    }
     let mut stdout = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
     match write(&mut stdout).and_then(|_| stdout.flush()) {
         Ok(()) => Exit::Ok,
-        // A closed pipe (`| head`) is the reader's choice, not our failure.
-        Err(err) if err.kind() == std::io::ErrorKind::BrokenPipe => Exit::Ok,
         Err(err) => Exit::Unusable(format!("cannot write output: {err}")),
     }
 }

@@ -129,3 +129,24 @@ fn dotted_keys_deeper_than_the_limit_are_refused() {
     assert_eq!(output.status.code(), Some(1), "{}", String::from_utf8_lossy(&output.stderr));
     assert!(stdout.contains("20000 dotted segments"), "an error result, not a crash");
 }
+
+/// Silent loss: with standard output closed (`>&-`) the function exited 0 having written
+/// nothing. Every write failure is exit 2 with a message; a shell's `>/dev/null` stays exit 0.
+#[test]
+fn closed_stdout_is_a_failure() {
+    let binary = assert_cmd::cargo::cargo_bin("render-blueprint");
+    let input = "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems: []\n";
+    for (redirect, code, message) in [(">&-", 2, "standard output is closed"), (">/dev/null", 0, "")] {
+        let script = format!("printf '%s' \"$INPUT\" | \"$BINARY\" {redirect}");
+        let output = std::process::Command::new("sh")
+            .args(["-c", &script])
+            .env("INPUT", input)
+            .env("BINARY", &binary)
+            .env_remove("KUSTOMIZE_PLUGIN_CONFIG_STRING")
+            .output()
+            .unwrap_or_else(|err| panic!("run sh: {err}"));
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(code), "{redirect}: {stderr}");
+        assert!(stderr.contains(message), "{redirect}: {stderr}");
+    }
+}
