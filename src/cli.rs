@@ -34,9 +34,6 @@ struct Cli {
 /// The operator's limits (see README, Security): flags, never package content, set them.
 #[derive(Args, Clone)]
 struct LimitArgs {
-    /// Largest file a blueprint may read, and longest string in input or output (e.g. 8Mi)
-    #[arg(long, global = true, value_name = "SIZE", default_value = "8Mi", value_parser = crate::limits::parse_size)]
-    max_file_size: u64,
     /// Output that templates, expressions, substitution, Jsonnet, patches and clones may produce in one render
     #[arg(long, global = true, value_name = "SIZE", default_value = "256Mi", value_parser = crate::limits::parse_size)]
     max_output_size: u64,
@@ -47,7 +44,7 @@ struct LimitArgs {
 
 impl LimitArgs {
     fn limits(&self) -> Limits {
-        Limits { max_file_bytes: self.max_file_size, max_output_bytes: self.max_output_size, max_steps: self.max_steps }
+        Limits { max_output_bytes: self.max_output_size, max_steps: self.max_steps, ..Limits::default() }
     }
 }
 

@@ -22,6 +22,7 @@ pub const MAX_DEPTH: usize = 256;
 pub struct Limits {
     /// The largest file a blueprint may read, and the longest string any input or output holds:
     /// one limit, so a file read into a value never makes output that the next run refuses.
+    /// Not enforced yet: file reads get it (and a `--max-file-size` flag) with issue 13's rest.
     pub max_file_bytes: u64,
     /// Bytes that evaluators may produce in one render (templates, expressions, substitution,
     /// Jsonnet, patches, clones). Items that pass through unchanged do not count.
