@@ -78,7 +78,8 @@ fn text_of(value: &Value) -> String {
 /// Indents every non-empty line. The size is checked against the budget first: a width of
 /// 4 000 000 000 would otherwise allocate gigabytes before anything noticed.
 fn indent(text: &str, spaces: usize, budget: &Budget) -> Result<String, RenderError> {
-    let lines = text.lines().count() as u64;
+    // One more line than the text has: the padding itself is allocated even for empty text.
+    let lines = text.lines().count() as u64 + 1;
     let size = (spaces as u64).saturating_mul(lines).saturating_add(text.len() as u64);
     budget.output_fits(size).map_err(|err| helper_error("indent", err.to_string()))?;
     let pad = " ".repeat(spaces);
@@ -571,6 +572,8 @@ mod tests {
         let err = with_budget(r#"{{indent 18446744073709551615 "x"}}"#, json!({}), limits).unwrap_err();
         assert!(err.contains("indent"), "{err}");
         let err = with_budget(r#"{{indent 4000000000 "x"}}"#, json!({}), limits).unwrap_err();
+        assert!(err.contains("--max-output-size"), "{err}");
+        let err = with_budget(r#"{{indent 4294967296 ""}}"#, json!({}), limits).unwrap_err();
         assert!(err.contains("--max-output-size"), "{err}");
         let mut partials = String::from("{{#*inline \"p0\"}}{{/inline}}");
         for level in 1..=24 {
