@@ -366,4 +366,28 @@ mod tests {
         let result = smp(original, patch, "v1", "ConfigMap").unwrap_or_default();
         assert_eq!(result["metadata"]["finalizers"], json!(["b", "c"]));
     }
+
+    /// Attack "strategic-merge-deep-nesting": a patch deeper than MAX_DEPTH is refused, not recursed.
+    #[test]
+    fn deep_patches_are_refused() {
+        let mut patch = json!("x");
+        for _ in 0..MAX_DEPTH + 5 {
+            patch = json!({"a": patch});
+        }
+        let result = smp(json!({}), patch, "example.com/v1", "Widget");
+        assert!(result.is_err_and(|e| e.contains("nests deeper than 256 levels")));
+    }
+
+    /// Attack "strategic-set-element-order-20000": ranking and merging by key are linear.
+    #[test]
+    fn set_element_order_over_many_containers() {
+        let n = 20_000;
+        let containers: Vec<Value> = (0..n).map(|i| json!({"name": format!("c{i}"), "image": "x"})).collect();
+        let order: Vec<Value> = (0..n).rev().map(|i| json!({"name": format!("c{i}")})).collect();
+        let patch = json!({"spec": {"template": {"spec": {"$setElementOrder/containers": order, "containers": [{"name": "c0", "image": "y"}]}}}});
+        let result = smp(deployment(json!(containers)), patch, "apps/v1", "Deployment").unwrap_or_default();
+        let merged = &result["spec"]["template"]["spec"]["containers"];
+        assert_eq!(merged[0], json!({"name": format!("c{}", n - 1), "image": "x"}));
+        assert_eq!(merged[n - 1], json!({"name": "c0", "image": "y"}));
+    }
 }
