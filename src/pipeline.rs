@@ -325,8 +325,9 @@ fn patch_and_substitute(render: &mut Render, files: &dyn Files) {
     let mut tally = patches.tally();
     let mut subst_results = Vec::new();
     let styles = &mut render.styles;
-    let mut change = |item: &mut Value, substitute: bool, origin: Option<usize>| -> bool {
-        let mut again = patches.apply_to(item, &mut tally);
+    let budget = &*render.budget;
+    let mut change = |item: &mut Value, substitute: bool, origin: Option<usize>, tally: &mut patch::Tally| -> bool {
+        let mut again = patches.apply_to(item, tally, budget);
         if let (Some(variables), true) = (&variables, substitute) {
             // Generated items have no source text: their scalars read as plain, as Flux would
             // read them in our output.
@@ -345,7 +346,11 @@ fn patch_and_substitute(render: &mut Render, files: &dyn Files) {
             continue;
         }
         match item.header_contains(ann::APPLIED).then(|| annotation(item.header(), ann::APPLIED)).flatten() {
-            Some(mark) if mark == fingerprint => continue,
+            Some(mark) if mark == fingerprint => {
+                // Already patched by a previous run: counted, so its warnings are the first's.
+                patches.count_matches(item.header(), &mut tally);
+                continue;
+            }
             Some(_) => {
                 remove_annotation(item.header_mut(), ann::APPLIED);
             }
@@ -357,13 +362,13 @@ fn patch_and_substitute(render: &mut Render, files: &dyn Files) {
             item.compact();
             continue;
         }
-        if change(item, true, render.origin.get(i).copied()) {
+        if change(item, true, render.origin.get(i).copied(), &mut tally) {
             set_annotation(item, ann::APPLIED, &fingerprint);
         }
         item.compact();
     }
     for generated in &mut render.generated {
-        change(&mut generated.item, generated.substitute, None);
+        change(&mut generated.item, generated.substitute, None, &mut tally);
     }
     render.results.extend(patches.finish(tally));
     render.results.extend(subst_results);

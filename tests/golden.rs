@@ -9,7 +9,7 @@
 //!
 //! `BLESS=1 cargo test --test golden` rewrites the expectations; review every diff.
 //! KRM cases are also rendered a second time, from their own output plus the same functionConfig,
-//! and must come out the same (SPEC §1, idempotent).
+//! and must come out the same, items and results (SPEC §1, idempotent).
 
 use render_blueprint::doc::{read_yaml_documents, to_yaml, Value};
 use std::path::{Path, PathBuf};
@@ -105,6 +105,19 @@ fn rerun_input(input: &str, output: &str) -> Option<String> {
     Some(to_yaml(&Value::Object(object.clone())))
 }
 
+/// Cases whose second run still reports differently, each a known open bug: a patch that renames
+/// its target no longer matches it on the second run, which then warns "target matches no
+/// resource" (the items are the same).
+const KNOWN_RESULT_CHANGES: [&str; 1] = ["patches/name-change-allowed"];
+
+/// The severity and message of each result of a KRM run, in order.
+fn results(output: &str) -> Vec<String> {
+    let list = read_yaml_documents(output).ok().and_then(|docs| docs.into_iter().next());
+    let results = list.as_ref().and_then(|l| l.get("results")).and_then(Value::as_array).cloned().unwrap_or_default();
+    let text = |result: &Value, key: &str| result.get(key).and_then(Value::as_str).unwrap_or_default().to_string();
+    results.iter().map(|r| format!("{}: {}", text(r, "severity"), text(r, "message"))).collect()
+}
+
 fn check(case: &Path, bless: bool, failures: &mut Vec<String>) {
     let got = run_case(case);
     let expected_files = [
@@ -152,6 +165,16 @@ fn check(case: &Path, bless: bool, failures: &mut Vec<String>) {
     let again = run(case, &[], &[], second_input.as_bytes());
     let first = rerun_input(&input, &got.stdout);
     let second = rerun_input(&input, &again.stdout);
+    // The results too: a second run that warns where the first did not is not the same render.
+    let known = KNOWN_RESULT_CHANGES.iter().any(|k| case.ends_with(k));
+    if !known && results(&got.stdout) != results(&again.stdout) {
+        failures.push(format!(
+            "{}: the second run's results differ\n--- first\n{}\n--- second\n{}",
+            case.display(),
+            results(&got.stdout).join("\n"),
+            results(&again.stdout).join("\n")
+        ));
+    }
     if first != second || again.code != got.code {
         failures.push(format!(
             "{}: not idempotent (exit {} then {})\n--- first\n{}\n--- second\n{}",

@@ -26,6 +26,13 @@ use std::sync::Arc;
 /// Subinstallations nest at most this deep (file references could otherwise loop).
 const MAX_DEPTH: usize = 16;
 
+/// Installations one render expands to at most: files that each include the next several times
+/// multiply without a cycle (2 per level over 16 levels is 65 536).
+const MAX_INSTALLATIONS: usize = 1000;
+
+/// How an inclusion cycle's message starts (reported once per render, not once per path).
+const FILE_CYCLE: &str = "subinstallation files include each other";
+
 /// What the step decided, for `explain` and `graph`.
 #[derive(Clone, Debug, Default)]
 pub struct Report {
@@ -61,6 +68,8 @@ struct Origin {
     file: Option<String>,
     /// `subinstallation "a": ` for nested blueprints.
     prefix: String,
+    /// The subinstallation files read on the way here, to refuse one that includes itself.
+    chain: Vec<String>,
 }
 
 impl Origin {
@@ -89,6 +98,9 @@ struct Step<'a> {
     results: Vec<Diagnostic>,
     generated: Vec<Generated>,
     report: Report,
+    /// Inclusion cycles already reported, and installations rendered so far.
+    cycles: HashSet<String>,
+    installations: usize,
 }
 
 impl<'a> Step<'a> {
@@ -111,6 +123,8 @@ impl<'a> Step<'a> {
             results: Vec::new(),
             generated: Vec::new(),
             report: Report::default(),
+            cycles: HashSet::new(),
+            installations: 0,
         }
     }
 }
@@ -134,6 +148,7 @@ pub fn run(render: &mut Render, files: &dyn Files) {
         field: FieldPath::root().key("spec"),
         file: krm::item_location(&config_item).0,
         prefix: String::new(),
+        chain: Vec::new(),
     };
     let mut name = render.config.name.clone();
     if let [first, second, ..] = items.as_slice() {
@@ -150,6 +165,7 @@ pub fn run(render: &mut Render, files: &dyn Files) {
             field: FieldPath::root(),
             file: krm::item_location(item).0,
             prefix: String::new(),
+            chain: Vec::new(),
         };
         name = krm::name_of(item).to_string();
         match parse_section::<Blueprint>(item) {
@@ -285,6 +301,7 @@ pub fn render_implementations(render: &mut Render, files: &dyn Files) {
             field: FieldPath::root().key("spec"),
             file: krm::item_location(&implementation.item).0,
             prefix: String::new(),
+            chain: Vec::new(),
         };
         for (i, resource) in implementation.spec.resources.iter().enumerate() {
             match crate::expr::interpolate::interpolate_value(resource, &env, &crate::expr::NoFiles) {
@@ -835,6 +852,7 @@ fn subinstallations(
                 );
             }
             Ok(child) => children.push((i, child)),
+            Err(message) if message.starts_with(FILE_CYCLE) && !step.cycles.insert(message.clone()) => {}
             Err(message) => step.results.push(origin.error(format!("{field}: {message}"), &field)),
         }
     }
@@ -898,11 +916,25 @@ fn subinstallations(
         if !wired {
             continue;
         }
+        step.installations += 1;
+        if step.installations > MAX_INSTALLATIONS {
+            if step.installations == MAX_INSTALLATIONS + 1 {
+                let message = format!(
+                    "the subinstallations expand to more than {MAX_INSTALLATIONS} installations: a file is \
+                     included many times over (each level multiplies); include it once and wire its exports"
+                );
+                step.results.push(origin.error(message, &field));
+            }
+            return None;
+        }
+        let mut chain = origin.chain.clone();
+        chain.extend(child.files.iter().cloned());
         let child_origin = Origin {
             item: origin.item.clone(),
             field: origin.field.clone().join(&FieldPath::parse(&format!("{field}.blueprint"))),
             file: child.file.clone().or_else(|| origin.file.clone()),
             prefix: format!("{}subinstallation {:?}: ", origin.prefix, child.name),
+            chain,
         };
         let child_scope = format!("{scope}/{}", child.name);
         if let Some(exports) = render_blueprint(step, &child.blueprint, &child_scope, &child_origin, &source, depth + 1)
@@ -965,9 +997,21 @@ fn order_siblings(names: &[String], depends: &[Vec<String>]) -> Result<Vec<usize
 /// A subinstallation entry: inline, or `file:` holding an InstallationTemplate. Its blueprint
 /// is inline fields, `{file: …}`, or Landscaper's `{filesystem: {blueprint.yaml: …}}`.
 fn load_subinstallation(step: &Step, entry: &Value, origin: &Origin) -> Result<Subinstallation, String> {
+    let mut files: Vec<String> = Vec::new();
+    let mut enter = |resolved: &str| -> Result<(), String> {
+        if let Some(start) = origin.chain.iter().chain(files.iter()).position(|f| f == resolved) {
+            let mut cycle: Vec<&str> =
+                origin.chain.iter().chain(files.iter()).skip(start).map(String::as_str).collect();
+            cycle.push(resolved);
+            return Err(format!("{FILE_CYCLE}: {}: remove one of these file references", cycle.join(" -> ")));
+        }
+        files.push(resolved.to_string());
+        Ok(())
+    };
     let (template, file): (InstallationTemplate, Option<String>) = match entry.get("file").and_then(Value::as_str) {
         Some(path) if entry.as_object().is_some_and(|m| m.len() == 1) => {
             let resolved = resolve(origin.file.as_deref(), path)?;
+            enter(&resolved)?;
             let text = step.files.read(&resolved).map_err(|err| format!("cannot read {resolved:?}: {err}"))?;
             let document = single_document(&text).map_err(|err| format!("{resolved:?}: {err}"))?;
             let template =
@@ -999,6 +1043,7 @@ fn load_subinstallation(step: &Step, entry: &Value, origin: &Origin) -> Result<S
         Some(Value::Object(map)) if map.len() == 1 && map.contains_key("file") => {
             let path = map.get("file").and_then(Value::as_str).unwrap_or_default();
             let resolved = resolve(from.as_deref(), path)?;
+            enter(&resolved)?;
             let text = step.files.read(&resolved).map_err(|err| format!("cannot read {resolved:?}: {err}"))?;
             parse_section(&single_document(&text).map_err(|err| format!("{resolved:?}: {err}"))?)
                 .map_err(|(at, err)| format!("{resolved:?}: {}", located(&at, &err)))?
@@ -1013,6 +1058,7 @@ fn load_subinstallation(step: &Step, entry: &Value, origin: &Origin) -> Result<S
         imports: template.imports.data.into_iter().map(|d| (d.name, d.data_ref)).collect(),
         exports: template.exports.data.into_iter().map(|d| (d.name, d.data_ref)).collect(),
         file,
+        files,
     })
 }
 

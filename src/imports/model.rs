@@ -175,6 +175,8 @@ pub struct Subinstallation {
     pub exports: Vec<(String, String)>,
     /// The file the template came from, for relative paths inside it.
     pub file: Option<String>,
+    /// Every file read to load it (template, blueprint), for inclusion cycles.
+    pub files: Vec<String>,
 }
 
 #[derive(Clone, Debug, Default, Deserialize)]

@@ -1,10 +1,12 @@
 //! JSON Schema for import and export values, with the `jsonschema` crate (no network features).
-//! `$ref: local://T` is replaced by `localTypes.T` before compiling, as Landscaper's reference
+//! `$ref: local://T` resolves to `localTypes.T` before compiling, as Landscaper's reference
 //! resolver does (pkg/landscaper/jsonschema/reference.go), with its error texts for unknown
-//! types and cycles. The draft comes from `jsonSchemaVersion` (default 2019-09).
+//! types and cycles; each type is resolved once, into the schema's definitions. The draft comes from `jsonSchemaVersion` (default 2019-09).
 
 use crate::doc::{Map, Value};
+use crate::limits::MAX_DEPTH;
 use jsonschema::{Draft, Validator};
+use std::collections::HashMap;
 
 pub const DEFAULT_VERSION: &str = "https://json-schema.org/draft/2019-09/schema";
 
@@ -23,50 +25,125 @@ pub fn draft(version: Option<&str>) -> Result<Draft, String> {
     })
 }
 
-/// Replaces every `{$ref: local://T}` (siblings merged over the type) by `localTypes.T`.
-pub fn resolve_local(schema: &Value, local_types: &Map) -> Result<Value, String> {
-    resolve(schema, local_types, &mut Vec::new())
+/// Rewrites every `{$ref: local://T}` to a reference to `T` under the root's `$defs`
+/// (`definitions` before 2019-09), each local type resolved once: types that refer to each other
+/// twice per level stay linear instead of being inlined exponentially. A reference with sibling
+/// keys keeps Landscaper's meaning (the siblings merged over the type), by merging over the
+/// type's top level only; its nested references stay references.
+pub fn resolve_local(schema: &Value, local_types: &Map, draft: Draft) -> Result<Value, String> {
+    let defs_key = match draft {
+        Draft::Draft4 | Draft::Draft6 | Draft::Draft7 => "definitions",
+        _ => "$defs",
+    };
+    let mut resolver = Resolver { local_types, defs_key, resolved: HashMap::new(), order: Vec::new() };
+    // The root is merged over rather than referred to: a root `$ref` could hide its siblings.
+    let mut root = match local_reference(schema) {
+        Some(_) => resolver.merged(schema, 0)?,
+        None => resolver.rewrite(schema, 0)?,
+    };
+    if resolver.order.is_empty() {
+        return Ok(root);
+    }
+    let Value::Object(map) = &mut root else { return Ok(root) };
+    let defs = map.entry(defs_key.to_string()).or_insert_with(|| Value::Object(Map::new()));
+    let Value::Object(defs) = defs else {
+        return Err(format!("{defs_key} must be a mapping of schemas, since the schema uses local types"));
+    };
+    for name in resolver.order {
+        if defs.contains_key(&name) {
+            return Err(format!("local type {name:?} clashes with {defs_key}.{name} in the schema: rename one"));
+        }
+        let Some(Some(resolved)) = resolver.resolved.remove(&name) else { continue };
+        defs.insert(name, resolved);
+    }
+    Ok(root)
 }
 
-fn resolve(schema: &Value, local_types: &Map, stack: &mut Vec<String>) -> Result<Value, String> {
-    match schema {
-        Value::Object(map) => {
-            if let Some(Value::String(reference)) = map.get("$ref") {
-                if let Some(name) = reference.strip_prefix("local://") {
-                    if name.contains('/') {
-                        return Err(format!(
-                            "error resolving reference {reference:?}: a path is not supported for local resources"
-                        ));
+/// `local://T` of a `{$ref: local://T, …}` mapping.
+fn local_reference(schema: &Value) -> Option<&str> {
+    schema.get("$ref")?.as_str().filter(|r| r.starts_with("local://"))
+}
+
+struct Resolver<'a> {
+    local_types: &'a Map,
+    defs_key: &'static str,
+    /// Each local type reached: `None` while it is being resolved (a second visit is a cycle).
+    resolved: HashMap<String, Option<Value>>,
+    /// Local types in the order they were resolved.
+    order: Vec<String>,
+}
+
+impl Resolver<'_> {
+    /// The schema with every local reference pointing into the definitions.
+    fn rewrite(&mut self, schema: &Value, depth: usize) -> Result<Value, String> {
+        if depth > MAX_DEPTH {
+            return Err(format!(
+                "the schema nests deeper than {MAX_DEPTH} levels (counting the local types it uses): flatten it"
+            ));
+        }
+        match schema {
+            Value::Object(map) => {
+                if local_reference(schema).is_some() {
+                    if map.len() > 1 {
+                        return self.merged(schema, depth);
                     }
-                    if stack.iter().any(|r| r == reference) {
-                        return Err(format!("cyclic references detected: reference {reference:?} is part of a cycle"));
-                    }
-                    let Some(local) = local_types.get(name) else {
-                        return Err(format!(
-                            "error resolving reference {reference:?}: type {name} is not defined in local types"
-                        ));
-                    };
-                    stack.push(reference.clone());
-                    let mut resolved = resolve(local, local_types, stack)?;
-                    stack.pop();
-                    if let Value::Object(resolved_map) = &mut resolved {
-                        for (key, value) in map.iter().filter(|(k, _)| *k != "$ref") {
-                            resolved_map.insert(key.clone(), resolve(value, local_types, stack)?);
-                        }
-                    }
-                    return Ok(resolved);
+                    let name = self.visit(schema, depth)?;
+                    let pointer = name.replace('~', "~0");
+                    return Ok(serde_json::json!({"$ref": format!("#/{}/{pointer}", self.defs_key)}));
                 }
+                let mut out = Map::new();
+                for (key, value) in map {
+                    out.insert(key.clone(), self.rewrite(value, depth + 1)?);
+                }
+                Ok(Value::Object(out))
             }
-            let mut out = Map::new();
-            for (key, value) in map {
-                out.insert(key.clone(), resolve(value, local_types, stack)?);
+            Value::Array(items) => {
+                Ok(Value::Array(items.iter().map(|i| self.rewrite(i, depth + 1)).collect::<Result<_, _>>()?))
             }
-            Ok(Value::Object(out))
+            other => Ok(other.clone()),
         }
-        Value::Array(items) => {
-            Ok(Value::Array(items.iter().map(|i| resolve(i, local_types, stack)).collect::<Result<_, _>>()?))
+    }
+
+    /// `{$ref: local://T, …siblings}` as T's resolved top level with the siblings merged over it.
+    fn merged(&mut self, schema: &Value, depth: usize) -> Result<Value, String> {
+        let name = self.visit(schema, depth)?;
+        let mut resolved = self.resolved.get(&name).cloned().flatten().unwrap_or(Value::Null);
+        if let (Value::Object(resolved_map), Value::Object(map)) = (&mut resolved, schema) {
+            for (key, value) in map.iter().filter(|(k, _)| *k != "$ref") {
+                resolved_map.insert(key.clone(), self.rewrite(value, depth + 1)?);
+            }
         }
-        other => Ok(other.clone()),
+        Ok(resolved)
+    }
+
+    /// Resolves the local type `schema` refers to, once; returns its name. Errors as Landscaper's.
+    fn visit(&mut self, schema: &Value, depth: usize) -> Result<String, String> {
+        let reference = local_reference(schema).unwrap_or_default();
+        let name = reference.trim_start_matches("local://");
+        if name.contains('/') {
+            return Err(format!(
+                "error resolving reference {reference:?}: a path is not supported for local resources"
+            ));
+        }
+        match self.resolved.get(name) {
+            Some(Some(_)) => return Ok(name.to_string()),
+            Some(None) => {
+                return Err(format!("cyclic references detected: reference {reference:?} is part of a cycle"))
+            }
+            None => {}
+        }
+        let Some(local) = self.local_types.get(name) else {
+            return Err(format!("error resolving reference {reference:?}: type {name} is not defined in local types"));
+        };
+        self.resolved.insert(name.to_string(), None);
+        // A type that is itself a reference with siblings is merged, as Landscaper inlines it.
+        let resolved = match local_reference(local) {
+            Some(_) => self.merged(local, depth + 1)?,
+            None => self.rewrite(local, depth + 1)?,
+        };
+        self.resolved.insert(name.to_string(), Some(resolved));
+        self.order.push(name.to_string());
+        Ok(name.to_string())
     }
 }
 
@@ -100,8 +177,8 @@ fn explain_invalid_schema(err: &jsonschema::ValidationError) -> String {
     format!("invalid JSON schema{place}: {detail}")
 }
 
-/// Local types are inlined before compiling, so the place the crate names is inside the inlined
-/// copy. Finds the local type at fault: one the schema uses (directly or through other types)
+/// Local types are resolved into definitions before compiling, so the place the crate names is
+/// inside those. Finds the local type at fault: one the schema uses (directly or through other types)
 /// that fails on its own, and not only through another failing type; with its own message.
 fn faulty_local_type<'m>(
     schema: &Value,
@@ -140,7 +217,7 @@ impl Schema {
     pub fn compile(schema: &Value, local_types: &Map, version: Option<&str>) -> Result<Self, String> {
         let draft = draft(version)?;
         let build = |schema: &Value| -> Result<Validator, String> {
-            let resolved = resolve_local(schema, local_types)?;
+            let resolved = resolve_local(schema, local_types, draft)?;
             jsonschema::options().with_draft(draft).build(&resolved).map_err(|err| explain_invalid_schema(&err))
         };
         build(schema).map(Schema).map_err(|message| match faulty_local_type(schema, local_types, &build) {

@@ -14,7 +14,9 @@ use crate::config::{PatchEntry, PatchOptions};
 use crate::diag::{Diagnostic, Kind, Severity};
 use crate::doc::{read_yaml_documents, FieldPath, Map, Value};
 use crate::krm::{self, type_of};
+use crate::limits::{Budget, Exhausted};
 use crate::package::{resolve, Files};
+use json_patch::PatchOperation;
 use target::Target;
 
 /// One patch document, parsed.
@@ -213,18 +215,28 @@ fn same_namespace(a: &str, b: &str) -> bool {
 pub struct Tally {
     matched: Vec<usize>,
     errors: Vec<Vec<Diagnostic>>,
+    /// Set once the render's budget ran out: reported once, and nothing more is patched.
+    exhausted: bool,
 }
 
 impl Patches {
     pub fn tally(&self) -> Tally {
-        Tally { matched: vec![0; self.patches.len()], errors: vec![Vec::new(); self.patches.len()] }
+        Tally { matched: vec![0; self.patches.len()], errors: vec![Vec::new(); self.patches.len()], exhausted: false }
+    }
+
+    /// Counts the patches that select an item a previous run already patched (marked applied),
+    /// so the second run warns about exactly what the first did.
+    pub fn count_matches(&self, item: &Value, tally: &mut Tally) {
+        for (p, patch) in self.patches.iter().enumerate() {
+            tally.matched[p] += patch.documents.iter().filter(|document| selects(patch, document, item)).count();
+        }
     }
 
     /// Applies every patch that selects `item`, in order (items of kinds without a strategic
     /// schema get merge-patch semantics). Items are independent, so applying them one at a time
     /// gives what applying each patch to the whole list would, while only one item is built.
     /// Returns whether applying again would change the item again.
-    pub fn apply_to(&self, item: &mut Value, tally: &mut Tally) -> bool {
+    pub fn apply_to(&self, item: &mut Value, tally: &mut Tally, budget: &Budget) -> bool {
         let mut repeatable = false;
         for (p, patch) in self.patches.iter().enumerate() {
             for document in &patch.documents {
@@ -232,17 +244,26 @@ impl Patches {
                     continue;
                 }
                 tally.matched[p] += 1;
-                match apply_document(document, patch, item) {
-                    Ok(repeat) => repeatable |= repeat,
-                    Err((message, pointer)) => {
-                        let mut diagnostic =
-                            Diagnostic::error(Kind::Render, format!("patch {}: {message}", patch.field)).about(item);
-                        if let Some(pointer) = pointer {
-                            diagnostic = diagnostic.at(pointer_to_field(&pointer));
-                        }
-                        tally.errors[p].push(diagnostic);
-                    }
+                if tally.exhausted {
+                    continue;
                 }
+                let (message, pointer) = match apply_document(document, patch, item, budget) {
+                    Ok(repeat) => {
+                        repeatable |= repeat;
+                        continue;
+                    }
+                    Err(Failure::Patch(message, pointer)) => (message, pointer),
+                    Err(Failure::Budget(exhausted)) => {
+                        tally.exhausted = true;
+                        (exhausted.to_string(), None)
+                    }
+                };
+                let mut diagnostic =
+                    Diagnostic::error(Kind::Render, format!("patch {}: {message}", patch.field)).about(item);
+                if let Some(pointer) = pointer {
+                    diagnostic = diagnostic.at(pointer_to_field(&pointer));
+                }
+                tally.errors[p].push(diagnostic);
             }
         }
         repeatable
@@ -287,26 +308,30 @@ fn selects(patch: &Patch, document: &Document, item: &Value) -> bool {
     }
 }
 
+/// Why a document was not applied: its own failure (message, pointer), or the render's budget.
+enum Failure {
+    Patch(String, Option<String>),
+    Budget(Exhausted),
+}
+
+impl From<(String, Option<String>)> for Failure {
+    fn from((message, pointer): (String, Option<String>)) -> Self {
+        Failure::Patch(message, pointer)
+    }
+}
+
+impl From<Exhausted> for Failure {
+    fn from(exhausted: Exhausted) -> Self {
+        Failure::Budget(exhausted)
+    }
+}
+
 /// Applies one document to one item, all or nothing. `Ok(true)` when applying it again would
 /// change the item again (an `add` to the end of a list, a `remove`…).
-fn apply_document(document: &Document, patch: &Patch, item: &mut Value) -> Result<bool, (String, Option<String>)> {
-    let mut result = item.clone();
-    let repeat = match document {
-        Document::Json6902(operations) => {
-            json_patch::patch(&mut result, operations).map_err(|err| {
-                let operation = operations.0.get(err.operation).map(|op| op.to_string()).unwrap_or_default();
-                let op_name = serde_json::from_str::<Value>(&operation)
-                    .ok()
-                    .and_then(|v| v.get("op").and_then(Value::as_str).map(str::to_string))
-                    .unwrap_or_default();
-                (
-                    format!("operation {} ({op_name} {}) failed: {}", err.operation, err.path, err.kind),
-                    Some(err.path.to_string()),
-                )
-            })?;
-            let mut again = result.clone();
-            json_patch::patch(&mut again, operations).map_or(true, |_| again != result)
-        }
+fn apply_document(document: &Document, patch: &Patch, item: &mut Value, budget: &Budget) -> Result<bool, Failure> {
+    budget.charge_steps(1)?;
+    match document {
+        Document::Json6902(operations) => apply_6902(&operations.0, patch, item, budget),
         Document::Strategic(map) => {
             let mut patch_map = map.clone();
             if patch.target.is_some() {
@@ -316,14 +341,146 @@ fn apply_document(document: &Document, patch: &Patch, item: &mut Value) -> Resul
             }
             let (api_version, kind) = type_of(item);
             let schema = strategic::schema_of(api_version, kind);
-            let Value::Object(target) = &mut result else { return Err(("resource is not a mapping".into(), None)) };
+            let mut result = item.clone();
+            let Value::Object(target) = &mut result else {
+                return Err(Failure::Patch("resource is not a mapping".into(), None));
+            };
             strategic::apply(target, &patch_map, schema).map_err(|err| locate_strategic_error(&err))?;
-            false
+            check_identity(item, &result, &patch.options)?;
+            *item = result;
+            Ok(false)
         }
+    }
+}
+
+/// RFC 6902 in place when it can neither copy (amplify) nor change the resource's identity: the
+/// crate undoes a failed patch itself, so the item is not cloned per patch (10 000 patches on one
+/// item stay linear). Otherwise operation by operation on a copy, charging each copied value
+/// before it is made, so doubling copies end at the output budget rather than in memory.
+fn apply_6902(
+    operations: &[PatchOperation],
+    patch: &Patch,
+    item: &mut Value,
+    budget: &Budget,
+) -> Result<bool, Failure> {
+    let copies = operations.iter().any(|op| matches!(op, PatchOperation::Copy(_)));
+    if !copies && !operations.iter().any(touches_identity) {
+        for operation in operations {
+            charge_operation(operation, item, budget)?;
+        }
+        json_patch::patch(item, operations).map_err(|err| describe_6902_error(operations, err.operation, &err))?;
+    } else {
+        let mut result = item.clone();
+        apply_one_by_one(&mut result, operations, budget)?;
+        check_identity(item, &result, &patch.options)?;
+        *item = result;
+    }
+    if idempotent(operations) {
+        return Ok(false);
+    }
+    // Whether a second run would change the item again: applied once more to a copy, within
+    // the same budget (a copy doubles again there).
+    let mut again = item.clone();
+    match apply_one_by_one(&mut again, operations, budget) {
+        Ok(()) => Ok(again != *item),
+        Err(Failure::Budget(exhausted)) => Err(Failure::Budget(exhausted)),
+        Err(Failure::Patch(..)) => Ok(true),
+    }
+}
+
+/// Applies the operations one at a time to `value` (a copy: a failure leaves it half-patched).
+fn apply_one_by_one(value: &mut Value, operations: &[PatchOperation], budget: &Budget) -> Result<(), Failure> {
+    for (i, operation) in operations.iter().enumerate() {
+        charge_operation(operation, value, budget)?;
+        json_patch::patch(value, std::slice::from_ref(operation))
+            .map_err(|err| describe_6902_error(operations, i, &err))?;
+    }
+    Ok(())
+}
+
+/// One step per operation, and the bytes it would add: its value, or the copied value.
+fn charge_operation(operation: &PatchOperation, value: &Value, budget: &Budget) -> Result<(), Exhausted> {
+    budget.charge_steps(1)?;
+    let added = match operation {
+        PatchOperation::Add(op) => Some(&op.value),
+        PatchOperation::Replace(op) => Some(&op.value),
+        PatchOperation::Copy(op) => value.pointer(op.from.as_str()),
+        _ => None,
     };
-    check_identity(item, &result, &patch.options)?;
-    *item = result;
-    Ok(repeat)
+    match added {
+        Some(added) => budget.charge_output(serialized_len(added)),
+        None => Ok(()),
+    }
+}
+
+/// The JSON length of a value, counted without building the text.
+fn serialized_len(value: &Value) -> usize {
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0 = self.0.saturating_add(buf.len());
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count(0);
+    let _ = serde_json::to_writer(&mut count, value);
+    count.0
+}
+
+fn describe_6902_error(operations: &[PatchOperation], index: usize, err: &json_patch::PatchError) -> Failure {
+    let op_name = match operations.get(index) {
+        Some(PatchOperation::Add(_)) => "add",
+        Some(PatchOperation::Remove(_)) => "remove",
+        Some(PatchOperation::Replace(_)) => "replace",
+        Some(PatchOperation::Move(_)) => "move",
+        Some(PatchOperation::Copy(_)) => "copy",
+        Some(PatchOperation::Test(_)) => "test",
+        None => "",
+    };
+    Failure::Patch(
+        format!("operation {index} ({op_name} {}) failed: {}", err.path, err.kind),
+        Some(err.path.to_string()),
+    )
+}
+
+/// Whether an operation may change `metadata.name` or `kind` (then the item is patched on a copy,
+/// so a refused identity change leaves it as it was).
+fn touches_identity(operation: &PatchOperation) -> bool {
+    let hits = |pointer: &str| {
+        let under =
+            |prefix: &str| pointer == prefix || pointer.strip_prefix(prefix).is_some_and(|r| r.starts_with('/'));
+        pointer.is_empty() || pointer == "/metadata" || under("/metadata/name") || under("/kind")
+    };
+    match operation {
+        PatchOperation::Test(_) => false,
+        PatchOperation::Move(op) => hits(op.from.as_str()) || hits(op.path.as_str()),
+        other => hits(other.path().as_str()),
+    }
+}
+
+/// Operations that a second application leaves as they are, known without applying them: adds
+/// and replaces of constant values at fixed places (no list insertion), none inside another's.
+fn idempotent(operations: &[PatchOperation]) -> bool {
+    let mut paths = std::collections::HashSet::new();
+    for operation in operations {
+        match operation {
+            PatchOperation::Replace(op) => paths.insert(op.path.as_str()),
+            PatchOperation::Add(op) => {
+                let last = op.path.as_str().rsplit('/').next().unwrap_or_default();
+                if op.path.as_str().is_empty() || last == "-" || last.bytes().all(|b| b.is_ascii_digit()) {
+                    return false;
+                }
+                paths.insert(op.path.as_str())
+            }
+            _ => return false,
+        };
+    }
+    let root_and_more = paths.contains("") && paths.len() > 1;
+    !root_and_more
+        && paths.iter().all(|path| path.match_indices('/').skip(1).all(|(at, _)| !paths.contains(&path[..at])))
 }
 
 /// A strategic merge error reads `/spec/template/spec/$setElementOrder/containers: …`: its plain
@@ -354,7 +511,7 @@ fn strip_identity(patch: &mut Map) {
     }
 }
 
-fn check_identity(before: &Value, after: &Value, options: &PatchOptions) -> Result<(), (String, Option<String>)> {
+fn check_identity(before: &Value, after: &Value, options: &PatchOptions) -> Result<(), Failure> {
     if !options.allow_name_change && krm::name_of(before) != krm::name_of(after) {
         return Err((
             format!(
@@ -363,7 +520,8 @@ fn check_identity(before: &Value, after: &Value, options: &PatchOptions) -> Resu
                 krm::name_of(after)
             ),
             Some("/metadata/name".into()),
-        ));
+        )
+            .into());
     }
     if !options.allow_kind_change && type_of(before).1 != type_of(after).1 {
         return Err((
@@ -373,7 +531,8 @@ fn check_identity(before: &Value, after: &Value, options: &PatchOptions) -> Resu
                 type_of(after).1
             ),
             Some("/kind".into()),
-        ));
+        )
+            .into());
     }
     Ok(())
 }

@@ -8,7 +8,8 @@
 
 use super::merge_keys::{DEFINITIONS, KINDS};
 use crate::doc::{Map, Value};
-use std::collections::HashMap;
+use crate::limits::MAX_DEPTH;
+use std::collections::{HashMap, HashSet};
 use std::sync::OnceLock;
 
 /// One field of a definition in the generated table.
@@ -49,7 +50,12 @@ const DELETE_FROM_PRIMITIVE_LIST: &str = "$deleteFromPrimitiveList/";
 /// Applies `patch` to `original` (both mappings). Errors leave `original` untouched only if the
 /// caller works on a copy; [`super`] does.
 pub fn apply(original: &mut Map, patch: &Map, schema: Option<usize>) -> Result<(), String> {
-    merge_map(original, patch, schema, "")
+    merge_map(original, patch, schema, "", 0)
+}
+
+/// A value as a hashable key (merge keys, set elements), so list merges stay linear.
+fn key_of(value: &Value) -> String {
+    serde_json::to_string(value).unwrap_or_default()
 }
 
 fn directive(patch: &Map) -> Option<&str> {
@@ -73,7 +79,10 @@ fn without_directives(value: &Value) -> Value {
     }
 }
 
-fn merge_map(original: &mut Map, patch: &Map, schema: Option<usize>, path: &str) -> Result<(), String> {
+fn merge_map(original: &mut Map, patch: &Map, schema: Option<usize>, path: &str, depth: usize) -> Result<(), String> {
+    if depth > MAX_DEPTH {
+        return Err(format!("{path}: the patch nests deeper than {MAX_DEPTH} levels: flatten it"));
+    }
     match directive(patch) {
         Some("replace") => {
             *original = match without_directives(&Value::Object(patch.clone())) {
@@ -115,17 +124,19 @@ fn merge_map(original: &mut Map, patch: &Map, schema: Option<usize>, path: &str)
                 original.shift_remove(key);
             }
             Value::Object(child_patch) => match original.get_mut(key) {
-                Some(Value::Object(child)) => merge_map(child, child_patch, field.and_then(|f| f.schema), &child_path)?,
+                Some(Value::Object(child)) => {
+                    merge_map(child, child_patch, field.and_then(|f| f.schema), &child_path, depth + 1)?
+                }
                 _ => {
                     let mut child = Map::new();
-                    merge_map(&mut child, child_patch, field.and_then(|f| f.schema), &child_path)?;
+                    merge_map(&mut child, child_patch, field.and_then(|f| f.schema), &child_path, depth + 1)?;
                     original.insert(key.clone(), Value::Object(child));
                 }
             },
             Value::Array(items) => {
                 let merged = match (original.get_mut(key), field) {
                     (Some(Value::Array(existing)), Some(f)) if f.merge => {
-                        merge_list(existing, items, f, &child_path)?;
+                        merge_list(existing, items, f, &child_path, depth + 1)?;
                         None
                     }
                     _ => Some(replace_list(items, &child_path)?),
@@ -145,7 +156,8 @@ fn merge_map(original: &mut Map, patch: &Map, schema: Option<usize>, path: &str)
                 return Err(format!("{path}/{key}: expected a list of values to delete"));
             };
             if let Some(Value::Array(existing)) = original.get_mut(list) {
-                existing.retain(|item| !remove.contains(item));
+                let remove: HashSet<String> = remove.iter().map(key_of).collect();
+                existing.retain(|item| !remove.contains(&key_of(item)));
             }
         }
     }
@@ -168,7 +180,8 @@ fn merge_map(original: &mut Map, patch: &Map, schema: Option<usize>, path: &str)
         let Value::Array(keys) = retain else {
             return Err(format!("{path}/$retainKeys: expected a list of field names"));
         };
-        original.retain(|key, _| keys.iter().any(|k| k.as_str() == Some(key.as_str())));
+        let keys: HashSet<&str> = keys.iter().filter_map(Value::as_str).collect();
+        original.retain(|key, _| keys.contains(key.as_str()));
     }
     Ok(())
 }
@@ -190,8 +203,15 @@ fn replace_list(items: &[Value], path: &str) -> Result<Vec<Value>, String> {
 /// apimachinery's mergeSliceWithSpecialElements, then the merge: `{$patch: delete, key: v}`
 /// removes the element with that key; any `$patch: replace` element makes the list exactly the
 /// patch's other elements; `$patch: merge` is refused, as there.
-fn merge_list(existing: &mut Vec<Value>, items: &[Value], field: &Field, path: &str) -> Result<(), String> {
+fn merge_list(
+    existing: &mut Vec<Value>,
+    items: &[Value],
+    field: &Field,
+    path: &str,
+    depth: usize,
+) -> Result<(), String> {
     let mut replace = false;
+    let mut deleted: HashSet<String> = HashSet::new();
     let mut plain = Vec::with_capacity(items.len());
     for item in items {
         let Some(element) = item.as_object() else {
@@ -202,11 +222,10 @@ fn merge_list(existing: &mut Vec<Value>, items: &[Value], field: &Field, path: &
             None => plain.push(item),
             Some("replace") => replace = true,
             Some("delete") => {
-                let key = field.merge_key.and_then(|k| element.get(k).map(|v| (k, v)));
-                let Some((key, value)) = key else {
+                let Some(value) = field.merge_key.and_then(|k| element.get(k)) else {
                     return Err(format!("{path}: $patch: delete needs the element's merge key"));
                 };
-                existing.retain(|e| e.get(key) != Some(value));
+                deleted.insert(key_of(value));
             }
             Some("merge") => return Err(format!("{path}: merging lists cannot yet be specified in the patch")),
             Some(other) => {
@@ -216,22 +235,33 @@ fn merge_list(existing: &mut Vec<Value>, items: &[Value], field: &Field, path: &
             }
         }
     }
+    if let (false, Some(key)) = (deleted.is_empty(), field.merge_key) {
+        existing.retain(|e| e.get(key).is_none_or(|v| !deleted.contains(&key_of(v))));
+    }
     if replace {
         *existing = plain.into_iter().map(without_directives).collect();
         return Ok(());
     }
     let Some(merge_key) = field.merge_key else {
         // A merge list of scalars is a set: append what is missing, in patch order.
+        let mut present: HashSet<String> = existing.iter().map(key_of).collect();
         for item in plain {
             if item.is_object() {
                 return Err(format!("{path}: a list of scalars cannot merge an object element"));
             }
-            if !existing.contains(item) {
+            if present.insert(key_of(item)) {
                 existing.push(item.clone());
             }
         }
         return Ok(());
     };
+    // The first element with each merge key, as the linear search found it.
+    let mut positions: HashMap<String, usize> = HashMap::new();
+    for (i, element) in existing.iter().enumerate() {
+        if let Some(key) = element.get(merge_key) {
+            positions.entry(key_of(key)).or_insert(i);
+        }
+    }
     for item in plain {
         let Value::Object(element) = item else {
             return Err(format!("{path}: elements of this list are objects merged by {merge_key:?}"));
@@ -243,11 +273,13 @@ fn merge_list(existing: &mut Vec<Value>, items: &[Value], field: &Field, path: &
             ));
         };
         let element_path = format!("{path}/{merge_key}={}", serde_json::to_string(key).unwrap_or_default());
-        match existing.iter_mut().find(|e| e.get(merge_key) == Some(key)) {
-            Some(Value::Object(target)) => merge_map(target, element, field.schema, &element_path)?,
+        let found = positions.get(&key_of(key)).copied();
+        match found.and_then(|i| existing.get_mut(i)) {
+            Some(Value::Object(target)) => merge_map(target, element, field.schema, &element_path, depth + 1)?,
             _ => {
                 let mut fresh = Map::new();
-                merge_map(&mut fresh, element, field.schema, &element_path)?;
+                merge_map(&mut fresh, element, field.schema, &element_path, depth + 1)?;
+                positions.entry(key_of(key)).or_insert(existing.len());
                 existing.push(Value::Object(fresh));
             }
         }
@@ -258,12 +290,18 @@ fn merge_list(existing: &mut Vec<Value>, items: &[Value], field: &Field, path: &
 /// `$setElementOrder`: elements named in `order` come first in that order; the rest keep their
 /// relative order after them.
 fn reorder(list: &mut Vec<Value>, order: &[Value], merge_key: Option<&str>) {
-    let rank = |item: &Value| {
-        order.iter().position(|o| match merge_key {
-            Some(key) => o.get(key).is_some() && o.get(key) == item.get(key),
-            None => o == item,
-        })
+    // The first position of each key in `order`, so ranking stays linear (20 000 containers).
+    let identity = |value: &Value| match merge_key {
+        Some(key) => value.get(key).map(key_of),
+        None => Some(key_of(value)),
     };
+    let mut positions: HashMap<String, usize> = HashMap::new();
+    for (i, o) in order.iter().enumerate() {
+        if let Some(key) = identity(o) {
+            positions.entry(key).or_insert(i);
+        }
+    }
+    let rank = |item: &Value| identity(item).and_then(|key| positions.get(&key).copied());
     let mut ranked: Vec<(usize, usize, Value)> =
         std::mem::take(list).into_iter().enumerate().map(|(i, v)| (rank(&v).unwrap_or(usize::MAX), i, v)).collect();
     ranked.sort_by_key(|(r, i, _)| (*r, *i));
@@ -327,5 +365,29 @@ mod tests {
         let patch = json!({"metadata": {"finalizers": ["b", "c"], "$deleteFromPrimitiveList/finalizers": ["a"]}});
         let result = smp(original, patch, "v1", "ConfigMap").unwrap_or_default();
         assert_eq!(result["metadata"]["finalizers"], json!(["b", "c"]));
+    }
+
+    /// Attack "strategic-merge-deep-nesting": a patch deeper than MAX_DEPTH is refused, not recursed.
+    #[test]
+    fn deep_patches_are_refused() {
+        let mut patch = json!("x");
+        for _ in 0..MAX_DEPTH + 5 {
+            patch = json!({"a": patch});
+        }
+        let result = smp(json!({}), patch, "example.com/v1", "Widget");
+        assert!(result.is_err_and(|e| e.contains("nests deeper than 256 levels")));
+    }
+
+    /// Attack "strategic-set-element-order-20000": ranking and merging by key are linear.
+    #[test]
+    fn set_element_order_over_many_containers() {
+        let n = 20_000;
+        let containers: Vec<Value> = (0..n).map(|i| json!({"name": format!("c{i}"), "image": "x"})).collect();
+        let order: Vec<Value> = (0..n).rev().map(|i| json!({"name": format!("c{i}")})).collect();
+        let patch = json!({"spec": {"template": {"spec": {"$setElementOrder/containers": order, "containers": [{"name": "c0", "image": "y"}]}}}});
+        let result = smp(deployment(json!(containers)), patch, "apps/v1", "Deployment").unwrap_or_default();
+        let merged = &result["spec"]["template"]["spec"]["containers"];
+        assert_eq!(merged[0], json!({"name": format!("c{}", n - 1), "image": "x"}));
+        assert_eq!(merged[n - 1], json!({"name": "c0", "image": "y"}));
     }
 }
