@@ -185,9 +185,11 @@ impl Item {
     }
 }
 
-/// Our own compact JSON always parses; null keeps this total.
+/// Our own compact JSON, of a value the readers and evaluators bounded in depth, always parses
+/// (serde_json's recursion limit of 128 is off: it once turned items 128 to 255 levels deep into
+/// null). Null only keeps this total.
 fn parse(text: &str) -> Value {
-    serde_json::from_str(text).unwrap_or(Value::Null)
+    crate::doc::from_own_json(text).unwrap_or(Value::Null)
 }
 
 impl Deref for Item {

@@ -65,8 +65,14 @@ pub struct ResourceList {
 }
 
 impl ResourceList {
-    /// Parses stdin. Anything that is not one ResourceList (or `kind: List`) of mappings is unusable.
+    /// Parses stdin with the default longest-string limit.
     pub fn parse(bytes: &[u8]) -> Result<Self, UnusableInput> {
+        Self::parse_with_limit(bytes, MAX_STRING_BYTES as u64)
+    }
+
+    /// Parses stdin. Anything that is not one ResourceList (or `kind: List`) of mappings is
+    /// unusable, and so is a string longer than `max_string` (`--max-file-size`).
+    pub fn parse_with_limit(bytes: &[u8], max_string: u64) -> Result<Self, UnusableInput> {
         let text = std::str::from_utf8(bytes).map_err(|err| {
             UnusableInput::new(format!("input is not UTF-8 text (invalid byte at offset {})", err.valid_up_to()))
         })?;
@@ -119,12 +125,13 @@ impl ResourceList {
             }
             Items::List(items, None) => {
                 // Only an item whose whole text is longer than the limit can hold such a string.
-                for (i, item) in items.iter().enumerate().filter(|(_, item)| item.text_len() > MAX_STRING_BYTES) {
-                    if let Some((field, len)) = item.with_value(oversized_string) {
+                for (i, item) in items.iter().enumerate().filter(|(_, item)| item.text_len() as u64 > max_string) {
+                    if let Some((field, len)) = item.with_value(|value| oversized_string(value, max_string)) {
                         return Err(UnusableInput::new(oversized_message(
                             &format!("ResourceList items[{i}]"),
                             &field,
                             len,
+                            max_string,
                         )));
                     }
                 }
@@ -210,7 +217,26 @@ fn write_list_element(out: &mut dyn std::io::Write, text: &str) -> std::io::Resu
 /// JSON is read by serde_json (faster and exact); everything else as YAML.
 fn parse_document(text: &str) -> Result<(Top, Format), UnusableInput> {
     if text.trim_start().starts_with('{') {
-        return serde_json::from_str(text).map(|v| (v, Format::Json)).map_err(|err| {
+        // The YAML reader's depth limit, checked before the recursive reader runs (its own limit
+        // of 128 is off, so JSON and YAML input may nest equally deep).
+        if let Some(offset) = crate::doc::json_too_deep(text, crate::limits::MAX_DEPTH) {
+            let before = &text[..offset];
+            let line = before.matches('\n').count() as u64 + 1;
+            let column = before.rfind('\n').map_or(before.len(), |at| before.len() - at - 1) as u64 + 1;
+            return Err(UnusableInput {
+                message: format!(
+                    "input nests deeper than {} levels: Kubernetes objects nest far less; look for unclosed brackets",
+                    crate::limits::MAX_DEPTH
+                ),
+                line: Some(line),
+                column: Some(column),
+            });
+        }
+        let mut deserializer = serde_json::Deserializer::from_str(text);
+        deserializer.disable_recursion_limit();
+        let parsed =
+            serde::Deserialize::deserialize(&mut deserializer).and_then(|top| deserializer.end().map(|()| top));
+        return parsed.map(|v| (v, Format::Json)).map_err(|err| {
             // The position is reported separately; drop serde_json's own " at line L column C".
             let text = err.to_string();
             let message = text.rfind(" at line ").map_or(text.as_str(), |at| &text[..at]);
