@@ -156,6 +156,10 @@ pub fn resolve(from: Option<&str>, relative: &str) -> Result<String, String> {
     if relative.starts_with('/') || relative.starts_with('\\') || relative.contains(":\\") {
         return Err(format!("path {relative:?} escapes the package root"));
     }
+    if let Some(file) = from {
+        // The declaring file's path is the item's own annotation: input, not a trusted path.
+        check_inside(file).map_err(|_| format!("the item's path annotation {file:?} escapes the package root"))?;
+    }
     let mut parts: Vec<&str> = match from {
         Some(file) => {
             let mut parts: Vec<&str> = file.split('/').collect();
