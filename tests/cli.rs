@@ -260,7 +260,7 @@ fn closed_stdout_and_broken_pipe_are_exit_2() {
     let items: String =
         (0..20000).map(|i| format!("- {{apiVersion: v1, kind: ConfigMap, metadata: {{name: c{i}}}}}\n")).collect();
     let dir = scratch("pipe");
-    let _ = std::fs::write(dir.join("in.yaml"), format!("{input}").replace("items: []\n", &format!("items:\n{items}")));
+    let _ = std::fs::write(dir.join("in.yaml"), input.replace("items: []\n", &format!("items:\n{items}")));
     let script = format!("'{}' < in.yaml | true; echo \"rc=${{PIPESTATUS:-}}\"", binary.display());
     let output = std::process::Command::new("bash")
         .current_dir(&dir)
