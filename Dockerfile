@@ -15,5 +15,7 @@ FROM scratch
 COPY --from=build /passwd /etc/passwd
 COPY --from=build /render-blueprint /usr/local/bin/render-blueprint
 USER nobody
-WORKDIR /
+# An empty directory of its own: a package mounted here is the root, and nothing else in the
+# image is package content (file reads from a root of / are refused).
+WORKDIR /package
 ENTRYPOINT ["/usr/local/bin/render-blueprint"]

@@ -6,7 +6,7 @@ use crate::diag::Diagnostic;
 use crate::doc::{quoted_dollar_scalars, read_yaml_documents, Value};
 use crate::krm::{annotations as ann, is_local_config, set_annotation, Item, ResourceList};
 use crate::limits::Limits;
-use crate::package::Files;
+use crate::package::{read_regular_file, DiskFiles, Files};
 use crate::pipeline::{self, Input, ScalarStyles};
 use crate::{config, explain, help};
 use clap::{Args, Parser, Subcommand, ValueEnum};
@@ -34,6 +34,9 @@ struct Cli {
 /// The operator's limits (see README, Security): flags, never package content, set them.
 #[derive(Args, Clone)]
 struct LimitArgs {
+    /// Largest file a blueprint may read, and longest string in input or output (e.g. 8Mi)
+    #[arg(long, global = true, value_name = "SIZE", default_value = "8Mi", value_parser = crate::limits::parse_size)]
+    max_file_size: u64,
     /// Output that templates, expressions, substitution, Jsonnet, patches and clones may produce in one render
     #[arg(long, global = true, value_name = "SIZE", default_value = "256Mi", value_parser = crate::limits::parse_size)]
     max_output_size: u64,
@@ -44,7 +47,7 @@ struct LimitArgs {
 
 impl LimitArgs {
     fn limits(&self) -> Limits {
-        Limits { max_output_bytes: self.max_output_size, max_steps: self.max_steps, ..Limits::default() }
+        Limits { max_file_bytes: self.max_file_size, max_output_bytes: self.max_output_size, max_steps: self.max_steps }
     }
 }
 
@@ -125,7 +128,7 @@ impl Exit {
             Exit::Ok => ExitCode::SUCCESS,
             Exit::Errors => ExitCode::from(1),
             Exit::Unusable(message) => {
-                eprintln!("error: {}", printable(&message));
+                eprint_line(&format!("error: {message}"));
                 ExitCode::from(2)
             }
         }
@@ -141,6 +144,9 @@ impl Exit {
 }
 
 pub fn main() -> ExitCode {
+    if stdout_was_closed() {
+        return Exit::Unusable("cannot write output: stdout is closed".into()).code();
+    }
     let args: Vec<OsString> = std::env::args_os().collect();
     if let Some(config_file) = legacy_plugin_config(&args) {
         return legacy_plugin(&config_file).code();
@@ -165,49 +171,45 @@ pub fn main() -> ExitCode {
     exit.code()
 }
 
-fn write_stdout(text: &str) -> Exit {
-    write_with(|out| out.write_all(text.as_bytes()))
-}
-
-/// Messages quote the input, which may hold terminal escape sequences (`ESC[31m`, a bell, a
-/// title change): every control character but the newlines between lines and tabs is written
-/// as an escape, so stderr shows what the input says instead of obeying it.
-fn printable(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '\n' | '\t' => out.push(c),
-            c if c.is_control() => out.extend(c.escape_default()),
-            c => out.push(c),
-        }
-    }
-    out
-}
-
-/// Whether standard output was closed when the process started (`>&-`). Rust's runtime then
-/// points descriptor 1 at /dev/null, opened read-write, so every write "succeeds" and a run
-/// would exit 0 having written nothing. A shell's `>/dev/null` opens it write-only, which is
-/// how the two differ (Linux's /proc tells both; elsewhere this answers "open").
+/// Whether the process started with stdout closed (`>&-`). Rust's runtime then opens /dev/null
+/// in its place, for reading and writing, so every write would succeed and the output vanish
+/// with exit 0. A shell's `>/dev/null` opens it write-only, which is the operator's choice.
+/// Read from /proc, as no safe std call gives a descriptor's flags; without /proc, not closed.
 fn stdout_was_closed() -> bool {
-    let Ok(target) = std::fs::read_link("/proc/self/fd/1") else { return false };
-    if target != Path::new("/dev/null") {
+    if std::fs::read_link("/proc/self/fd/1").ok().as_deref() != Some(Path::new("/dev/null")) {
         return false;
     }
-    let Ok(info) = std::fs::read_to_string("/proc/self/fdinfo/1") else { return false };
-    let flags = info.lines().find_map(|line| line.strip_prefix("flags:")).map(str::trim);
-    // O_ACCMODE is 3 and O_RDWR is 2.
-    flags.and_then(|octal| u32::from_str_radix(octal, 8).ok()).is_some_and(|flags| flags & 3 == 2)
+    let flags = std::fs::read_to_string("/proc/self/fdinfo/1").ok().and_then(|info| {
+        info.lines().find_map(|line| line.strip_prefix("flags:")).and_then(|f| u32::from_str_radix(f.trim(), 8).ok())
+    });
+    // O_ACCMODE is 3, O_RDWR 2.
+    flags.is_some_and(|flags| flags & 3 == 2)
 }
 
-/// Prints warnings and errors on stderr. With a package root (render, explain, graph) each one
+fn write_stdout(text: &str) -> Exit {
+    let mut stdout = std::io::stdout().lock();
+    match stdout.write_all(text.as_bytes()).and_then(|_| stdout.flush()) {
+        Ok(()) => Exit::Ok,
+        // Any failure, a closed pipe included: a truncated package is never a success.
+        Err(err) => Exit::Unusable(format!("cannot write output: {err}")),
+    }
+}
+
+/// Every line on stderr goes through here: text from the input may hold terminal escapes.
+fn eprint_line(text: &str) {
+    eprintln!("{}", crate::diag::escape_controls(text));
+}
+
+/// Prints warnings and errors on stderr. With package files (render, explain, graph) each one
 /// about a file gets the line and column of its field, found by reading that file again; only
-/// reported problems pay for it.
-fn report_results(results: &[Diagnostic], root: Option<&Path>) {
+/// reported problems pay for it. Only files this run read are reopened: the path comes from the
+/// item's own annotation, which the input controls.
+fn report_results(results: &[Diagnostic], files: Option<&DiskFiles>) {
     let mut texts: HashMap<String, Option<String>> = HashMap::new();
     for diagnostic in results.iter().filter(|d| d.severity >= crate::diag::Severity::Warning) {
-        let position = match (root, &diagnostic.location.path, diagnostic.location.line) {
-            (Some(root), Some(path), None) => {
-                let text = texts.entry(path.clone()).or_insert_with(|| std::fs::read_to_string(root.join(path)).ok());
+        let position = match (files, &diagnostic.location.path, diagnostic.location.line) {
+            (Some(files), Some(path), None) if files.was_read(path) => {
+                let text = texts.entry(path.clone()).or_insert_with(|| files.read(path).ok());
                 let index = usize::try_from(diagnostic.location.index.unwrap_or(0)).unwrap_or(usize::MAX);
                 let field = diagnostic.field.clone().unwrap_or_default();
                 text.as_deref().and_then(|text| crate::doc::locate(text, index, &field))
@@ -215,10 +217,8 @@ fn report_results(results: &[Diagnostic], root: Option<&Path>) {
             _ => None,
         };
         match position {
-            Some(at) => {
-                eprintln!("{}", printable(&diagnostic.clone().at_position(Some(at.line), Some(at.column)).to_string()))
-            }
-            None => eprintln!("{}", printable(&diagnostic.to_string())),
+            Some(at) => eprint_line(&diagnostic.clone().at_position(Some(at.line), Some(at.column)).to_string()),
+            None => eprint_line(&diagnostic.to_string()),
         }
     }
 }
@@ -234,11 +234,11 @@ fn krm(root: Option<PathBuf>, limits: Limits) -> Exit {
         return Exit::Unusable(format!("cannot read stdin: {err}"));
     }
     let bytes = Rc::new(bytes);
-    let mut list = match ResourceList::parse(&bytes) {
+    let mut list = match ResourceList::parse_with_limit(&bytes, limits.max_file_bytes) {
         Ok(list) => list,
         Err(err) => return Exit::Unusable(err.to_string()),
     };
-    let files = DiskFiles::new(root_or_cwd(root));
+    let files = DiskFiles::new(&root_or_cwd(root), limits.max_file_bytes);
     let styles = match list.format {
         // JSON strings are all quoted.
         crate::krm::Format::Json => SourceStyles::all_quoted(),
@@ -264,7 +264,11 @@ fn krm(root: Option<PathBuf>, limits: Limits) -> Exit {
     // path) is cheaper than keeping a copy of every item on the path that succeeds.
     let items = match output.items {
         Some(items) => items,
-        None => ResourceList::parse(&bytes).map(|original| original.items).unwrap_or_default(),
+        None => match ResourceList::parse_with_limit(&bytes, limits.max_file_bytes) {
+            Ok(original) => original.items,
+            // The same bytes parsed a moment ago; never write an empty package instead.
+            Err(err) => return Exit::Unusable(err.to_string()),
+        },
     };
     drop(bytes);
     match write_with(|out| list.write_to(out, items, results)) {
@@ -274,16 +278,11 @@ fn krm(root: Option<PathBuf>, limits: Limits) -> Exit {
 }
 
 /// Writes through a buffered stdout, item by item, without building the whole text first.
-///
-/// Every write failure is exit 2, a closed pipe included: a reader that got part of a package
-/// did not get the package, and a pipeline must not take that for success.
 fn write_with(write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>) -> Exit {
-    if stdout_was_closed() {
-        return Exit::Unusable("cannot write output: standard output is closed".into());
-    }
     let mut stdout = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
     match write(&mut stdout).and_then(|_| stdout.flush()) {
         Ok(()) => Exit::Ok,
+        // Any failure, a closed pipe included: a truncated package is never a success.
         Err(err) => Exit::Unusable(format!("cannot write output: {err}")),
     }
 }
@@ -299,30 +298,47 @@ fn write_stream(out: &mut dyn Write, items: impl Iterator<Item = Value>) -> std:
     Ok(())
 }
 
-/// Reads `PATH…`, `-c`, `-f` and `--set` into a pipeline input, and the package root.
-fn load_inputs(args: &InputArgs, root: Option<PathBuf>, limits: Limits) -> Result<(Input, PathBuf), Exit> {
+/// The directory a PATH stands for: itself, or a file's directory (`.` for a bare file name).
+fn directory_of(path: &Path) -> PathBuf {
+    let dir = if path.is_dir() { Some(path) } else { path.parent() };
+    match dir {
+        Some(dir) if !dir.as_os_str().is_empty() => dir.to_path_buf(),
+        _ => PathBuf::from("."),
+    }
+}
+
+/// Reads `PATH…`, `-c`, `-f` and `--set` into a pipeline input, and the package's files. The
+/// root is `--root`, else the directory of `-c`, else the first PATH's directory (the PATH itself
+/// for a directory): never wider than a directory the user named.
+fn load_inputs(args: &InputArgs, root: Option<PathBuf>, limits: Limits) -> Result<(Input, DiskFiles), Exit> {
     let root = root
-        .or_else(|| args.config.as_ref().and_then(|c| c.parent().map(Path::to_path_buf)))
-        .or_else(|| args.paths.first().filter(|p| p.is_dir()).cloned())
+        .or_else(|| args.config.as_deref().map(directory_of))
+        .or_else(|| args.paths.first().map(|p| directory_of(p)))
         .unwrap_or_else(|| PathBuf::from("."));
     let root = if root.as_os_str().is_empty() { PathBuf::from(".") } else { root };
+    let files = DiskFiles::new(&root, limits.max_file_bytes);
+    let limit = limits.max_file_bytes;
+    let mut walk = Walk { root: root.clone(), limit, files: &files, visited: HashSet::new(), within: PathBuf::new() };
     let mut items = Vec::new();
     let mut styles = SourceStyles::default();
     for path in &args.paths {
-        read_manifests(path, &root, &mut items, &mut styles).map_err(Exit::Unusable)?;
+        walk.within = containment(path, &root);
+        walk.read_manifests(path, 0, &mut items, &mut styles).map_err(Exit::Unusable)?;
     }
     let function_config = match &args.config {
         None => None,
         Some(path) => {
-            let mut config = read_single_document(path).map_err(Exit::Unusable)?;
+            let mut config = read_single_document(path, limit).map_err(Exit::Unusable)?;
             // Relative paths in the config resolve from its own file.
-            tag_location(&mut config, &package_path(path, &root), 0);
+            let package_path = package_path(path, &root);
+            files.note(&package_path);
+            tag_location(&mut config, &package_path, 0);
             Some(config)
         }
     };
     let mut value_overrides = Vec::new();
     for path in &args.values {
-        match read_single_document(path).map_err(Exit::Unusable)? {
+        match read_single_document(path, limit).map_err(Exit::Unusable)? {
             map @ Value::Object(_) => value_overrides.push(map),
             _ => return Err(Exit::Unusable(format!("{}: values must be a YAML mapping", path.display()))),
         }
@@ -330,17 +346,17 @@ fn load_inputs(args: &InputArgs, root: Option<PathBuf>, limits: Limits) -> Resul
     for assignment in &args.set {
         value_overrides.push(set_layer(assignment).map_err(Exit::Unusable)?);
     }
-    Ok((Input { items, function_config, value_overrides, styles: Some(Box::new(styles)), limits }, root))
+    Ok((Input { items, function_config, value_overrides, styles: Some(Box::new(styles)), limits }, files))
 }
 
 /// `render-blueprint render PATH…`: manifests from files, the final manifests on stdout.
 fn render(args: RenderArgs, root: Option<PathBuf>, limits: Limits) -> Exit {
-    let (input, root) = match load_inputs(&args.input, root, limits) {
+    let (input, files) = match load_inputs(&args.input, root, limits) {
         Ok(loaded) => loaded,
         Err(exit) => return exit,
     };
-    let output = pipeline::render(input, &DiskFiles::new(root.clone()));
-    report_results(&output.results, Some(&root));
+    let output = pipeline::render(input, &files);
+    report_results(&output.results, Some(&files));
     let Some(items) = output.items else {
         // The CLI prints nothing rather than a package that is missing its failed parts.
         return Exit::Errors;
@@ -369,12 +385,12 @@ fn report(
     limits: Limits,
     format: impl Fn(&pipeline::Output) -> String,
 ) -> Exit {
-    let (input, root) = match load_inputs(args, root, limits) {
+    let (input, files) = match load_inputs(args, root, limits) {
         Ok(loaded) => loaded,
         Err(exit) => return exit,
     };
-    let output = pipeline::render(input, &DiskFiles::new(root.clone()));
-    report_results(&output.results, Some(&root));
+    let output = pipeline::render(input, &files);
+    report_results(&output.results, Some(&files));
     match write_stdout(&format(&output)) {
         Exit::Ok => Exit::from_results(&output.results),
         failure => failure,
@@ -440,7 +456,8 @@ struct SourceStyles {
 /// re-reads the file, KRM mode shares stdin's bytes, so no copy is kept alive.
 enum Source {
     Bytes(Rc<Vec<u8>>),
-    File(PathBuf),
+    /// A file the command line read, and the file-size limit it was read with.
+    File(PathBuf, u64),
     Text(String),
 }
 
@@ -448,7 +465,9 @@ impl Source {
     fn scan(&self) -> Vec<HashSet<String>> {
         match self {
             Source::Bytes(bytes) => quoted_dollar_scalars(&String::from_utf8_lossy(bytes)),
-            Source::File(path) => std::fs::read_to_string(path).map(|t| quoted_dollar_scalars(&t)).unwrap_or_default(),
+            Source::File(path, limit) => {
+                read_regular_file(path, *limit).map(|t| quoted_dollar_scalars(&t)).unwrap_or_default()
+            }
             Source::Text(text) => quoted_dollar_scalars(text),
         }
     }
@@ -477,10 +496,55 @@ impl ScalarStyles for SourceStyles {
     }
 }
 
-/// Reads one file or a directory tree of manifests, tagging each item with its package path.
-fn read_manifests(path: &Path, root: &Path, items: &mut Vec<Item>, styles: &mut SourceStyles) -> Result<(), String> {
-    let meta = std::fs::metadata(path).map_err(|err| format!("{}: {err}", path.display()))?;
-    if meta.is_dir() {
+/// The directory walk of `PATH…`: symlinks may not lead out of `within` (the root, or a PATH
+/// outside it), and each real directory is read once, so `loop -> .` neither repeats manifests
+/// nor runs forever.
+struct Walk<'a> {
+    root: PathBuf,
+    limit: u64,
+    files: &'a DiskFiles,
+    /// Canonical directories already read.
+    visited: HashSet<PathBuf>,
+    /// The canonical directory symlinks found by the walk must stay in.
+    within: PathBuf,
+}
+
+/// The boundary for a named PATH: the root when the PATH is inside it, else the PATH itself.
+fn containment(path: &Path, root: &Path) -> PathBuf {
+    let root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
+    match path.canonicalize() {
+        Ok(real) if real.starts_with(&root) => root,
+        Ok(real) if real.is_dir() => real,
+        Ok(real) => real.parent().map_or(root, Path::to_path_buf),
+        Err(_) => root,
+    }
+}
+
+impl Walk<'_> {
+    /// Reads one file or a directory tree of manifests, tagging each item with its package path.
+    fn read_manifests(
+        &mut self,
+        path: &Path,
+        depth: usize,
+        items: &mut Vec<Item>,
+        styles: &mut SourceStyles,
+    ) -> Result<(), String> {
+        let meta = std::fs::metadata(path).map_err(|err| format!("{}: {err}", path.display()))?;
+        if !meta.is_dir() {
+            return self.read_file(path, items, styles);
+        }
+        if depth > crate::limits::MAX_DEPTH {
+            return Err(format!(
+                "{}: directories nest deeper than {} levels: pass a directory nearer the manifests",
+                path.display(),
+                crate::limits::MAX_DEPTH
+            ));
+        }
+        let real = path.canonicalize().map_err(|err| format!("{}: {err}", path.display()))?;
+        if !self.visited.insert(real) {
+            // A second way into a directory already read (a `loop -> .` symlink).
+            return Ok(());
+        }
         let mut entries: Vec<PathBuf> = std::fs::read_dir(path)
             .map_err(|err| format!("{}: {err}", path.display()))?
             .filter_map(|entry| entry.ok().map(|e| e.path()))
@@ -489,43 +553,56 @@ fn read_manifests(path: &Path, root: &Path, items: &mut Vec<Item>, styles: &mut 
         entries.sort();
         for entry in entries {
             let is_manifest = entry.extension().is_some_and(|ext| ext == "yaml" || ext == "yml");
+            let is_link = std::fs::symlink_metadata(&entry).is_ok_and(|m| m.file_type().is_symlink());
+            if is_link {
+                match entry.canonicalize() {
+                    Ok(target) if target.starts_with(&self.within) => {}
+                    // A dangling link names nothing to read.
+                    Err(_) if !is_manifest => continue,
+                    _ => {
+                        return Err(format!(
+                            "{}: a symbolic link that leads out of the package: remove it, or pass --root with a \
+                             directory that holds its target",
+                            entry.display()
+                        ))
+                    }
+                }
+            }
             if entry.is_dir() || is_manifest {
-                read_manifests(&entry, root, items, styles)?;
+                self.read_manifests(&entry, depth + 1, items, styles)?;
             }
         }
-        return Ok(());
+        Ok(())
     }
-    let text = std::fs::read_to_string(path).map_err(|err| format!("{}: {err}", path.display()))?;
-    let documents = read_yaml_documents(&text).map_err(|err| yaml_error(path, &err))?;
-    let package_path = package_path(path, root);
-    styles.texts.push(Source::File(path.to_path_buf()));
-    let text_index = styles.texts.len() - 1;
-    for (index, mut document) in documents.into_iter().enumerate() {
-        if !document.is_object() {
-            let place = document_place(path, &text, index);
-            return Err(format!("{place}: document {} is not a mapping (a Kubernetes object)", index + 1));
-        }
-        // A mapping with neither apiVersion nor kind is not a manifest: most often a values
-        // file kept in the package for `valuesFrom`. It is read by the step that names it.
-        if document.get("kind").is_none() && document.get("apiVersion").is_none() {
-            continue;
-        }
-        if text.len() > crate::doc::MAX_STRING_BYTES {
-            if let Some((field, len)) = crate::doc::oversized_string(&document) {
-                let place = format!("{}: document {}", path.display(), index + 1);
-                return Err(crate::doc::oversized_message(&place, &field, len));
+
+    fn read_file(&mut self, path: &Path, items: &mut Vec<Item>, styles: &mut SourceStyles) -> Result<(), String> {
+        let text = read_regular_file(path, self.limit).map_err(|err| format!("{}: {err}", path.display()))?;
+        let documents = read_yaml_documents(&text).map_err(|err| yaml_error(path, &err))?;
+        let package_path = package_path(path, &self.root);
+        self.files.note(&package_path);
+        styles.texts.push(Source::File(path.to_path_buf(), self.limit));
+        let text_index = styles.texts.len() - 1;
+        for (index, mut document) in documents.into_iter().enumerate() {
+            if !document.is_object() {
+                let place = document_place(path, &text, index);
+                return Err(format!("{place}: document {} is not a mapping (a Kubernetes object)", index + 1));
             }
+            // A mapping with neither apiVersion nor kind is not a manifest: most often a values
+            // file kept in the package for `valuesFrom`. It is read by the step that names it.
+            if document.get("kind").is_none() && document.get("apiVersion").is_none() {
+                continue;
+            }
+            tag_location(&mut document, &package_path, index);
+            items.push(Item::from(document));
+            styles.items.push((text_index, index));
         }
-        tag_location(&mut document, &package_path, index);
-        items.push(Item::from(document));
-        styles.items.push((text_index, index));
+        Ok(())
     }
-    Ok(())
 }
 
 /// Reads a file that holds exactly one YAML mapping (`-c`, `-f`).
-fn read_single_document(path: &Path) -> Result<Value, String> {
-    let text = std::fs::read_to_string(path).map_err(|err| format!("{}: {err}", path.display()))?;
+fn read_single_document(path: &Path, limit: u64) -> Result<Value, String> {
+    let text = read_regular_file(path, limit).map_err(|err| format!("{}: {err}", path.display()))?;
     let mut documents = read_yaml_documents(&text).map_err(|err| yaml_error(path, &err))?;
     match (documents.len(), documents.first()) {
         (1, Some(Value::Object(_))) => Ok(documents.remove(0)),
@@ -601,9 +678,11 @@ fn legacy_plugin(config_file: &Path) -> Exit {
     let config_text = std::env::var("KUSTOMIZE_PLUGIN_CONFIG_STRING")
         .ok()
         .filter(|s| !s.trim().is_empty())
-        .or_else(|| std::fs::read_to_string(config_file).ok());
-    let Some(config_text) = config_text else {
-        return Exit::Unusable(format!("cannot read plugin config {}", config_file.display()));
+        .map(Ok)
+        .unwrap_or_else(|| read_regular_file(config_file, Limits::default().max_file_bytes));
+    let config_text = match config_text {
+        Ok(text) => text,
+        Err(err) => return Exit::Unusable(format!("cannot read plugin config {}: {err}", config_file.display())),
     };
     let config = match read_yaml_documents(&config_text) {
         Ok(mut docs) if docs.len() == 1 && docs[0].is_object() => docs.remove(0),
@@ -620,7 +699,7 @@ fn legacy_plugin(config_file: &Path) -> Exit {
         Err(err) => return Exit::Unusable(yaml_error_in("stdin", &err)),
     };
     let root = std::env::var_os("KUSTOMIZE_PLUGIN_CONFIG_ROOT").map(PathBuf::from);
-    let files = DiskFiles::new(root_or_cwd(root));
+    let files = DiskFiles::new(&root_or_cwd(root), Limits::default().max_file_bytes);
     let styles = SourceStyles {
         items: (0..items.len()).map(|i| (0, i)).collect(),
         texts: vec![Source::Text(text)],
@@ -639,33 +718,6 @@ fn legacy_plugin(config_file: &Path) -> Exit {
     match output.items {
         Some(items) => write_with(|out| write_stream(out, items.into_iter().map(Item::into_value))),
         None => Exit::Errors,
-    }
-}
-
-/// Files on disk, confined to the package root: symlinks may not lead out of it.
-#[derive(Clone)]
-struct DiskFiles {
-    root: PathBuf,
-}
-
-impl DiskFiles {
-    fn new(root: PathBuf) -> Self {
-        Self { root }
-    }
-}
-
-impl Files for DiskFiles {
-    fn read(&self, path: &str) -> Result<String, String> {
-        let full = self.root.join(path);
-        let root = self.root.canonicalize().map_err(|err| format!("package root {}: {err}", self.root.display()))?;
-        let real = full.canonicalize().map_err(|err| err.to_string())?;
-        if !real.starts_with(&root) {
-            return Err(format!("path {path:?} escapes the package root"));
-        }
-        std::fs::read_to_string(&real).map_err(|err| err.to_string())
-    }
-    fn share(&self) -> std::sync::Arc<dyn Files> {
-        std::sync::Arc::new(self.clone())
     }
 }
 

@@ -203,3 +203,34 @@ impl fmt::Display for Diagnostic {
         f.write_str(&self.message)
     }
 }
+
+/// Text for a terminal: control characters from the input (ESC, BEL, CR, C1 controls, DEL)
+/// become visible escapes such as `\u{1b}`, so a resource name cannot recolour, retitle or
+/// rewrite the operator's terminal. Newlines between the lines of a message and tabs stay.
+pub fn escape_controls(text: &str) -> std::borrow::Cow<'_, str> {
+    let is_escaped = |c: char| c.is_control() && c != '\n' && c != '\t';
+    if !text.chars().any(is_escaped) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if is_escaped(c) {
+            out.push_str(&format!("\\u{{{:x}}}", u32::from(c)));
+        } else {
+            out.push(c);
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn terminal_escapes_from_the_input_are_made_visible() {
+        assert_eq!(escape_controls("name \u{1b}[31mred\u{7}"), "name \\u{1b}[31mred\\u{7}");
+        assert_eq!(escape_controls("a\r\u{85}\u{7f}"), "a\\u{d}\\u{85}\\u{7f}");
+        assert_eq!(escape_controls("line 1\n\tline 2"), "line 1\n\tline 2");
+    }
+}

@@ -2,8 +2,10 @@
 //! trait through which stages read files. Stages never touch the disk themselves; the CLI hands
 //! them an implementation confined to the package root (tests hand them a map).
 
-use std::collections::HashMap;
-use std::sync::Arc;
+use std::collections::{HashMap, HashSet};
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
 /// Reads files by package-relative path (forward slashes, already normalised and confined).
 pub trait Files: Send + Sync {
@@ -26,6 +28,126 @@ impl Files for MemoryFiles {
     }
 }
 
+/// Where the container image runs the function: an empty directory, so a package mounted there
+/// is the root and nothing else in the image can be read (Dockerfile's `WORKDIR`).
+pub const IMAGE_WORKDIR: &str = "/package";
+
+/// Directories whose files are never read, whatever the root: they hold the process's
+/// environment, memory and devices, not package files (checked on the canonical path).
+const SYSTEM_DIRS: [&str; 3] = ["/proc", "/sys", "/dev"];
+
+/// Refuses a package path that could leave the root before any filesystem call, so the answer
+/// never depends on (or reveals) whether a file outside the package exists.
+pub fn check_inside(path: &str) -> Result<(), String> {
+    let escapes = path.starts_with('/')
+        || path.starts_with('\\')
+        || path.contains(":\\")
+        || path.split(['/', '\\']).any(|part| part == "..")
+        || path.contains('\0');
+    if escapes {
+        return Err(format!("path {path:?} escapes the package root"));
+    }
+    Ok(())
+}
+
+/// Whether a canonical path lies in `/proc`, `/sys` or `/dev`.
+pub fn is_system_path(path: &Path) -> bool {
+    SYSTEM_DIRS.iter().any(|dir| path.starts_with(dir))
+}
+
+/// Reads a regular file of at most `limit` bytes. The type is checked before opening (a FIFO
+/// would block the open, a device never end), and the read stops one byte past the limit, so a
+/// sparse or growing file cannot allocate more than that.
+pub fn read_regular_file(path: &Path, limit: u64) -> Result<String, String> {
+    let real = path.canonicalize().map_err(|err| err.to_string())?;
+    if is_system_path(&real) {
+        return Err(format!("{} is a system file (/proc, /sys and /dev are never read)", real.display()));
+    }
+    let meta = std::fs::metadata(&real).map_err(|err| err.to_string())?;
+    if !meta.is_file() {
+        let what = if meta.is_dir() { "a directory" } else { "not a regular file (a FIFO, socket or device)" };
+        return Err(format!("it is {what}; only regular files are read"));
+    }
+    let file = std::fs::File::open(&real).map_err(|err| err.to_string())?;
+    let mut bytes = Vec::with_capacity(usize::try_from(meta.len().min(limit)).unwrap_or(0));
+    file.take(limit.saturating_add(1)).read_to_end(&mut bytes).map_err(|err| err.to_string())?;
+    if bytes.len() as u64 > limit {
+        return Err(format!(
+            "the file is larger than {} (--max-file-size): keep large data out of the package, or raise the limit",
+            crate::limits::human_bytes(limit)
+        ));
+    }
+    String::from_utf8(bytes).map_err(|err| {
+        format!("the file is not UTF-8 text (invalid byte at offset {})", err.utf8_error().valid_up_to())
+    })
+}
+
+/// Files on disk, confined to the package root: no `..`, no absolute path, no symlink that
+/// leads out, no system directory, only regular files up to the file-size limit. It remembers
+/// what it read, so error reports reopen only those files.
+#[derive(Clone)]
+pub struct DiskFiles {
+    /// The canonical root, or why files cannot be read at all (the root is `/`).
+    root: Result<PathBuf, String>,
+    limit: u64,
+    read: Arc<Mutex<HashSet<String>>>,
+}
+
+impl DiskFiles {
+    /// A root of `/` is refused for reads (not for the render): in a container whose working
+    /// directory is `/`, every file of the image would be package content.
+    pub fn new(root: &Path, limit: u64) -> Self {
+        let root = match root.canonicalize() {
+            Ok(real) if real.parent().is_none() => Err(format!(
+                "the package root is {} (the working directory), from where every file of the machine could be \
+                 read: pass --root DIR, or run from the package directory (in the container image, mount the \
+                 package at {IMAGE_WORKDIR})",
+                real.display()
+            )),
+            Ok(real) if is_system_path(&real) => {
+                Err(format!("the package root {} is a system directory: pass --root DIR", real.display()))
+            }
+            Ok(real) => Ok(real),
+            Err(err) => Err(format!("package root {}: {err}", root.display())),
+        };
+        Self { root, limit, read: Arc::default() }
+    }
+
+    /// The canonical root, when files can be read.
+    pub fn root(&self) -> Option<&Path> {
+        self.root.as_deref().ok()
+    }
+
+    /// Records a package file the command line read, so error reports may reopen it.
+    pub fn note(&self, path: &str) {
+        if let Ok(mut read) = self.read.lock() {
+            read.insert(path.to_string());
+        }
+    }
+
+    /// Whether `path` was read during this run (by the command line or a step).
+    pub fn was_read(&self, path: &str) -> bool {
+        self.read.lock().is_ok_and(|read| read.contains(path))
+    }
+}
+
+impl Files for DiskFiles {
+    fn read(&self, path: &str) -> Result<String, String> {
+        check_inside(path)?;
+        let root = self.root.as_ref().map_err(String::clone)?;
+        let real = root.join(path).canonicalize().map_err(|err| err.to_string())?;
+        if !real.starts_with(root) {
+            return Err(format!("path {path:?} escapes the package root"));
+        }
+        let text = read_regular_file(&real, self.limit)?;
+        self.note(path);
+        Ok(text)
+    }
+    fn share(&self) -> Arc<dyn Files> {
+        Arc::new(self.clone())
+    }
+}
+
 /// Resolves `relative` against the directory of `from` (a package-relative file path, such as an
 /// item's `internal.config.kubernetes.io/path`), without touching the disk. The result may not
 /// leave the package root: `..` past the root and absolute paths are refused with the error text
@@ -33,6 +155,10 @@ impl Files for MemoryFiles {
 pub fn resolve(from: Option<&str>, relative: &str) -> Result<String, String> {
     if relative.starts_with('/') || relative.starts_with('\\') || relative.contains(":\\") {
         return Err(format!("path {relative:?} escapes the package root"));
+    }
+    if let Some(file) = from {
+        // The declaring file's path is the item's own annotation: input, not a trusted path.
+        check_inside(file).map_err(|_| format!("the item's path annotation {file:?} escapes the package root"))?;
     }
     let mut parts: Vec<&str> = match from {
         Some(file) => {

@@ -97,14 +97,13 @@ fn huge_strings_are_refused_with_the_limit_named() {
         assert!(stderr.contains(expected), "{stderr}");
         assert!(output.stdout.is_empty());
     }
-    let dir = std::env::temp_dir().join(format!("rb-huge-{}", std::process::id()));
-    let _ = std::fs::create_dir_all(&dir);
+    let dir = scratch("huge");
     let manifest =
         format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: big\ndata:\n  blob: {}\n", "y".repeat(9 << 20));
     let _ = std::fs::write(dir.join("big.yaml"), manifest);
     let output = bin().arg("render").arg(&dir).output().unwrap_or_else(|err| panic!("run: {err}"));
     let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(stderr.contains("big.yaml: document 1: data.blob is a string of 9437184 bytes"), "{stderr}");
+    assert!(stderr.contains("big.yaml: the file is larger than 8 MiB (--max-file-size)"), "{stderr}");
     assert!(output.stdout.is_empty());
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -114,7 +113,10 @@ fn huge_strings_are_refused_with_the_limit_named() {
 #[test]
 fn dotted_keys_deeper_than_the_limit_are_refused() {
     let key = vec!["a"; 20_000].join(".");
-    let output = bin().args(["render", "--set", &format!("{key}=1"), "/dev/null"]).output();
+    let dir = scratch("dotted");
+    let _ = std::fs::write(dir.join("empty.yaml"), "");
+    let output = bin().current_dir(&dir).args(["render", "--set", &format!("{key}=1"), "empty.yaml"]).output();
+    let _ = std::fs::remove_dir_all(&dir);
     let output = output.unwrap_or_else(|err| panic!("run: {err}"));
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(2), "{stderr}");
@@ -130,23 +132,167 @@ fn dotted_keys_deeper_than_the_limit_are_refused() {
     assert!(stdout.contains("20000 dotted segments"), "an error result, not a crash");
 }
 
-/// Silent loss: with standard output closed (`>&-`) the function exited 0 having written
-/// nothing. Every write failure is exit 2 with a message; a shell's `>/dev/null` stays exit 0.
+/// A fresh directory for one test's files.
+fn scratch(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("rb-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let _ = std::fs::create_dir_all(dir.join("features"));
+    dir
+}
+
+/// A ResourceList whose Feature (declared in features/f.yaml) reads `file(path)`.
+fn reading(path: &str) -> String {
+    format!(
+        "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n- apiVersion: blueprints.windsorcli.dev/v1alpha1\n  \
+         kind: Feature\n  metadata:\n    name: f\n    annotations:\n      internal.config.kubernetes.io/path: features/f.yaml\n  \
+         kustomize:\n  - name: app\n    path: app\n    substitutions:\n      x: ${{file(\"{path}\")}}\nfunctionConfig:\n  \
+         apiVersion: fn.blueprint.dev/v1alpha1\n  kind: RenderBlueprint\n  metadata:\n    name: p\n  spec:\n    values: {{}}\n"
+    )
+}
+
+/// Runs KRM mode in `dir` with extra arguments; returns exit code, stdout and stderr.
+fn krm_in(dir: &std::path::Path, args: &[&str], input: String) -> (Option<i32>, String, String) {
+    let output = bin().current_dir(dir).args(args).write_stdin(input).output().unwrap_or_else(|err| panic!("{err}"));
+    (
+        output.status.code(),
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+/// The image's working directory was `/`: `file("proc/self/environ")` printed the environment.
 #[test]
-fn closed_stdout_is_a_failure() {
+fn file_reads_from_a_root_of_slash_are_refused() {
+    let (code, stdout, stderr) = krm_in(std::path::Path::new("/"), &[], reading("../proc/self/environ"));
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(stderr.contains("the package root is / (the working directory)"), "{stderr}");
+    assert!(stderr.contains("pass --root DIR"), "{stderr}");
+    assert!(!stdout.contains("PATH="), "{stdout}");
+}
+
+/// /proc, /sys and /dev are never read, whatever the root.
+#[test]
+fn system_directories_are_never_read() {
+    let (code, _, stderr) = krm_in(std::path::Path::new("/"), &["--root", "/proc/self"], reading("../environ"));
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(stderr.contains("is a system directory"), "{stderr}");
+    let dir = scratch("system");
+    let (code, _, stderr) = bin_output(&["render", "-f", "/proc/self/environ", "features"], Some(&dir));
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("/proc, /sys and /dev are never read"), "{stderr}");
+}
+
+fn bin_output(args: &[&str], dir: Option<&std::path::Path>) -> (Option<i32>, String, String) {
+    let mut cmd = bin();
+    if let Some(dir) = dir {
+        cmd.current_dir(dir);
+    }
+    let output = cmd.args(args).output().unwrap_or_else(|err| panic!("{err}"));
+    (
+        output.status.code(),
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+/// A FIFO in the package hung every file-reading field; it is refused before it is opened, by
+/// file(), by the directory walk and by -c/-f.
+#[test]
+fn fifo_in_the_package_is_refused() {
+    let dir = scratch("fifo");
+    let made = std::process::Command::new("mkfifo").arg(dir.join("features/pipe")).arg(dir.join("pipe.yaml")).status();
+    assert!(made.is_ok_and(|s| s.success()), "mkfifo");
+    let (code, _, stderr) = krm_in(&dir, &[], reading("pipe"));
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(stderr.contains("not a regular file (a FIFO, socket or device)"), "{stderr}");
+    let (code, _, stderr) = bin_output(&["render", "."], Some(&dir));
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("pipe.yaml: it is not a regular file"), "{stderr}");
+    let (code, _, stderr) = bin_output(&["render", "-f", "pipe.yaml", "features"], Some(&dir));
+    assert_eq!(code, Some(2), "{stderr}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// file() of a 1 GiB sparse file allocated 7 GB and aborted; the read now stops at the limit.
+#[test]
+fn sparse_gigabyte_file_is_refused_at_the_limit() {
+    let dir = scratch("sparse");
+    let file = std::fs::File::create(dir.join("features/sparse")).and_then(|f| f.set_len(1 << 30));
+    assert!(file.is_ok());
+    let _ = std::fs::File::create(dir.join("values.yaml")).and_then(|f| f.set_len(1 << 30));
+    let (code, _, stderr) = krm_in(&dir, &[], reading("sparse"));
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(stderr.contains("the file is larger than 8 MiB (--max-file-size)"), "{stderr}");
+    let (code, _, stderr) =
+        bin_output(&["render", "--max-file-size", "1Mi", "-f", "values.yaml", "features"], Some(&dir));
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("values.yaml: the file is larger than 1 MiB"), "{stderr}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A 9 MB file() result made output the function then refused: the file-size limit and the
+/// longest-string limit are one value, so with a raised limit the next run accepts the output.
+#[test]
+fn file_read_output_is_accepted_by_the_next_run() {
+    let dir = scratch("nine-mb");
+    let _ = std::fs::write(dir.join("features/blob.txt"), "x".repeat(9_000_000));
+    let (code, first, stderr) = krm_in(&dir, &["--max-file-size", "16Mi"], reading("blob.txt"));
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(first.len() > 9_000_000);
+    let (code, second, stderr) = krm_in(&dir, &["--max-file-size", "16Mi"], first);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(second.contains(&"x".repeat(9_000_000)), "the 9 MB string did not survive the second run");
+    let (code, _, stderr) = krm_in(&dir, &[], reading("blob.txt"));
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(stderr.contains("larger than 8 MiB (--max-file-size)"), "{stderr}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Items nested 128 to 255 levels deep came out as null with exit 0; they pass through whole, and
+/// the next run accepts the output. (Too deep for the golden harness, which parses on a 2 MiB
+/// test thread.)
+#[test]
+fn deep_nesting_200_levels_passes_through_whole() {
+    let nested = format!("{}leaf{}", "{a: ".repeat(200), "}".repeat(200));
+    let input = format!(
+        "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n- apiVersion: v1\n  kind: ConfigMap\n  \
+         metadata: {{name: deep}}\n  data:\n    nested: {nested}\n"
+    );
+    let dir = scratch("deep");
+    let (code, first, stderr) = krm_in(&dir, &[], input);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(first.contains("leaf") && !first.contains("null"), "{first}");
+    let (code, second, stderr) = krm_in(&dir, &[], first.clone());
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(first, second);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// With stdout closed (`>&-`) the function exited 0 having written nothing; a broken pipe was
+/// also called success. Both are exit 2 with "cannot write output".
+#[test]
+fn closed_stdout_and_broken_pipe_are_exit_2() {
     let binary = assert_cmd::cargo::cargo_bin("render-blueprint");
     let input = "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems: []\n";
-    for (redirect, code, message) in [(">&-", 2, "standard output is closed"), (">/dev/null", 0, "")] {
-        let script = format!("printf '%s' \"$INPUT\" | \"$BINARY\" {redirect}");
-        let output = std::process::Command::new("sh")
-            .args(["-c", &script])
-            .env("INPUT", input)
-            .env("BINARY", &binary)
-            .env_remove("KUSTOMIZE_PLUGIN_CONFIG_STRING")
-            .output()
-            .unwrap_or_else(|err| panic!("run sh: {err}"));
-        let stderr = String::from_utf8_lossy(&output.stderr);
-        assert_eq!(output.status.code(), Some(code), "{redirect}: {stderr}");
-        assert!(stderr.contains(message), "{redirect}: {stderr}");
-    }
+    let script = format!("printf '{}' | '{}' >&-", input.replace('\n', "\\n"), binary.display());
+    let output = std::process::Command::new("sh").arg("-c").arg(&script).output().unwrap_or_else(|e| panic!("{e}"));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("cannot write output: stdout is closed"), "{stderr}");
+    // A reader that closes at once: the writer gets EPIPE (the output is large enough to block).
+    let items: String =
+        (0..20000).map(|i| format!("- {{apiVersion: v1, kind: ConfigMap, metadata: {{name: c{i}}}}}\n")).collect();
+    let dir = scratch("pipe");
+    let _ = std::fs::write(dir.join("in.yaml"), input.replace("items: []\n", &format!("items:\n{items}")));
+    let script = format!("'{}' < in.yaml | true; echo \"rc=${{PIPESTATUS:-}}\"", binary.display());
+    let output = std::process::Command::new("bash")
+        .current_dir(&dir)
+        .arg("-c")
+        .arg(format!("set -o pipefail; {script}"))
+        .output()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("cannot write output: Broken pipe"), "{stderr}");
+    let _ = std::fs::remove_dir_all(&dir);
 }

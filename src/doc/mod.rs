@@ -5,41 +5,49 @@
 
 mod locate;
 mod path;
+mod strict;
 mod styles;
 mod yaml;
 
 pub use locate::{locate, Position};
 pub use path::FieldPath;
+pub use strict::{duplicate_key_message, from_own_json, json_too_deep, Strict};
 pub use styles::quoted_dollar_scalars;
-/// The longest string an input may hold. Kubernetes stores whole objects up to 1.5 MiB, so a
-/// longer string cannot reach a cluster; refusing it early keeps hostile input from costing
-/// hundreds of megabytes.
+/// The default longest string an input may hold, and the default file-size limit: the two are
+/// one limit (`--max-file-size`), so whatever a file read puts into output the next run accepts.
+/// Kubernetes stores whole objects up to 1.5 MiB, so a longer string cannot reach a cluster;
+/// refusing it early keeps hostile input from costing hundreds of megabytes.
 pub const MAX_STRING_BYTES: usize = 8 << 20;
 
-/// The first string (or key) in `value` longer than [`MAX_STRING_BYTES`]: where and how long.
-pub fn oversized_string(value: &Value) -> Option<(FieldPath, usize)> {
-    fn walk(value: &Value, at: FieldPath) -> Option<(FieldPath, usize)> {
+/// The first string (or key) in `value` longer than `limit` bytes: where and how long.
+pub fn oversized_string(value: &Value, limit: u64) -> Option<(FieldPath, usize)> {
+    let limit = usize::try_from(limit).unwrap_or(usize::MAX);
+    let mut stack = vec![(value, FieldPath::root())];
+    // A stack instead of recursion: the value may be as deep as the reader allows.
+    while let Some((value, at)) = stack.pop() {
         match value {
-            Value::String(s) if s.len() > MAX_STRING_BYTES => Some((at, s.len())),
-            Value::Array(items) => items.iter().enumerate().find_map(|(i, v)| walk(v, at.clone().index(i))),
-            Value::Object(map) => map.iter().find_map(|(k, v)| {
-                if k.len() > MAX_STRING_BYTES {
-                    return Some((at.clone(), k.len()));
+            Value::String(s) if s.len() > limit => return Some((at, s.len())),
+            Value::Array(items) => {
+                stack.extend(items.iter().enumerate().rev().map(|(i, v)| (v, at.clone().index(i))));
+            }
+            Value::Object(map) => {
+                if let Some(key) = map.keys().find(|k| k.len() > limit) {
+                    return Some((at, key.len()));
                 }
-                walk(v, at.clone().key(k.as_str()))
-            }),
-            _ => None,
+                stack.extend(map.iter().rev().map(|(k, v)| (v, at.clone().key(k.as_str()))));
+            }
+            _ => {}
         }
     }
-    walk(value, FieldPath::root())
+    None
 }
 
 /// The message for an [`oversized_string`].
-pub fn oversized_message(place: &str, field: &FieldPath, len: usize) -> String {
+pub fn oversized_message(place: &str, field: &FieldPath, len: usize, limit: u64) -> String {
     format!(
-        "{place}: {field} is a string of {len} bytes; the limit is {} MiB (Kubernetes stores whole objects up to \
-         1.5 MiB): keep large data out of the package",
-        MAX_STRING_BYTES >> 20
+        "{place}: {field} is a string of {len} bytes; the limit is {} (--max-file-size; Kubernetes stores whole \
+         objects up to 1.5 MiB): keep large data out of the package, or raise the limit",
+        crate::limits::human_bytes(limit)
     )
 }
 

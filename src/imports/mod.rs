@@ -211,7 +211,7 @@ pub fn run(render: &mut Render, files: &dyn Files) {
                     .then(|| index.iter().find(|((k, n, _), _)| k == kind && n == name).map(|(_, v)| v))
                     .flatten()
             })?;
-        serde_json::from_str(text).ok()
+        crate::doc::from_own_json(text).ok()
     });
     let mut step = Step::new(
         files,

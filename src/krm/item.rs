@@ -185,14 +185,11 @@ impl Item {
     }
 }
 
-/// Our own compact JSON always parses, at any depth the readers accepted (256 levels, where
-/// serde_json alone stops at 128: items 128 to 255 deep came out as null). Null keeps this
-/// total; it is unreachable for text we wrote.
+/// Our own compact JSON, of a value the readers and evaluators bounded in depth, always parses
+/// (serde_json's recursion limit of 128 is off: it once turned items 128 to 255 levels deep into
+/// null). Null only keeps this total.
 fn parse(text: &str) -> Value {
-    use serde::Deserialize;
-    let mut deserializer = serde_json::Deserializer::from_str(text);
-    deserializer.disable_recursion_limit();
-    Value::deserialize(&mut deserializer).unwrap_or(Value::Null)
+    crate::doc::from_own_json(text).unwrap_or(Value::Null)
 }
 
 impl Deref for Item {

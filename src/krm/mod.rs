@@ -65,8 +65,14 @@ pub struct ResourceList {
 }
 
 impl ResourceList {
-    /// Parses stdin. Anything that is not one ResourceList (or `kind: List`) of mappings is unusable.
+    /// Parses stdin with the default longest-string limit.
     pub fn parse(bytes: &[u8]) -> Result<Self, UnusableInput> {
+        Self::parse_with_limit(bytes, MAX_STRING_BYTES as u64)
+    }
+
+    /// Parses stdin. Anything that is not one ResourceList (or `kind: List`) of mappings is
+    /// unusable, and so is a string longer than `max_string` (`--max-file-size`).
+    pub fn parse_with_limit(bytes: &[u8], max_string: u64) -> Result<Self, UnusableInput> {
         let text = std::str::from_utf8(bytes).map_err(|err| {
             UnusableInput::new(format!("input is not UTF-8 text (invalid byte at offset {})", err.valid_up_to()))
         })?;
@@ -119,12 +125,13 @@ impl ResourceList {
             }
             Items::List(items, None) => {
                 // Only an item whose whole text is longer than the limit can hold such a string.
-                for (i, item) in items.iter().enumerate().filter(|(_, item)| item.text_len() > MAX_STRING_BYTES) {
-                    if let Some((field, len)) = item.with_value(oversized_string) {
+                for (i, item) in items.iter().enumerate().filter(|(_, item)| item.text_len() as u64 > max_string) {
+                    if let Some((field, len)) = item.with_value(|value| oversized_string(value, max_string)) {
                         return Err(UnusableInput::new(oversized_message(
                             &format!("ResourceList items[{i}]"),
                             &field,
                             len,
+                            max_string,
                         )));
                     }
                 }
@@ -207,40 +214,15 @@ fn write_list_element(out: &mut dyn std::io::Write, text: &str) -> std::io::Resu
     Ok(())
 }
 
-/// Where JSON `text` first nests deeper than `limit` (1-based line and column), by counting
-/// brackets outside strings: one linear pass, before any recursive parser runs.
-fn json_too_deep(text: &str, limit: usize) -> Option<(u64, u64)> {
-    let (mut depth, mut in_string, mut escaped) = (0usize, false, false);
-    let (mut line, mut column) = (1u64, 0u64);
-    for c in text.chars() {
-        column += 1;
-        match c {
-            '\n' => {
-                line += 1;
-                column = 0;
-            }
-            _ if in_string && escaped => escaped = false,
-            '\\' if in_string => escaped = true,
-            '"' => in_string = !in_string,
-            '[' | '{' if !in_string => {
-                depth += 1;
-                if depth > limit {
-                    return Some((line, column));
-                }
-            }
-            ']' | '}' if !in_string => depth = depth.saturating_sub(1),
-            _ => {}
-        }
-    }
-    None
-}
-
 /// JSON is read by serde_json (faster and exact); everything else as YAML.
 fn parse_document(text: &str) -> Result<(Top, Format), UnusableInput> {
     if text.trim_start().starts_with('{') {
-        // The YAML reader's depth limit, for JSON too (serde_json's own stops at 128, and without
-        // it the recursion must be bounded here).
-        if let Some((line, column)) = json_too_deep(text, crate::limits::MAX_DEPTH) {
+        // The YAML reader's depth limit, checked before the recursive reader runs (its own limit
+        // of 128 is off, so JSON and YAML input may nest equally deep).
+        if let Some(offset) = crate::doc::json_too_deep(text, crate::limits::MAX_DEPTH) {
+            let before = &text[..offset];
+            let line = before.matches('\n').count() as u64 + 1;
+            let column = before.rfind('\n').map_or(before.len(), |at| before.len() - at - 1) as u64 + 1;
             return Err(UnusableInput {
                 message: format!(
                     "input is not valid JSON: nesting deeper than {} levels: Kubernetes objects nest far less; look \
@@ -253,8 +235,8 @@ fn parse_document(text: &str) -> Result<(Top, Format), UnusableInput> {
         }
         let mut deserializer = serde_json::Deserializer::from_str(text);
         deserializer.disable_recursion_limit();
-        let parsed = <Top as serde::Deserialize>::deserialize(&mut deserializer)
-            .and_then(|top| deserializer.end().map(|()| top));
+        let parsed =
+            serde::Deserialize::deserialize(&mut deserializer).and_then(|top| deserializer.end().map(|()| top));
         return parsed.map(|v| (v, Format::Json)).map_err(|err| {
             // The position is reported separately; drop serde_json's own " at line L column C".
             let text = err.to_string();

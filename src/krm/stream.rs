@@ -3,7 +3,8 @@
 //! times the text). Written by hand because it is a serde visitor over our own shape.
 
 use super::{shape_of, Item};
-use crate::doc::Value;
+use crate::doc::{duplicate_key_message, Strict, Value};
+use serde::de::Error;
 use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use std::fmt;
 
@@ -88,12 +89,16 @@ impl<'de> Visitor<'de> for TopVisitor {
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Top, A::Error> {
         let mut parts = Parts::default();
+        let mut seen = std::collections::HashSet::new();
         while let Some(key) = map.next_key::<String>()? {
+            if !seen.insert(key.clone()) {
+                return Err(A::Error::custom(duplicate_key_message(&key)));
+            }
             match key.as_str() {
-                "apiVersion" => parts.api_version = Some(map.next_value()?),
-                "kind" => parts.kind = Some(map.next_value()?),
+                "apiVersion" => parts.api_version = Some(map.next_value::<Strict>()?.0),
+                "kind" => parts.kind = Some(map.next_value::<Strict>()?.0),
                 "items" => parts.items = map.next_value_seed(ItemsSeed)?,
-                "functionConfig" => parts.function_config = Some(map.next_value()?),
+                "functionConfig" => parts.function_config = Some(map.next_value::<Strict>()?.0),
                 // `results` of an earlier function are not carried over (SPEC §2); nothing else is read.
                 _ => {
                     map.next_value::<IgnoredAny>()?;
@@ -139,7 +144,8 @@ impl<'de> Visitor<'de> for ItemsSeed {
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Items, A::Error> {
         let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(0));
         let mut not_mapping = None;
-        while let Some(value) = seq.next_element::<Value>()? {
+        // Strict: JSON's reader would keep the last of two equal keys without a word.
+        while let Some(Strict(value)) = seq.next_element::<Strict>()? {
             if !value.is_object() {
                 not_mapping = not_mapping.or(Some((items.len(), shape_of(&value))));
             }
