@@ -320,6 +320,7 @@ fn patch_and_substitute(render: &mut Render, files: &dyn Files) {
     let mut tally = patches.tally();
     let mut subst_results = Vec::new();
     let styles = &mut render.styles;
+    let budget = render.budget.clone();
     let mut change = |item: &mut Value, substitute: bool, origin: Option<usize>| -> bool {
         let mut again = patches.apply_to(item, &mut tally);
         if let (Some(variables), true) = (&variables, substitute) {
@@ -329,7 +330,7 @@ fn patch_and_substitute(render: &mut Render, files: &dyn Files) {
                 (Some(origin), Some(styles)) => styles.is_quoted(origin, pointer),
                 _ => false,
             };
-            let applied = subst::apply(variables, &mut [item], &mut quoted);
+            let applied = subst::apply(variables, &budget, &mut [item], &mut quoted);
             subst_results.extend(applied.results);
             again |= applied.repeatable.into_iter().any(|r| r);
         }
