@@ -362,6 +362,7 @@ fn set_layer(assignment: &str) -> Result<Value, String> {
     if key.is_empty() || key.split('.').any(str::is_empty) {
         return Err(format!("--set {assignment:?}: the key must be a dotted path such as a.b.c"));
     }
+    crate::values::check_dotted_key(key).map_err(|message| format!("--set: {message}"))?;
     Ok(crate::values::assignment_layer(key, value))
 }
 

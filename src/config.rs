@@ -286,6 +286,9 @@ impl FunctionConfig {
                 let mut values = Map::new();
                 if let Some(data) = item.get("data").and_then(Value::as_object) {
                     for (key, value) in data {
+                        // Keys are dotted paths (`--set`'s form); one too deep is refused here.
+                        crate::values::check_dotted_key(key)
+                            .map_err(|message| error(message, FieldPath::root().key("data").key(key.as_str())))?;
                         let text = match value {
                             Value::String(s) => s.clone(),
                             Value::Number(n) => n.to_string(),

@@ -5,6 +5,7 @@ use crate::config::{SourceKind, ValuesSource};
 use crate::diag::{Diagnostic, Kind};
 use crate::doc::{deep_merge, parse_scalar, read_yaml_documents, FieldPath, Map, Value};
 use crate::krm::{self, item_location, Item};
+use crate::limits::MAX_DEPTH;
 use crate::package::{resolve, Files};
 use crate::pipeline::Render;
 use base64::Engine;
@@ -30,6 +31,20 @@ pub fn run(render: &mut Render, files: &dyn Files) {
         deep_merge(&mut values, layer);
     }
     render.values = values;
+}
+
+/// Refuses a dotted key that would nest deeper than any input may ([`MAX_DEPTH`]): the layer
+/// it builds would be walked (merged, printed, dropped) recursively. Call before
+/// [`assignment_layer`].
+pub fn check_dotted_key(key: &str) -> Result<(), String> {
+    let levels = key.split('.').count();
+    if levels > MAX_DEPTH {
+        return Err(format!(
+            "the key {} has {levels} dotted segments, but values nest at most {MAX_DEPTH} levels: use fewer dots",
+            crate::expr::excerpt(key)
+        ));
+    }
+    Ok(())
 }
 
 /// `a.b=c` as a values layer `{a: {b: c}}`, the value read as a YAML scalar (`3` a number, `on`

@@ -108,3 +108,103 @@ fn huge_strings_are_refused_with_the_limit_named() {
     assert!(output.stdout.is_empty());
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A render of `input` (a ResourceList) in KRM mode: exit code, stdout and stderr.
+fn krm(input: String) -> (Option<i32>, String, String) {
+    let output = bin().write_stdin(input).output().unwrap_or_else(|err| panic!("run: {err}"));
+    (
+        output.status.code(),
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+/// A ResourceList with a RenderBlueprint `spec` (YAML text indented four spaces) and `items`.
+fn with_spec(spec: &str, items: &str) -> String {
+    format!(
+        "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:{items}\nfunctionConfig:\n  \
+         apiVersion: fn.blueprint.dev/v1alpha1\n  kind: RenderBlueprint\n  metadata:\n    name: p\n  spec:\n{spec}"
+    )
+}
+
+/// limits/envsubst-trim-glob-quadratic at size: a 1 MB value (100 KB took 15 s when every prefix
+/// was tried against the glob).
+#[test]
+fn envsubst_trim_glob_on_a_large_value_finishes() {
+    let value = "ab".repeat(500_000) + "c";
+    let items = "\n- apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: t}\n  data:\n    \
+                 x: \"x${v##*b*c}x\"\n    s: \"s${v%%a*b*}s\"";
+    let (code, stdout, stderr) = krm(with_spec(&format!("    substitute:\n      v: {value}\n"), items));
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(stdout.contains("x: xx") && stdout.contains("s: ss"), "{stdout}");
+}
+
+/// limits/expression-string-index-quadratic at size: `${v[5]}` 2 000 times on a 4 MB value
+/// (14 s when each use copied the string into a list of characters).
+#[test]
+fn expression_string_index_on_a_large_value_finishes() {
+    let value = "x".repeat(4 << 20);
+    let uses = "${v[5]}".repeat(2_000);
+    let spec = format!(
+        "    values:\n      v: {value}\n    blueprint:\n      terraform:\n      - path: net\n        inputs:\n          \
+         i: \"{uses}\"\n"
+    );
+    let (code, stdout, stderr) = krm(with_spec(&spec, " []"));
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(stdout.contains(&format!("i: {}", "x".repeat(2_000))), "the indexed characters are joined");
+}
+
+/// limits/configmap-dotted-key-depth and limits/set-dotted-key-depth at size: 20 000 dotted
+/// segments overflowed the stack (exit 134).
+#[test]
+fn dotted_keys_of_twenty_thousand_segments_are_refused() {
+    let key = vec!["a"; 20_000].join(".");
+    let input = format!(
+        "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n- apiVersion: fn.blueprint.dev/v1alpha1\n  \
+         kind: RenderBlueprint\n  metadata: {{name: p}}\n  spec: {{}}\nfunctionConfig:\n  apiVersion: v1\n  \
+         kind: ConfigMap\n  metadata: {{name: function-input}}\n  data:\n    ? {key}\n    : \"1\"\n"
+    );
+    let (code, _, stderr) = krm(input);
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(
+        stderr.contains("has 20000 dotted segments, but values nest at most 256 levels: use fewer dots"),
+        "{stderr}"
+    );
+    let dir = std::env::temp_dir().join(format!("rb-dotted-{}", std::process::id()));
+    let _ = std::fs::create_dir_all(&dir);
+    let _ = std::fs::write(
+        dir.join("render.yaml"),
+        "apiVersion: fn.blueprint.dev/v1alpha1\nkind: RenderBlueprint\nmetadata: {name: p}\n",
+    );
+    let output = bin().arg("render").arg("--set").arg(format!("{key}=1")).arg(&dir).output();
+    let output = output.unwrap_or_else(|err| panic!("run: {err}"));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("--set: the key a.a.a"), "{stderr}");
+    assert!(stderr.contains("has 20000 dotted segments"), "{stderr}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// limits/substitution-amplification and limits/expression-amplification at size: a 1 MiB value
+/// referenced 3 000 times reached 8 GB; it is now an error naming --max-output-size.
+#[test]
+fn a_large_value_referenced_many_times_exhausts_the_output_budget() {
+    let value = "x".repeat(1 << 20);
+    let refs = "${v}".repeat(3_000);
+    let items =
+        format!("\n- apiVersion: v1\n  kind: ConfigMap\n  metadata: {{name: big}}\n  data:\n    big: \"{refs}\"");
+    let (code, _, stderr) = krm(with_spec(&format!("    substitute:\n      v: {value}\n"), &items));
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(
+        stderr.contains("data.big: variable substitution failed: the render would produce more than 256 MiB"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("(--max-output-size)"), "{stderr}");
+    let spec = format!(
+        "    values:\n      v: {value}\n    blueprint:\n      terraform:\n      - path: net\n        inputs:\n          \
+         big: \"{refs}\"\n"
+    );
+    let (code, _, stderr) = krm(with_spec(&spec, " []"));
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(stderr.contains("inputs.big: the render would produce more than 256 MiB"), "{stderr}");
+}
