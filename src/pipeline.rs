@@ -335,7 +335,7 @@ fn patch_and_substitute(render: &mut Render, files: &dyn Files) {
                 (Some(origin), Some(styles)) => styles.is_quoted(origin, pointer),
                 _ => false,
             };
-            let applied = subst::apply(variables, &mut [item], &mut quoted);
+            let applied = subst::apply(variables, budget, &mut [item], &mut quoted);
             subst_results.extend(applied.results);
             again |= applied.repeatable.into_iter().any(|r| r);
         }

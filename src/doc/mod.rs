@@ -61,18 +61,53 @@ pub type Map = serde_json::Map<String, Value>;
 /// Deep-merges `overlay` into `base`: mappings merge key by key, anything else (lists included)
 /// is replaced. This is the values-tree rule of SPEC §4 and Helm's `valuesFrom` rule.
 pub fn deep_merge(base: &mut Value, overlay: Value) {
-    match (base, overlay) {
-        (Value::Object(base), Value::Object(overlay)) => {
-            for (key, value) in overlay {
-                match base.get_mut(&key) {
-                    Some(existing) => deep_merge(existing, value),
+    let overlay_map = match overlay {
+        Value::Object(map) if base.is_object() => map,
+        overlay => {
+            *base = overlay;
+            return;
+        }
+    };
+    let root = match std::mem::take(base) {
+        Value::Object(map) => map,
+        _ => Map::new(),
+    };
+    // Without recursion, so no input depth can exhaust the stack: one frame per open map, its
+    // base taken out of its parent and put back when its overlay entries are done.
+    struct Frame {
+        key: String,
+        base: Map,
+        overlay: serde_json::map::IntoIter,
+    }
+    let mut stack = vec![Frame { key: String::new(), base: root, overlay: overlay_map.into_iter() }];
+    loop {
+        let Some(top) = stack.last_mut() else { return };
+        match top.overlay.next() {
+            Some((key, Value::Object(overlay))) if top.base.get(&key).is_some_and(Value::is_object) => {
+                let base = match top.base.get_mut(&key).map(std::mem::take) {
+                    Some(Value::Object(base)) => base,
+                    _ => Map::new(),
+                };
+                stack.push(Frame { key, base, overlay: overlay.into_iter() });
+            }
+            Some((key, value)) => {
+                top.base.insert(key, value);
+            }
+            None => {
+                let Some(done) = stack.pop() else { return };
+                match stack.last_mut() {
+                    Some(parent) => {
+                        if let Some(slot) = parent.base.get_mut(&done.key) {
+                            *slot = Value::Object(done.base);
+                        }
+                    }
                     None => {
-                        base.insert(key, value);
+                        *base = Value::Object(done.base);
+                        return;
                     }
                 }
             }
         }
-        (base, overlay) => *base = overlay,
     }
 }
 
@@ -99,5 +134,15 @@ mod tests {
         let mut base = json!({"a": {"b": 1, "c": [1, 2]}, "d": "x"});
         deep_merge(&mut base, json!({"a": {"c": [3], "e": true}, "d": {"f": 1}}));
         assert_eq!(base, json!({"a": {"b": 1, "c": [3], "e": true}, "d": {"f": 1}}));
+        let mut base = json!({"x": 1, "a": {"b": {"c": 1, "d": 2}, "z": 0}, "y": 2});
+        deep_merge(&mut base, json!({"a": {"b": {"d": 3, "e": 4}}, "w": {}}));
+        assert_eq!(base, json!({"x": 1, "a": {"b": {"c": 1, "d": 3, "e": 4}, "z": 0}, "y": 2, "w": {}}));
+        assert_eq!(
+            serde_json::to_string(&base).ok(),
+            Some(r#"{"x":1,"a":{"b":{"c":1,"d":3,"e":4},"z":0},"y":2,"w":{}}"#.into())
+        );
+        let mut scalar = json!(1);
+        deep_merge(&mut scalar, json!({"a": 1}));
+        assert_eq!(scalar, json!({"a": 1}));
     }
 }

@@ -105,6 +105,12 @@ fn syntax_hint(message: String) -> String {
         let key = rest.split(", set DuplicateKeyPolicy").next().unwrap_or(rest);
         return format!("duplicate key {key:?} in one mapping: remove one of them (Kubernetes refuses duplicates too)");
     }
+    // serde's wording ("use Option<String>") speaks to the programmer; only a null key gets here.
+    if message.starts_with("cannot deserialize null into string") {
+        return "a mapping key is null (~, null or nothing before the colon): keys are text; \
+                write it quoted, e.g. \"null\": x"
+            .to_string();
+    }
     let hint = if message.contains("tabs disallowed") {
         "indent with spaces, not tabs"
     } else if message.contains("mapping values are not allowed") {

@@ -6,6 +6,7 @@
 use super::parse::{float, Node, NodeKind};
 use super::{ExprError, Host, Span};
 use crate::doc::{Map, Value};
+use crate::limits::{Budget, Exhausted};
 use std::borrow::Cow;
 
 type Result<T> = std::result::Result<T, ExprError>;
@@ -47,18 +48,63 @@ fn error(message: impl Into<String>, span: Span) -> ExprError {
     ExprError::new(message, span)
 }
 
-pub fn eval<'a>(node: &Node, env: &'a Value, host: &dyn Host) -> Result<Cow<'a, Value>> {
+/// A budget that ran out, located at the node that needed more.
+fn exhausted(span: Span) -> impl Fn(Exhausted) -> ExprError {
+    move |err| error(err.to_string(), span)
+}
+
+/// About how many bytes a copy of `value` takes, counted without recursion (values are as deep
+/// as their input allows): text, keys, and a few bytes per scalar and container.
+pub fn size_of(value: &Value) -> usize {
+    let mut size = 0usize;
+    let mut pending = vec![value];
+    while let Some(value) = pending.pop() {
+        size = size.saturating_add(match value {
+            Value::String(s) => s.len(),
+            Value::Array(items) => {
+                pending.extend(items);
+                8
+            }
+            Value::Object(map) => {
+                pending.extend(map.values());
+                map.keys().map(String::len).fold(8, usize::saturating_add)
+            }
+            _ => 8,
+        });
+    }
+    size
+}
+
+/// An owned copy of an evaluated value, charging the copy when it is one (a borrowed value
+/// from the environment referenced many times is the amplification the budget stops).
+pub fn owned(value: Cow<'_, Value>, budget: &Budget, span: Span) -> Result<Value> {
+    match value {
+        Cow::Owned(value) => Ok(value),
+        Cow::Borrowed(value) => {
+            budget.charge_output(size_of(value)).map_err(exhausted(span))?;
+            Ok(value.clone())
+        }
+    }
+}
+
+/// Every node is a step; copies and produced text are output, charged to `budget` before the
+/// allocation where the size is known in advance.
+pub fn eval<'a>(node: &Node, env: &'a Value, host: &dyn Host, budget: &Budget) -> Result<Cow<'a, Value>> {
     let span = node.span;
+    budget.charge_steps(1).map_err(exhausted(span))?;
     match &node.kind {
-        NodeKind::Literal(value) => Ok(Cow::Owned(value.clone())),
+        NodeKind::Literal(value) => {
+            budget.charge_output(size_of(value)).map_err(exhausted(span))?;
+            Ok(Cow::Owned(value.clone()))
+        }
         NodeKind::Ident(name) => Ok(env.get(name).map_or(Cow::Owned(Value::Null), Cow::Borrowed)),
         NodeKind::Member { object, key } => {
-            let object = eval(object, env, host)?;
-            let key = eval(key, env, host)?;
-            member(object, &key, span)
+            let object = eval(object, env, host, budget)?;
+            let key = eval(key, env, host, budget)?;
+            member(object, &key, span, budget)
         }
         NodeKind::Unary { op, operand } => {
-            let value = eval(operand, env, host)?;
+            let value = eval(operand, env, host, budget)?;
             match (*op, num(&value)) {
                 ("not", _) => Ok(Cow::Owned(Value::Bool(!truthy(&value, "!", span)?))),
                 ("-", Some(Num::Int(i))) => Ok(Cow::Owned(Value::from(i.wrapping_neg()))),
@@ -67,20 +113,20 @@ pub fn eval<'a>(node: &Node, env: &'a Value, host: &dyn Host) -> Result<Cow<'a, 
                 (op, _) => Err(error(format!("invalid operation: {op}{}", type_name(&value)), span)),
             }
         }
-        NodeKind::Binary { op, op_span, left, right } => binary(op, left, right, env, host, *op_span),
+        NodeKind::Binary { op, op_span, left, right } => binary(op, left, right, env, host, budget, *op_span),
         NodeKind::Ternary { cond, then, otherwise } => {
-            let value = eval(cond, env, host)?;
+            let value = eval(cond, env, host, budget)?;
             if truthy(&value, "?:", cond.span)? {
                 match then {
-                    Some(then) => eval(then, env, host),
+                    Some(then) => eval(then, env, host, budget),
                     None => Ok(value),
                 }
             } else {
-                eval(otherwise, env, host)
+                eval(otherwise, env, host, budget)
             }
         }
         NodeKind::Matches { subject, pattern } => {
-            let subject = eval(subject, env, host)?;
+            let subject = eval(subject, env, host, budget)?;
             match subject.as_ref() {
                 Value::Null => Ok(Cow::Owned(Value::Bool(false))),
                 Value::String(s) => Ok(Cow::Owned(Value::Bool(pattern.is_match(s)))),
@@ -91,23 +137,26 @@ pub fn eval<'a>(node: &Node, env: &'a Value, host: &dyn Host) -> Result<Cow<'a, 
             }
         }
         NodeKind::Call { name, args } => {
-            let args = args.iter().map(|a| eval(a, env, host)).collect::<Result<Vec<_>>>()?;
-            call(name, &args, host, span).map(Cow::Owned)
+            let args = args.iter().map(|a| eval(a, env, host, budget)).collect::<Result<Vec<_>>>()?;
+            call(name, &args, host, budget, span).map(Cow::Owned)
         }
         NodeKind::Array(items) => Ok(Cow::Owned(Value::Array(
-            items.iter().map(|i| eval(i, env, host).map(Cow::into_owned)).collect::<Result<_>>()?,
+            items
+                .iter()
+                .map(|i| eval(i, env, host, budget).and_then(|v| owned(v, budget, i.span)))
+                .collect::<Result<_>>()?,
         ))),
         NodeKind::Map(entries) => {
             let mut map = Map::new();
             for (key, value) in entries {
-                map.insert(key.clone(), eval(value, env, host)?.into_owned());
+                map.insert(key.clone(), owned(eval(value, env, host, budget)?, budget, value.span)?);
             }
             Ok(Cow::Owned(Value::Object(map)))
         }
     }
 }
 
-fn member<'a>(object: Cow<'a, Value>, key: &Value, span: Span) -> Result<Cow<'a, Value>> {
+fn member<'a>(object: Cow<'a, Value>, key: &Value, span: Span, budget: &Budget) -> Result<Cow<'a, Value>> {
     match (object, key) {
         (Cow::Borrowed(Value::Null) | Cow::Owned(Value::Null), _) => Ok(Cow::Owned(Value::Null)),
         (Cow::Borrowed(Value::Object(map)), Value::String(k)) => {
@@ -127,15 +176,26 @@ fn member<'a>(object: Cow<'a, Value>, key: &Value, span: Span) -> Result<Cow<'a,
                     Cow::Borrowed(Value::Array(items)) => {
                         items.get(index).map_or(Cow::Owned(Value::Null), Cow::Borrowed)
                     }
-                    other => Cow::Owned(other.as_ref().get(index).cloned().unwrap_or(Value::Null)),
+                    other => match other.as_ref().get(index) {
+                        Some(item) => Cow::Owned(owned(Cow::Borrowed(item), budget, span)?),
+                        None => Cow::Owned(Value::Null),
+                    },
                 })
             }
+            // Walks only as far as the index (from the end for a negative one): `s[5]` on a long
+            // string used to copy it into a list of characters on every use.
             (Value::String(s), Some(Num::Int(i))) => {
-                let chars: Vec<char> = s.chars().collect();
-                let index = if i < 0 { i + chars.len() as i64 } else { i };
-                match usize::try_from(index).ok().and_then(|i| chars.get(i)) {
+                let found = match usize::try_from(i) {
+                    Ok(i) => s.chars().nth(i),
+                    Err(_) => usize::try_from(i.unsigned_abs() - 1).ok().and_then(|back| s.chars().nth_back(back)),
+                };
+                match found {
                     Some(c) => Ok(Cow::Owned(Value::String(c.to_string()))),
-                    None => Err(error(format!("index out of range: {index} (array length is {})", chars.len()), span)),
+                    None => {
+                        let count = s.chars().count();
+                        let index = if i < 0 { i.saturating_add(count as i64) } else { i };
+                        Err(error(format!("index out of range: {index} (array length is {count})"), span))
+                    }
                 }
             }
             (object, _) => Err(error(format!("cannot fetch {} from {}", go_format(key), type_name(object)), span)),
@@ -158,22 +218,25 @@ fn binary<'a>(
     right: &Node,
     env: &'a Value,
     host: &dyn Host,
+    budget: &Budget,
     span: Span,
 ) -> Result<Cow<'a, Value>> {
-    let l = eval(left, env, host)?;
+    let l = eval(left, env, host, budget)?;
     match op {
         "&&" | "and" => {
-            let result = truthy(&l, op, left.span)? && truthy(eval(right, env, host)?.as_ref(), op, right.span)?;
+            let result =
+                truthy(&l, op, left.span)? && truthy(eval(right, env, host, budget)?.as_ref(), op, right.span)?;
             return Ok(Cow::Owned(Value::Bool(result)));
         }
         "||" | "or" => {
-            let result = truthy(&l, op, left.span)? || truthy(eval(right, env, host)?.as_ref(), op, right.span)?;
+            let result =
+                truthy(&l, op, left.span)? || truthy(eval(right, env, host, budget)?.as_ref(), op, right.span)?;
             return Ok(Cow::Owned(Value::Bool(result)));
         }
-        "??" => return if l.is_null() { eval(right, env, host) } else { Ok(l) },
+        "??" => return if l.is_null() { eval(right, env, host, budget) } else { Ok(l) },
         _ => {}
     }
-    let r = eval(right, env, host)?;
+    let r = eval(right, env, host, budget)?;
     let (l, r) = (l.as_ref(), r.as_ref());
     let mismatched = || {
         // Joining text and a number is the usual slip; say how to write it.
@@ -222,7 +285,10 @@ fn binary<'a>(
             _ => return Err(mismatched()),
         },
         "+" if l.is_string() || r.is_string() => match (l, r) {
-            (Value::String(a), Value::String(b)) => Value::String(format!("{a}{b}")),
+            (Value::String(a), Value::String(b)) => {
+                budget.charge_output(a.len().saturating_add(b.len())).map_err(exhausted(span))?;
+                Value::String(format!("{a}{b}"))
+            }
             _ => return Err(mismatched()),
         },
         "+" | "-" | "*" | "/" | "%" | "**" | "^" => {
@@ -273,13 +339,19 @@ fn equal(a: &Value, b: &Value) -> bool {
     }
 }
 
-fn call(name: &str, args: &[Cow<'_, Value>], host: &dyn Host, span: Span) -> Result<Value> {
+fn call(name: &str, args: &[Cow<'_, Value>], host: &dyn Host, budget: &Budget, span: Span) -> Result<Value> {
     let arg = |i: usize| args.get(i).map_or(&Value::Null, |a| a.as_ref());
     let string_arg = |i: usize| match arg(i) {
         Value::String(s) => Ok(s.as_str()),
         other => Err(error(format!("{name}() expects a string, got {}", type_name(other)), span)),
     };
-    Ok(match name {
+    // What a function makes is at most about its arguments' size (`split` adds a little per
+    // part), charged before it is made; `file` and `jsonnet` are charged once read.
+    if !matches!(name, "len" | "abs" | "int" | "float" | "file" | "jsonnet") {
+        let size = args.iter().map(|a| size_of(a)).fold(0usize, usize::saturating_add);
+        budget.charge_output(size).map_err(exhausted(span))?;
+    }
+    let value = match name {
         "len" => Value::from(match arg(0) {
             Value::String(s) => s.chars().count(),
             Value::Array(a) => a.len(),
@@ -297,6 +369,9 @@ fn call(name: &str, args: &[Cow<'_, Value>], host: &dyn Host, span: Span) -> Res
         }),
         "split" => {
             let (s, sep) = (string_arg(0)?, string_arg(1)?);
+            // Each part is a value of its own: a splitting into characters takes many times the text.
+            let parts = if sep.is_empty() { s.chars().count() } else { s.matches(sep).count() + 1 };
+            budget.charge_output(parts.saturating_mul(PART_BYTES)).map_err(exhausted(span))?;
             let parts: Vec<Value> = match num(arg(2)) {
                 Some(Num::Int(n)) if n > 0 => s.splitn(n as usize, sep).map(|p| Value::String(p.into())).collect(),
                 Some(Num::Int(0)) => Vec::new(),
@@ -354,8 +429,15 @@ fn call(name: &str, args: &[Cow<'_, Value>], host: &dyn Host, span: Span) -> Res
         "file" => Value::String(host.file(string_arg(0)?).map_err(|err| error(err, span))?),
         "jsonnet" => host.jsonnet(string_arg(0)?).map_err(|err| error(err, span))?,
         _ => return Err(error(format!("unknown func {name}"), span)),
-    })
+    };
+    if matches!(name, "file" | "jsonnet") {
+        budget.charge_output(size_of(&value)).map_err(exhausted(span))?;
+    }
+    Ok(value)
 }
+
+/// What one more value in a list takes besides its text.
+const PART_BYTES: usize = 32;
 
 fn sorted_entries(map: &Map) -> Vec<(&String, &Value)> {
     let mut entries: Vec<(&String, &Value)> = map.iter().collect();

@@ -7,6 +7,7 @@
 
 use super::{to_text, ExprError, Expression, Host};
 use crate::doc::Value;
+use crate::limits::{Budget, MAX_DEPTH};
 
 #[derive(Clone, Debug)]
 enum Piece {
@@ -84,22 +85,38 @@ impl Template {
         Ok(Some(Self { pieces }))
     }
 
-    /// One `${expr}` and nothing else keeps the value's type; anything else is text.
-    pub fn eval(&self, env: &Value, host: &dyn Host) -> Result<Value, InterpolationError> {
-        let run = |expression: &Expression| {
-            expression.eval(env, host).map_err(|err: ExprError| InterpolationError {
-                expression: Some(expression.source().to_string()),
-                message: err.render(expression.source()),
-            })
+    /// One `${expr}` and nothing else keeps the value's type; anything else is text. What is
+    /// produced is charged to the render's `budget` before it is appended.
+    pub fn eval(&self, env: &Value, host: &dyn Host, budget: &Budget) -> Result<Value, InterpolationError> {
+        let failed = |expression: &Expression| {
+            let source = expression.source().to_string();
+            move |err: ExprError| InterpolationError { message: err.render(&source), expression: Some(source) }
         };
         if let [Piece::Expr(expression)] = self.pieces.as_slice() {
-            return run(expression);
+            return expression.eval(env, host, budget).map_err(failed(expression));
         }
+        let exhausted =
+            |err: crate::limits::Exhausted| InterpolationError { expression: None, message: err.to_string() };
         let mut out = String::new();
         for piece in &self.pieces {
             match piece {
-                Piece::Text(text) => out.push_str(text),
-                Piece::Expr(expression) => out.push_str(&to_text(&run(expression)?)),
+                Piece::Text(text) => {
+                    budget.charge_output(text.len()).map_err(exhausted)?;
+                    out.push_str(text);
+                }
+                Piece::Expr(expression) => {
+                    let value = expression.eval_borrowed(env, host, budget).map_err(failed(expression))?;
+                    match value.as_ref() {
+                        Value::String(text) => {
+                            budget.charge_output(text.len()).map_err(exhausted)?;
+                            out.push_str(text);
+                        }
+                        other => {
+                            budget.charge_output(super::size_of(other)).map_err(exhausted)?;
+                            out.push_str(&to_text(other));
+                        }
+                    }
+                }
             }
         }
         Ok(Value::String(out))
@@ -144,26 +161,44 @@ fn closing_brace(body: &str) -> Option<usize> {
 }
 
 /// Interpolates one string: the string itself when it has no `${`.
-pub fn interpolate(text: &str, env: &Value, host: &dyn Host) -> Result<Value, InterpolationError> {
+pub fn interpolate(text: &str, env: &Value, host: &dyn Host, budget: &Budget) -> Result<Value, InterpolationError> {
     match Template::compile(text)? {
         None => Ok(Value::String(text.to_string())),
-        Some(template) => template.eval(env, host),
+        Some(template) => template.eval(env, host, budget),
     }
 }
 
-/// Interpolates every string inside a value (maps and lists recursively), keeping types where a
-/// string is one whole expression.
-pub fn interpolate_value(value: &Value, env: &Value, host: &dyn Host) -> Result<Value, InterpolationError> {
+/// Interpolates every string inside a value (maps and lists, at most [`MAX_DEPTH`] deep),
+/// keeping types where a string is one whole expression.
+pub fn interpolate_value(
+    value: &Value,
+    env: &Value,
+    host: &dyn Host,
+    budget: &Budget,
+) -> Result<Value, InterpolationError> {
+    interpolate_nested(value, env, host, budget, 0)
+}
+
+fn interpolate_nested(
+    value: &Value,
+    env: &Value,
+    host: &dyn Host,
+    budget: &Budget,
+    depth: usize,
+) -> Result<Value, InterpolationError> {
+    if depth > MAX_DEPTH {
+        return Err(InterpolationError {
+            expression: None,
+            message: format!("the value is nested more than {MAX_DEPTH} levels deep; flatten it"),
+        });
+    }
+    let nested = |v: &Value| interpolate_nested(v, env, host, budget, depth + 1);
     Ok(match value {
-        Value::String(text) => interpolate(text, env, host)?,
-        Value::Array(items) => {
-            Value::Array(items.iter().map(|v| interpolate_value(v, env, host)).collect::<Result<_, _>>()?)
+        Value::String(text) => interpolate(text, env, host, budget)?,
+        Value::Array(items) => Value::Array(items.iter().map(nested).collect::<Result<_, _>>()?),
+        Value::Object(map) => {
+            Value::Object(map.iter().map(|(k, v)| nested(v).map(|v| (k.clone(), v))).collect::<Result<_, _>>()?)
         }
-        Value::Object(map) => Value::Object(
-            map.iter()
-                .map(|(k, v)| interpolate_value(v, env, host).map(|v| (k.clone(), v)))
-                .collect::<Result<_, _>>()?,
-        ),
         other => other.clone(),
     })
 }
@@ -176,7 +211,7 @@ mod tests {
 
     fn run(text: &str) -> Result<Value, String> {
         let env = json!({"dns": {"domain": "example.com"}, "n": 3, "f": 2.5, "on": true, "m": {"a": [1]}});
-        interpolate(text, &env, &NoFiles).map_err(|e| e.to_string())
+        interpolate(text, &env, &NoFiles, &Budget::default()).map_err(|e| e.to_string())
     }
 
     #[test]

@@ -12,9 +12,11 @@ pub mod interpolate;
 mod lex;
 mod parse;
 
-pub use eval::{go_format, to_text, type_name};
+pub use eval::{go_format, size_of, to_text, type_name};
 
 use crate::doc::Value;
+use crate::limits::Budget;
+use std::borrow::Cow;
 use std::fmt;
 
 /// A regular expression that does not compile, in one line: the crate's message spans lines with
@@ -136,9 +138,16 @@ impl Expression {
         &self.source
     }
 
-    /// Evaluates against `env` (the values tree). Missing keys and member access on nil are nil.
-    pub fn eval(&self, env: &Value, host: &dyn Host) -> Result<Value, ExprError> {
-        eval::eval(&self.root, env, host).map(std::borrow::Cow::into_owned)
+    /// Evaluates against `env` (the values tree), charging the render's `budget` (SPEC §7.1:
+    /// missing keys and member access on nil are nil).
+    pub fn eval(&self, env: &Value, host: &dyn Host, budget: &Budget) -> Result<Value, ExprError> {
+        let value = self.eval_borrowed(env, host, budget)?;
+        eval::owned(value, budget, self.root.span)
+    }
+
+    /// As [`Expression::eval`], without copying a value read from `env`.
+    fn eval_borrowed<'a>(&self, env: &'a Value, host: &dyn Host, budget: &Budget) -> Result<Cow<'a, Value>, ExprError> {
+        eval::eval(&self.root, env, host, budget)
     }
 
     /// The top-level names the expression reads (`a` in `a.b.c`), for `explain`.

@@ -15,7 +15,7 @@ fn env() -> Value {
 
 fn eval(source: &str) -> std::result::Result<Value, String> {
     let expression = Expression::compile(source).map_err(|e| e.render(source))?;
-    expression.eval(&env(), &NoFiles).map_err(|e| e.render(source))
+    expression.eval(&env(), &NoFiles, &crate::limits::Budget::default()).map_err(|e| e.render(source))
 }
 
 fn ok(source: &str) -> Value {

@@ -113,6 +113,7 @@ impl Host for PackageHost<'_> {
 struct Step<'a> {
     files: &'a dyn Files,
     values: &'a Value,
+    budget: std::sync::Arc<crate::limits::Budget>,
     jsonnet_cache: RefCell<HashMap<String, Result<Value, String>>>,
     results: Vec<Diagnostic>,
 }
@@ -145,7 +146,7 @@ impl<'a> Step<'a> {
             (path, value)
         });
         let reads = reads.collect();
-        let value = expression.eval(env, &self.host(origin)).map_err(|err| {
+        let value = expression.eval(env, &self.host(origin), &self.budget).map_err(|err| {
             format!("failed to evaluate expression '{}': {}", crate::expr::excerpt(when), err.render(when))
         })?;
         match value {
@@ -168,7 +169,7 @@ impl<'a> Step<'a> {
     ) -> TerraformComponent {
         let mut inputs = Map::new();
         for (key, value) in std::mem::take(&mut component.inputs) {
-            match interpolate_value(&value, self.env(origin), &self.host(origin)) {
+            match interpolate_value(&value, self.env(origin), &self.host(origin), &self.budget) {
                 Ok(Value::Null) => {}
                 Ok(value) => {
                     inputs.insert(key, value);
@@ -190,7 +191,7 @@ impl<'a> Step<'a> {
     ) -> Kustomization {
         let mut substitutions = Map::new();
         for (key, value) in std::mem::take(&mut kustomization.substitutions) {
-            match interpolate_value(&value, self.env(origin), &self.host(origin)) {
+            match interpolate_value(&value, self.env(origin), &self.host(origin), &self.budget) {
                 Ok(value) => {
                     substitutions.insert(key, Value::String(to_text(&value)));
                 }
@@ -202,7 +203,7 @@ impl<'a> Step<'a> {
         for (i, mut patch) in std::mem::take(&mut kustomization.patches).into_iter().enumerate() {
             let patch_field = format!("{field}.patches[{i}]");
             match (patch.patch.take(), patch.path.take()) {
-                (Some(text), None) => match interpolate(&text, self.env(origin), &self.host(origin)) {
+                (Some(text), None) => match interpolate(&text, self.env(origin), &self.host(origin), &self.budget) {
                     Ok(value) => patch.patch = Some(to_text(&value)),
                     Err(err) => {
                         self.interpolation_error(origin, &format!("{patch_field}.patch"), err);
@@ -279,8 +280,13 @@ pub fn run(render: &mut Render, files: &dyn Files) {
     {
         return;
     }
-    let mut step =
-        Step { files, values: &render.values, jsonnet_cache: RefCell::new(HashMap::new()), results: Vec::new() };
+    let mut step = Step {
+        files,
+        values: &render.values,
+        budget: render.budget.clone(),
+        jsonnet_cache: RefCell::new(HashMap::new()),
+        results: Vec::new(),
+    };
 
     // The base: the Blueprint item, then spec.blueprint merged over it.
     let mut base: Option<(Blueprint, Origin)> = None;

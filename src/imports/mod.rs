@@ -304,7 +304,7 @@ pub fn render_implementations(render: &mut Render, files: &dyn Files) {
             chain: Vec::new(),
         };
         for (i, resource) in implementation.spec.resources.iter().enumerate() {
-            match crate::expr::interpolate::interpolate_value(resource, &env, &crate::expr::NoFiles) {
+            match crate::expr::interpolate::interpolate_value(resource, &env, &crate::expr::NoFiles, &render.budget) {
                 Ok(item) if item.is_object() && !type_of(&item).1.is_empty() => {
                     step.generated.push(Generated { item, substitute: true })
                 }

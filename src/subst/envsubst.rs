@@ -7,17 +7,26 @@
 //! - every default form (`:=`, `=`, `:-`, `:+`, `:?`) means "the argument when the value is empty";
 //!   arguments run to the first `}` not inside a nested `${…}`, and are evaluated before the lookup;
 //! - `#`/`##`/`%`/`%%` take glob patterns whose `*` and `?` also match `/`; `/`, `//`, `/#`, `/%`
-//!   match literally; lengths and substrings count bytes;
+//!   match literally; lengths and substrings count bytes; a negative substring length counts back
+//!   from the end (`${v:1:-1}`);
 //! - in strict mode a variable that does not exist is an error unless a default form is used.
 
+use crate::limits::Budget;
 use std::borrow::Cow;
 
 pub const VAR_NOT_SET: &str = "variable not set (strict mode)";
 
-/// Substitutes `text`. `lookup` returns `None` for a variable that does not exist.
-pub fn substitute(text: &str, lookup: &dyn Fn(&str) -> Option<String>, strict: bool) -> Result<String, String> {
+/// Substitutes `text`. `lookup` returns `None` for a variable that does not exist. Every
+/// expansion is a step and its result output, charged to the render's `budget`: a large variable
+/// referenced many times fails with the limit's message instead of exhausting memory.
+pub fn substitute<'v>(
+    text: &str,
+    lookup: &dyn Fn(&str) -> Option<&'v str>,
+    strict: bool,
+    budget: &Budget,
+) -> Result<String, String> {
     let chars: Vec<char> = text.chars().collect();
-    let mut eval = Eval { chars: &chars, pos: 0, lookup, strict, depth: 0 };
+    let mut eval = Eval { chars: &chars, pos: 0, lookup, strict, depth: 0, budget };
     eval.top()
 }
 
@@ -25,19 +34,20 @@ pub fn substitute(text: &str, lookup: &dyn Fn(&str) -> Option<String>, strict: b
 /// exhausts the stack. Real manifests nest one or two levels.
 const MAX_DEPTH: usize = 64;
 
-struct Eval<'a> {
+struct Eval<'a, 'v> {
     chars: &'a [char],
     pos: usize,
-    lookup: &'a dyn Fn(&str) -> Option<String>,
+    lookup: &'a dyn Fn(&str) -> Option<&'v str>,
     strict: bool,
     depth: usize,
+    budget: &'a Budget,
 }
 
 fn is_name_char(c: char) -> bool {
     c.is_alphanumeric() || c == '_'
 }
 
-impl Eval<'_> {
+impl<'v> Eval<'_, 'v> {
     fn peek(&self) -> Option<char> {
         self.chars.get(self.pos).copied()
     }
@@ -110,11 +120,11 @@ impl Eval<'_> {
     }
 
     /// The value of a variable for an operator that needs it to exist in strict mode.
-    fn value(&self, name: &str, defaulting: bool) -> Result<String, String> {
+    fn value(&self, name: &str, defaulting: bool) -> Result<&'v str, String> {
         match (self.lookup)(name) {
             Some(value) => Ok(value),
             None if self.strict && !defaulting => Err(format!("{VAR_NOT_SET}: {name:?}")),
-            None => Ok(String::new()),
+            None => Ok(""),
         }
     }
 
@@ -124,9 +134,11 @@ impl Eval<'_> {
         if self.depth > MAX_DEPTH {
             return Err(format!("substitution nested more than {MAX_DEPTH} levels deep"));
         }
-        let result = self.expression_body();
+        let result = self.budget.charge_steps(1).map_err(|e| e.to_string()).and_then(|()| self.expression_body());
         self.depth -= 1;
-        result
+        let result = result?;
+        self.budget.charge_output(result.len()).map_err(|e| e.to_string())?;
+        Ok(result)
     }
 
     fn expression_body(&mut self) -> Result<String, String> {
@@ -146,14 +158,14 @@ impl Eval<'_> {
         match (self.peek(), self.peek_at(1)) {
             (Some('}'), _) => {
                 self.pos += 1;
-                self.value(&name, false)
+                self.value(&name, false).map(str::to_string)
             }
             (Some(':'), Some('=' | '-' | '+' | '?')) | (Some('='), _) => {
                 self.pos += if self.peek() == Some(':') { 2 } else { 1 };
                 let default = self.argument(false)?;
                 self.close()?;
                 let value = self.value(&name, true)?;
-                Ok(if value.is_empty() { default } else { value })
+                Ok(if value.is_empty() { default } else { value.to_string() })
             }
             (Some(':'), _) => {
                 self.pos += 1;
@@ -163,7 +175,7 @@ impl Eval<'_> {
                     return Err("unable to parse substitution within function".into());
                 }
                 let value = self.value(&name, false)?;
-                substring(&value, &spec)
+                Ok(substring(value, &spec))
             }
             (Some(c @ ('^' | ',')), _) => {
                 self.pos += 1;
@@ -176,7 +188,7 @@ impl Eval<'_> {
                 }
                 self.pos += 1;
                 let value = self.value(&name, false)?;
-                Ok(change_case(&value, c == '^', all))
+                Ok(change_case(value, c == '^', all))
             }
             (Some(c @ ('#' | '%')), _) => {
                 self.pos += 1;
@@ -187,7 +199,7 @@ impl Eval<'_> {
                 let pattern = self.argument(false)?;
                 self.close()?;
                 let value = self.value(&name, false)?;
-                Ok(trim(&value, &pattern, c == '#', longest))
+                Ok(trim(value, &pattern, c == '#', longest))
             }
             (Some('/'), _) => {
                 self.pos += 1;
@@ -206,34 +218,44 @@ impl Eval<'_> {
                 let to = self.argument(false)?;
                 self.close()?;
                 let value = self.value(&name, false)?;
-                Ok(replace(&value, &from, &to, mode))
+                replace(value, &from, &to, mode, self.budget)
             }
             _ => Err("missing closing brace".into()),
         }
     }
 }
 
-/// `${v:offset}` / `${v:offset:length}` on bytes; an unparsable offset or length keeps the value.
-fn substring(value: &str, spec: &str) -> Result<String, String> {
+/// `${v:offset}` / `${v:offset:length}` on bytes, as fluxcd/pkg's `toSubstr` (bash's rules): an
+/// unparsable offset or length keeps the value, a negative offset counts from the end, a negative
+/// length ends that many bytes before the end, and a range past the end stops at the end. Sums
+/// saturate: Go's `pos+length` wraps and panics for `${v:1:9223372036854775807}`; bash gives the rest.
+fn substring(value: &str, spec: &str) -> String {
     let (offset, length) = match spec.split_once(':') {
         Some((o, l)) => (o, Some(l)),
         None => (spec, None),
     };
-    let Ok(offset) = offset.parse::<i64>() else { return Ok(value.to_string()) };
-    let bytes = value.len() as i64;
-    // Saturating: `${v:1:9223372036854775807}` must mean "to the end", not overflow.
-    let start = if offset < 0 { bytes.saturating_add(offset).max(0) } else { offset };
-    if start >= bytes {
-        return Ok(String::new());
-    }
-    let end = match length.map(str::parse::<i64>) {
-        None => bytes,
-        Some(Err(_)) => return Ok(value.to_string()),
-        Some(Ok(l)) if l < 0 => return Err("bad substitution: negative length".into()),
-        Some(Ok(l)) => start.saturating_add(l).min(bytes),
-    };
+    let Ok(offset) = offset.parse::<i64>() else { return value.to_string() };
     let bytes = value.as_bytes();
-    Ok(String::from_utf8_lossy(&bytes[start as usize..end as usize]).into_owned())
+    let len = bytes.len();
+    let start = match usize::try_from(offset) {
+        Ok(start) => start,
+        Err(_) => len.saturating_sub(usize::try_from(offset.unsigned_abs()).unwrap_or(usize::MAX)),
+    };
+    let end = match length.map(str::parse::<i64>) {
+        None => len,
+        Some(Err(_)) => return value.to_string(),
+        Some(Ok(l)) => match usize::try_from(l) {
+            Ok(l) => start.saturating_add(l).min(len),
+            Err(_) => match len.checked_sub(usize::try_from(l.unsigned_abs()).unwrap_or(usize::MAX)) {
+                Some(end) => end,
+                None => return String::new(),
+            },
+        },
+    };
+    match bytes.get(start..end) {
+        Some(slice) if start < end => String::from_utf8_lossy(slice).into_owned(),
+        _ => String::new(),
+    }
 }
 
 fn change_case(value: &str, upper: bool, all: bool) -> String {
@@ -329,8 +351,20 @@ fn close(tokens: &[&Token], states: &mut [bool]) {
     }
 }
 
-fn replace(value: &str, from: &str, to: &str, mode: Option<char>) -> String {
-    match mode {
+/// The `/` forms; the result's length is known before it is built, so a small value with many
+/// matches and a long replacement is refused before the allocation.
+fn replace(value: &str, from: &str, to: &str, mode: Option<char>, budget: &Budget) -> Result<String, String> {
+    let count = match mode {
+        Some('/') if !from.is_empty() => value.matches(from).count(),
+        Some('#') => usize::from(value.starts_with(from)),
+        Some('%') => usize::from(value.ends_with(from)),
+        _ if from.is_empty() => 0,
+        _ => usize::from(value.contains(from)),
+    };
+    let size =
+        value.len().saturating_sub(count.saturating_mul(from.len())).saturating_add(count.saturating_mul(to.len()));
+    budget.output_fits(size as u64).map_err(|e| e.to_string())?;
+    Ok(match mode {
         Some('/') if !from.is_empty() => value.replace(from, to),
         Some('#') => match value.strip_prefix(from) {
             Some(rest) => format!("{to}{rest}"),
@@ -342,7 +376,7 @@ fn replace(value: &str, from: &str, to: &str, mode: Option<char>) -> String {
         },
         _ if from.is_empty() => value.to_string(),
         _ => value.replacen(from, to, 1),
-    }
+    })
 }
 
 /// A shell glob: `*`, `?`, `[…]` / `[^…]` classes with ranges, `\c` escapes. `*` and `?` match
@@ -433,15 +467,17 @@ mod tests {
 
     fn run(text: &str, strict: bool) -> Result<String, String> {
         let lookup = |name: &str| match name {
-            "set" => Some("Hello World".to_string()),
-            "empty" => Some(String::new()),
-            "path" => Some("a/b/c.tar.gz".to_string()),
-            "n" => Some("2".to_string()),
-            "b" => Some("B".to_string()),
-            "uni" => Some("ünïcode".to_string()),
+            "set" => Some("Hello World"),
+            "empty" => Some(""),
+            "path" => Some("a/b/c.tar.gz"),
+            "n" => Some("2"),
+            "b" => Some("B"),
+            "uni" => Some("ünïcode"),
+            "neg" => Some("-9223372036854775808"),
+            "m5" => Some("-5"),
             _ => None,
         };
-        substitute(text, &lookup, strict)
+        substitute(text, &lookup, strict, &Budget::default())
     }
 
     fn ok(text: &str) -> String {
@@ -525,11 +561,68 @@ mod tests {
         assert_eq!(ok("${path##*/}"), "c.tar.gz");
         assert_eq!(ok("${path%%.*}"), "a/b/c");
         assert_eq!(ok("${path#*/}"), "b/c.tar.gz");
-        // Trimming is one pass over the value: 100 KB without a match used to take 15 s.
-        let long = "xb".repeat(50_000);
-        let lookup = |_: &str| Some(long.clone());
-        assert_eq!(substitute("${v##*b*c}", &lookup, false).map(|s| s.len()), Ok(100_000));
-        assert_eq!(substitute("${v%%x*}", &lookup, false), Ok(String::new()));
+    }
+
+    #[test]
+    fn substring_offsets_never_overflow() {
+        // As fluxcd/pkg's toSubstr, which panics on the first (Go's `pos+length` wraps); bash gives the rest.
+        assert_eq!(ok("${set:1:9223372036854775807}"), "ello World");
+        assert_eq!(ok("${set:9223372036854775807:9223372036854775807}"), "");
+        assert_eq!(ok("${set:${neg}}"), "Hello World");
+        assert_eq!(ok("${set:${m5}}"), "World");
+        assert_eq!(ok("${set:${m5}:2}"), "Wo");
+        assert_eq!(ok("${set:${m5}:${neg}}"), "");
+        assert_eq!(ok("${set:0:-9223372036854775808}"), "");
+        assert_eq!(ok("${set:1:-1}"), "ello Worl");
+        assert_eq!(ok("${set:6:-6}"), "");
+        assert_eq!(ok("${set:99:-1}"), "");
+        assert_eq!(ok("${set:99999999999999999999}"), "Hello World");
+        assert_eq!(ok("${set:1:99999999999999999999}"), "Hello World");
+        assert_eq!(ok("${uni:1:2}"), "\u{fffd}n");
+    }
+
+    #[test]
+    fn trims_are_linear_and_match_the_old_rules() {
+        assert_eq!(ok("${path#*.}"), "tar.gz");
+        assert_eq!(ok("${path##*.}"), "gz");
+        assert_eq!(ok("${path%/*}"), "a/b");
+        assert_eq!(ok("${path%%/*}"), "a");
+        assert_eq!(ok("${path#*}"), "a/b/c.tar.gz");
+        assert_eq!(ok("${path##*}"), "");
+        assert_eq!(ok("${path%%[!a]}"), "a/b/c.tar.gz");
+        assert_eq!(ok("${path#[^/]?}"), "b/c.tar.gz");
+        assert_eq!(ok("${path#?/[a-c]}"), "/c.tar.gz");
+        assert_eq!(ok("${path%.?z}"), "a/b/c.tar");
+        assert_eq!(ok("${path#[z-a]}"), "a/b/c.tar.gz");
+        assert_eq!(ok("${path#\\a}"), "/b/c.tar.gz");
+        assert_eq!(ok("${uni%%ï*}"), "ün");
+        let big = "ab".repeat(50_000) + "c";
+        let lookup = |name: &str| (name == "v").then_some(big.as_str());
+        let started = std::time::Instant::now();
+        assert_eq!(substitute("${v##*b*c}", &lookup, false, &Budget::default()), Ok(String::new()));
+        assert_eq!(substitute("${v%%a*b*}", &lookup, false, &Budget::default()), Ok(String::new()));
+        assert_eq!(substitute("${v#*b*b}", &lookup, false, &Budget::default()), Ok("ab".repeat(49_998) + "c"));
+        assert!(started.elapsed().as_secs() < 60, "linear, not quadratic");
+    }
+
+    #[test]
+    fn expansions_are_charged_to_the_budget() {
+        use crate::limits::Limits;
+        let big = "x".repeat(1 << 20);
+        let lookup = |name: &str| (name == "v").then_some(big.as_str());
+        let budget = Budget::new(Limits { max_output_bytes: 8 << 20, ..Limits::default() });
+        let text = "${v}".repeat(3_000);
+        let err = substitute(&text, &lookup, false, &budget).unwrap_err();
+        assert!(err.contains("--max-output-size"), "{err}");
+        // A short value replaced many times by a long one is refused before it is built.
+        let small = |name: &str| match name {
+            "a" => Some("aaaaaaaaaaaaaaaa"),
+            "b" => Some(big.as_str()),
+            _ => None,
+        };
+        let budget = Budget::new(Limits { max_output_bytes: 8 << 20, ..Limits::default() });
+        let err = substitute("${a//a/${b}}", &small, false, &budget).unwrap_err();
+        assert!(err.contains("--max-output-size"), "{err}");
     }
 
     #[test]
@@ -582,11 +675,5 @@ mod tests {
                 }
             }
         }
-    }
-
-    #[test]
-    fn substring_bounds_saturate() {
-        assert_eq!(ok("${set:1:9223372036854775807}"), "ello World");
-        assert_eq!(ok("${set:9223372036854775807}"), "");
     }
 }

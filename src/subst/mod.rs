@@ -13,6 +13,7 @@ pub mod envsubst;
 use crate::config::Spec;
 use crate::diag::{Diagnostic, Kind};
 use crate::doc::{read_yaml_documents, FieldPath, Map, Value};
+use crate::limits::Budget;
 use crate::values::{data_of, find};
 use envsubst::{clean_value, may_substitute, substitute};
 use std::collections::BTreeMap;
@@ -129,14 +130,17 @@ fn retype(text: &str) -> Result<Value, String> {
 
 struct Walk<'a> {
     variables: &'a Variables,
+    budget: &'a Budget,
     /// Whether the scalar at a pointer was quoted in the source; asked only when it matters.
     quoted: &'a mut dyn FnMut(&str) -> bool,
 }
 
 impl Walk<'_> {
     fn text(&mut self, text: &str) -> Result<String, String> {
-        let lookup = |name: &str| self.variables.values.get(name).cloned();
-        substitute(text, &lookup, self.variables.strict).map_err(|err| format!("variable substitution failed: {err}"))
+        let values = &self.variables.values;
+        let lookup = move |name: &str| values.get(name).map(String::as_str);
+        substitute(text, &lookup, self.variables.strict, self.budget)
+            .map_err(|err| format!("variable substitution failed: {err}"))
     }
 
     /// Substitutes inside `value` (at JSON pointer `pointer`); `Err((message, pointer))`.
@@ -197,9 +201,14 @@ pub struct Applied {
     pub repeatable: Vec<bool>,
 }
 
-/// Substitutes every item handed over; `quoted(i, pointer)` says whether item i's scalar at
-/// `pointer` was quoted in its source.
-pub fn apply(variables: &Variables, items: &mut [&mut Value], quoted: &mut dyn FnMut(usize, &str) -> bool) -> Applied {
+/// Substitutes every item handed over, charging the render's `budget`; `quoted(i, pointer)` says
+/// whether item i's scalar at `pointer` was quoted in its source.
+pub fn apply(
+    variables: &Variables,
+    budget: &Budget,
+    items: &mut [&mut Value],
+    quoted: &mut dyn FnMut(usize, &str) -> bool,
+) -> Applied {
     let mut results = Vec::new();
     let mut repeatable = vec![false; items.len()];
     for (i, item) in items.iter_mut().enumerate() {
@@ -207,7 +216,7 @@ pub fn apply(variables: &Variables, items: &mut [&mut Value], quoted: &mut dyn F
             continue;
         }
         let mut quoted_here = |pointer: &str| quoted(i, pointer);
-        let mut walk = Walk { variables, quoted: &mut quoted_here };
+        let mut walk = Walk { variables, budget, quoted: &mut quoted_here };
         let mut result = (**item).clone();
         match walk.value(&mut result, &mut String::new()) {
             Ok(()) => {
@@ -250,7 +259,8 @@ mod tests {
         let vars = variables(&[("n", "3"), ("port", "8080"), ("flag", "on"), ("name", "web")], true);
         let mut item = json!({"spec": {"replicas": "${n}", "env": [{"name": "PORT", "value": "${port}"}],
                                         "enabled": "${flag}", "label": "app-${name}"}});
-        let applied = apply(&vars, &mut [&mut item], &mut |_, pointer| pointer == "/spec/env/0/value");
+        let applied =
+            apply(&vars, &Budget::default(), &mut [&mut item], &mut |_, pointer| pointer == "/spec/env/0/value");
         assert!(applied.results.is_empty());
         assert_eq!(
             item,
@@ -263,7 +273,7 @@ mod tests {
         let vars = variables(&[], true);
         let mut off = json!({"metadata": {"labels": {DISABLE_KEY: "disabled"}}, "data": {"x": "${missing}"}});
         let mut on = json!({"metadata": {"name": "a"}, "data": {"x": "${missing}"}});
-        let applied = apply(&vars, &mut [&mut off, &mut on], &mut |_, _| false);
+        let applied = apply(&vars, &Budget::default(), &mut [&mut off, &mut on], &mut |_, _| false);
         assert_eq!(applied.results.len(), 1);
         assert_eq!(
             applied.results[0].message,
@@ -276,7 +286,7 @@ mod tests {
     fn escaped_output_is_marked_repeatable() {
         let vars = variables(&[], false);
         let mut item = json!({"data": {"x": "$${kept}"}});
-        let applied = apply(&vars, &mut [&mut item], &mut |_, _| false);
+        let applied = apply(&vars, &Budget::default(), &mut [&mut item], &mut |_, _| false);
         assert_eq!(item, json!({"data": {"x": "${kept}"}}));
         assert_eq!(applied.repeatable, vec![true]);
     }
