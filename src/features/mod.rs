@@ -91,6 +91,7 @@ struct PackageHost<'a> {
     from: Option<&'a str>,
     values: &'a Value,
     jsonnet_cache: &'a RefCell<HashMap<String, Result<Value, String>>>,
+    jsonnet: &'a crate::jsonnet::Session,
 }
 
 impl Host for PackageHost<'_> {
@@ -104,7 +105,7 @@ impl Host for PackageHost<'_> {
         if let Some(cached) = self.jsonnet_cache.borrow().get(&resolved) {
             return cached.clone();
         }
-        let result = crate::jsonnet::evaluate(self.files, &resolved, self.values);
+        let result = crate::jsonnet::evaluate(self.jsonnet, self.files, &resolved, self.values);
         self.jsonnet_cache.borrow_mut().insert(resolved, result.clone());
         result
     }
@@ -114,6 +115,7 @@ struct Step<'a> {
     files: &'a dyn Files,
     values: &'a Value,
     jsonnet_cache: RefCell<HashMap<String, Result<Value, String>>>,
+    jsonnet: crate::jsonnet::Session,
     results: Vec<Diagnostic>,
 }
 
@@ -128,6 +130,7 @@ impl<'a> Step<'a> {
             from: origin.file.as_deref(),
             values: self.env(origin),
             jsonnet_cache: &self.jsonnet_cache,
+            jsonnet: &self.jsonnet,
         }
     }
 
@@ -279,8 +282,13 @@ pub fn run(render: &mut Render, files: &dyn Files) {
     {
         return;
     }
-    let mut step =
-        Step { files, values: &render.values, jsonnet_cache: RefCell::new(HashMap::new()), results: Vec::new() };
+    let mut step = Step {
+        files,
+        values: &render.values,
+        jsonnet_cache: RefCell::new(HashMap::new()),
+        jsonnet: crate::jsonnet::Session::new(render.budget.clone()),
+        results: Vec::new(),
+    };
 
     // The base: the Blueprint item, then spec.blueprint merged over it.
     let mut base: Option<(Blueprint, Origin)> = None;

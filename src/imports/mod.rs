@@ -100,13 +100,14 @@ impl<'a> Step<'a> {
         kots_config: &Map,
         backends: crate::template::BackendLookup,
         resources: crate::template::ResourceLookup,
+        budget: Arc<crate::limits::Budget>,
     ) -> Self {
         Step {
             files,
             values,
             kots_config: Value::Object(kots_config.clone()),
             implementation: None,
-            engine: Engine::new(resources, backends),
+            engine: Engine::new(resources, backends, budget),
             results: Vec::new(),
             generated: Vec::new(),
             report: Report::default(),
@@ -196,7 +197,14 @@ pub fn run(render: &mut Render, files: &dyn Files) {
             })?;
         serde_json::from_str(text).ok()
     });
-    let mut step = Step::new(files, &render.values, &render.report.config, render.backends.clone(), resources);
+    let mut step = Step::new(
+        files,
+        &render.values,
+        &render.report.config,
+        render.backends.clone(),
+        resources,
+        render.budget.clone(),
+    );
     step.results = results;
     let source = render.values.as_object().cloned().unwrap_or_default();
     render_blueprint(&mut step, &blueprint, &name, &origin, &source, 0);
@@ -258,7 +266,14 @@ pub fn render_implementations(render: &mut Render, files: &dyn Files) {
     }
     let chosen = std::mem::take(&mut render.implementations);
     let no_resources = Arc::new(|_: &str, _: &str, _: Option<&str>| None);
-    let mut step = Step::new(files, &render.values, &render.report.config, render.backends.clone(), no_resources);
+    let mut step = Step::new(
+        files,
+        &render.values,
+        &render.report.config,
+        render.backends.clone(),
+        no_resources,
+        render.budget.clone(),
+    );
     let mut scoped_features = Vec::new();
     for implementation in &chosen {
         let mut env = render.values.clone();
