@@ -3,10 +3,15 @@
 //! argument `values`. Imports resolve relative to the importing file through [`Files`], so they
 //! are confined to the package root like every other read. Recursion is bounded by jrsonnet's
 //! stack limit (200 frames); a loop that does not recurse (`std.range(1, 1e9)`) is bounded by
-//! time: jrsonnet has no interrupt hook, so each evaluation runs on a thread of its own and is
-//! abandoned after [`TIME_LIMIT`] (the process ends soon after, taking the thread with it).
+//! time: jrsonnet 0.5.0-pre98 has no interrupt or step hook (its only per-call check is the
+//! stack-depth counter), so each evaluation runs on a thread of its own and is abandoned at one
+//! deadline shared by the whole render ([`Session`]: [`TIME_LIMIT`] for all files together, not
+//! per file; the process ends soon after, taking the thread with it). This is the one limit that
+//! depends on the machine's speed. Every evaluation is a step and its result's bytes are output
+//! charged to the render's budget.
 
 use crate::doc::Value;
+use crate::limits::{Budget, MAX_DEPTH};
 use crate::package::{resolve, Files};
 use jrsonnet_evaluator::{
     apply_tla, bail, error::ErrorKind, tla::TlaArg, trace::PathResolver, IStr, ImportResolver, State, Val,
@@ -16,7 +21,7 @@ use jrsonnet_ir::{SourceFile, SourcePath};
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{mpsc, Arc};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// Resolves and loads imports by package-relative path.
 #[derive(Acyclic)]
@@ -46,16 +51,55 @@ impl ImportResolver for PackageImports {
     }
 }
 
-/// How long one `jsonnet()` evaluation may take. Configuration programs finish in milliseconds;
-/// this only stops a hostile or mistaken endless loop from hanging the pipeline.
+/// How long all `jsonnet()` evaluations of one render may take together. Configuration programs
+/// finish in milliseconds; this only stops a hostile or mistaken endless loop from hanging the
+/// pipeline.
 pub const TIME_LIMIT: Duration = Duration::from_secs(10);
+
+/// One render's Jsonnet evaluations: its budget and the deadline they share.
+pub struct Session {
+    budget: Arc<Budget>,
+    deadline: Instant,
+}
+
+impl Session {
+    /// The deadline starts now: [`TIME_LIMIT`] for every evaluation of the render together.
+    pub fn new(budget: Arc<Budget>) -> Self {
+        Self { budget, deadline: Instant::now() + TIME_LIMIT }
+    }
+}
 
 /// The evaluation thread's stack: jrsonnet's 200-frame limit, not the stack, should end recursion.
 const STACK_BYTES: usize = 64 << 20;
 
-/// Evaluates the package file `path` (already resolved and confined) to JSON, within
-/// [`TIME_LIMIT`].
-pub fn evaluate(files: &dyn Files, path: &str, values: &Value) -> Result<Value, String> {
+/// Evaluates the package file `path` (already resolved and confined) to JSON, before the
+/// session's deadline, charging one step and the result's size to the render's budget.
+pub fn evaluate(session: &Session, files: &dyn Files, path: &str, values: &Value) -> Result<Value, String> {
+    session.budget.charge_steps(1).map_err(|err| format!("jsonnet {path:?}: {err}"))?;
+    let value = evaluate_by(session.deadline, files, path, values)?;
+    if crate::doc::deeper_than(&value, MAX_DEPTH) {
+        return Err(format!("jsonnet {path:?}: the result nests deeper than {MAX_DEPTH} levels: flatten it"));
+    }
+    let size = crate::repeat::kots::output_size(&value);
+    session
+        .budget
+        .charge_output(usize::try_from(size).unwrap_or(usize::MAX))
+        .map_err(|err| format!("jsonnet {path:?}: {err}"))?;
+    Ok(value)
+}
+
+fn evaluate_by(deadline: Instant, files: &dyn Files, path: &str, values: &Value) -> Result<Value, String> {
+    let too_long = || {
+        format!(
+            "jsonnet {path:?}: the render's Jsonnet evaluations did not finish within {} s together: look for a \
+             loop that does not end (such as std.range over a huge count)",
+            TIME_LIMIT.as_secs()
+        )
+    };
+    let remaining = deadline.saturating_duration_since(Instant::now());
+    if remaining.is_zero() {
+        return Err(too_long());
+    }
     let (sender, receiver) = mpsc::sync_channel(1);
     let (files, owned_path, values) = (files.share(), path.to_string(), values.clone());
     let spawned = std::thread::Builder::new().name("jsonnet".into()).stack_size(STACK_BYTES).spawn(move || {
@@ -65,13 +109,9 @@ pub fn evaluate(files: &dyn Files, path: &str, values: &Value) -> Result<Value, 
     if let Err(err) = spawned {
         return Err(format!("jsonnet {path:?}: cannot start the evaluation: {err}"));
     }
-    match receiver.recv_timeout(TIME_LIMIT) {
+    match receiver.recv_timeout(remaining) {
         Ok(result) => result,
-        Err(mpsc::RecvTimeoutError::Timeout) => Err(format!(
-            "jsonnet {path:?}: evaluation did not finish within {} s: look for a loop that does not end \
-             (such as std.range over a huge count)",
-            TIME_LIMIT.as_secs()
-        )),
+        Err(mpsc::RecvTimeoutError::Timeout) => Err(too_long()),
         Err(mpsc::RecvTimeoutError::Disconnected) => Err(format!("jsonnet {path:?}: the evaluation stopped abruptly")),
     }
 }
@@ -89,8 +129,14 @@ fn evaluate_here(files: Arc<dyn Files>, path: &str, values: Value) -> Result<Val
     let first_line = |err: jrsonnet_evaluator::Error| {
         let text = err.to_string();
         let line = text.lines().next().unwrap_or_default().trim();
-        // jrsonnet's advice names its own CLI flag; ours has none.
-        let line = line.replace(", or set --max-stack to bigger value", " (recursion is limited to 200 nested calls)");
+        // jrsonnet's advice names its own CLI flag (--max-stack); ours has none, and the limit is fixed.
+        let line = if line.starts_with("stack overflow") {
+            "stack overflow: a function recursed more than 200 calls deep: make the recursion end sooner, or \
+             loop with std.foldl or std.map instead of recursing"
+                .to_string()
+        } else {
+            line.to_string()
+        };
         format!("jsonnet {path:?}: {line}")
     };
     let result = state
@@ -104,7 +150,18 @@ fn evaluate_here(files: Arc<dyn Files>, path: &str, values: Value) -> Result<Val
             apply_tla(&args, val)
         })
         .map_err(first_line)?;
-    serde_json::to_value(&result).map_err(|err| format!("jsonnet {path:?}: {err}"))
+    serde_json::to_value(&result).map_err(|err| {
+        // Converting stops at jrsonnet's 200-level limit, but dropping the value (and the import
+        // cache holding it) recurses once per level: a million levels overflow any stack. The
+        // evaluation's memory is leaked instead; the process ends soon after.
+        std::mem::forget(result);
+        std::mem::forget(state.clone());
+        if err.to_string().starts_with("stack overflow") {
+            format!("jsonnet {path:?}: the result nests deeper than 200 levels: flatten it")
+        } else {
+            format!("jsonnet {path:?}: {err}")
+        }
+    })
 }
 
 #[cfg(test)]
@@ -125,17 +182,24 @@ mod tests {
             ("f/b.jsonnet", "function(values) { replicas: values.n * 2 }"),
         ]);
         let values = json!({"region": "eu", "n": 2});
-        assert_eq!(evaluate(&package, "f/a.jsonnet", &values), Ok(json!({"region": "eu-1"})));
-        assert_eq!(evaluate(&package, "f/b.jsonnet", &values), Ok(json!({"replicas": 4})));
+        assert_eq!(
+            evaluate(&Session::new(Arc::default()), &package, "f/a.jsonnet", &values),
+            Ok(json!({"region": "eu-1"}))
+        );
+        assert_eq!(
+            evaluate(&Session::new(Arc::default()), &package, "f/b.jsonnet", &values),
+            Ok(json!({"replicas": 4}))
+        );
     }
 
     #[test]
     fn imports_stay_in_the_package_and_recursion_is_bounded() {
         let package =
             files(&[("a.jsonnet", "import '../../etc/passwd'"), ("loop.jsonnet", "local f(x) = f(x + 1); f(0)")]);
-        let err = evaluate(&package, "a.jsonnet", &json!({})).err().unwrap_or_default();
+        let err = evaluate(&Session::new(Arc::default()), &package, "a.jsonnet", &json!({})).err().unwrap_or_default();
         assert!(err.contains("escapes the package root"), "{err}");
-        let err = evaluate(&package, "loop.jsonnet", &json!({})).err().unwrap_or_default();
+        let err =
+            evaluate(&Session::new(Arc::default()), &package, "loop.jsonnet", &json!({})).err().unwrap_or_default();
         assert!(err.contains("stack overflow"), "{err}");
     }
 }

@@ -64,7 +64,11 @@ type PartialCalls = Arc<Mutex<HashMap<String, u64>>>;
 fn param<'a>(h: &'a Helper, index: usize) -> Result<&'a Value, RenderError> {
     h.param(index)
         .map(|p| p.value())
-        .ok_or_else(|| RenderErrorReason::ParamNotFoundForIndex(h.name().to_string().leak(), index).into())
+        // Handlebars' own ParamNotFoundForIndex wants a 'static name, which a user's helper call
+        // does not have (leaking one per error let a template grow memory without bound).
+        .ok_or_else(|| {
+            RenderErrorReason::Other(format!("helper {} needs a parameter at position {}", h.name(), index + 1)).into()
+        })
 }
 
 fn text_of(value: &Value) -> String {

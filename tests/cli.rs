@@ -321,3 +321,44 @@ fn expression_string_index_on_a_large_value_finishes() {
     assert_eq!(code, Some(0), "{stderr}");
     assert!(stdout.contains(&format!("i: {}", "x".repeat(2_000))), "the indexed characters are joined");
 }
+
+/// KOTS attacks whose inputs are too large to check in (tests/fixtures/limits/README-style
+/// comments live here). `kots-template-flood`: 40 000 `repl{{ … }}` in one string took 21 s
+/// (each template searched the rest of the string four times); now one pass, and it renders.
+/// `kots-clone-amplification`: a resource holding a 1 MiB string cloned for 3 000 values wrote
+/// 3.1 GB; every clone is charged to the output budget before it is made, so the render ends in
+/// an error result naming --max-output-size (exit 1).
+#[test]
+fn kots_floods_and_amplified_clones_finish_with_a_clear_outcome() {
+    let flood = format!(
+        "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n- apiVersion: v1\n  kind: ConfigMap\n  \
+         metadata: {{name: flood}}\n  data:\n    x: '{}'\nfunctionConfig:\n  apiVersion: fn.blueprint.dev/v1alpha1\n  \
+         kind: RenderBlueprint\n  metadata: {{name: app}}\n  spec:\n    config:\n      groups:\n      - name: main\n        \
+         items:\n        - {{name: a, default: v}}\n",
+        "repl{{ ConfigOption \"a\" }}".repeat(40_000)
+    );
+    let output = bin().write_stdin(flood).output().unwrap_or_else(|err| panic!("run: {err}"));
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
+    assert!(stdout.contains(&format!("x: {}", "v".repeat(40_000))));
+
+    let values: String = (0..3000).map(|i| format!("              v{i}: x\n")).collect();
+    let clones = format!(
+        "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n- apiVersion: v1\n  kind: ConfigMap\n  \
+         metadata: {{name: big}}\n  data:\n    name: repl[[ .item ]]\n    blob: {}\nfunctionConfig:\n  apiVersion: \
+         fn.blueprint.dev/v1alpha1\n  kind: RenderBlueprint\n  metadata: {{name: app}}\n  spec:\n    config:\n      \
+         groups:\n      - name: main\n        items:\n        - name: copies\n          repeatable: true\n          \
+         templates:\n          - {{apiVersion: v1, kind: ConfigMap, name: big, prefix: big-}}\n          \
+         valuesByGroup:\n            main:\n{values}",
+        "y".repeat(1 << 20)
+    );
+    let output = bin().write_stdin(clones).output().unwrap_or_else(|err| panic!("run: {err}"));
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(output.status.code(), Some(1), "{}", String::from_utf8_lossy(&output.stderr));
+    assert!(
+        stdout.contains("more than 256 MiB of evaluated output (--max-output-size)"),
+        "{}",
+        &stdout[..2000.min(stdout.len())]
+    );
+    assert!(stdout.len() < 64 << 20, "the error result does not carry the clones");
+}

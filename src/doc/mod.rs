@@ -19,6 +19,21 @@ pub use styles::quoted_dollar_scalars;
 /// refusing it early keeps hostile input from costing hundreds of megabytes.
 pub const MAX_STRING_BYTES: usize = 8 << 20;
 
+/// Whether `value` nests deeper than `limit` levels, found without recursion: values evaluated
+/// from programs (Jsonnet) have no reader in front of them to bound their depth.
+pub fn deeper_than(value: &Value, limit: usize) -> bool {
+    let mut stack = vec![(value, 0usize)];
+    while let Some((value, depth)) = stack.pop() {
+        match value {
+            _ if depth > limit => return true,
+            Value::Array(items) => stack.extend(items.iter().map(|v| (v, depth + 1))),
+            Value::Object(map) => stack.extend(map.values().map(|v| (v, depth + 1))),
+            _ => {}
+        }
+    }
+    false
+}
+
 /// The first string (or key) in `value` longer than `limit` bytes: where and how long.
 pub fn oversized_string(value: &Value, limit: u64) -> Option<(FieldPath, usize)> {
     let limit = usize::try_from(limit).unwrap_or(usize::MAX);

@@ -91,6 +91,7 @@ struct PackageHost<'a> {
     from: Option<&'a str>,
     values: &'a Value,
     jsonnet_cache: &'a RefCell<HashMap<String, Result<Value, String>>>,
+    jsonnet: &'a crate::jsonnet::Session,
 }
 
 impl Host for PackageHost<'_> {
@@ -104,7 +105,7 @@ impl Host for PackageHost<'_> {
         if let Some(cached) = self.jsonnet_cache.borrow().get(&resolved) {
             return cached.clone();
         }
-        let result = crate::jsonnet::evaluate(self.files, &resolved, self.values);
+        let result = crate::jsonnet::evaluate(self.jsonnet, self.files, &resolved, self.values);
         self.jsonnet_cache.borrow_mut().insert(resolved, result.clone());
         result
     }
@@ -115,6 +116,7 @@ struct Step<'a> {
     values: &'a Value,
     budget: std::sync::Arc<crate::limits::Budget>,
     jsonnet_cache: RefCell<HashMap<String, Result<Value, String>>>,
+    jsonnet: crate::jsonnet::Session,
     results: Vec<Diagnostic>,
 }
 
@@ -129,6 +131,7 @@ impl<'a> Step<'a> {
             from: origin.file.as_deref(),
             values: self.env(origin),
             jsonnet_cache: &self.jsonnet_cache,
+            jsonnet: &self.jsonnet,
         }
     }
 
@@ -285,6 +288,7 @@ pub fn run(render: &mut Render, files: &dyn Files) {
         values: &render.values,
         budget: render.budget.clone(),
         jsonnet_cache: RefCell::new(HashMap::new()),
+        jsonnet: crate::jsonnet::Session::new(render.budget.clone()),
         results: Vec::new(),
     };
 

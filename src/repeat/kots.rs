@@ -7,10 +7,13 @@
 //! `$RepeatableConfigGroupName`).
 
 use crate::doc::{parse_scalar, Map, Value};
+use crate::limits::{Budget, MAX_DEPTH};
 use base64::Engine as _;
 
 /// What a template can read: resolved config values, and inside a clone its repeat scope.
 pub struct Scope<'a> {
+    /// The render's budget: every template evaluated is a step, every value it inserts output.
+    pub budget: &'a Budget,
     pub values: &'a Map,
     /// File names of file items (`ConfigOptionFilename`).
     pub filenames: &'a Map,
@@ -123,34 +126,60 @@ fn split_args(body: &str) -> Result<Vec<String>, String> {
 const FORMS: [(&str, &str, bool); 4] =
     [("repl{{", "}}", false), ("{{repl", "}}", false), ("repl[[", "]]", true), ("[[repl", "]]", true)];
 
-/// Renders every template in `text`.
+/// The start of a long text, for messages.
+fn excerpt(text: &str) -> String {
+    match text.char_indices().nth(60) {
+        Some((end, _)) => format!("{:?}…", &text[..end]),
+        None => format!("{text:?}"),
+    }
+}
+
+/// Renders every template in `text`, in one pass: each form's next occurrence is searched again
+/// only once the cursor has passed it, so 40 000 templates in one string stay linear.
 pub fn render_text(text: &str, scope: &Scope) -> Result<String, String> {
     let mut out = String::new();
-    let mut rest = text;
+    let mut cursor = 0;
+    // Each form's next offset; `usize::MAX` once the form does not occur again.
+    let mut next = FORMS.map(|form| text.find(form.0).unwrap_or(usize::MAX));
     loop {
-        let next = FORMS.iter().filter_map(|form| rest.find(form.0).map(|at| (at, form))).min_by_key(|(at, _)| *at);
-        let Some((at, (open, close, placeholder))) = next else {
-            out.push_str(rest);
+        for (slot, form) in next.iter_mut().zip(FORMS.iter()) {
+            if *slot < cursor {
+                *slot = text[cursor..].find(form.0).map_or(usize::MAX, |at| cursor + at);
+            }
+        }
+        let found = next
+            .iter()
+            .zip(FORMS.iter())
+            .filter(|(at, _)| **at != usize::MAX)
+            .map(|(at, f)| (*at, f))
+            .min_by_key(|f| f.0);
+        let Some((at, (open, close, placeholder))) = found else {
+            out.push_str(&text[cursor..]);
             return Ok(out);
         };
-        out.push_str(&rest[..at]);
+        out.push_str(&text[cursor..at]);
         let body_start = at + open.len();
-        let Some(length) = rest[body_start..].find(close) else {
-            return Err(format!("{open} is not closed by {close} in {text:?}"));
+        let Some(length) = text[body_start..].find(close) else {
+            return Err(format!("{open} is not closed by {close} in {}", excerpt(&text[at..])));
         };
-        let body = &rest[body_start..body_start + length];
-        if *placeholder {
+        let body = &text[body_start..body_start + length];
+        scope.budget.charge_steps(1).map_err(|err| err.to_string())?;
+        let inserted = if *placeholder {
             match (body.trim(), scope.item) {
-                (".item", Some((_, value_name, _))) => out.push_str(value_name),
+                (".item", Some((_, value_name, _))) => value_name.to_string(),
                 (".item", None) => {
                     return Err(format!("{open} .item {close} is only valid inside a repeatable item's clones"))
                 }
-                (other, _) => return Err(format!("unknown placeholder {open} {other} {close}: only .item is defined")),
+                (other, _) => {
+                    return Err(format!("unknown placeholder {open} {} {close}: only .item is defined", excerpt(other)))
+                }
             }
         } else {
-            out.push_str(&call(body, scope)?);
-        }
-        rest = &rest[body_start + length + close.len()..];
+            call(body, scope)?
+        };
+        scope.budget.charge_output(inserted.len()).map_err(|err| err.to_string())?;
+        out.push_str(&inserted);
+        cursor = body_start + length + close.len();
     }
 }
 
@@ -164,6 +193,19 @@ pub fn render_value(
     pointer: &mut String,
     typed: &mut dyn FnMut(&str) -> bool,
 ) -> Result<(), String> {
+    render_nested(value, scope, pointer, typed, 0)
+}
+
+fn render_nested(
+    value: &mut Value,
+    scope: &Scope,
+    pointer: &mut String,
+    typed: &mut dyn FnMut(&str) -> bool,
+    depth: usize,
+) -> Result<(), String> {
+    if depth > MAX_DEPTH {
+        return Err(format!("the resource nests deeper than {MAX_DEPTH} levels at {pointer}: flatten it"));
+    }
     match value {
         Value::String(s) if has_template(s) => {
             let whole = is_whole_template(s);
@@ -174,7 +216,7 @@ pub fn render_value(
             for (i, item) in items.iter_mut().enumerate() {
                 let len = pointer.len();
                 pointer.push_str(&format!("/{i}"));
-                render_value(item, scope, pointer, typed)?;
+                render_nested(item, scope, pointer, typed, depth + 1)?;
                 pointer.truncate(len);
             }
         }
@@ -191,7 +233,7 @@ pub fn render_value(
                 let len = pointer.len();
                 pointer.push('/');
                 pointer.push_str(&key.replace('~', "~0").replace('/', "~1"));
-                render_value(item, scope, pointer, typed)?;
+                render_nested(item, scope, pointer, typed, depth + 1)?;
                 pointer.truncate(len);
             }
         }
@@ -209,14 +251,45 @@ fn is_whole_template(text: &str) -> bool {
     })
 }
 
-/// Whether a value holds template syntax anywhere.
+/// Whether a value holds template syntax anywhere (walked with a stack, not recursion).
 pub fn contains_template(value: &Value) -> bool {
-    match value {
-        Value::String(s) => has_template(s),
-        Value::Array(items) => items.iter().any(contains_template),
-        Value::Object(map) => map.iter().any(|(k, v)| has_template(k) || contains_template(v)),
-        _ => false,
+    let mut stack = vec![value];
+    while let Some(value) = stack.pop() {
+        match value {
+            Value::String(s) if has_template(s) => return true,
+            Value::Array(items) => stack.extend(items),
+            Value::Object(map) => {
+                if map.keys().any(|k| has_template(k)) {
+                    return true;
+                }
+                stack.extend(map.values());
+            }
+            _ => {}
+        }
     }
+    false
+}
+
+/// The bytes a value takes as output (its strings and keys, and a few for every other node),
+/// counted with a stack: what one more clone of it costs the output budget.
+pub fn output_size(value: &Value) -> u64 {
+    let mut size = 0u64;
+    let mut stack = vec![value];
+    while let Some(value) = stack.pop() {
+        size = size.saturating_add(match value {
+            Value::String(s) => s.len() as u64 + 2,
+            Value::Array(items) => {
+                stack.extend(items);
+                2
+            }
+            Value::Object(map) => {
+                stack.extend(map.values());
+                map.keys().map(|k| k.len() as u64 + 2).sum::<u64>() + 2
+            }
+            _ => 8,
+        });
+    }
+    size
 }
 
 #[cfg(test)]
@@ -235,7 +308,8 @@ mod tests {
     fn functions_and_forms() {
         let values = values();
         let filenames = json!({"cert": "tls.crt"}).as_object().cloned().unwrap_or_default();
-        let scope = Scope { values: &values, filenames: &filenames, item: None, group: None };
+        let budget = Budget::default();
+        let scope = Scope { budget: &budget, values: &values, filenames: &filenames, item: None, group: None };
         assert_eq!(render_text("port repl{{ ConfigOption \"nginx_port\" }}", &scope), Ok("port 80".into()));
         assert_eq!(render_text("{{repl ConfigOption \"nginx_port\" }}-x", &scope), Ok("80-x".into()));
         assert_eq!(render_text("repl{{ ConfigOptionEquals \"flag\" \"1\" }}", &scope), Ok("true".into()));
@@ -249,9 +323,23 @@ mod tests {
     }
 
     #[test]
+    fn many_templates_in_one_string_are_linear_and_charged() {
+        let values = values();
+        let budget = Budget::new(crate::limits::Limits { max_output_bytes: 100_000, ..Default::default() });
+        let scope = Scope { budget: &budget, values: &values, filenames: &Map::new(), item: None, group: None };
+        let text = "repl{{ ConfigOption \"name\" }} ".repeat(40_000);
+        let err = render_text(&text, &scope).err().unwrap_or_default();
+        assert!(err.contains("(--max-output-size)"), "{err}");
+        let budget = Budget::default();
+        let scope = Scope { budget: &budget, values: &values, filenames: &Map::new(), item: None, group: None };
+        assert_eq!(render_text(&text, &scope).map(|t| t.len()), Ok(40_000 * 6));
+    }
+
+    #[test]
     fn whole_templates_keep_their_type() {
         let values = values();
-        let scope = Scope { values: &values, filenames: &Map::new(), item: None, group: None };
+        let budget = Budget::default();
+        let scope = Scope { budget: &budget, values: &values, filenames: &Map::new(), item: None, group: None };
         let mut value = json!({"replicas": "repl{{ ConfigOption \"n\" }}", "label": "n-repl{{ ConfigOption \"n\" }}"});
         assert_eq!(render_value(&mut value, &scope, &mut String::new(), &mut |_| true), Ok(()));
         assert_eq!(value, json!({"replicas": 3, "label": "n-3"}));
@@ -265,7 +353,9 @@ mod tests {
         let values = values();
         let instance = json!({"port": 443}).as_object().cloned().unwrap_or_default();
         let file = json!("ZmlsZQ==");
+        let budget = Budget::default();
         let scope = Scope {
+            budget: &budget,
             values: &values,
             filenames: &Map::new(),
             item: Some(("static_files", "logo", &file)),
@@ -278,6 +368,7 @@ mod tests {
             Ok("proxy-nginx-2".into())
         );
         assert_eq!(render_text("{{repl ConfigOption \"port\" }}", &scope), Ok("443".into()));
+        assert_eq!(render_text("a[[repl .item ]]b repl{{ ConfigOption \"port\" }}c", &scope), Ok("alogob 443c".into()));
         assert_eq!(render_text("repl{{ ConfigOption \"static_files\" }}", &scope), Ok("ZmlsZQ==".into()));
     }
 }

@@ -227,6 +227,7 @@ fn config_values_problem(item: &Value) -> Option<(FieldPath, String)> {
 pub fn run(render: &mut Render, loaded: &Loaded) {
     let Loaded { specs, values, filenames } = loaded;
     let mut step = Step {
+        budget: &render.budget,
         values,
         filenames,
         results: Vec::new(),
@@ -241,6 +242,8 @@ pub fn run(render: &mut Render, loaded: &Loaded) {
 }
 
 struct Step<'a> {
+    /// The render's: every clone's bytes are output, every clone a step.
+    budget: &'a crate::limits::Budget,
     values: &'a Map,
     filenames: &'a Map,
     results: Vec<Diagnostic>,
@@ -292,6 +295,25 @@ fn set_name(item: &mut Value, name: &str) {
 impl Step<'_> {
     fn error(&mut self, message: String, item: &Value) {
         self.results.push(Diagnostic::error(Kind::Render, message).about(item));
+    }
+
+    /// Charges one more clone of `size` bytes before it is made; `false` (and an error naming
+    /// the limit) once the budget is spent, so a 1 MiB value cloned 3 000 times never is.
+    fn charge_clone(&mut self, size: u64, source: &Value) -> bool {
+        let charged = self
+            .budget
+            .charge_steps(1)
+            .and_then(|()| self.budget.charge_output(usize::try_from(size).unwrap_or(usize::MAX)));
+        match charged {
+            Ok(()) => true,
+            Err(err) => {
+                // One error per template resource, not one per clone.
+                if self.results.last().is_none_or(|d| d.message != err.to_string()) {
+                    self.error(err.to_string(), source);
+                }
+                false
+            }
+        }
     }
 
     /// The values of a repeatable item for one group (or instance), ordered by value name.
@@ -410,8 +432,12 @@ impl Step<'_> {
             }
             let item: &Value = source;
             let template = fresh_copy(item);
+            let size = kots::output_size(&template);
             for (group, instances, t) in group_templates {
                 for instance in instances {
+                    if !self.charge_clone(size, item) {
+                        break;
+                    }
                     let prefix = t.prefix.clone().unwrap_or_else(|| format!("{}-", t.name));
                     let group_values = self.instance_values(group, instance);
                     let mut clone = template.clone();
@@ -443,6 +469,9 @@ impl Step<'_> {
             }
             for (repeat, t) in item_clones {
                 for (value_name, value) in &repeat.values {
+                    if !self.charge_clone(size, item) {
+                        break;
+                    }
                     let mut clone = template.clone();
                     set_name(&mut clone, &format!("{}{value_name}", t.prefix.clone().unwrap_or_default()));
                     self.report.clones.push(CloneReport {
@@ -458,6 +487,9 @@ impl Step<'_> {
                 for instance in instances {
                     let group_values = self.instance_values(group, instance);
                     for (value_name, value) in Self::item_values(repeat, instance) {
+                        if !self.charge_clone(size, item) {
+                            break;
+                        }
                         let mut clone = template.clone();
                         set_name(&mut clone, &format!("{}{value_name}", t.prefix.clone().unwrap_or_default()));
                         self.report.clones.push(CloneReport {
@@ -475,7 +507,7 @@ impl Step<'_> {
                     }
                 }
             }
-            if !is_template {
+            if !is_template && self.charge_clone(size, item) {
                 // Node clones and templates render into one copy of the resource.
                 let mut copy = template.clone();
                 let mut cloned = true;
@@ -525,7 +557,7 @@ impl Step<'_> {
         group: Option<(&str, &Map)>,
         source: &Value,
     ) {
-        let scope = Scope { values: self.values, filenames: self.filenames, item, group };
+        let scope = Scope { budget: self.budget, values: self.values, filenames: self.filenames, item, group };
         let current = &self.current;
         let mut typed = |pointer: &str| Self::typed(current, pointer);
         if let Err(message) = render_value(&mut copy, &scope, &mut String::new(), &mut typed) {
@@ -577,9 +609,14 @@ impl Step<'_> {
         let mut clones = Vec::with_capacity(values.len());
         // The template element's own pointer in the source, for its scalar styles.
         let base = yaml_path_pointer(path);
+        let size = kots::output_size(&template);
         for (value_name, value) in values {
+            if !self.charge_clone(size, source) {
+                return false;
+            }
             let mut clone = template.clone();
             let scope = Scope {
+                budget: self.budget,
                 values: self.values,
                 filenames: self.filenames,
                 item: Some((&repeat.name, value_name, value)),
