@@ -7,11 +7,13 @@ use render_blueprint::subst::envsubst::substitute;
 fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else { return };
     let lookup = |name: &str| match name {
-        "a" => Some("alpha".to_string()),
-        "n" => Some("12345".to_string()),
-        "empty" => Some(String::new()),
+        "a" => Some("alpha"),
+        "n" => Some("12345"),
+        "empty" => Some(""),
         _ => None,
     };
-    let _ = substitute(text, &lookup, false);
-    let _ = substitute(text, &lookup, true);
+    // A budget per run: the default limits, as one render has.
+    let budget = render_blueprint::limits::Budget::default();
+    let _ = substitute(text, &lookup, false, &budget);
+    let _ = substitute(text, &lookup, true, &budget);
 });

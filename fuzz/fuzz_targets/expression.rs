@@ -8,5 +8,5 @@ fuzz_target!(|data: &[u8]| {
     let Ok(source) = std::str::from_utf8(data) else { return };
     let Ok(expression) = Expression::compile(source) else { return };
     let env = serde_json::json!({"a": 1, "b": "two", "c": [1, 2, {"d": null}], "e": {"f": true, "g": 2.5}});
-    let _ = expression.eval(&env, &NoFiles);
+    let _ = expression.eval(&env, &NoFiles, &render_blueprint::limits::Budget::default());
 });

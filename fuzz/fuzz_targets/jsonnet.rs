@@ -1,11 +1,11 @@
 //! Any text as a Jsonnet file in an in-memory package (with a library and a data file to
-//! import), evaluated with a small values tree. Each evaluation is bounded by
+//! import), evaluated with a small values tree. Each evaluation has its own session, bounded by
 //! `jsonnet::TIME_LIMIT` (10 s, not adjustable), so scripts/fuzz gives this target a longer
 //! libFuzzer -timeout: a timeout here means the limit did not stop the evaluation.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use render_blueprint::jsonnet::evaluate;
+use render_blueprint::jsonnet::{evaluate, Session};
 use render_blueprint::package::MemoryFiles;
 use serde_json::json;
 
@@ -23,5 +23,5 @@ fuzz_target!(|data: &[u8]| {
         .collect(),
     );
     let values = json!({"region": "eu", "n": 2, "cluster": {"name": "dev", "workers": {"count": 3}}, "list": [1, "a"]});
-    let _ = evaluate(&files, "f/main.jsonnet", &values);
+    let _ = evaluate(&Session::new(std::sync::Arc::default()), &files, "f/main.jsonnet", &values);
 });

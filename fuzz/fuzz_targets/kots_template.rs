@@ -12,8 +12,10 @@ fuzz_target!(|data: &[u8]| {
     let filenames = to_map(json!({"cert": "tls.crt"}));
     let instance = to_map(json!({"port": "81"}));
     let value = json!("v1");
-    let _ = render_text(text, &Scope { values: &values, filenames: &filenames, item: None, group: None });
+    let budget = render_blueprint::limits::Budget::default();
+    let _ = render_text(text, &Scope { budget: &budget, values: &values, filenames: &filenames, item: None, group: None });
     let scope = Scope {
+        budget: &budget,
         values: &values,
         filenames: &filenames,
         item: Some(("port", "port-1", &value)),
