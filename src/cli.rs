@@ -8,15 +8,17 @@ use crate::krm::{annotations as ann, is_local_config, set_annotation, Item, Reso
 use crate::limits::Limits;
 use crate::package::{read_regular_file, DiskFiles, Files};
 use crate::pipeline::{self, Input, ScalarStyles};
-use crate::{config, explain, help};
+use crate::{config, explain, help, jsonnet};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use serde_json::json;
 use std::collections::{HashMap, HashSet};
 use std::ffi::OsString;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
-use std::process::ExitCode;
+use std::process::{ExitCode, Stdio};
 use std::rc::Rc;
+use std::sync::Arc;
+use std::time::Duration;
 
 #[derive(Parser)]
 #[command(name = "render-blueprint", version, about = help::short(), long_about = help::long(), after_help = help::examples())]
@@ -148,6 +150,9 @@ pub fn main() -> ExitCode {
         return Exit::Unusable("cannot write output: stdout is closed".into()).code();
     }
     let args: Vec<OsString> = std::env::args_os().collect();
+    if args.get(1).is_some_and(|arg| arg == JSONNET_WORKER) {
+        return jsonnet_worker().code();
+    }
     if let Some(config_file) = legacy_plugin_config(&args) {
         return legacy_plugin(&config_file).code();
     }
@@ -223,6 +228,93 @@ fn report_results(results: &[Diagnostic], files: Option<&DiskFiles>) {
     }
 }
 
+/// The hidden first argument that makes the binary a Jsonnet worker (see [`jsonnet_isolate`]).
+const JSONNET_WORKER: &str = "__jsonnet-worker";
+
+/// Runs each `jsonnet()` evaluation in a child process of this binary, limited to
+/// [`jsonnet::MEMORY_LIMIT`] of address space and killed when the render's time runs out:
+/// jrsonnet cannot be interrupted or limited in memory from inside the process, and an abandoned
+/// thread would go on allocating. The child reads the package through the same root and limits.
+fn jsonnet_isolate(root: PathBuf, max_file_bytes: u64, max_output_bytes: u64) -> jsonnet::Isolate {
+    use jsonnet::Stopped;
+    Arc::new(move |path: &str, values: &Value, time_left: Duration| {
+        let failed =
+            |err: std::io::Error| Stopped::Failed(format!("jsonnet {path:?}: cannot start the evaluation: {err}"));
+        let exe = std::env::current_exe().map_err(failed)?;
+        let mut child = std::process::Command::new(exe)
+            .arg(JSONNET_WORKER)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(failed)?;
+        let request = json!({"root": root, "maxFileBytes": max_file_bytes, "path": path, "values": values});
+        if let Some(mut stdin) = child.stdin.take() {
+            // A worker that already died says why below.
+            let _ = stdin.write_all(request.to_string().as_bytes());
+        }
+        let (Some(stdout), Some(stderr)) = (child.stdout.take(), child.stderr.take()) else {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(Stopped::Failed(format!("jsonnet {path:?}: cannot talk to the evaluation")));
+        };
+        let (sender, receiver) = std::sync::mpsc::sync_channel(1);
+        std::thread::spawn(move || {
+            let (mut out, mut err) = (Vec::new(), Vec::new());
+            // Output beyond the budget is refused anyway: read one byte more to know it was exceeded.
+            let _ = stdout.take(max_output_bytes.saturating_add(1)).read_to_end(&mut out);
+            let _ = stderr.take(1 << 16).read_to_end(&mut err);
+            let _ = sender.send((out, err));
+        });
+        let Ok((out, err)) = receiver.recv_timeout(time_left) else {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(Stopped::TimedOut);
+        };
+        let _ = child.wait();
+        if String::from_utf8_lossy(&err).contains("memory allocation") {
+            return Err(Stopped::OutOfMemory);
+        }
+        match crate::doc::from_own_json(&String::from_utf8_lossy(&out)) {
+            Ok(Value::Object(mut answer)) => match (answer.remove("value"), answer.remove("error")) {
+                (Some(value), None) => Ok(value),
+                (_, Some(Value::String(message))) => Err(Stopped::Failed(message)),
+                _ => Err(Stopped::Failed(format!("jsonnet {path:?}: the evaluation gave no answer"))),
+            },
+            _ if out.len() as u64 > max_output_bytes => Err(Stopped::Failed(format!(
+                "jsonnet {path:?}: the result is larger than {} (--max-output-size)",
+                crate::limits::human_bytes(max_output_bytes)
+            ))),
+            _ => Err(Stopped::Failed(format!("jsonnet {path:?}: the evaluation stopped abruptly"))),
+        }
+    })
+}
+
+/// The child side of [`jsonnet_isolate`]: one request on stdin, one answer on stdout.
+fn jsonnet_worker() -> Exit {
+    // Address space rather than resident memory: the kernel enforces it on every allocation.
+    let limit = jsonnet::MEMORY_LIMIT;
+    if let Err(err) = rlimit::setrlimit(rlimit::Resource::AS, limit, limit) {
+        return Exit::Unusable(format!("cannot limit the Jsonnet worker's memory: {err}"));
+    }
+    let mut text = String::new();
+    if let Err(err) = std::io::stdin().read_to_string(&mut text) {
+        return Exit::Unusable(format!("cannot read the Jsonnet request: {err}"));
+    }
+    let request: Value = match serde_json::from_str(&text) {
+        Ok(request) => request,
+        Err(err) => return Exit::Unusable(format!("the Jsonnet request is not JSON: {err}")),
+    };
+    let root = PathBuf::from(request["root"].as_str().unwrap_or("."));
+    let files = DiskFiles::new(&root, request["maxFileBytes"].as_u64().unwrap_or(Limits::default().max_file_bytes));
+    let path = request["path"].as_str().unwrap_or_default();
+    let answer = match jsonnet::evaluate_unbounded(&files, path, &request["values"]) {
+        Ok(value) => json!({ "value": value }),
+        Err(message) => json!({ "error": message }),
+    };
+    write_stdout(&answer.to_string())
+}
+
 fn root_or_cwd(root: Option<PathBuf>) -> PathBuf {
     root.unwrap_or_else(|| PathBuf::from("."))
 }
@@ -238,7 +330,8 @@ fn krm(root: Option<PathBuf>, limits: Limits) -> Exit {
         Ok(list) => list,
         Err(err) => return Exit::Unusable(err.to_string()),
     };
-    let files = DiskFiles::new(&root_or_cwd(root), limits.max_file_bytes);
+    let root = root_or_cwd(root);
+    let files = DiskFiles::new(&root, limits.max_file_bytes);
     let styles = match list.format {
         // JSON strings are all quoted.
         crate::krm::Format::Json => SourceStyles::all_quoted(),
@@ -254,6 +347,7 @@ fn krm(root: Option<PathBuf>, limits: Limits) -> Exit {
         function_config: list.function_config.take(),
         value_overrides: vec![],
         styles: Some(Box::new(styles)),
+        jsonnet: Some(jsonnet_isolate(root, limits.max_file_bytes, limits.max_output_bytes)),
         limits,
     };
     let output = pipeline::render(input, &files);
@@ -346,7 +440,8 @@ fn load_inputs(args: &InputArgs, root: Option<PathBuf>, limits: Limits) -> Resul
     for assignment in &args.set {
         value_overrides.push(set_layer(assignment).map_err(Exit::Unusable)?);
     }
-    Ok((Input { items, function_config, value_overrides, styles: Some(Box::new(styles)), limits }, files))
+    let jsonnet = Some(jsonnet_isolate(root, limits.max_file_bytes, limits.max_output_bytes));
+    Ok((Input { items, function_config, value_overrides, styles: Some(Box::new(styles)), limits, jsonnet }, files))
 }
 
 /// `render-blueprint render PATH…`: manifests from files, the final manifests on stdout.
@@ -699,7 +794,8 @@ fn legacy_plugin(config_file: &Path) -> Exit {
         Err(err) => return Exit::Unusable(yaml_error_in("stdin", &err)),
     };
     let root = std::env::var_os("KUSTOMIZE_PLUGIN_CONFIG_ROOT").map(PathBuf::from);
-    let files = DiskFiles::new(&root_or_cwd(root), Limits::default().max_file_bytes);
+    let root = root_or_cwd(root);
+    let files = DiskFiles::new(&root, Limits::default().max_file_bytes);
     let styles = SourceStyles {
         items: (0..items.len()).map(|i| (0, i)).collect(),
         texts: vec![Source::Text(text)],
@@ -712,6 +808,7 @@ fn legacy_plugin(config_file: &Path) -> Exit {
         value_overrides: vec![],
         styles: Some(Box::new(styles)),
         limits: Limits::default(),
+        jsonnet: Some(jsonnet_isolate(root, Limits::default().max_file_bytes, Limits::default().max_output_bytes)),
     };
     let output = pipeline::render(input, &files);
     report_results(&output.results, None);

@@ -1,14 +1,16 @@
 //! Jsonnet evaluation for `jsonnet(path)` (SPEC §7.1) with jrsonnet. The file sees the values
 //! tree as the external variable `values` and, when it evaluates to a function, as its top-level
 //! argument `values`. Imports resolve relative to the importing file through [`Files`], so they
-//! are confined to the package root like every other read. Recursion is bounded by jrsonnet's
-//! stack limit (200 frames); a loop that does not recurse (`std.range(1, 1e9)`) is bounded by
-//! time: jrsonnet 0.5.0-pre98 has no interrupt or step hook (its only per-call check is the
-//! stack-depth counter), so each evaluation runs on a thread of its own and is abandoned at one
-//! deadline shared by the whole render ([`Session`]: [`TIME_LIMIT`] for all files together, not
-//! per file; the process ends soon after, taking the thread with it). This is the one limit that
-//! depends on the machine's speed. Every evaluation is a step and its result's bytes are output
-//! charged to the render's budget.
+//! are confined to the package root like every other read.
+//!
+//! Recursion is bounded by jrsonnet's stack limit (200 frames). A loop that does not recurse
+//! (`std.range(1, 1e9)`) or a value that grows without recursing (`std.repeat`) is not: jrsonnet
+//! 0.5.0-pre98 has no interrupt, step or allocation hook (its only per-call check is the
+//! stack-depth counter). So the caller may run each evaluation in an [`Isolate`] (the CLI uses a
+//! child process with a memory limit, killed at the deadline); without one, it runs on a thread
+//! of its own, abandoned at the deadline. One deadline covers the whole render ([`Session`]:
+//! [`TIME_LIMIT`] for all files together). Time is the one limit that depends on the machine's
+//! speed. Every evaluation is a step and its result's bytes are output charged to the budget.
 
 use crate::doc::Value;
 use crate::limits::{Budget, MAX_DEPTH};
@@ -56,16 +58,34 @@ impl ImportResolver for PackageImports {
 /// pipeline.
 pub const TIME_LIMIT: Duration = Duration::from_secs(10);
 
-/// One render's Jsonnet evaluations: its budget and the deadline they share.
+/// Memory one evaluation may use when it runs in an [`Isolate`] that can enforce it.
+pub const MEMORY_LIMIT: u64 = 1 << 30;
+
+/// Why an isolated evaluation gave no value of its own.
+pub enum Stopped {
+    /// The time given ran out; the evaluation was stopped.
+    TimedOut,
+    /// It needed more than [`MEMORY_LIMIT`].
+    OutOfMemory,
+    /// Anything else, said in a sentence (Jsonnet's own errors included).
+    Failed(String),
+}
+
+/// Evaluates `path` with `values` somewhere it can be stopped: given the time left, it returns
+/// the value or why there is none.
+pub type Isolate = Arc<dyn Fn(&str, &Value, Duration) -> Result<Value, Stopped> + Send + Sync>;
+
+/// One render's Jsonnet evaluations: its budget, the deadline they share, and where they run.
 pub struct Session {
     budget: Arc<Budget>,
     deadline: Instant,
+    isolate: Option<Isolate>,
 }
 
 impl Session {
     /// The deadline starts now: [`TIME_LIMIT`] for every evaluation of the render together.
-    pub fn new(budget: Arc<Budget>) -> Self {
-        Self { budget, deadline: Instant::now() + TIME_LIMIT }
+    pub fn new(budget: Arc<Budget>, isolate: Option<Isolate>) -> Self {
+        Self { budget, deadline: Instant::now() + TIME_LIMIT, isolate }
     }
 }
 
@@ -76,7 +96,24 @@ const STACK_BYTES: usize = 64 << 20;
 /// session's deadline, charging one step and the result's size to the render's budget.
 pub fn evaluate(session: &Session, files: &dyn Files, path: &str, values: &Value) -> Result<Value, String> {
     session.budget.charge_steps(1).map_err(|err| format!("jsonnet {path:?}: {err}"))?;
-    let value = evaluate_by(session.deadline, files, path, values)?;
+    let value = match &session.isolate {
+        Some(isolate) => {
+            let remaining = session.deadline.saturating_duration_since(Instant::now());
+            if remaining.is_zero() {
+                return Err(too_long(path));
+            }
+            isolate(path, values, remaining).map_err(|stopped| match stopped {
+                Stopped::TimedOut => too_long(path),
+                Stopped::OutOfMemory => format!(
+                    "jsonnet {path:?}: the evaluation needed more than {} of memory: look for a value that \
+                     grows without end (such as std.repeat or std.makeArray over a huge count)",
+                    crate::limits::human_bytes(MEMORY_LIMIT)
+                ),
+                Stopped::Failed(message) => message,
+            })?
+        }
+        None => evaluate_by(session.deadline, files, path, values)?,
+    };
     if crate::doc::deeper_than(&value, MAX_DEPTH) {
         return Err(format!("jsonnet {path:?}: the result nests deeper than {MAX_DEPTH} levels: flatten it"));
     }
@@ -88,17 +125,24 @@ pub fn evaluate(session: &Session, files: &dyn Files, path: &str, values: &Value
     Ok(value)
 }
 
+fn too_long(path: &str) -> String {
+    format!(
+        "jsonnet {path:?}: the render's Jsonnet evaluations did not finish within {} s together: look for a loop \
+         that does not end (such as std.range over a huge count)",
+        TIME_LIMIT.as_secs()
+    )
+}
+
+/// Evaluates on a thread of this process, with no deadline: for an [`Isolate`]'s worker, which
+/// its caller stops from outside.
+pub fn evaluate_unbounded(files: &dyn Files, path: &str, values: &Value) -> Result<Value, String> {
+    evaluate_by(Instant::now() + Duration::from_secs(365 * 24 * 3600), files, path, values)
+}
+
 fn evaluate_by(deadline: Instant, files: &dyn Files, path: &str, values: &Value) -> Result<Value, String> {
-    let too_long = || {
-        format!(
-            "jsonnet {path:?}: the render's Jsonnet evaluations did not finish within {} s together: look for a \
-             loop that does not end (such as std.range over a huge count)",
-            TIME_LIMIT.as_secs()
-        )
-    };
     let remaining = deadline.saturating_duration_since(Instant::now());
     if remaining.is_zero() {
-        return Err(too_long());
+        return Err(too_long(path));
     }
     let (sender, receiver) = mpsc::sync_channel(1);
     let (files, owned_path, values) = (files.share(), path.to_string(), values.clone());
@@ -111,7 +155,7 @@ fn evaluate_by(deadline: Instant, files: &dyn Files, path: &str, values: &Value)
     }
     match receiver.recv_timeout(remaining) {
         Ok(result) => result,
-        Err(mpsc::RecvTimeoutError::Timeout) => Err(too_long()),
+        Err(mpsc::RecvTimeoutError::Timeout) => Err(too_long(path)),
         Err(mpsc::RecvTimeoutError::Disconnected) => Err(format!("jsonnet {path:?}: the evaluation stopped abruptly")),
     }
 }
@@ -183,11 +227,11 @@ mod tests {
         ]);
         let values = json!({"region": "eu", "n": 2});
         assert_eq!(
-            evaluate(&Session::new(Arc::default()), &package, "f/a.jsonnet", &values),
+            evaluate(&Session::new(Arc::default(), None), &package, "f/a.jsonnet", &values),
             Ok(json!({"region": "eu-1"}))
         );
         assert_eq!(
-            evaluate(&Session::new(Arc::default()), &package, "f/b.jsonnet", &values),
+            evaluate(&Session::new(Arc::default(), None), &package, "f/b.jsonnet", &values),
             Ok(json!({"replicas": 4}))
         );
     }
@@ -196,10 +240,12 @@ mod tests {
     fn imports_stay_in_the_package_and_recursion_is_bounded() {
         let package =
             files(&[("a.jsonnet", "import '../../etc/passwd'"), ("loop.jsonnet", "local f(x) = f(x + 1); f(0)")]);
-        let err = evaluate(&Session::new(Arc::default()), &package, "a.jsonnet", &json!({})).err().unwrap_or_default();
-        assert!(err.contains("escapes the package root"), "{err}");
         let err =
-            evaluate(&Session::new(Arc::default()), &package, "loop.jsonnet", &json!({})).err().unwrap_or_default();
+            evaluate(&Session::new(Arc::default(), None), &package, "a.jsonnet", &json!({})).err().unwrap_or_default();
+        assert!(err.contains("escapes the package root"), "{err}");
+        let err = evaluate(&Session::new(Arc::default(), None), &package, "loop.jsonnet", &json!({}))
+            .err()
+            .unwrap_or_default();
         assert!(err.contains("stack overflow"), "{err}");
     }
 }

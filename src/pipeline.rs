@@ -36,6 +36,8 @@ pub struct Input {
     pub styles: Option<Box<dyn ScalarStyles>>,
     /// The operator's limits for this render.
     pub limits: Limits,
+    /// Where `jsonnet()` evaluations run; `None`: on threads of this process.
+    pub jsonnet: Option<crate::jsonnet::Isolate>,
 }
 
 /// An item a step produced. `substitute: false` keeps Flux's post-build substitution off it: the
@@ -92,6 +94,8 @@ pub struct Render {
     pub scoped_features: Vec<(Value, Value, Value)>,
     /// What every evaluator of this render may still produce and spend.
     pub budget: Arc<Budget>,
+    /// Where `jsonnet()` evaluations run (see [`Input::jsonnet`]).
+    pub jsonnet: Option<crate::jsonnet::Isolate>,
 }
 
 impl Render {
@@ -110,6 +114,7 @@ impl Render {
             implementations: Vec::new(),
             scoped_features: Vec::new(),
             budget: Arc::new(Budget::default()),
+            jsonnet: None,
         }
     }
 
@@ -147,6 +152,7 @@ pub fn render(input: Input, files: &dyn Files) -> Output {
     render.origin = (0..render.items.len()).collect();
     render.styles = input.styles;
     render.budget = Budget::shared(input.limits);
+    render.jsonnet = input.jsonnet;
     forget_previous_run(&mut render);
     for item in render.items.iter_mut().filter(|item| CONFIGURATION_KINDS.contains(&item.type_of())) {
         set_annotation(item.header_mut(), ann::LOCAL_CONFIG, "true");

@@ -23,5 +23,5 @@ fuzz_target!(|data: &[u8]| {
         .collect(),
     );
     let values = json!({"region": "eu", "n": 2, "cluster": {"name": "dev", "workers": {"count": 3}}, "list": [1, "a"]});
-    let _ = evaluate(&Session::new(std::sync::Arc::default()), &files, "f/main.jsonnet", &values);
+    let _ = evaluate(&Session::new(std::sync::Arc::default(), None), &files, "f/main.jsonnet", &values);
 });

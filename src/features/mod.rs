@@ -288,7 +288,7 @@ pub fn run(render: &mut Render, files: &dyn Files) {
         values: &render.values,
         budget: render.budget.clone(),
         jsonnet_cache: RefCell::new(HashMap::new()),
-        jsonnet: crate::jsonnet::Session::new(render.budget.clone()),
+        jsonnet: crate::jsonnet::Session::new(render.budget.clone(), render.jsonnet.clone()),
         results: Vec::new(),
     };
 
