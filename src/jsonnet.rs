@@ -69,6 +69,9 @@ pub enum Stopped {
     OutOfMemory,
     /// Anything else, said in a sentence (Jsonnet's own errors included).
     Failed(String),
+    /// The isolate cannot run here (no /proc to find the binary in a bare chroot, say): the
+    /// evaluation runs on a thread of this process instead.
+    Unavailable,
 }
 
 /// Evaluates `path` with `values` somewhere it can be stopped: given the time left, it returns
@@ -96,23 +99,22 @@ const STACK_BYTES: usize = 64 << 20;
 /// session's deadline, charging one step and the result's size to the render's budget.
 pub fn evaluate(session: &Session, files: &dyn Files, path: &str, values: &Value) -> Result<Value, String> {
     session.budget.charge_steps(1).map_err(|err| format!("jsonnet {path:?}: {err}"))?;
-    let value = match &session.isolate {
-        Some(isolate) => {
-            let remaining = session.deadline.saturating_duration_since(Instant::now());
-            if remaining.is_zero() {
-                return Err(too_long(path));
-            }
-            isolate(path, values, remaining).map_err(|stopped| match stopped {
-                Stopped::TimedOut => too_long(path),
-                Stopped::OutOfMemory => format!(
-                    "jsonnet {path:?}: the evaluation needed more than {} of memory: look for a value that \
-                     grows without end (such as std.repeat or std.makeArray over a huge count)",
-                    crate::limits::human_bytes(MEMORY_LIMIT)
-                ),
-                Stopped::Failed(message) => message,
-            })?
+    let remaining = session.deadline.saturating_duration_since(Instant::now());
+    if remaining.is_zero() {
+        return Err(too_long(path));
+    }
+    let value = match session.isolate.as_ref().map(|isolate| isolate(path, values, remaining)) {
+        None | Some(Err(Stopped::Unavailable)) => evaluate_by(session.deadline, files, path, values)?,
+        Some(Ok(value)) => value,
+        Some(Err(Stopped::TimedOut)) => return Err(too_long(path)),
+        Some(Err(Stopped::OutOfMemory)) => {
+            return Err(format!(
+                "jsonnet {path:?}: the evaluation needed more than {} of memory: look for a value that grows \
+                 without end (such as std.repeat or std.makeArray over a huge count)",
+                crate::limits::human_bytes(MEMORY_LIMIT)
+            ))
         }
-        None => evaluate_by(session.deadline, files, path, values)?,
+        Some(Err(Stopped::Failed(message))) => return Err(message),
     };
     if crate::doc::deeper_than(&value, MAX_DEPTH) {
         return Err(format!("jsonnet {path:?}: the result nests deeper than {MAX_DEPTH} levels: flatten it"));
