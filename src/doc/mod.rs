@@ -3,12 +3,14 @@
 //!
 //! Nothing here knows about Kubernetes kinds or about files; it turns text into values and back.
 
+mod integers;
 mod locate;
 mod path;
 mod strict;
 mod styles;
 mod yaml;
 
+pub use integers::{oversized_integer_message, oversized_json_integer, oversized_yaml_integer};
 pub use locate::{locate, Position};
 pub use path::FieldPath;
 pub use strict::{duplicate_key_message, from_own_json, json_too_deep, Strict};

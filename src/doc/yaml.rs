@@ -63,7 +63,7 @@ pub fn read_yaml_documents(text: &str) -> Result<Vec<Value>, YamlError> {
 /// Reads a stream of YAML documents into `T` as they are parsed (a caller's own visitor can
 /// keep less than a whole value tree). Empty documents reach `T` as a unit.
 pub fn read_yaml_documents_as<T: serde::de::DeserializeOwned>(text: &str) -> Result<Vec<T>, YamlError> {
-    serde_saphyr::from_multiple_with_options(text, read_options(text.len())).map_err(|err| {
+    let documents = serde_saphyr::from_multiple_with_options(text, read_options(text.len())).map_err(|err| {
         let location = err.location();
         let message = err.without_snippet().to_string();
         // The crate prefixes "error: line L column C: "; we report the position separately.
@@ -96,7 +96,16 @@ pub fn read_yaml_documents_as<T: serde::de::DeserializeOwned>(text: &str) -> Res
             syntax_hint(message)
         };
         YamlError { message, line: location.as_ref().map(|l| l.line()), column: location.as_ref().map(|l| l.column()) }
-    })
+    })?;
+    // Checked after a successful read, so syntax errors keep their own message.
+    if let Some((line, column, literal)) = super::oversized_yaml_integer(text) {
+        return Err(YamlError {
+            message: super::oversized_integer_message(&literal),
+            line: Some(line),
+            column: Some(column),
+        });
+    }
+    Ok(documents)
 }
 
 /// The parser says what it saw; add what to change for the mistakes people make by hand.

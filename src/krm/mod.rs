@@ -219,10 +219,19 @@ fn parse_document(text: &str) -> Result<(Top, Format), UnusableInput> {
     if text.trim_start().starts_with('{') {
         // The YAML reader's depth limit, checked before the recursive reader runs (its own limit
         // of 128 is off, so JSON and YAML input may nest equally deep).
-        if let Some(offset) = crate::doc::json_too_deep(text, crate::limits::MAX_DEPTH) {
+        let position = |offset: usize| {
             let before = &text[..offset];
             let line = before.matches('\n').count() as u64 + 1;
             let column = before.rfind('\n').map_or(before.len(), |at| before.len() - at - 1) as u64 + 1;
+            (line, column)
+        };
+        if let Some((offset, literal)) = crate::doc::oversized_json_integer(text) {
+            let (line, column) = position(offset);
+            let message = crate::doc::oversized_integer_message(&literal);
+            return Err(UnusableInput { message, line: Some(line), column: Some(column) });
+        }
+        if let Some(offset) = crate::doc::json_too_deep(text, crate::limits::MAX_DEPTH) {
+            let (line, column) = position(offset);
             return Err(UnusableInput {
                 message: format!(
                     "input is not valid JSON: nesting deeper than {} levels: Kubernetes objects nest far less; look \
@@ -250,7 +259,12 @@ fn parse_document(text: &str) -> Result<(Top, Format), UnusableInput> {
         });
     }
     let documents: Vec<Top> = read_yaml_documents_as(text).map_err(|err| UnusableInput {
-        message: format!("input is not valid YAML: {}", err.message),
+        // Valid YAML the value model cannot hold says so itself.
+        message: if err.message.starts_with("the integer ") {
+            err.message
+        } else {
+            format!("input is not valid YAML: {}", err.message)
+        },
         line: err.line,
         column: err.column,
     })?;
