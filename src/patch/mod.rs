@@ -341,13 +341,15 @@ fn apply_document(document: &Document, patch: &Patch, item: &mut Value, budget: 
             }
             let (api_version, kind) = type_of(item);
             let schema = strategic::schema_of(api_version, kind);
-            let mut result = item.clone();
-            let Value::Object(target) = &mut result else {
+            // In place, not on a copy: a copy per patch made 10 000 patches on one item
+            // quadratic. A failed patch is an error, so the render writes nothing and a
+            // half-patched item is never seen; only its identity is kept to compare.
+            let before = identity(item);
+            let Value::Object(target) = item else {
                 return Err(Failure::Patch("resource is not a mapping".into(), None));
             };
             strategic::apply(target, &patch_map, schema).map_err(|err| locate_strategic_error(&err))?;
-            check_identity(item, &result, &patch.options)?;
-            *item = result;
+            check_identity(&before, item, &patch.options)?;
             Ok(false)
         }
     }
@@ -509,6 +511,12 @@ fn strip_identity(patch: &mut Map) {
         metadata.shift_remove("name");
         metadata.shift_remove("namespace");
     }
+}
+
+/// The fields [`check_identity`] compares, copied out of a resource.
+fn identity(item: &Value) -> Value {
+    let (api_version, kind) = type_of(item);
+    serde_json::json!({"apiVersion": api_version, "kind": kind, "metadata": {"name": krm::name_of(item)}})
 }
 
 fn check_identity(before: &Value, after: &Value, options: &PatchOptions) -> Result<(), Failure> {
