@@ -269,17 +269,16 @@ fn deep_nesting_200_levels_passes_through_whole() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// With stdout closed (`>&-`) the function exited 0 having written nothing; a broken pipe was
-/// also called success. Both are exit 2 with "cannot write output".
+/// A broken pipe was called success; it is exit 2 with "cannot write output". A standard output
+/// that is /dev/null opened read-write (Python's subprocess.DEVNULL, Go's os/exec, and what Rust's
+/// runtime substitutes for a closed one) is a caller discarding the output: exit 0.
 #[test]
-fn closed_stdout_and_broken_pipe_are_exit_2() {
+fn broken_pipe_is_exit_2_and_discarded_output_is_not() {
     let binary = assert_cmd::cargo::cargo_bin("render-blueprint");
     let input = "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems: []\n";
-    let script = format!("printf '{}' | '{}' >&-", input.replace('\n', "\\n"), binary.display());
+    let script = format!("printf '{}' | '{}' 1<>/dev/null", input.replace('\n', "\\n"), binary.display());
     let output = std::process::Command::new("sh").arg("-c").arg(&script).output().unwrap_or_else(|e| panic!("{e}"));
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert_eq!(output.status.code(), Some(2), "{stderr}");
-    assert!(stderr.contains("cannot write output: stdout is closed"), "{stderr}");
+    assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
     // A reader that closes at once: the writer gets EPIPE (the output is large enough to block).
     let items: String =
         (0..20000).map(|i| format!("- {{apiVersion: v1, kind: ConfigMap, metadata: {{name: c{i}}}}}\n")).collect();
