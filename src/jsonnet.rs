@@ -197,16 +197,15 @@ fn evaluate_here(files: Arc<dyn Files>, path: &str, values: Value) -> Result<Val
         })
         .map_err(first_line)?;
     serde_json::to_value(&result).map_err(|err| {
+        if !err.to_string().starts_with("stack overflow") {
+            return format!("jsonnet {path:?}: {err}");
+        }
         // Converting stops at jrsonnet's 200-level limit, but dropping the value (and the import
         // cache holding it) recurses once per level: a million levels overflow any stack. The
         // evaluation's memory is leaked instead; the process ends soon after.
         std::mem::forget(result);
         std::mem::forget(state.clone());
-        if err.to_string().starts_with("stack overflow") {
-            format!("jsonnet {path:?}: the result nests deeper than 200 levels: flatten it")
-        } else {
-            format!("jsonnet {path:?}: {err}")
-        }
+        format!("jsonnet {path:?}: the result nests deeper than 200 levels: flatten it")
     })
 }
 
