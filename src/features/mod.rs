@@ -214,8 +214,10 @@ impl<'a> Step<'a> {
                     }
                 },
                 // Path patches are read and inlined as they are: their `${…}` are left for Flux.
+                // Only the package's bookkeeping annotations are left out (kpt writes back the
+                // local-config one the first run set, which would make kustomize drop the target).
                 (None, Some(path)) => match self.host(origin).file(&path) {
-                    Ok(text) => patch.patch = Some(text),
+                    Ok(text) => patch.patch = Some(crate::krm::annotations::without_bookkeeping(&text).into_owned()),
                     Err(err) => {
                         self.results.push(origin.diagnostic(Severity::Error, err, &format!("{patch_field}.path")));
                         continue;

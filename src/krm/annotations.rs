@@ -84,3 +84,115 @@ mod tests {
         assert!(!is_local_config(&item));
     }
 }
+
+/// Annotation prefixes that belong to a package's bookkeeping (kpt's, kustomize's, ours), not to
+/// the resources: copied into generated content they would change what is deployed
+/// (`local-config` makes kustomize drop the patched resource).
+const BOOKKEEPING: [&str; 4] =
+    ["config.kubernetes.io/", "internal.config.kubernetes.io/", "kustomize.config.k8s.io/", "fn.blueprint.dev/"];
+
+pub fn is_bookkeeping(key: &str) -> bool {
+    BOOKKEEPING.iter().any(|prefix| key.starts_with(prefix))
+}
+
+/// The text of a file whose content is copied into generated content (a patch file inlined into
+/// a Flux Kustomization, or applied to resources), without bookkeeping annotations.
+///
+/// kpt writes back the `local-config` annotation the first run put on a patch file; the second
+/// run must copy the same patch as the first. The lines are removed from the text (kpt keeps the
+/// rest of the file as written, so both runs copy the same text), with an `annotations:` key left
+/// empty. Only block-style annotations are edited this way; if a flow-style one remains, the
+/// documents are written out again without it.
+pub fn without_bookkeeping(text: &str) -> std::borrow::Cow<'_, str> {
+    if !BOOKKEEPING.iter().any(|prefix| text.contains(prefix)) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let indent = |line: &str| line.len() - line.trim_start_matches(' ').len();
+    let mut out = String::with_capacity(text.len());
+    // An `annotations:` block being read: the key's line (held back until an entry is kept),
+    // its indentation, its entries' indentation, whether one was kept, and whether the entry
+    // being read is dropped (with its continuation lines).
+    struct Block {
+        header: String,
+        indent: usize,
+        entries: Option<usize>,
+        kept: bool,
+        dropping: bool,
+    }
+    let mut block: Option<Block> = None;
+    for line in text.split_inclusive('\n') {
+        let content = line.trim();
+        if let Some(open) = block.as_mut() {
+            let inside = content.is_empty() || content.starts_with('#') || indent(line) > open.indent;
+            if inside && content != "---" {
+                let entry_indent = *open.entries.get_or_insert(indent(line));
+                if !content.is_empty() && !content.starts_with('#') && indent(line) == entry_indent {
+                    let key = content.split(':').next().unwrap_or_default().trim_matches(['"', '\'']);
+                    open.dropping = is_bookkeeping(key);
+                }
+                if !open.dropping {
+                    if !open.kept {
+                        out.push_str(&open.header);
+                        open.kept = true;
+                    }
+                    out.push_str(line);
+                }
+                continue;
+            }
+            block = None;
+        }
+        if content == "annotations:" {
+            block = Some(Block {
+                header: line.to_string(),
+                indent: indent(line),
+                entries: None,
+                kept: false,
+                dropping: false,
+            });
+            continue;
+        }
+        out.push_str(line);
+    }
+    // Broken YAML is reported by whoever parses it next, as written.
+    let Ok(mut documents) = crate::doc::read_yaml_documents(text) else { return std::borrow::Cow::Borrowed(text) };
+    documents.iter_mut().for_each(strip_bookkeeping);
+    // The edited text must mean exactly the documents without the annotations (a parent left
+    // empty would read as null, which a strategic merge patch takes as "delete").
+    if crate::doc::read_yaml_documents(&out).is_ok_and(|edited| edited == documents) {
+        return std::borrow::Cow::Owned(out);
+    }
+    // Flow style, or text the line edit cannot follow: the documents written out again.
+    let texts: Vec<String> = documents.iter().map(crate::doc::to_yaml).collect();
+    std::borrow::Cow::Owned(texts.join("---\n"))
+}
+
+fn strip_bookkeeping(document: &mut Value) {
+    let Some(metadata) = document.get_mut("metadata").and_then(Value::as_object_mut) else { return };
+    if let Some(Value::Object(annotations)) = metadata.get_mut("annotations") {
+        annotations.retain(|k, _| !is_bookkeeping(k));
+        if annotations.is_empty() {
+            metadata.shift_remove("annotations");
+        }
+    }
+}
+
+#[cfg(test)]
+mod bookkeeping_tests {
+    use super::without_bookkeeping;
+
+    #[test]
+    fn bookkeeping_lines_are_removed_and_the_rest_kept_as_written() {
+        let kept =
+            "kind: IngressClass\nmetadata:\n  name: nginx\n  annotations:\n    a: \"true\"  # why\n    cluster: ${c}\n";
+        let written =
+            kept.replace("    cluster: ${c}\n", "    cluster: ${c}\n    config.kubernetes.io/local-config: \"true\"\n");
+        assert_eq!(without_bookkeeping(&written), kept);
+        assert_eq!(without_bookkeeping(kept), kept);
+        let only = "metadata:\n  name: x\n  annotations:\n    'config.kubernetes.io/local-config': \"true\"\nspec:\n  a: |\n    b\n";
+        assert_eq!(without_bookkeeping(only), "metadata:\n  name: x\nspec:\n  a: |\n    b\n");
+        let flow = "metadata: {name: x, annotations: {config.kubernetes.io/local-config: \"true\", a: b}}\n";
+        assert_eq!(without_bookkeeping(flow), "metadata:\n  name: x\n  annotations:\n    a: b\n");
+        let two = "metadata:\n  annotations:\n    internal.config.kubernetes.io/path: p\n---\nmetadata:\n  annotations:\n    a: b\n";
+        assert_eq!(without_bookkeeping(two), "metadata: {}\n---\nmetadata:\n  annotations:\n    a: b\n");
+    }
+}
