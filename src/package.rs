@@ -89,6 +89,8 @@ pub fn read_regular_file(path: &Path, limit: u64) -> Result<String, String> {
 pub struct DiskFiles {
     /// The canonical root, or why files cannot be read at all (the root is `/`).
     root: Result<PathBuf, String>,
+    /// The root as the user gave it, for messages (the canonical path differs per machine).
+    shown: String,
     limit: u64,
     read: Arc<Mutex<HashSet<String>>>,
 }
@@ -97,6 +99,7 @@ impl DiskFiles {
     /// A root of `/` is refused for reads (not for the render): in a container whose working
     /// directory is `/`, every file of the image would be package content.
     pub fn new(root: &Path, limit: u64) -> Self {
+        let given = root;
         let root = match root.canonicalize() {
             Ok(real) if real.parent().is_none() => Err(format!(
                 "the package root is {} (the working directory), from where every file of the machine could be \
@@ -110,7 +113,11 @@ impl DiskFiles {
             Ok(real) => Ok(real),
             Err(err) => Err(format!("package root {}: {err}", root.display())),
         };
-        Self { root, limit, read: Arc::default() }
+        let shown = match given.as_os_str() {
+            name if name == "." || name.is_empty() => "(the working directory)".to_string(),
+            _ => given.display().to_string(),
+        };
+        Self { root, shown, limit, read: Arc::default() }
     }
 
     /// The canonical root, when files can be read.
@@ -135,7 +142,17 @@ impl Files for DiskFiles {
     fn read(&self, path: &str) -> Result<String, String> {
         check_inside(path)?;
         let root = self.root.as_ref().map_err(String::clone)?;
-        let real = root.join(path).canonicalize().map_err(|err| err.to_string())?;
+        let real = root.join(path).canonicalize().map_err(|err| match err.kind() {
+            // Paths are package-relative, and the package is wherever the function was told it
+            // is: say where that was and how to point elsewhere (kpt runs functions from the
+            // directory it was started in, containers see only what is mounted).
+            std::io::ErrorKind::NotFound => format!(
+                "no such file in the package root {}: pass --root with the package's directory, or run from \
+                 it (in the container image, mount the package at {IMAGE_WORKDIR})",
+                self.shown
+            ),
+            _ => err.to_string(),
+        })?;
         if !real.starts_with(root) {
             return Err(format!("path {path:?} escapes the package root"));
         }

@@ -380,3 +380,17 @@ fn handlebars_templates_too_costly_to_compile_are_refused() {
     assert_eq!(code, Some(1), "{stderr}");
     assert!(stdout.contains("the template has 32000 tags in 385614 bytes"), "{stderr}");
 }
+
+/// kpt runs an exec function from the directory kpt was started in, not the package's: a file
+/// reference then failed with "No such file or directory" alone. The error names the directory
+/// it looked in and the ways out.
+#[test]
+fn a_missing_file_names_the_root_and_the_ways_out() {
+    let dir = scratch("missing-file");
+    let (code, _, stderr) = krm_in(&dir, &[], reading("absent.txt"));
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(stderr.contains("no such file in the package root (the working directory)"), "{stderr}");
+    assert!(stderr.contains("pass --root with the package's directory"), "{stderr}");
+    assert!(stderr.contains("mount the package at /package"), "{stderr}");
+}
