@@ -135,8 +135,10 @@ impl<'a> Step<'a> {
         }
     }
 
-    /// Evaluates a `when`: empty is true, nil is false, anything but a boolean is an error.
-    fn condition(&self, when: &str, origin: &Origin) -> Result<(bool, Vec<(String, Value)>), String> {
+    /// Evaluates a `when`: empty is true, nil is false, anything but a boolean is an error. A
+    /// path it reads that no value sets, but that is a few characters from one that is, gets a
+    /// warning at `field`: a typo turns a feature off without a word otherwise.
+    fn condition(&mut self, when: &str, origin: &Origin, field: &str) -> Result<(bool, Vec<(String, Value)>), String> {
         if when.trim().is_empty() {
             return Ok((true, Vec::new()));
         }
@@ -148,10 +150,24 @@ impl<'a> Step<'a> {
             let value = lookup(env, &path).cloned().unwrap_or(Value::Null);
             (path, value)
         });
-        let reads = reads.collect();
+        let reads: Vec<(String, Value)> = reads.collect();
+        // Only a path close to one that is set is taken for a typo: a condition on an optional
+        // value nobody set (`observability.enabled ?? false`) is ordinary and stays quiet.
+        let unset: Vec<String> = reads
+            .iter()
+            .filter(|(path, _)| lookup(env, path).is_none())
+            .filter_map(|(path, _)| {
+                let near = closest_path(env, path)?;
+                Some(format!("the condition reads {path}, which no value sets (it reads as nil): did you mean {near}?"))
+            })
+            .collect();
         let value = expression.eval(env, &self.host(origin), &self.budget).map_err(|err| {
             format!("failed to evaluate expression '{}': {}", crate::expr::excerpt(when), err.render(when))
-        })?;
+        });
+        for message in unset {
+            self.results.push(origin.diagnostic(Severity::Warning, message, field));
+        }
+        let value = value?;
         match value {
             Value::Bool(b) => Ok((b, reads)),
             Value::Null => Ok((false, reads)),
@@ -259,6 +275,34 @@ impl<'a> Step<'a> {
             self.results.push(origin.diagnostic(Severity::Warning, message, &field));
         }
     }
+}
+
+/// The value path closest to `path` (at most a quarter of its characters different), looked for
+/// only when a condition reads a path that is not set. The walk stops after 10 000 paths.
+fn closest_path(values: &Value, path: &str) -> Option<String> {
+    let mut best: Option<(usize, String)> = None;
+    let mut stack: Vec<(&Value, String)> = vec![(values, String::new())];
+    let mut seen = 0;
+    while let Some((value, at)) = stack.pop() {
+        let Value::Object(map) = value else { continue };
+        for (key, child) in map {
+            seen += 1;
+            if seen > 10_000 {
+                return best.map(|(_, near)| near);
+            }
+            let candidate = if at.is_empty() { key.clone() } else { format!("{at}.{key}") };
+            // Lengths further apart than the allowed distance cannot match: skip the comparison.
+            let allowed = (path.chars().count() / 4).max(1);
+            if candidate.len().abs_diff(path.len()) <= allowed {
+                let distance = strsim::levenshtein(path, &candidate);
+                if distance <= allowed && best.as_ref().is_none_or(|(d, _)| distance < *d) {
+                    best = Some((distance, candidate.clone()));
+                }
+            }
+            stack.push((child, candidate));
+        }
+    }
+    best.map(|(_, near)| near)
 }
 
 fn lookup<'v>(values: &'v Value, path: &str) -> Option<&'v Value> {
@@ -468,7 +512,7 @@ fn apply_feature(step: &mut Step, blueprint: &mut Blueprint, feature: Feature, o
         reads: Vec::new(),
         components: Vec::new(),
     };
-    match step.condition(&feature.when, origin) {
+    match step.condition(&feature.when, origin, "when") {
         Ok((enabled, reads)) => {
             decision.enabled = enabled;
             decision.reads = reads;
@@ -522,7 +566,7 @@ fn decide(
     origin: &Origin,
     field: &str,
 ) -> Option<ComponentDecision> {
-    match step.condition(when, origin) {
+    match step.condition(when, origin, &format!("{field}.when")) {
         Ok((enabled, reads)) => {
             Some(ComponentDecision { kind, name, when: when.to_string(), enabled, reads, action: "skipped" })
         }
