@@ -224,6 +224,8 @@ const JSONNET_WORKER: &str = "__jsonnet-worker";
 fn jsonnet_isolate(root: PathBuf, max_file_bytes: u64, max_output_bytes: u64) -> jsonnet::Isolate {
     use jsonnet::Stopped;
     Arc::new(move |path: &str, values: &Value, time_left: Duration| {
+        // A root that is not UTF-8 cannot travel in JSON: evaluate here instead.
+        let root = root.to_str().ok_or(Stopped::Unavailable)?;
         // Without the binary to start (a bare chroot has no /proc), the evaluation runs here.
         let exe = std::env::current_exe().map_err(|_| Stopped::Unavailable)?;
         let mut child = std::process::Command::new(exe)
