@@ -7,6 +7,9 @@ pub const LEGACY_PATH: &str = "config.kubernetes.io/path";
 pub const INDEX: &str = "internal.config.kubernetes.io/index";
 pub const LEGACY_INDEX: &str = "config.kubernetes.io/index";
 pub const LOCAL_CONFIG: &str = "config.kubernetes.io/local-config";
+/// kustomize's record of where a resource was loaded from (`buildMetadata: [originAnnotations]`),
+/// a YAML mapping whose `path` is relative to the kustomization being built.
+pub const ORIGIN: &str = "config.kubernetes.io/origin";
 /// Set on every item this function generates, with the functionConfig's name as value.
 pub const GENERATED_BY: &str = "fn.blueprint.dev/generated-by";
 /// Set on an input item that patches or substitution changed in a way a second run would repeat;
@@ -55,17 +58,46 @@ pub fn is_local_config(item: &Value) -> bool {
     annotation(item, LOCAL_CONFIG).is_some_and(|v| v != "false")
 }
 
-/// The item's file and index, preferring the internal annotations kpt writes today.
+/// The item's file and index, preferring the internal annotations kpt writes today, then
+/// kustomize's origin annotation (kustomize runs plugins in the kustomization's directory, which
+/// is the directory its origin paths are relative to).
 pub fn item_location(item: &Value) -> (Option<String>, Option<u64>) {
     let path = annotation(item, PATH).or_else(|| annotation(item, LEGACY_PATH)).map(str::to_string);
+    let path = path.or_else(|| annotation(item, ORIGIN).and_then(origin_path));
     let index = annotation(item, INDEX).or_else(|| annotation(item, LEGACY_INDEX)).and_then(|i| i.parse().ok());
     (path, index)
+}
+
+/// The local file of a kustomize origin annotation. A remote origin (`repo:` set) names a file in
+/// another repository, and a generated resource (`configuredIn:`) has no file of its own: neither
+/// is a place to resolve file references from.
+fn origin_path(origin: &str) -> Option<String> {
+    let documents = crate::doc::read_yaml_documents(origin).ok()?;
+    let origin = documents.first()?;
+    if origin.get("repo").is_some() || origin.get("configuredIn").is_some() {
+        return None;
+    }
+    origin.get("path")?.as_str().filter(|p| !p.is_empty()).map(str::to_string)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn kustomize_origin_is_a_location_when_kpt_gave_none() {
+        let local = json!({"metadata": {"annotations": {ORIGIN: "path: ../base/deploy.yaml\n"}}});
+        assert_eq!(item_location(&local).0.as_deref(), Some("../base/deploy.yaml"));
+        let remote = json!({"metadata": {"annotations": {ORIGIN: "path: a.yaml\nrepo: https://github.com/x/y\nref: v1\n"}}});
+        assert_eq!(item_location(&remote).0, None);
+        let generated = json!({"metadata": {"annotations": {ORIGIN: "configuredIn: k.yaml\nconfiguredBy:\n  kind: X\n"}}});
+        assert_eq!(item_location(&generated).0, None);
+        let both = json!({"metadata": {"annotations": {ORIGIN: "path: o.yaml\n", PATH: "p.yaml"}}});
+        assert_eq!(item_location(&both).0.as_deref(), Some("p.yaml"));
+        let garbage = json!({"metadata": {"annotations": {ORIGIN: "[unclosed"}}});
+        assert_eq!(item_location(&garbage).0, None);
+    }
 
     #[test]
     fn set_and_remove_keep_other_annotations() {
