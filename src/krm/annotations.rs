@@ -123,8 +123,13 @@ mod tests {
 const BOOKKEEPING: [&str; 4] =
     ["config.kubernetes.io/", "internal.config.kubernetes.io/", "kustomize.config.k8s.io/", "fn.blueprint.dev/"];
 
+/// Annotations under `config.kubernetes.io/` that say what to do with a resource rather than
+/// where it lives: `depends-on` and `apply-time-mutation` order and fill in the apply (kpt live,
+/// Config Sync). A patch that sets them means it, so they are content, not bookkeeping.
+const APPLY_DIRECTIVES: [&str; 2] = ["config.kubernetes.io/depends-on", "config.kubernetes.io/apply-time-mutation"];
+
 pub fn is_bookkeeping(key: &str) -> bool {
-    BOOKKEEPING.iter().any(|prefix| key.starts_with(prefix))
+    BOOKKEEPING.iter().any(|prefix| key.starts_with(prefix)) && !APPLY_DIRECTIVES.contains(&key)
 }
 
 /// The text of a file whose content is copied into generated content (a patch file inlined into
@@ -226,5 +231,10 @@ mod bookkeeping_tests {
         assert_eq!(without_bookkeeping(flow), "metadata:\n  name: x\n  annotations:\n    a: b\n");
         let two = "metadata:\n  annotations:\n    internal.config.kubernetes.io/path: p\n---\nmetadata:\n  annotations:\n    a: b\n";
         assert_eq!(without_bookkeeping(two), "metadata: {}\n---\nmetadata:\n  annotations:\n    a: b\n");
+        // Apply directives are what the patch asks for: kept, in either style.
+        let ordered = "metadata:\n  annotations:\n    config.kubernetes.io/depends-on: apps/namespaces/a/Deployment/db\n";
+        assert_eq!(without_bookkeeping(ordered), ordered);
+        let flow = "metadata: {annotations: {config.kubernetes.io/apply-time-mutation: x, config.kubernetes.io/index: '0'}}\n";
+        assert_eq!(without_bookkeeping(flow), "metadata:\n  annotations:\n    config.kubernetes.io/apply-time-mutation: x\n");
     }
 }
