@@ -33,7 +33,7 @@ struct Cli {
     limits: LimitArgs,
 }
 
-/// The operator's limits (see README, Security): flags, never package content, set them.
+/// The operator's limits (see docs/security.md): flags, never package content, set them.
 #[derive(Args, Clone)]
 struct LimitArgs {
     /// Largest file a blueprint may read, and longest string in input or output (e.g. 8Mi)
@@ -118,9 +118,9 @@ enum OutputFormat {
 /// How a run ends. Every exit code is decided here.
 enum Exit {
     Ok,
-    /// Error results were reported (SPEC §1: exit 1).
+    /// Error results were reported (exit 1).
     Errors,
-    /// The input could not be used at all (SPEC §1: exit 2); the message is printed once.
+    /// The input could not be used at all (exit 2); the message is printed once.
     Unusable(String),
 }
 

@@ -1,4 +1,4 @@
-//! The functionConfig: the `RenderBlueprint` kind (SPEC §2) or a `ConfigMap` whose `data` become
+//! The functionConfig: the `RenderBlueprint` kind or a `ConfigMap` whose `data` become
 //! values. The Rust types here are the source of the published JSON Schema (`render-blueprint
 //! schema`), so a field added here is documented and validated at once.
 //!
@@ -53,13 +53,13 @@ pub struct ObjectMeta {
 #[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct Spec {
-    /// The values tree every expression and template reads (SPEC §4).
+    /// The values tree every expression and template reads.
     #[serde(default)]
     pub values: Map,
     /// Further values, merged in order over `values` (later wins; maps deep-merged, lists replaced).
     #[serde(default)]
     pub values_from: Vec<ValuesSource>,
-    /// Declared inputs, Landscaper style (SPEC §5).
+    /// Declared inputs, Landscaper style.
     #[serde(default)]
     pub imports: Vec<ImportDecl>,
     /// The JSON Schema draft of import and export schemas (default 2019-09), as in Landscaper.
@@ -71,7 +71,7 @@ pub struct Spec {
     /// Handlebars templates that validate imports and add bindings.
     #[serde(default)]
     pub import_executions: Vec<Execution>,
-    /// Handlebars templates that produce resources (SPEC §9).
+    /// Handlebars templates that produce resources.
     #[serde(default)]
     pub deploy_executions: Vec<Execution>,
     /// Handlebars templates that produce exports.
@@ -83,31 +83,31 @@ pub struct Spec {
     /// Nested blueprints wired by imports and exports.
     #[serde(default)]
     pub subinstallations: Vec<Value>,
-    /// Dependencies resolved by policy (SPEC §6).
+    /// Dependencies resolved by policy, as Capact resolves interfaces.
     #[serde(default)]
     pub interfaces: Vec<InterfaceRef>,
-    /// Policy layers and their order (SPEC §6).
+    /// Policy layers and their order (Capact's global, action and workflow policies).
     #[serde(default)]
     pub policy: PolicySettings,
-    /// A base Windsor Blueprint spec: terraform, kustomize (SPEC §7).
+    /// A base Windsor Blueprint spec: terraform, kustomize.
     #[serde(default)]
     pub blueprint: Map,
-    /// Inline Windsor Features (SPEC §7).
+    /// Inline Windsor Features.
     #[serde(default)]
     pub features: Vec<Value>,
-    /// A KOTS Config spec: groups with items (SPEC §8).
+    /// A KOTS Config spec: groups with items.
     #[serde(default)]
     pub config: Map,
-    /// Flux output settings (SPEC §7.4).
+    /// Flux output settings.
     #[serde(default)]
     pub flux: FluxSettings,
-    /// kustomize-style patches (SPEC §10).
+    /// kustomize-style patches.
     #[serde(default)]
     pub patches: Vec<PatchEntry>,
-    /// Flux post-build variables (SPEC §11); they win over `substituteFrom`.
+    /// Flux post-build variables; they win over `substituteFrom`.
     #[serde(default)]
     pub substitute: Map,
-    /// Flux post-build variable sources, read in order (SPEC §11).
+    /// Flux post-build variable sources, read in order.
     #[serde(default)]
     pub substitute_from: Vec<SubstituteReference>,
     /// Strict substitution: an unset variable without default is an error (default true).
@@ -115,7 +115,7 @@ pub struct Spec {
     pub strict: Option<bool>,
 }
 
-/// One patch, as in kustomize's `patches:` (SPEC §10).
+/// One patch, as in kustomize's `patches:`.
 #[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 #[serde(expecting = "a patch: a mapping with patch (inline text) or path, and an optional target")]
@@ -193,7 +193,7 @@ pub struct SubstituteReference {
     pub optional: bool,
 }
 
-/// How kustomizations become Flux objects (SPEC §7.4).
+/// How kustomizations become Flux objects.
 #[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct FluxSettings {
@@ -468,7 +468,7 @@ impl<'de> MapAccess<'de> for StrictMap<'de> {
 }
 
 /// Rewrites serde's messages into ones that say what to change, in YAML's words (list, mapping).
-/// An unknown field names the closest known field (by edit distance), as SPEC §2 asks.
+/// An unknown field names the closest known field (by edit distance), so a typo says what was meant.
 pub fn explain_serde_error(message: &str) -> String {
     if let Some(rest) = message.strip_prefix("unknown field `") {
         return explain_unknown_field(rest);

@@ -1,4 +1,4 @@
-//! Jsonnet evaluation for `jsonnet(path)` (SPEC §7.1) with jrsonnet. The file sees the values
+//! Jsonnet evaluation for the expression function `jsonnet(path)`, with jrsonnet. The file sees the values
 //! tree as the external variable `values` and, when it evaluates to a function, as its top-level
 //! argument `values`. Imports resolve relative to the importing file through [`Files`], so they
 //! are confined to the package root like every other read.

@@ -1,5 +1,5 @@
 //! `render-blueprint`: a KRM function that renders blueprints into Kubernetes and Flux
-//! configuration. See README.md for what it does and SPEC.md (shared) for the contract.
+//! configuration. See README.md and docs/ for what it does.
 //!
 //! Module map: `doc` (value model and YAML/JSON), `krm` (ResourceList and annotations), `diag`
 //! (problems as data), `config` (the functionConfig kind), `package` (paths and file access),

@@ -167,8 +167,8 @@ impl Files for DiskFiles {
 
 /// Resolves `relative` against the directory of `from` (a package-relative file path, such as an
 /// item's `internal.config.kubernetes.io/path`), without touching the disk. The result may not
-/// leave the package root: `..` past the root and absolute paths are refused with the error text
-/// of SPEC §7.1.
+/// leave the package root: `..` past the root and absolute paths are refused with
+/// `path "<p>" escapes the package root`.
 pub fn resolve(from: Option<&str>, relative: &str) -> Result<String, String> {
     if relative.starts_with('/') || relative.starts_with('\\') || relative.contains(":\\") {
         return Err(format!("path {relative:?} escapes the package root"));

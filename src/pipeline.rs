@@ -86,7 +86,7 @@ pub struct Render {
     pub values: Value,
     pub overrides: Vec<Value>,
     pub report: Report,
-    /// Resolves the `backend` template helper; set by the policy step (SPEC §6).
+    /// Resolves the `backend` template helper; set by the policy step.
     pub backends: BackendLookup,
     /// Implementations chosen by policy, rendered in their own scope.
     pub implementations: Vec<policy::Chosen>,
@@ -123,7 +123,7 @@ impl Render {
     }
 }
 
-/// The kinds of SPEC §3: read as configuration, kept in the package, marked local-config. A
+/// The configuration kinds: read as configuration, kept in the package, marked local-config. A
 /// Landscaper `InstallationTemplate` (a subinstallation kept in its own file) is consumed the
 /// same way.
 const CONFIGURATION_KINDS: [(&str, &str); 9] = [
@@ -277,7 +277,7 @@ fn mark_patch_files(render: &mut Render) {
     }
 }
 
-/// Makes a run on our own output equal to a run on the original input (SPEC §1, idempotent):
+/// Makes a run on our own output equal to a run on the original input (idempotency):
 /// drops what this functionConfig generated and undoes the exclusions it made.
 fn forget_previous_run(render: &mut Render) {
     let name = render.config.name.as_str();
@@ -300,9 +300,9 @@ fn forget_previous_run(render: &mut Render) {
     }
 }
 
-/// Patches (SPEC §10), then substitution (SPEC §11), on every item but configuration kinds.
+/// Patches (kustomize), then substitution (Flux post-build), on every item but configuration kinds.
 ///
-/// Idempotency (SPEC §1) for input items: a change that a second run would repeat (a JSON 6902
+/// Idempotency for input items: a change that a second run would repeat (a JSON 6902
 /// `add` to the end of a list, a `$${` escape…) marks the item `fn.blueprint.dev/applied:
 /// <fingerprint of the patches and variables>`, and a marked item with the current fingerprint
 /// is not patched or substituted again. Idempotent changes leave no mark. Generated items are

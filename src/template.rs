@@ -1,7 +1,8 @@
-//! Handlebars templates (SPEC §9) with the handlebars crate in strict mode: a missing variable
-//! is an error naming it (`{{#if}}` still tests optional values). Helpers: `toYaml`, `toJson`,
-//! `indent`, `nindent`, `default`, `b64enc`, `b64dec`, `quote`, `getResource`, `backend`, and
-//! the crate's own `eq`, `ne`, `and`, `or`, `not`, `gt`, `lt`, `lookup`.
+//! Handlebars templates (Landscaper's executions, in Handlebars) with the handlebars crate in
+//! strict mode: a missing variable is an error naming it (`{{#if}}` still tests optional values).
+//! Helpers: `toYaml`, `toJson`, `indent`, `nindent`, `default`, `b64enc`, `b64dec`, `quote`,
+//! `getResource`, `backend`, and the crate's own `eq`, `ne`, `and`, `or`, `not`, `gt`, `lt`,
+//! `lookup`.
 //!
 //! Templates are compiled once (by name) and rendered many times. This module knows nothing
 //! about blueprints; the binding and the lookups for `getResource`/`backend` come from the caller.
@@ -46,7 +47,7 @@ impl TemplateError {
 
 /// Looks up an input item for `getResource kind name [namespace]`.
 pub type ResourceLookup = Arc<dyn Fn(&str, &str, Option<&str>) -> Option<Value> + Send + Sync>;
-/// Resolves `backend "<typeRef path>" "<revision>"` (SPEC §6).
+/// Resolves `backend "<typeRef path>" "<revision>"` (Capact's TypeInstance backends).
 pub type BackendLookup = Arc<dyn Fn(&str, &str) -> Result<Value, String> + Send + Sync>;
 
 pub struct Engine {

@@ -1,4 +1,4 @@
-//! The values step (SPEC §4): `spec.values`, then each `valuesFrom` source in order, then the
+//! The values step: `spec.values`, then each `valuesFrom` source in order, then the
 //! command line's `-f`/`--set` layers. Later layers win; maps are deep-merged and lists replaced.
 
 use crate::config::{SourceKind, ValuesSource};

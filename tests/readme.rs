@@ -1,13 +1,16 @@
-//! README.md is checked against the code it documents.
+//! README.md and docs/ are checked against the code they document.
 //!
 //! - Regions between `<!-- BEGIN GENERATED: <name> -->` and `<!-- END GENERATED: <name> -->` are
-//!   made here: `config-reference` from the JSON Schema of `RenderBlueprint` (one table per object
-//!   definition: field, type, description, default), `thirty-seconds-input` and
-//!   `thirty-seconds-output` from `examples/thirty-seconds` and what the binary prints for it.
-//!   A stale region fails; `BLESS=1 cargo test --test readme` rewrites them (review the diff), as
-//!   `BLESS=1 cargo test --test golden` does for fixtures.
+//!   made here: `config-reference` in docs/configuration.md from the JSON Schema of
+//!   `RenderBlueprint` (one table per object definition: field, type, description, default),
+//!   `thirty-seconds-input` and `thirty-seconds-output` in README.md from `examples/thirty-seconds`
+//!   and what the binary prints for it. A stale region fails; `BLESS=1 cargo test --test readme`
+//!   rewrites them (review the diff), as `BLESS=1 cargo test --test golden` does for fixtures.
 //! - `--help` prints the README's `<!--mdtogo:Short-->`, `<!--mdtogo:Long-->` and
 //!   `<!--mdtogo:Examples-->` regions verbatim (src/help.rs cuts them out of the compiled-in README).
+//! - Every relative link in README.md and docs/*.md leads to a file or directory of the
+//!   repository, and a `#anchor` into a Markdown file to one of its headings.
+//! - The documentation speaks for itself: it cites no document outside the repository.
 
 use assert_cmd::Command;
 use render_blueprint::help::region;
@@ -157,7 +160,7 @@ fn config_reference(schema: &Value) -> String {
          rewrites it. -->\n",
     );
     for (name, def) in &tables {
-        out.push_str(&format!("\n#### {name}\n\n"));
+        out.push_str(&format!("\n### {name}\n\n"));
         if let Some(description) = def.get("description").and_then(Value::as_str) {
             out.push_str(&format!("{}\n\n", cell(description)));
         }
@@ -205,44 +208,50 @@ fn fenced(language: &str, text: &str) -> String {
     format!("```{language}\n{}\n```\n", text.trim_end_matches('\n'))
 }
 
-fn generated_regions() -> Vec<(&'static str, String)> {
+/// The generated regions: the file each lives in (relative to the repository), its name, its text.
+fn generated_regions() -> Vec<(&'static str, &'static str, String)> {
     let schema = render_blueprint::config::json_schema();
     let example = root().join("examples/thirty-seconds");
     let input = read(&example.join("input.yaml"));
     let output = bin().current_dir(&example).write_stdin(input.clone()).output().unwrap_or_else(|err| panic!("{err}"));
     assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
     vec![
-        ("config-reference", config_reference(&schema)),
-        ("thirty-seconds-input", fenced("yaml", &input)),
-        ("thirty-seconds-output", fenced("yaml", &String::from_utf8_lossy(&output.stdout))),
+        ("docs/configuration.md", "config-reference", config_reference(&schema)),
+        ("README.md", "thirty-seconds-input", fenced("yaml", &input)),
+        ("README.md", "thirty-seconds-output", fenced("yaml", &String::from_utf8_lossy(&output.stdout))),
     ]
 }
 
 #[test]
 fn generated_regions_are_current() {
-    let path = root().join("README.md");
-    let mut readme = read(&path);
     let bless = std::env::var_os("BLESS").is_some_and(|v| v == "1");
     let mut stale = Vec::new();
-    for (name, text) in generated_regions() {
-        let Some((start, stop)) = region_range(&readme, name) else {
-            let (begin, end) = markers(name);
-            panic!("README.md has no region {begin:?} … {end:?}");
-        };
-        if readme[start..stop] != text {
-            if bless {
-                readme.replace_range(start..stop, &text);
-            } else {
-                stale.push(format!("--- {name}: README.md has\n{}\n--- expected\n{text}", &readme[start..stop]));
+    let regions = generated_regions();
+    let mut files: Vec<&str> = regions.iter().map(|(file, _, _)| *file).collect();
+    files.dedup();
+    for file in files {
+        let path = root().join(file);
+        let mut document = read(&path);
+        for (_, name, text) in regions.iter().filter(|(f, _, _)| *f == file) {
+            let Some((start, stop)) = region_range(&document, name) else {
+                let (begin, end) = markers(name);
+                panic!("{file} has no region {begin:?} … {end:?}");
+            };
+            if document[start..stop] != *text {
+                if bless {
+                    document.replace_range(start..stop, text);
+                } else {
+                    stale.push(format!("--- {name}: {file} has\n{}\n--- expected\n{text}", &document[start..stop]));
+                }
             }
         }
-    }
-    if bless {
-        std::fs::write(&path, &readme).unwrap_or_else(|err| panic!("cannot write {}: {err}", path.display()));
+        if bless {
+            std::fs::write(&path, &document).unwrap_or_else(|err| panic!("cannot write {}: {err}", path.display()));
+        }
     }
     assert!(
         stale.is_empty(),
-        "generated README.md regions are stale; run `BLESS=1 cargo test --test readme` and review the diff\n{}",
+        "generated regions are stale; run `BLESS=1 cargo test --test readme` and review the diff\n{}",
         stale.join("\n")
     );
 }
@@ -309,4 +318,166 @@ fn help_regions_read_as_plain_text() {
             );
         }
     }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Links and citations.
+
+/// README.md and every Markdown file under docs/, relative to the repository.
+fn documentation() -> Vec<String> {
+    let mut files = vec!["README.md".to_string()];
+    let mut docs: Vec<String> = std::fs::read_dir(root().join("docs"))
+        .unwrap_or_else(|err| panic!("cannot list docs/: {err}"))
+        .filter_map(|entry| entry.ok().map(|e| e.file_name().to_string_lossy().into_owned()))
+        .filter(|name| name.ends_with(".md"))
+        .map(|name| format!("docs/{name}"))
+        .collect();
+    docs.sort();
+    files.extend(docs);
+    files
+}
+
+/// The lines of a Markdown text outside fenced code blocks, with inline code spans removed.
+fn prose_lines(markdown: &str) -> Vec<String> {
+    let mut fenced = false;
+    let mut lines = Vec::new();
+    for line in markdown.lines() {
+        if line.trim_start().starts_with("```") {
+            fenced = !fenced;
+            continue;
+        }
+        if !fenced {
+            lines.push(without_code_spans(line));
+        }
+    }
+    lines
+}
+
+/// A line without its code spans: a run of backticks opens one, the next run of the same length
+/// closes it.
+fn without_code_spans(line: &str) -> String {
+    let mut out = String::new();
+    let mut rest = line;
+    while let Some(open) = rest.find('`') {
+        out.push_str(&rest[..open]);
+        let ticks = rest[open..].chars().take_while(|c| *c == '`').count();
+        let after = &rest[open + ticks..];
+        let fence = "`".repeat(ticks);
+        match after.find(&fence) {
+            Some(close) => rest = &after[close + ticks..],
+            None => return out + &rest[open..],
+        }
+    }
+    out + rest
+}
+
+/// GitHub's anchor for a heading: lower case, punctuation dropped, spaces to hyphens; a repeated
+/// heading gets `-1`, `-2`….
+fn anchors(markdown: &str) -> Vec<String> {
+    let mut fenced = false;
+    let mut found: Vec<String> = Vec::new();
+    let mut seen: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    for line in markdown.lines() {
+        if line.trim_start().starts_with("```") {
+            fenced = !fenced;
+            continue;
+        }
+        let hashes = line.chars().take_while(|c| *c == '#').count();
+        if fenced || hashes == 0 || hashes > 6 || !line[hashes..].starts_with(' ') {
+            continue;
+        }
+        let text = line[hashes..].trim().replace('`', "");
+        let slug: String = text
+            .to_lowercase()
+            .chars()
+            .filter(|c| c.is_alphanumeric() || *c == '-' || *c == '_' || *c == ' ')
+            .map(|c| if c == ' ' { '-' } else { c })
+            .collect();
+        let repeats = seen.entry(slug.clone()).or_insert(0);
+        found.push(if *repeats == 0 { slug } else { format!("{slug}-{repeats}") });
+        *repeats += 1;
+    }
+    found
+}
+
+/// Every `](target)` of the prose: the target as written.
+fn link_targets(markdown: &str) -> Vec<String> {
+    let mut targets = Vec::new();
+    for line in prose_lines(markdown) {
+        let mut rest = line.as_str();
+        while let Some(at) = rest.find("](") {
+            let after = &rest[at + 2..];
+            let Some(end) = after.find(')') else { break };
+            targets.push(after[..end].to_string());
+            rest = &after[end..];
+        }
+    }
+    targets
+}
+
+#[test]
+fn relative_links_lead_to_files_and_headings() {
+    let repository = root().canonicalize().unwrap_or_else(|err| panic!("{err}"));
+    let mut broken = Vec::new();
+    let mut checked = 0;
+    for file in documentation() {
+        let text = read(&root().join(&file));
+        let directory = root().join(&file).parent().map(Path::to_path_buf).unwrap_or_else(root);
+        for target in link_targets(&text) {
+            if target.contains("://") || target.starts_with("mailto:") {
+                continue;
+            }
+            checked += 1;
+            let (path, anchor) = match target.split_once('#') {
+                Some((path, anchor)) => (path, Some(anchor)),
+                None => (target.as_str(), None),
+            };
+            let linked = if path.is_empty() { root().join(&file) } else { directory.join(path) };
+            let Ok(real) = linked.canonicalize() else {
+                broken.push(format!("{file}: {target}: no such file"));
+                continue;
+            };
+            if !real.starts_with(&repository) {
+                broken.push(format!("{file}: {target}: outside the repository"));
+                continue;
+            }
+            if let (Some(anchor), true) = (anchor, real.extension().is_some_and(|e| e == "md")) {
+                if !anchors(&read(&real)).iter().any(|a| a == anchor) {
+                    broken.push(format!("{file}: {target}: no heading with that anchor"));
+                }
+            }
+        }
+    }
+    assert!(checked > 50, "only {checked} links found: is the link finder broken?");
+    assert!(broken.is_empty(), "broken links:\n{}", broken.join("\n"));
+}
+
+#[test]
+fn anchors_follow_github() {
+    let markdown = "# A `b` c\n## What `render` reads and prints\n```\n# not a heading\n```\n## `kots.io/when`\n## A b c\n## Step 1\n## A b c\n";
+    assert_eq!(
+        anchors(markdown),
+        ["a-b-c", "what-render-reads-and-prints", "kotsiowhen", "a-b-c-1", "step-1", "a-b-c-2"]
+    );
+    assert_eq!(link_targets("[a](x.md#y) `[b](no)` [c](#z)"), ["x.md#y", "#z"]);
+}
+
+#[test]
+fn documentation_cites_nothing_outside_the_repository() {
+    // The product was specified in documents users do not have; the docs state the rules instead.
+    let forbidden = ["SPEC", "CONTAINERS.md", "seed 0", "seeds 0", "Seed 0", "steering folder"];
+    let schema = serde_json::to_string(&render_blueprint::config::json_schema()).unwrap_or_default();
+    let mut texts: Vec<(String, String)> =
+        documentation().into_iter().map(|file| (read(&root().join(&file)), file)).collect();
+    texts.push((schema, "the JSON Schema".into()));
+    texts.push((help("--help"), "--help".into()));
+    let mut found = Vec::new();
+    for (text, place) in &texts {
+        for word in forbidden {
+            if text.contains(word) {
+                found.push(format!("{place} mentions {word:?}"));
+            }
+        }
+    }
+    assert!(found.is_empty(), "{}", found.join("\n"));
 }

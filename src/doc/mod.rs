@@ -76,7 +76,7 @@ pub type Value = serde_json::Value;
 pub type Map = serde_json::Map<String, Value>;
 
 /// Deep-merges `overlay` into `base`: mappings merge key by key, anything else (lists included)
-/// is replaced. This is the values-tree rule of SPEC §4 and Helm's `valuesFrom` rule.
+/// is replaced. This is the values tree's merge rule, and Helm's `valuesFrom` rule.
 pub fn deep_merge(base: &mut Value, overlay: Value) {
     let overlay_map = match overlay {
         Value::Object(map) if base.is_object() => map,

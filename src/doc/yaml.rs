@@ -1,4 +1,4 @@
-//! YAML reading and writing with the rules of SPEC §1.
+//! YAML reading and writing with the rules Kubernetes tools expect (YAML 1.1 readers downstream).
 //!
 //! The crate is `serde-saphyr`, chosen by testing the rules rather than by reputation:
 //! - `strict_booleans`: only `true`/`false` are booleans, so an unquoted `on` stays the string it

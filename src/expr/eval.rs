@@ -1,6 +1,6 @@
 //! Evaluation with expr-lang's runtime rules: `+ - *` keep ints when both sides are ints, `/` and
 //! `**` always give floats, `%` takes ints only, ints and floats compare by value, `==` across types
-//! is false. Ours (SPEC §7.1, current Windsor): a missing key or member access on nil yields nil;
+//! is false. Ours, as current Windsor releases behave: a missing key or member access on nil yields nil;
 //! nil counts as false in `&& || !` and in a ternary's condition.
 
 use super::parse::{float, Node, NodeKind};
@@ -481,7 +481,7 @@ fn go_float(f: f64) -> String {
     format!("{mantissa}e{}{:02}", if exp < 0 { '-' } else { '+' }, exp.abs())
 }
 
-/// The text of a value inside a larger string (SPEC §7.2): nil is empty, strings as they are,
+/// The text of a value inside a larger string (Windsor's interpolation): nil is empty, strings as they are,
 /// numbers in shortest form, maps and lists as compact JSON.
 pub fn to_text(value: &Value) -> String {
     match value {

@@ -1,4 +1,4 @@
-//! `${…}` interpolation inside strings (SPEC §7.2).
+//! `${…}` interpolation inside strings, as Windsor interpolates feature fields.
 //!
 //! A string that is exactly one `${expr}` yields the expression's value with its type; otherwise
 //! each `${expr}` is replaced by its text ([`to_text`]). `$${` writes a literal `${` (ours).

@@ -1,4 +1,4 @@
-//! The expression language of `when` and `${…}` (SPEC §7.1): an expr-lang compatible subset,
+//! The expression language of `when` and `${…}` (Windsor's): an expr-lang compatible subset,
 //! written here because the `expr-lang` crate breaks rules we must keep (it has no `??` mixing
 //! error, fails on `nil.b` instead of yielding nil, and reports no columns for runtime errors).
 //!
@@ -138,8 +138,8 @@ impl Expression {
         &self.source
     }
 
-    /// Evaluates against `env` (the values tree), charging the render's `budget` (SPEC §7.1:
-    /// missing keys and member access on nil are nil).
+    /// Evaluates against `env` (the values tree), charging the render's `budget` (as in current
+    /// Windsor, missing keys and member access on nil are nil).
     pub fn eval(&self, env: &Value, host: &dyn Host, budget: &Budget) -> Result<Value, ExprError> {
         let value = self.eval_borrowed(env, host, budget)?;
         eval::owned(value, budget, self.root.span)

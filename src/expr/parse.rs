@@ -21,7 +21,7 @@ pub struct Node {
 pub enum NodeKind {
     Literal(Value),
     Ident(String),
-    /// `a.b`, `a?.b`, `a[b]`, `a?.[b]`. Member access on nil is nil here (SPEC §7.1), so `?.`
+    /// `a.b`, `a?.b`, `a[b]`, `a?.[b]`. Member access on nil is nil here (as in current Windsor), so `?.`
     /// means the same as `.` and needs no flag.
     Member {
         object: Box<Node>,

@@ -1,4 +1,4 @@
-//! Flux output (SPEC §7.4): one `kustomize.toolkit.fluxcd.io/v1` `Kustomization` per blueprint
+//! Flux output, as Windsor generates it: one `kustomize.toolkit.fluxcd.io/v1` `Kustomization` per blueprint
 //! kustomization and the `values-<name>` / `values-common` ConfigMaps its post-build
 //! substitution reads. Defaults follow windsorcli/cli (pkg/constants): interval 1m, retry 2m,
 //! timeout 5m, wait, no force, prune, namespace `system-gitops`, path prefix `kustomize`.

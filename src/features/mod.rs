@@ -1,4 +1,4 @@
-//! The features step (SPEC §7, compat: Windsor features): the base blueprint (`spec.blueprint`
+//! The features step (compat: Windsor features): the base blueprint (`spec.blueprint`
 //! and/or a Windsor `Blueprint` item) plus every `Feature` (items and `spec.features`), applied in
 //! order of `metadata.name` when their `when` holds, merged by strategy, ordered by dependencies,
 //! and emitted as the merged `Blueprint` item and Flux objects.

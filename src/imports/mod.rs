@@ -1,4 +1,4 @@
-//! The imports step (SPEC §5 and §9, compat: Gardener Landscaper): declared imports validated
+//! The imports step (compat: Gardener Landscaper): declared imports validated
 //! against JSON Schema, defaults and conditional imports, import executions that add bindings or
 //! stop the render, deploy executions that produce resources, export executions, and
 //! subinstallations wired by `dataRef` and rendered in dependency order.
@@ -92,7 +92,7 @@ struct Step<'a> {
     files: &'a dyn Files,
     values: &'a Value,
     kots_config: Value,
-    /// Inside a chosen implementation's scope (SPEC §6): `implementation` in the binding.
+    /// Inside a chosen implementation's scope (policy): `implementation` in the binding.
     implementation: Option<Value>,
     engine: Engine,
     results: Vec<Diagnostic>,
@@ -273,7 +273,7 @@ fn referenced_files(item: &Value, files: &dyn Files) -> HashSet<String> {
     found
 }
 
-/// Renders what the implementations chosen by policy produce (SPEC §6): `resources` with `${…}`
+/// Renders what the implementations chosen by policy produce: `resources` with `${…}`
 /// evaluated in the implementation's scope, deploy executions with `implementation` in the
 /// binding, and features handed to the features step with that scope.
 pub fn render_implementations(render: &mut Render, files: &dyn Files) {
@@ -400,7 +400,7 @@ fn render_blueprint(
     exports
 }
 
-/// The standard binding of SPEC §4: `{values, imports, config}`, plus `dataobjects` (exports of
+/// The standard binding of every template: `{values, imports, config}`, plus `dataobjects` (exports of
 /// subinstallations) and `deployitems` for export executions.
 fn binding(step: &Step, imports: &Map, dataobjects: Option<&Map>) -> Value {
     let mut data = json!({"values": step.values, "imports": imports, "config": step.kots_config});
@@ -902,8 +902,8 @@ fn subinstallations(
                 // The exporting sibling failed; its error is already reported.
                 wired = false;
             } else if is_optional_parent_import(data_ref, &blueprint.imports, false) {
-                // Seed 002: wiring to an unsatisfied optional or conditional parent import is
-                // removed; the child still fails if its own blueprint requires the import.
+                // Landscaper's conditional imports: wiring to an unsatisfied optional or conditional parent import
+                // is removed; the child still fails if its own blueprint requires the import.
                 continue;
             } else {
                 let message = format!(

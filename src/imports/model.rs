@@ -59,7 +59,7 @@ impl Blueprint {
     }
 }
 
-/// A declared import, as in a Landscaper blueprint (SPEC §5).
+/// A declared import, as in a Landscaper blueprint.
 #[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 #[serde(expecting = "an import: a mapping with name and schema (or targetType)")]
@@ -105,7 +105,8 @@ pub struct DefaultValue {
     pub value: Value,
 }
 
-/// A declared export (SPEC §5): produced by the export executions, written to `<name>-exports`.
+/// A declared export, as in a Landscaper blueprint: produced by the export executions, written to
+/// `<name>-exports`.
 #[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 #[serde(expecting = "an export: a mapping with name and schema (or targetType)")]

@@ -1,5 +1,6 @@
-//! The KRM wire contract (SPEC §1): reading and writing `ResourceList`s, the annotations kpt and
-//! kustomize use to track files, and the identity of a resource.
+//! The KRM wire contract (the kpt/kustomize function specification): reading and writing
+//! `ResourceList`s, the annotations kpt and kustomize use to track files, and the identity of a
+//! resource.
 //!
 //! This module knows what a ResourceList looks like; it does not know what the function does
 //! with the items.
@@ -28,7 +29,7 @@ pub enum Format {
     Json,
 }
 
-/// Input the function cannot work with at all (SPEC §1: exit 2, one line on stderr).
+/// Input the function cannot work with at all (exit 2, one line on stderr).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct UnusableInput {
     pub message: String,

@@ -99,7 +99,7 @@ impl<'de> Visitor<'de> for TopVisitor {
                 "kind" => parts.kind = Some(map.next_value::<Strict>()?.0),
                 "items" => parts.items = map.next_value_seed(ItemsSeed)?,
                 "functionConfig" => parts.function_config = Some(map.next_value::<Strict>()?.0),
-                // `results` of an earlier function are not carried over (SPEC §2); nothing else is read.
+                // `results` of an earlier function are not carried over; nothing else is read.
                 _ => {
                     map.next_value::<IgnoredAny>()?;
                 }

@@ -1,4 +1,4 @@
-//! The patches step (SPEC §10, compat: kustomize `patches`): RFC 6902 operations (json-patch
+//! The patches step (compat: kustomize `patches`): RFC 6902 operations (json-patch
 //! crate, atomic per resource), strategic merge patches for built-in kinds ([`strategic`], with
 //! the generated [`merge_keys`] table) and RFC 7386 merge patches plus directives for other kinds.
 //!

@@ -1,10 +1,10 @@
-//! The policy step (SPEC §6, compat: Capact's engine — pkg/hub/client/policy_merger.go,
+//! The policy step (compat: Capact's engine — pkg/hub/client/policy_merger.go,
 //! policy_enforced_client.go, public/{filter,sort}.go): policy layers merged in priority order,
 //! a rule looked up per interface, implementations filtered by the rule's constraints and sorted
 //! by path then highest revision, TypeInstances and parameters injected, and the chosen
 //! implementation's resources, features and deploy executions rendered in its scope.
 //!
-//! Where SPEC and Capact differ, SPEC stands: `path` constraints match exactly (Capact matches an
+//! Two deliberate differences from Capact: `path` constraints match exactly (Capact matches an
 //! unanchored regex) and the higher layer wins every merge (Capact lets the lower layer win for
 //! `default.inject` and TypeInstance backend rules).
 
@@ -126,8 +126,9 @@ fn same_ref(a: &TypeRef, b: &TypeRef) -> bool {
     a.path == b.path && a.revision.as_deref().unwrap_or_default() == b.revision.as_deref().unwrap_or_default()
 }
 
-/// Merges `lower` into `higher` (SPEC §6): additional parameters deep-merged by name with the
-/// higher layer winning; type instances keyed by typeRef, the higher layer's kept in place.
+/// Merges `lower` into `higher`, as Capact's policy merger does: additional parameters deep-merged
+/// by name with the higher layer winning; type instances keyed by typeRef, the higher layer's kept
+/// in place.
 fn merge_inject(higher: &mut Inject, lower: &Inject) {
     for parameter in &lower.additional_parameters {
         match higher.additional_parameters.iter_mut().find(|p| p.name == parameter.name) {
@@ -244,9 +245,10 @@ fn merge_rule(merged: &mut Merged, rule: &Rule, layer: &str, place: &str) {
     }
 }
 
-/// TypeInstance backend for a type (SPEC §6, seed 004): exact `path:revision`, then the exact
-/// path in any revision, then `<prefix>.*` with the revision, then without, walking up the path
-/// to `cap.*`. Nothing found: null (Capact stores the TypeInstance in its built-in storage).
+/// TypeInstance backend for a type, in the order of Capact's policy documentation: exact
+/// `path:revision`, then the exact path in any revision, then `<prefix>.*` with the revision, then
+/// without, walking up the path to `cap.*`. Nothing found: null (Capact stores the TypeInstance in
+/// its built-in storage).
 fn backend(rules: &[Placed<BackendRule>], path: &str, revision: &str) -> Value {
     let find = |p: &str, r: Option<&str>| {
         rules
@@ -255,7 +257,7 @@ fn backend(rules: &[Placed<BackendRule>], path: &str, revision: &str) -> Value {
             .map(|rule| rule.value.backend.clone())
     };
     let revision = Some(revision).filter(|r| !r.is_empty());
-    // Seed 004's order: exact path and revision, then the exact path in any revision.
+    // Capact's documented order: exact path and revision, then the exact path in any revision.
     if let Some(found) = revision.and_then(|r| find(path, Some(r))).or_else(|| find(path, None)) {
         return found;
     }
@@ -491,7 +493,7 @@ pub struct Chosen {
     pub item: Value,
 }
 
-/// Injects parameters and TypeInstances into the implementation's scope (SPEC §6).
+/// Injects parameters and TypeInstances into the implementation's scope, as Capact's engine does.
 fn scope(candidate: &Candidate, inject: &Inject, place: &str, decision: &mut Decision) -> Result<Value, String> {
     let spec = &candidate.spec;
     let implementation_place = |field: &str| {

@@ -237,7 +237,7 @@ pub struct ImplementationSpec {
     /// Windsor features applied when this implementation is chosen.
     #[serde(default)]
     pub features: Vec<Value>,
-    /// Handlebars deploy executions (SPEC §9) with `implementation` in the binding.
+    /// Handlebars deploy executions with `implementation` in the binding.
     #[serde(default)]
     pub deploy_executions: Vec<crate::imports::model::Execution>,
 }

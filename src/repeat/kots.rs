@@ -1,4 +1,4 @@
-//! The KOTS template syntax inside resources (SPEC §8): `repl{{ F args }}` and `{{repl F args }}`
+//! The KOTS template syntax inside resources (compat: KOTS): `repl{{ F args }}` and `{{repl F args }}`
 //! with `ConfigOption`, `ConfigOptionEquals`, `ConfigOptionNotEquals`, `ConfigOptionData`,
 //! `ConfigOptionFilename`, `RepeatableConfigOptionName` and `RepeatableConfigGroupName`, and the
 //! clone placeholders `repl[[ .item ]]` / `[[repl .item ]]`. Written here: KOTS's renderer is Go

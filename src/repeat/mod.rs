@@ -1,7 +1,7 @@
-//! The repeat step (SPEC §8, compat: KOTS config; ours where KOTS built nothing): KOTS `Config`
-//! and `ConfigValues`, repeatable items (whole-resource clones and `yamlPath` node clones),
-//! repeatable groups (from the variadic-config proposal), `minimumCount`, the KOTS template
-//! syntax and `kots.io/when`.
+//! The repeat step (compat: KOTS config and its variadic-config proposal; ours where KOTS built
+//! nothing): KOTS `Config` and `ConfigValues`, repeatable items (whole-resource clones and
+//! `yamlPath` node clones), repeatable groups (from the variadic-config proposal), `minimumCount`,
+//! the KOTS template syntax and `kots.io/when`.
 //!
 //! An input item that is a repeat template, or holds KOTS template syntax, stays in the package as
 //! a template (local-config, marked excluded so the next run takes it up again); what is rendered
@@ -60,7 +60,7 @@ struct Group {
     minimum_count: Option<usize>,
     #[serde(default)]
     templates: Vec<Template>,
-    /// Instance → item → value (SPEC §8).
+    /// Instance → item → value (the variadic-config proposal's shape).
     #[serde(default)]
     values_by_group: BTreeMap<String, Map>,
     #[serde(default)]
@@ -108,7 +108,7 @@ struct Template {
 }
 
 impl Template {
-    /// SPEC §8: apiVersion, kind, name and namespace equal (empty equals empty).
+    /// A resource matches when apiVersion, kind, name and namespace are equal (empty equals empty).
     fn matches(&self, item: &Value) -> bool {
         type_of(item) == (self.api_version.as_str(), self.kind.as_str())
             && krm::name_of(item) == self.name

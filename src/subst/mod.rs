@@ -1,4 +1,4 @@
-//! The substitution step (SPEC §11, compat: Flux kustomize-controller post-build,
+//! The substitution step (compat: Flux kustomize-controller post-build,
 //! fluxcd/pkg/kustomize/kustomize_varsub.go): variables from `substituteFrom` in order, then
 //! `substitute`; names validated, newlines removed; every resource not opted out is substituted.
 //!
