@@ -57,8 +57,9 @@ impl LimitArgs {
 enum Command {
     /// Render manifests from files and directories and print the final manifests
     Render(RenderArgs),
-    /// Explain every decision of a render: values, features on and off and why, components
-    Explain(InputArgs),
+    /// Explain every decision of a render: values and where they came from, features on and off
+    /// and why, components, imports, patches, substitutions
+    Explain(ExplainArgs),
     /// Print the kustomization dependency graph (Mermaid, or DOT with --format dot)
     Graph(GraphArgs),
     /// Print the JSON Schema of the RenderBlueprint kind
@@ -92,6 +93,15 @@ struct RenderArgs {
     /// Keep items marked config.kubernetes.io/local-config in the output
     #[arg(long)]
     keep_local_config: bool,
+}
+
+#[derive(Args)]
+struct ExplainArgs {
+    #[command(flatten)]
+    input: InputArgs,
+    /// Print secret values (password imports and config items, values from Secrets) instead of <redacted>
+    #[arg(long)]
+    show_secrets: bool,
 }
 
 #[derive(Args)]
@@ -158,7 +168,9 @@ pub fn main() -> ExitCode {
     let exit = match cli.command {
         None => krm(cli.root, limits),
         Some(Command::Render(args)) => render(args, cli.root, limits),
-        Some(Command::Explain(args)) => report(&args, cli.root, limits, explain::explain),
+        Some(Command::Explain(args)) => {
+            report(&args.input, cli.root, limits, |output| explain::explain(output, args.show_secrets))
+        }
         Some(Command::Graph(args)) => {
             let format = match args.format {
                 GraphLanguage::Mermaid => explain::GraphFormat::Mermaid,
@@ -420,12 +432,12 @@ fn load_inputs(args: &InputArgs, root: Option<PathBuf>, limits: Limits) -> Resul
     let mut value_overrides = Vec::new();
     for path in &args.values {
         match read_single_document(path, limit).map_err(Exit::Unusable)? {
-            map @ Value::Object(_) => value_overrides.push(map),
+            map @ Value::Object(_) => value_overrides.push((format!("-f {}", path.display()), map)),
             _ => return Err(Exit::Unusable(format!("{}: values must be a YAML mapping", path.display()))),
         }
     }
     for assignment in &args.set {
-        value_overrides.push(set_layer(assignment).map_err(Exit::Unusable)?);
+        value_overrides.push(("--set".to_string(), set_layer(assignment).map_err(Exit::Unusable)?));
     }
     let jsonnet = Some(jsonnet_isolate(root, limits.max_file_bytes, limits.max_output_bytes));
     Ok((Input { items, function_config, value_overrides, styles: Some(Box::new(styles)), limits, jsonnet }, files))

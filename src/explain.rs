@@ -1,17 +1,227 @@
-//! Human-readable reports of a render: `explain` (every decision and the values behind it) and
-//! `graph` (the kustomization dependency graph as Mermaid or DOT). Pure functions from a
-//! [`pipeline::Output`] to text; the CLI prints them.
+//! Human-readable reports of a render: `explain` (every decision, the values behind it and where
+//! they came from) and `graph` (the kustomization dependency graph as Mermaid or DOT). Pure
+//! functions from a [`pipeline::Output`] to text; the CLI prints them.
+//!
+//! Secret values (an import whose schema says `format: password` or `writeOnly: true`, a KOTS
+//! `type: password` item, anything read from a Secret) print as `<redacted>` unless asked for:
+//! explain output gets pasted into tickets and chats.
 
 use crate::diag::Severity;
 use crate::doc::Value;
 use crate::features::{ComponentDecision, FeatureDecision};
-use crate::pipeline::Output;
+use crate::pipeline::{Output, Report};
 use std::fmt::Write;
+
+const REDACTED: &str = "<redacted>";
+
+/// Secret strings shorter than this are not searched for in messages: they would match words.
+const MIN_SCRUBBED: usize = 4;
 
 fn value_text(value: &Value) -> String {
     match value {
         Value::Null => "nil".into(),
         other => serde_json::to_string(other).unwrap_or_default(),
+    }
+}
+
+/// What to hide, and the secret strings to hide in messages that quote values (a schema failure
+/// names the value it rejected).
+struct Redact {
+    show: bool,
+    /// Secret places in the values tree.
+    values: Vec<Vec<String>>,
+    scrub: Vec<String>,
+}
+
+impl Redact {
+    fn new(report: &Report, show: bool) -> Self {
+        let sources = &report.value_sources;
+        let mut values: Vec<Vec<String>> = sources
+            .paths
+            .iter()
+            .filter(|(_, layer)| sources.layers.get(**layer).is_some_and(|l| l.secret))
+            .map(|(path, _)| path.clone())
+            .collect();
+        values.extend(report.imports.secret_values.iter().cloned());
+        let mut redact = Redact { show, values, scrub: Vec::new() };
+        if show {
+            return redact;
+        }
+        let mut scrub = Vec::new();
+        if let Value::Object(map) = &report.values {
+            for (key, value) in map {
+                collect_secrets(value, &redact.inside(std::slice::from_ref(key)), &mut scrub);
+            }
+        }
+        for (name, value) in &report.config {
+            if report.config_sources.get(name).is_some_and(|s| s.secret) {
+                collect_secrets(value, &[Vec::new()], &mut scrub);
+            }
+        }
+        for import in report.imports.scopes.iter().flat_map(|s| &s.imports) {
+            if let Some(value) = &import.value {
+                collect_secrets(value, &import.secret, &mut scrub);
+            }
+        }
+        for (_, value, source, _) in report.substitution.iter().flat_map(|s| &s.variables) {
+            if source.secret {
+                scrub.push(value.clone());
+            }
+        }
+        scrub.retain(|s| s.chars().count() >= MIN_SCRUBBED);
+        // Longest first, so a secret that holds another is replaced whole.
+        scrub.sort_by(|a, b| b.len().cmp(&a.len()).then_with(|| a.cmp(b)));
+        scrub.dedup();
+        redact.scrub = scrub;
+        redact
+    }
+
+    /// The secret places inside the value at `path` of the values tree, relative to it.
+    fn inside(&self, path: &[String]) -> Vec<Vec<String>> {
+        let mut inside = Vec::new();
+        for secret in &self.values {
+            if secret.starts_with(path) {
+                inside.push(secret[path.len()..].to_vec());
+            } else if path.starts_with(secret) {
+                inside.push(Vec::new());
+            }
+        }
+        inside
+    }
+
+    /// The value as explain prints it, its secret places (relative paths) redacted.
+    fn text(&self, value: &Value, secret: &[Vec<String>]) -> String {
+        if self.show || secret.is_empty() {
+            return value_text(value);
+        }
+        match redacted(value, secret) {
+            Some(value) => value_text(&value),
+            None => REDACTED.into(),
+        }
+    }
+
+    /// A message with every secret string in it replaced.
+    fn message(&self, text: &str) -> String {
+        let mut text = text.to_string();
+        for secret in &self.scrub {
+            if text.contains(secret.as_str()) {
+                // Quoted first, as schema messages quote it, so no quotes are left around.
+                let quoted = serde_json::to_string(secret).unwrap_or_default();
+                text = text.replace(&quoted, REDACTED).replace(secret.as_str(), REDACTED);
+            }
+        }
+        text
+    }
+}
+
+/// `value` with the places at `paths` replaced by `<redacted>`; `None` when that is all of it.
+fn redacted(value: &Value, paths: &[Vec<String>]) -> Option<Value> {
+    let mut out = value.clone();
+    for path in paths {
+        let Some((_, depth)) = walk(value, path) else { continue };
+        if depth == 0 {
+            return None;
+        }
+        let pointer: String =
+            path[..depth].iter().map(|key| format!("/{}", key.replace('~', "~0").replace('/', "~1"))).collect();
+        if let Some(at) = out.pointer_mut(&pointer) {
+            *at = Value::String(REDACTED.into());
+        }
+    }
+    Some(out)
+}
+
+/// The value at the secret place `path` of `value`, and how many of its keys lead there: all of
+/// them, or fewer where the way leads through something other than a mapping (its secret part
+/// cannot be told apart, so all of it is secret); `None` when the place does not exist.
+fn walk<'v>(value: &'v Value, path: &[String]) -> Option<(&'v Value, usize)> {
+    let mut at = value;
+    for (depth, key) in path.iter().enumerate() {
+        match at {
+            Value::Object(map) => at = map.get(key.as_str())?,
+            _ => return Some((at, depth)),
+        }
+    }
+    Some((at, path.len()))
+}
+
+/// The strings (and numbers) at the secret places of `value`, to find in messages.
+fn collect_secrets(value: &Value, secret: &[Vec<String>], out: &mut Vec<String>) {
+    for path in secret {
+        let Some((at, _)) = walk(value, path) else { continue };
+        let mut pending = vec![at];
+        while let Some(value) = pending.pop() {
+            match value {
+                Value::String(s) => out.push(s.clone()),
+                Value::Number(n) => out.push(n.to_string()),
+                Value::Array(list) => pending.extend(list),
+                Value::Object(map) => pending.extend(map.values()),
+                _ => {}
+            }
+        }
+    }
+}
+
+/// Where the value at top-level `key` came from: `spec.values`; `spec.values; db.port from
+/// --set` when a later layer merged deeper; just the later layers when they replaced every part
+/// the first one set.
+fn values_label(report: &Report, key: &str) -> String {
+    let mut own = None;
+    let mut deeper: Vec<(&[String], &str)> = Vec::new();
+    for (path, source) in report.value_sources.under(key) {
+        match path {
+            [_] => own = Some(source.label.as_str()),
+            [_, inside @ ..] => deeper.push((inside, source.label.as_str())),
+            [] => {}
+        }
+    }
+    let value = report.values.get(key).unwrap_or(&Value::Null);
+    let own = own.filter(|_| deeper.is_empty() || uncovered(value, &deeper));
+    // Deeper paths grouped by the layer that set them, in order of first appearance.
+    let mut groups: Vec<(&str, Vec<String>)> = Vec::new();
+    for (inside, label) in &deeper {
+        let path = format!("{key}.{}", inside.join("."));
+        match groups.iter_mut().find(|(l, _)| l == label) {
+            Some((_, paths)) => paths.push(path),
+            None => groups.push((label, vec![path])),
+        }
+    }
+    match (own, groups.as_slice()) {
+        (None, [(label, _)]) => label.to_string(),
+        _ => {
+            let groups = groups.iter().map(|(label, paths)| format!("{} from {label}", paths.join(", ")));
+            own.map(str::to_string).into_iter().chain(groups).collect::<Vec<_>>().join("; ")
+        }
+    }
+}
+
+/// Whether some part of `value` lies under none of the `covered` paths (relative to it): then
+/// the layer that set `value` whole still gave some of it.
+fn uncovered(value: &Value, covered: &[(&[String], &str)]) -> bool {
+    let mut pending: Vec<(Vec<&str>, &Value)> = vec![(Vec::new(), value)];
+    while let Some((path, value)) = pending.pop() {
+        if covered.iter().any(|(c, _)| c.iter().map(String::as_str).eq(path.iter().copied())) {
+            continue;
+        }
+        match value {
+            Value::Object(map) if !map.is_empty() => {
+                for (key, inner) in map {
+                    let mut deeper = path.clone();
+                    deeper.push(key.as_str());
+                    pending.push((deeper, inner));
+                }
+            }
+            _ => return true,
+        }
+    }
+    false
+}
+
+fn with_source(label: &str) -> String {
+    if label.is_empty() {
+        String::new()
+    } else {
+        format!(" ({label})")
     }
 }
 
@@ -23,26 +233,27 @@ fn on_off(enabled: bool) -> &'static str {
     }
 }
 
-fn write_reads(out: &mut String, indent: &str, when: &str, reads: &[(String, Value)]) {
+fn write_reads(out: &mut String, indent: &str, when: &str, reads: &[(String, Value)], redact: &Redact) {
     if when.trim().is_empty() {
         let _ = writeln!(out, "{indent}when: (empty: always on)");
         return;
     }
     let _ = writeln!(out, "{indent}when: {when}");
     for (path, value) in reads {
-        let _ = writeln!(out, "{indent}  {path} = {}", value_text(value));
+        let segments: Vec<String> = path.split('.').map(str::to_string).collect();
+        let _ = writeln!(out, "{indent}  {path} = {}", redact.text(value, &redact.inside(&segments)));
     }
 }
 
-fn write_feature(out: &mut String, feature: &FeatureDecision) {
+fn write_feature(out: &mut String, feature: &FeatureDecision, redact: &Redact) {
     let _ = writeln!(out, "  {} [{}] from {}", feature.name, on_off(feature.enabled), feature.origin);
-    write_reads(out, "    ", &feature.when, &feature.reads);
+    write_reads(out, "    ", &feature.when, &feature.reads, redact);
     for component in &feature.components {
-        write_component(out, component);
+        write_component(out, component, redact);
     }
 }
 
-fn write_component(out: &mut String, component: &ComponentDecision) {
+fn write_component(out: &mut String, component: &ComponentDecision, redact: &Redact) {
     let _ = writeln!(
         out,
         "    {} {} [{}]: {}",
@@ -52,19 +263,21 @@ fn write_component(out: &mut String, component: &ComponentDecision) {
         component.action
     );
     if !component.when.trim().is_empty() {
-        write_reads(out, "      ", &component.when, &component.reads);
+        write_reads(out, "      ", &component.when, &component.reads, redact);
     }
 }
 
-/// The `explain` report.
-pub fn explain(output: &Output) -> String {
+/// The `explain` report; secret values print as `<redacted>` unless `show_secrets`.
+pub fn explain(output: &Output, show_secrets: bool) -> String {
     let mut out = String::new();
     let report = &output.report;
+    let redact = Redact::new(report, show_secrets);
     let _ = writeln!(out, "values:");
     match &report.values {
         Value::Object(map) if !map.is_empty() => {
             for (key, value) in map {
-                let _ = writeln!(out, "  {key} = {}", value_text(value));
+                let text = redact.text(value, &redact.inside(std::slice::from_ref(key)));
+                let _ = writeln!(out, "  {key} = {text}{}", with_source(&values_label(report, key)));
             }
         }
         _ => {
@@ -74,7 +287,9 @@ pub fn explain(output: &Output) -> String {
     if !report.config.is_empty() {
         let _ = writeln!(out, "config (KOTS):");
         for (key, value) in &report.config {
-            let _ = writeln!(out, "  {key} = {}", value_text(value));
+            let source = report.config_sources.get(key).cloned().unwrap_or_default();
+            let secret = if source.secret { vec![Vec::new()] } else { Vec::new() };
+            let _ = writeln!(out, "  {key} = {}{}", redact.text(value, &secret), with_source(&source.label));
         }
     }
     if !report.repeat.clones.is_empty() {
@@ -105,7 +320,20 @@ pub fn explain(output: &Output) -> String {
             let _ = writeln!(out, "  (none)");
         }
         for import in &scope.imports {
-            let _ = writeln!(out, "  {} from {}: {}", import.name, import.source, import.verdict);
+            let verdict = redact.message(&import.verdict);
+            let Some(value) = &import.value else {
+                let _ = writeln!(out, "  {} ({}): {verdict}", import.name, import.source);
+                continue;
+            };
+            let label = match import.source {
+                "value" if import.wired.is_empty() => values_label(report, &import.name),
+                "value" => import.wired.clone(),
+                "binding" => "import execution binding".into(),
+                "default" => "import default".into(),
+                other => other.to_string(),
+            };
+            let text = redact.text(value, &import.secret);
+            let _ = writeln!(out, "  {} = {text}{}: {verdict}", import.name, with_source(&label));
         }
         for (name, after) in &scope.subinstallations {
             let after = if after.is_empty() { String::new() } else { format!(" (after {})", after.join(", ")) };
@@ -119,7 +347,7 @@ pub fn explain(output: &Output) -> String {
     if !features.features.is_empty() {
         let _ = writeln!(out, "features (applied in order of name):");
         for feature in &features.features {
-            write_feature(&mut out, feature);
+            write_feature(&mut out, feature, &redact);
         }
     }
     if let Some(blueprint) = &features.blueprint {
@@ -137,10 +365,39 @@ pub fn explain(output: &Output) -> String {
             let _ = writeln!(out, "  kustomization {} -> {}{depends}", kustomization.name, kustomization.path);
         }
     }
+    if !report.patches.is_empty() {
+        let _ = writeln!(out, "patches:");
+        for patch in &report.patches {
+            let _ = writeln!(out, "  {} ({}) {}", patch.field, patch.text, patch.target);
+            if patch.matched.is_empty() {
+                let _ = writeln!(out, "    matched nothing");
+            }
+            for resource in &patch.matched {
+                let _ = writeln!(out, "    matched {resource}");
+            }
+        }
+    }
+    if let Some(substitution) = &report.substitution {
+        let mode = if substitution.strict { "strict" } else { "not strict" };
+        let _ = writeln!(out, "substitution ({mode}):");
+        for (name, value, source, referenced) in &substitution.variables {
+            let text =
+                if source.secret && !redact.show { REDACTED.into() } else { value_text(&Value::String(value.clone())) };
+            let unused = if *referenced { "" } else { "; not referenced" };
+            let _ = writeln!(out, "  {name} = {text} ({}{unused})", source.label);
+        }
+        if !substitution.unset.is_empty() {
+            let _ = writeln!(
+                out,
+                "  referenced but not set (a default form, if any, applies): {}",
+                substitution.unset.join(", ")
+            );
+        }
+    }
     if !output.results.is_empty() {
         let _ = writeln!(out, "results:");
         for result in &output.results {
-            let _ = writeln!(out, "  {result}");
+            let _ = writeln!(out, "  {}", redact.message(&result.to_string()));
         }
     }
     let verdict = if output.results.iter().any(|r| r.severity == Severity::Error) { "failed" } else { "ok" };

@@ -30,8 +30,9 @@ pub struct Input {
     /// The ResourceList's functionConfig (or the CLI's `-c`); when absent, a `RenderBlueprint`
     /// among the items is used.
     pub function_config: Option<Value>,
-    /// Values layers from the command line (`-f`, then `--set`), merged last.
-    pub value_overrides: Vec<Value>,
+    /// Values layers from the command line (`-f`, then `--set`), merged last, each with the
+    /// label `explain` names it by (`-f values.yaml`, `--set`).
+    pub value_overrides: Vec<(String, Value)>,
     /// Scalar styles of the items' source text.
     pub styles: Option<Box<dyn ScalarStyles>>,
     /// The operator's limits for this render.
@@ -59,12 +60,28 @@ pub struct Output {
 #[derive(Clone, Debug, Default)]
 pub struct Report {
     pub values: Value,
+    /// Where each value came from (see [`values::Sources`]).
+    pub value_sources: values::Sources,
     /// Resolved KOTS config values (the `config` binding of templates).
     pub config: crate::doc::Map,
+    /// Where each KOTS config value came from, by item name; secret for `type: password`.
+    pub config_sources: std::collections::HashMap<String, Source>,
     pub imports: imports::Report,
     pub policy: policy::Report,
     pub features: features::Report,
     pub repeat: repeat::Report,
+    /// Every `spec.patches` entry and what it matched (empty when the render stopped earlier).
+    pub patches: Vec<patch::PatchReport>,
+    /// The post-build variables, when the config substitutes.
+    pub substitution: Option<subst::Report>,
+}
+
+/// Where a value `explain` prints came from, and whether it must be redacted there: a label
+/// such as `spec.values`, `-f values.yaml` or `ConfigValues cv`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Source {
+    pub label: String,
+    pub secret: bool,
 }
 
 impl Output {
@@ -84,7 +101,8 @@ pub struct Render {
     pub styles: Option<Box<dyn ScalarStyles>>,
     pub results: Vec<Diagnostic>,
     pub values: Value,
-    pub overrides: Vec<Value>,
+    /// Values layers over the config's own, with their labels (see [`Input::value_overrides`]).
+    pub overrides: Vec<(String, Value)>,
     pub report: Report,
     /// Resolves the `backend` template helper; set by the policy step.
     pub backends: BackendLookup,
@@ -99,7 +117,7 @@ pub struct Render {
 }
 
 impl Render {
-    pub fn new(config: FunctionConfig, items: Vec<Item>, overrides: Vec<Value>) -> Self {
+    pub fn new(config: FunctionConfig, items: Vec<Item>, overrides: Vec<(String, Value)>) -> Self {
         Self {
             config,
             items,
@@ -194,7 +212,7 @@ pub fn render(input: Input, files: &dyn Files) -> Output {
 /// holding the `-- key=value` arguments, often none. So a ConfigMap functionConfig next to one
 /// `RenderBlueprint` in the package does not replace it: the package's RenderBlueprint is the
 /// config and the ConfigMap's data are values over its values, read as `--set` reads them.
-fn choose_config(input: &Input) -> Result<(FunctionConfig, Option<Value>), Diagnostic> {
+fn choose_config(input: &Input) -> Result<(FunctionConfig, Option<(String, Value)>), Diagnostic> {
     let mut candidates =
         input.items.iter().filter(|item| item.type_of() == (config::API_VERSION, config::KIND)).map(|i| &**i);
     if let Some(given) = &input.function_config {
@@ -211,7 +229,8 @@ fn choose_config(input: &Input) -> Result<(FunctionConfig, Option<Value>), Diagn
                     })?;
                     crate::doc::deep_merge(&mut layer, assignment);
                 }
-                Ok((FunctionConfig::from_item(blueprint)?, Some(layer)))
+                let label = format!("functionConfig ConfigMap {} data", krm::name_of(&given.item));
+                Ok((FunctionConfig::from_item(blueprint)?, Some((label, layer))))
             }
             _ => Ok((given, None)),
         };
@@ -376,8 +395,11 @@ fn patch_and_substitute(render: &mut Render, files: &dyn Files) {
     for generated in &mut render.generated {
         change(&mut generated.item, generated.substitute, None, &mut tally);
     }
-    render.results.extend(patches.finish(tally));
+    let (patch_results, patch_report) = patches.finish(tally);
+    render.results.extend(patch_results);
     render.results.extend(subst_results);
+    render.report.patches = patch_report;
+    render.report.substitution = variables.as_ref().map(subst::Variables::report);
 }
 
 /// FNV-1a over the parts: a short, stable fingerprint (not a security hash).

@@ -6,17 +6,79 @@ use crate::diag::{Diagnostic, Kind};
 use crate::doc::{deep_merge, parse_scalar, read_yaml_documents, FieldPath, Map, Value};
 use crate::krm::{self, item_location, Item};
 use crate::package::{resolve, Files};
-use crate::pipeline::Render;
+use crate::pipeline::{Render, Source};
 use base64::Engine;
+use std::collections::BTreeMap;
+
+/// Where each value came from, for `explain`: the layer that last set each path. A path is a
+/// top-level key, or deeper where a later layer merged into an earlier one's map (`db` from
+/// `spec.values`, `db.port` from `--set`). Built once per render from the layers' keys only.
+#[derive(Clone, Debug, Default)]
+pub struct Sources {
+    pub layers: Vec<Source>,
+    /// Path segments → index into `layers`. A path's descendants sort right after it.
+    pub paths: BTreeMap<Vec<String>, usize>,
+}
+
+impl Sources {
+    /// Records that `layer` (labelled `source`) is merged over `base`: the paths it replaces
+    /// now come from it, and what they held before is forgotten. Call before merging. Walks
+    /// with a stack, as [`deep_merge`] does, so no input depth exhausts it.
+    fn record(&mut self, base: &Value, layer: &Value, source: Source) {
+        let index = self.layers.len();
+        self.layers.push(source);
+        let mut pending: Vec<(Vec<String>, &Value, &Value)> = vec![(Vec::new(), base, layer)];
+        while let Some((path, base, layer)) = pending.pop() {
+            let Value::Object(overlay) = layer else { continue };
+            for (key, value) in overlay {
+                let mut at = path.clone();
+                at.push(key.clone());
+                match base.get(key) {
+                    Some(inner @ Value::Object(_)) if value.is_object() => pending.push((at, inner, value)),
+                    _ => {
+                        let below: Vec<Vec<String>> = self
+                            .paths
+                            .range(at.clone()..)
+                            .map(|(p, _)| p)
+                            .take_while(|p| p.starts_with(&at))
+                            .cloned()
+                            .collect();
+                        for path in below {
+                            self.paths.remove(&path);
+                        }
+                        self.paths.insert(at, index);
+                    }
+                }
+            }
+        }
+    }
+
+    /// The paths under top-level `key` (itself first, when one layer set it whole) and their
+    /// sources.
+    pub fn under<'a>(&'a self, key: &'a str) -> impl Iterator<Item = (&'a [String], &'a Source)> + 'a {
+        let start = vec![key.to_string()];
+        self.paths
+            .range(start..)
+            .take_while(move |(p, _)| p.first().is_some_and(|first| first == key))
+            .filter_map(|(p, i)| Some((p.as_slice(), self.layers.get(*i)?)))
+    }
+}
 
 pub fn run(render: &mut Render, files: &dyn Files) {
     let config = &render.config;
-    let mut values = Value::Object(config.data_values.clone().unwrap_or_else(|| config.spec.values.clone()));
+    let mut sources = Sources::default();
+    let (own, label) = match &config.data_values {
+        Some(data) => (data.clone(), "functionConfig data"),
+        None => (config.spec.values.clone(), "spec.values"),
+    };
+    let own = Value::Object(own);
+    sources.record(&Value::Object(Map::new()), &own, Source { label: label.into(), secret: false });
+    let mut values = own;
     let config_path = item_location(&config.item).0;
     for (i, source) in config.spec.values_from.iter().enumerate() {
         let field = FieldPath::root().key("spec").key("valuesFrom").index(i);
         let layer = match load(source, &render.items, files, config_path.as_deref()) {
-            Ok(Some(layer)) => layer,
+            Ok(Some(layer)) => Value::Object(layer),
             Ok(None) => continue,
             Err(message) => {
                 let diagnostic = Diagnostic::error(Kind::Values, message).at(field);
@@ -24,12 +86,29 @@ pub fn run(render: &mut Render, files: &dyn Files) {
                 continue;
             }
         };
-        deep_merge(&mut values, Value::Object(layer));
+        sources.record(&values, &layer, describe(source));
+        deep_merge(&mut values, layer);
     }
-    for layer in render.overrides.drain(..) {
+    for (label, layer) in render.overrides.drain(..) {
+        sources.record(&values, &layer, Source { label, secret: false });
         deep_merge(&mut values, layer);
     }
     render.values = values;
+    render.report.value_sources = sources;
+}
+
+/// `valuesFrom file v.yaml`, `valuesFrom ConfigMap cm key k`; a Secret's values are secret.
+fn describe(source: &ValuesSource) -> Source {
+    let mut label = String::from("valuesFrom");
+    match (&source.file, source.kind, &source.name) {
+        (Some(file), _, _) => label.push_str(&format!(" file {file}")),
+        (None, Some(kind), Some(name)) => label.push_str(&format!(" {} {name}", kind.as_str())),
+        _ => {}
+    }
+    if let Some(key) = &source.key {
+        label.push_str(&format!(" key {key}"));
+    }
+    Source { label, secret: source.file.is_none() && source.kind == Some(SourceKind::Secret) }
 }
 
 /// `a.b=c` as a values layer `{a: {b: c}}`, the value read as a YAML scalar (`3` a number, `on`
@@ -188,8 +267,8 @@ mod tests {
         let item = json!({"apiVersion": "fn.blueprint.dev/v1alpha1", "kind": "RenderBlueprint",
             "metadata": {"name": "p", "annotations": {"internal.config.kubernetes.io/path": "cfg/fn.yaml"}}, "spec": spec});
         let config = FunctionConfig::from_item(&item).unwrap_or_else(|_| FunctionConfig::empty());
-        let mut render =
-            Render::new(config, items.into_iter().map(Item::from).collect(), vec![json!({"cli": {"set": true}})]);
+        let overrides = vec![("--set".to_string(), json!({"cli": {"set": true}}))];
+        let mut render = Render::new(config, items.into_iter().map(Item::from).collect(), overrides);
         let files = MemoryFiles(files.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect());
         run(&mut render, &files);
         (render.values, render.results.iter().map(|d| d.message.clone()).collect())
@@ -212,6 +291,36 @@ mod tests {
             values,
             json!({"region": "eu", "db": {"host": "h", "ports": [3], "password": "hunter2"}, "size": "3", "cli": {"set": true}})
         );
+    }
+
+    #[test]
+    fn sources_name_the_layer_that_set_each_path_last() {
+        let item = json!({"apiVersion": "fn.blueprint.dev/v1alpha1", "kind": "RenderBlueprint", "metadata": {"name": "p"},
+            "spec": {"values": {"region": "us", "db": {"host": "h", "ports": [1]}, "cli": {"set": false, "x": 1}},
+                     "valuesFrom": [{"kind": "Secret", "name": "s"}, {"file": "v.yaml"}]}});
+        let config = FunctionConfig::from_item(&item).unwrap_or_else(|_| FunctionConfig::empty());
+        let secret =
+            json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s"}, "stringData": {"token": "t"}});
+        let overrides =
+            vec![("--set".to_string(), json!({"cli": {"set": true}})), ("-f x".to_string(), json!({"cli": 3}))];
+        let mut render = Render::new(config, vec![Item::from(secret)], overrides);
+        let files = MemoryFiles([("v.yaml".to_string(), "db:\n  ports: [3]\n".to_string())].into_iter().collect());
+        run(&mut render, &files);
+        let sources = &render.report.value_sources;
+        let of = |key: &str| -> Vec<(String, String, bool)> {
+            sources.under(key).map(|(path, source)| (path.join("."), source.label.clone(), source.secret)).collect()
+        };
+        assert_eq!(of("region"), vec![("region".into(), "spec.values".into(), false)]);
+        assert_eq!(
+            of("db"),
+            vec![
+                ("db".into(), "spec.values".into(), false),
+                ("db.ports".into(), "valuesFrom file v.yaml".into(), false)
+            ]
+        );
+        assert_eq!(of("token"), vec![("token".into(), "valuesFrom Secret s".into(), true)]);
+        // A later layer that replaces a map forgets what set its parts.
+        assert_eq!(of("cli"), vec![("cli".into(), "-f x".into(), false)]);
     }
 
     #[test]

@@ -394,3 +394,25 @@ fn a_missing_file_names_the_root_and_the_ways_out() {
     assert!(stderr.contains("pass --root with the package's directory"), "{stderr}");
     assert!(stderr.contains("mount the package at /package"), "{stderr}");
 }
+
+/// `explain` prints secret values as `<redacted>` everywhere, messages that quote a rejected
+/// value included; `--show-secrets` prints them. (The exact report of each section is in the
+/// golden cases `cli/explain-*`.)
+#[test]
+fn explain_redacts_secrets_unless_asked() {
+    let dir = scratch("explain-secrets");
+    let config = "apiVersion: fn.blueprint.dev/v1alpha1\nkind: RenderBlueprint\nmetadata:\n  name: s\nspec:\n  \
+                  values:\n    password: short-pass\n  imports:\n  - name: password\n    schema:\n      type: string\n      \
+                  format: password\n      minLength: 20\n";
+    let _ = std::fs::write(dir.join("fn.yaml"), config);
+    let (code, stdout, stderr) = bin_output(&["explain", "fn.yaml"], Some(&dir));
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(stdout.contains("password = <redacted> (spec.values)"), "{stdout}");
+    assert!(stdout.contains("<redacted> is shorter than 20 characters"), "{stdout}");
+    assert!(!stdout.contains("short-pass"), "{stdout}");
+    let (_, shown, _) = bin_output(&["explain", "--show-secrets", "fn.yaml"], Some(&dir));
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(shown.contains("password = \"short-pass\" (spec.values)"), "{shown}");
+    let help = stdout_of(bin().args(["explain", "--help"]));
+    assert!(help.contains("--show-secrets"), "{help}");
+}

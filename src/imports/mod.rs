@@ -37,6 +37,9 @@ const FILE_CYCLE: &str = "subinstallation files include each other";
 #[derive(Clone, Debug, Default)]
 pub struct Report {
     pub scopes: Vec<ScopeReport>,
+    /// Places in the values tree that the top-level imports' schemas mark secret
+    /// (`values.<import>` and a key path inside it), for `explain` to redact.
+    pub secret_values: Vec<Vec<String>>,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -56,6 +59,35 @@ pub struct ImportReport {
     pub source: &'static str,
     /// `valid`, `no schema`, or what failed.
     pub verdict: String,
+    /// The value imported (`None` when absent).
+    pub value: Option<Value>,
+    /// For a subinstallation's `value`: what it is wired to (`import x of parent`); empty at
+    /// the top level, where the value's own source (a values layer) says it.
+    pub wired: String,
+    /// Key paths inside the value that are secret (an empty path: all of it), from this
+    /// import's schema and from whatever the wiring brought in.
+    pub secret: Vec<Vec<String>>,
+}
+
+impl ImportReport {
+    fn absent(name: &str, verdict: &str) -> Self {
+        ImportReport {
+            name: name.to_string(),
+            source: "absent",
+            verdict: verdict.into(),
+            value: None,
+            wired: String::new(),
+            secret: Vec::new(),
+        }
+    }
+}
+
+/// Where a subinstallation's import comes from: a label for `explain`, and the secret places
+/// of what it is wired to (a parent's secret import stays secret in the child).
+#[derive(Clone, Debug, Default)]
+struct Wire {
+    label: String,
+    secret: Vec<Vec<String>>,
 }
 
 /// Where a blueprint was declared, for diagnostics and relative paths.
@@ -223,7 +255,23 @@ pub fn run(render: &mut Render, files: &dyn Files) {
     );
     step.results = results;
     let source = render.values.as_object().cloned().unwrap_or_default();
-    render_blueprint(&mut step, &blueprint, &name, &origin, &source, 0);
+    // Values from a Secret are secret imports too, down every wiring (unlabelled: `explain`
+    // names the values layer itself).
+    let mut wiring: HashMap<String, Wire> = HashMap::new();
+    let sources = &render.report.value_sources;
+    for (path, layer) in &sources.paths {
+        if let (Some((key, inside)), Some(true)) = (path.split_first(), sources.layers.get(*layer).map(|l| l.secret)) {
+            wiring.entry(key.clone()).or_default().secret.push(inside.to_vec());
+        }
+    }
+    render_blueprint(&mut step, &blueprint, &name, &origin, (&source, &wiring), 0);
+    // The top-level scope is pushed last (children finish first); its imports are values.
+    if let Some(top) = step.report.scopes.last().filter(|scope| scope.name == name) {
+        let secret = top.imports.iter().filter(|i| i.value.is_some()).flat_map(|import| {
+            import.secret.iter().map(|path| std::iter::once(import.name.clone()).chain(path.iter().cloned()).collect())
+        });
+        step.report.secret_values = secret.collect();
+    }
     // Scopes finish children first; list them parent first (`a` before `a/child`).
     step.report.scopes.sort_by(|a, b| a.name.cmp(&b.name));
     render.results.append(&mut step.results);
@@ -341,13 +389,14 @@ fn located(at: &FieldPath, message: &str) -> String {
     }
 }
 
-/// Renders one blueprint in its scope; returns its exports, or `None` when it failed.
+/// Renders one blueprint in its scope, its imports taken from `source` (each with its wiring,
+/// for a subinstallation); returns its exports, or `None` when it failed.
 fn render_blueprint(
     step: &mut Step,
     blueprint: &Blueprint,
     name: &str,
     origin: &Origin,
-    source: &Map,
+    source: (&Map, &HashMap<String, Wire>),
     depth: usize,
 ) -> Option<Map> {
     let errors_before = step.results.len();
@@ -373,7 +422,14 @@ fn render_blueprint(
         if let Some(Value::Object(bindings)) = rendered.get("bindings") {
             for (key, value) in bindings {
                 imports.insert(key.clone(), value.clone());
-                report.imports.push(ImportReport { name: key.clone(), source: "binding", verdict: "no schema".into() });
+                report.imports.push(ImportReport {
+                    name: key.clone(),
+                    source: "binding",
+                    verdict: "no schema".into(),
+                    value: Some(value.clone()),
+                    wired: String::new(),
+                    secret: Vec::new(),
+                });
             }
         }
         let errors: Vec<String> = match rendered.get("errors") {
@@ -539,23 +595,20 @@ fn resolve_imports(
     blueprint: &Blueprint,
     decls: &[ImportDecl],
     field: &str,
-    source: &Map,
+    source: (&Map, &HashMap<String, Wire>),
     origin: &Origin,
     imports: &mut Map,
     report: &mut ScopeReport,
 ) {
+    let (values, wiring) = source;
     for (i, decl) in decls.iter().enumerate() {
         let decl_field = format!("{field}[{i}]");
         let kind = import_type(decl);
-        let (value, from) = match (source.get(&decl.name), decl.is_required(), &decl.default) {
+        let (value, from) = match (values.get(&decl.name), decl.is_required(), &decl.default) {
             (Some(value), _, _) => (value.clone(), "value"),
             (None, false, Some(default)) if !default.value.is_null() => (default.value.clone(), "default"),
             (None, false, _) => {
-                report.imports.push(ImportReport {
-                    name: decl.name.clone(),
-                    source: "absent",
-                    verdict: "not evaluated".into(),
-                });
+                report.imports.push(ImportReport::absent(&decl.name, "not evaluated"));
                 skip_nested(&decl.imports, report);
                 continue;
             }
@@ -563,11 +616,7 @@ fn resolve_imports(
                 let message =
                     format!("blueprint defines import {:?} of type {kind}, which is not satisfied", decl.name);
                 step.results.push(origin.error(message, &decl_field));
-                report.imports.push(ImportReport {
-                    name: decl.name.clone(),
-                    source: "absent",
-                    verdict: "not satisfied".into(),
-                });
+                report.imports.push(ImportReport::absent(&decl.name, "not satisfied"));
                 continue;
             }
         };
@@ -575,7 +624,18 @@ fn resolve_imports(
             "data" => check_data(step, blueprint, decl, (&value, from), origin, &decl_field),
             _ => check_target(step, decl, &value, origin, &decl_field),
         };
-        report.imports.push(ImportReport { name: decl.name.clone(), source: from, verdict });
+        let wire = wiring.get(&decl.name).filter(|_| from == "value");
+        let mut secret =
+            decl.schema.as_ref().map(|s| schema::secret_paths(s, &blueprint.local_types)).unwrap_or_default();
+        secret.extend(wire.into_iter().flat_map(|w| w.secret.iter().cloned()));
+        report.imports.push(ImportReport {
+            name: decl.name.clone(),
+            source: from,
+            verdict,
+            value: Some(value.clone()),
+            wired: wire.map(|w| w.label.clone()).unwrap_or_default(),
+            secret,
+        });
         imports.insert(decl.name.clone(), value);
         if !decl.imports.is_empty() {
             resolve_imports(
@@ -594,11 +654,7 @@ fn resolve_imports(
 
 fn skip_nested(decls: &[ImportDecl], report: &mut ScopeReport) {
     for decl in decls {
-        report.imports.push(ImportReport {
-            name: decl.name.clone(),
-            source: "absent",
-            verdict: "parent import absent".into(),
-        });
+        report.imports.push(ImportReport::absent(&decl.name, "parent import absent"));
         skip_nested(&decl.imports, report);
     }
 }
@@ -833,6 +889,8 @@ fn subinstallations(
     if blueprint.subinstallations.is_empty() {
         return Some(dataobjects);
     }
+    // Which sibling's export each data object is, for the imports wired to it.
+    let mut exported: HashMap<String, Wire> = HashMap::new();
     if depth >= MAX_DEPTH {
         step.results
             .push(origin.error(format!("subinstallations nest deeper than {MAX_DEPTH} levels"), "subinstallations"));
@@ -894,10 +952,17 @@ fn subinstallations(
         report.subinstallations.push((child.name.clone(), depends[position].clone()));
         let field = format!("subinstallations[{i}]");
         let mut source = Map::new();
+        let mut wiring = HashMap::new();
         let mut wired = true;
         for (j, (import, data_ref)) in child.imports.iter().enumerate() {
-            if let Some(value) = imports.get(data_ref).or_else(|| dataobjects.get(data_ref)) {
+            if let Some(value) = imports.get(data_ref) {
                 source.insert(import.clone(), value.clone());
+                let parent = report.imports.iter().rev().find(|i| &i.name == data_ref);
+                let secret = parent.map(|p| p.secret.clone()).unwrap_or_default();
+                wiring.insert(import.clone(), Wire { label: format!("import {data_ref} of {scope}"), secret });
+            } else if let Some(value) = dataobjects.get(data_ref) {
+                source.insert(import.clone(), value.clone());
+                wiring.insert(import.clone(), exported.get(data_ref).cloned().unwrap_or_default());
             } else if exporters.contains_key(data_ref.as_str()) {
                 // The exporting sibling failed; its error is already reported.
                 wired = false;
@@ -937,11 +1002,18 @@ fn subinstallations(
             chain,
         };
         let child_scope = format!("{scope}/{}", child.name);
-        if let Some(exports) = render_blueprint(step, &child.blueprint, &child_scope, &child_origin, &source, depth + 1)
-        {
+        let rendered =
+            render_blueprint(step, &child.blueprint, &child_scope, &child_origin, (&source, &wiring), depth + 1);
+        if let Some(exports) = rendered {
             for (export, data_ref) in &child.exports {
                 if let Some(value) = exports.get(export) {
                     dataobjects.insert(data_ref.clone(), value.clone());
+                    let declared = child.blueprint.exports.iter().find(|e| &e.name == export);
+                    let schema = declared.and_then(|e| e.schema.as_ref());
+                    let secret =
+                        schema.map(|s| schema::secret_paths(s, &child.blueprint.local_types)).unwrap_or_default();
+                    let label = format!("export {export} of {child_scope}");
+                    exported.insert(data_ref.clone(), Wire { label, secret });
                 }
             }
         }

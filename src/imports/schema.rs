@@ -149,6 +149,89 @@ impl Resolver<'_> {
 
 const TYPES: &str = "string, number, integer, boolean, object, array or null";
 
+/// At most this many secret places per schema; beyond, the whole value counts as secret.
+const MAX_SECRET_PATHS: usize = 256;
+
+/// The places in a value that its schema marks secret (`format: password` or `writeOnly: true`)
+/// as key paths (an empty path: the whole value), so `explain` can redact them. `properties`,
+/// `allOf`/`anyOf`/`oneOf` and `local://` types are followed; a secret under list items or
+/// `additionalProperties`/`patternProperties` makes the whole value at that place secret, since
+/// which keys hold it is not known. Each local type is walked once.
+pub fn secret_paths(schema: &Value, local_types: &Map) -> Vec<Vec<String>> {
+    Secrets { local_types, memo: HashMap::new(), expanding: Vec::new() }.paths(schema, 0)
+}
+
+struct Secrets<'a> {
+    local_types: &'a Map,
+    memo: HashMap<String, Vec<Vec<String>>>,
+    /// Local types being walked, so a cycle (an error when compiling) ends here too.
+    expanding: Vec<String>,
+}
+
+impl Secrets<'_> {
+    fn paths(&mut self, schema: &Value, depth: usize) -> Vec<Vec<String>> {
+        let whole = || vec![Vec::new()];
+        let Value::Object(map) = schema else { return Vec::new() };
+        if depth > MAX_DEPTH {
+            return whole();
+        }
+        if map.get("format").and_then(Value::as_str) == Some("password")
+            || map.get("writeOnly").and_then(Value::as_bool) == Some(true)
+        {
+            return whole();
+        }
+        let mut out = Vec::new();
+        if let Some(name) = local_reference(schema).map(|r| r.trim_start_matches("local://").to_string()) {
+            out.extend(self.local(&name, depth));
+        }
+        for key in ["allOf", "anyOf", "oneOf"] {
+            for branch in map.get(key).and_then(Value::as_array).into_iter().flatten() {
+                out.extend(self.paths(branch, depth + 1));
+            }
+        }
+        for (key, property) in map.get("properties").and_then(Value::as_object).into_iter().flatten() {
+            for mut path in self.paths(property, depth + 1) {
+                path.insert(0, key.clone());
+                out.push(path);
+            }
+        }
+        let mut opaque: Vec<&Value> = Vec::new();
+        for key in ["items", "additionalProperties"] {
+            match map.get(key) {
+                Some(Value::Array(list)) => opaque.extend(list),
+                Some(schema) => opaque.push(schema),
+                None => {}
+            }
+        }
+        opaque.extend(map.get("prefixItems").and_then(Value::as_array).into_iter().flatten());
+        opaque.extend(map.get("patternProperties").and_then(Value::as_object).into_iter().flat_map(|m| m.values()));
+        if opaque.into_iter().any(|schema| !self.paths(schema, depth + 1).is_empty()) {
+            return whole();
+        }
+        if out.iter().any(Vec::is_empty) || out.len() > MAX_SECRET_PATHS {
+            return whole();
+        }
+        out.sort();
+        out.dedup();
+        out
+    }
+
+    fn local(&mut self, name: &str, depth: usize) -> Vec<Vec<String>> {
+        if let Some(paths) = self.memo.get(name) {
+            return paths.clone();
+        }
+        let Some(schema) = self.local_types.get(name) else { return Vec::new() };
+        if self.expanding.iter().any(|n| n == name) {
+            return Vec::new();
+        }
+        self.expanding.push(name.to_string());
+        let paths = self.paths(schema, depth + 1);
+        self.expanding.pop();
+        self.memo.insert(name.to_string(), paths.clone());
+        paths
+    }
+}
+
 /// Why a schema does not compile, with the place inside it and what to write.
 fn explain_invalid_schema(err: &jsonschema::ValidationError) -> String {
     use jsonschema::error::ValidationErrorKind;
@@ -302,5 +385,18 @@ mod tests {
         assert_eq!(draft(Some("http://json-schema.org/draft-07/schema#")), Ok(Draft::Draft7));
         assert_eq!(draft(None), Ok(Draft::Draft201909));
         assert!(draft(Some("draft-99")).is_err());
+    }
+
+    #[test]
+    fn secret_places_are_found_through_properties_and_local_types() {
+        let local = json!({"credentials": {"type": "object", "properties": {"user": {"type": "string"},
+            "password": {"type": "string", "format": "password"}}}});
+        let local = local.as_object().cloned().unwrap_or_default();
+        assert_eq!(secret_paths(&json!({"type": "string", "writeOnly": true}), &local), vec![Vec::<String>::new()]);
+        assert_eq!(secret_paths(&json!({"type": "string"}), &local), Vec::<Vec<String>>::new());
+        let schema = json!({"type": "object", "properties": {"db": {"$ref": "local://credentials"}, "host": {}}});
+        assert_eq!(secret_paths(&schema, &local), vec![vec!["db".to_string(), "password".to_string()]]);
+        let list = json!({"type": "array", "items": {"$ref": "local://credentials"}});
+        assert_eq!(secret_paths(&list, &local), vec![Vec::<String>::new()]);
     }
 }

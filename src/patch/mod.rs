@@ -28,9 +28,77 @@ enum Document {
 struct Patch {
     /// `spec.patches[i]`, for messages.
     field: FieldPath,
+    /// What the patch targets and where its text is, for `explain` (see [`PatchReport`]).
+    described: (String, String),
+    /// The package path of its patch file: the file is read as an item too (local-config),
+    /// and is not reported as a resource it matched.
+    file: Option<String>,
     documents: Vec<Document>,
     target: Option<Target>,
     options: PatchOptions,
+}
+
+/// One `spec.patches` entry for `explain`: where it is, what it targets, what it matched.
+#[derive(Clone, Debug)]
+pub struct PatchReport {
+    /// `spec.patches[0]`.
+    pub field: String,
+    /// `inline`, or `path <file>`.
+    pub text: String,
+    /// `target kind=Deployment, name=web`, or the untargeted patch's own identity.
+    pub target: String,
+    /// The resources it matched, in order, as `Kind/name` or `namespace/Kind/name`.
+    pub matched: Vec<String>,
+}
+
+/// `Kind/name`, or `namespace/Kind/name`: how `explain` names a resource.
+fn resource_name(item: &Value) -> String {
+    match krm::namespace_of(item) {
+        "" => format!("{}/{}", type_of(item).1, krm::name_of(item)),
+        namespace => format!("{namespace}/{}/{}", type_of(item).1, krm::name_of(item)),
+    }
+}
+
+impl Patch {
+    /// Notes a resource this patch matched (before patching it: a patch may rename it); local-
+    /// config items, which are not written out, say so; the patch's own file is not noted.
+    fn note(&self, item: &Value, names: &mut Vec<String>) {
+        let (path, _) = krm::item_location(item);
+        if self.file.is_some() && path == self.file {
+            return;
+        }
+        let suffix = if krm::is_local_config(item) { " (local-config)" } else { "" };
+        names.push(format!("{}{suffix}", resource_name(item)));
+    }
+}
+
+/// The target, or for an untargeted strategic patch its documents' own identities.
+fn describe_target(entry: &PatchEntry, documents: &[Document]) -> String {
+    if let Some(target) = &entry.target {
+        let fields = [
+            ("group", &target.group),
+            ("version", &target.version),
+            ("kind", &target.kind),
+            ("name", &target.name),
+            ("namespace", &target.namespace),
+            ("labelSelector", &target.label_selector),
+            ("annotationSelector", &target.annotation_selector),
+        ];
+        let set: Vec<String> =
+            fields.iter().filter_map(|(key, value)| Some(format!("{key}: {}", value.as_deref()?))).collect();
+        return format!("target {{{}}}", set.join(", "));
+    }
+    let own: Vec<String> = documents
+        .iter()
+        .filter_map(|document| match document {
+            Document::Strategic(map) => {
+                let item = Value::Object(map.clone());
+                Some(format!("{} {}", type_of(&item).0, resource_name(&item)))
+            }
+            Document::Json6902(_) => None,
+        })
+        .collect();
+    format!("its own {}", own.join(", "))
 }
 
 /// The compiled patches of a functionConfig, and their text (for the idempotency fingerprint).
@@ -62,6 +130,7 @@ pub fn prepare(entries: &[PatchEntry], config_item: &Value, files: &dyn Files) -
     for (i, entry) in entries.iter().enumerate() {
         let field = FieldPath::root().key("spec").key("patches").index(i);
         let error = |message: String, at: FieldPath| Diagnostic::error(Kind::Config, message).at(at).about(config_item);
+        let file = entry.path.as_ref().and_then(|path| resolve(config_path.as_deref(), path).ok());
         let text = match (&entry.patch, &entry.path) {
             (Some(text), None) => text.clone(),
             (None, Some(path)) => match resolve(config_path.as_deref(), path)
@@ -110,7 +179,10 @@ pub fn prepare(entries: &[PatchEntry], config_item: &Value, files: &dyn Files) -
         }
         fingerprint.push_str(&text);
         fingerprint.push_str(&serde_json::to_string(&entry.target).unwrap_or_default());
-        patches.push(Patch { field, documents, target, options: entry.options.clone().unwrap_or_default() });
+        let place = entry.path.as_ref().map_or_else(|| "inline".to_string(), |path| format!("path {path}"));
+        let described = (place, describe_target(entry, &documents));
+        let options = entry.options.clone().unwrap_or_default();
+        patches.push(Patch { field, described, file, documents, target, options });
     }
     if errors.is_empty() {
         Ok(Patches { patches, fingerprint, config_item: config_item.clone() })
@@ -216,6 +288,8 @@ fn same_namespace(a: &str, b: &str) -> bool {
 /// matched and the errors it caused, so results read patch by patch as if applied list-wide.
 pub struct Tally {
     matched: Vec<usize>,
+    /// Per patch, the resources it matched (once each), for `explain`.
+    names: Vec<Vec<String>>,
     errors: Vec<Vec<Diagnostic>>,
     /// Set once the render's budget ran out: reported once, and nothing more is patched.
     exhausted: bool,
@@ -223,14 +297,24 @@ pub struct Tally {
 
 impl Patches {
     pub fn tally(&self) -> Tally {
-        Tally { matched: vec![0; self.patches.len()], errors: vec![Vec::new(); self.patches.len()], exhausted: false }
+        let count = self.patches.len();
+        Tally {
+            matched: vec![0; count],
+            names: vec![Vec::new(); count],
+            errors: vec![Vec::new(); count],
+            exhausted: false,
+        }
     }
 
     /// Counts the patches that select an item a previous run already patched (marked applied),
     /// so the second run warns about exactly what the first did.
     pub fn count_matches(&self, item: &Value, tally: &mut Tally) {
         for (p, patch) in self.patches.iter().enumerate() {
-            tally.matched[p] += patch.documents.iter().filter(|document| selects(patch, document, item)).count();
+            let matched = patch.documents.iter().filter(|document| selects(patch, document, item)).count();
+            tally.matched[p] += matched;
+            if matched > 0 {
+                patch.note(item, &mut tally.names[p]);
+            }
         }
     }
 
@@ -241,11 +325,16 @@ impl Patches {
     pub fn apply_to(&self, item: &mut Value, tally: &mut Tally, budget: &Budget) -> bool {
         let mut repeatable = false;
         for (p, patch) in self.patches.iter().enumerate() {
+            let mut named = false;
             for document in &patch.documents {
                 if !selects(patch, document, item) {
                     continue;
                 }
                 tally.matched[p] += 1;
+                if !named {
+                    patch.note(item, &mut tally.names[p]);
+                    named = true;
+                }
                 if tally.exhausted {
                     continue;
                 }
@@ -271,8 +360,20 @@ impl Patches {
         repeatable
     }
 
-    /// The errors, patch by patch, each followed by a warning when the patch matched nothing.
-    pub fn finish(&self, tally: Tally) -> Vec<Diagnostic> {
+    /// The errors, patch by patch, each followed by a warning when the patch matched nothing;
+    /// and what each patch matched, for `explain`.
+    pub fn finish(&self, tally: Tally) -> (Vec<Diagnostic>, Vec<PatchReport>) {
+        let report = self
+            .patches
+            .iter()
+            .zip(tally.names)
+            .map(|(patch, matched)| PatchReport {
+                field: patch.field.to_string(),
+                text: patch.described.0.clone(),
+                target: patch.described.1.clone(),
+                matched,
+            })
+            .collect();
         let mut results = Vec::new();
         for ((patch, matched), errors) in self.patches.iter().zip(tally.matched).zip(tally.errors) {
             results.extend(errors);
@@ -288,7 +389,7 @@ impl Patches {
                 );
             }
         }
-        results
+        (results, report)
     }
 }
 

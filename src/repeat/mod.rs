@@ -16,10 +16,10 @@ use crate::doc::{FieldPath, Map, Value};
 use crate::krm::{
     self, annotation, annotations as ann, is_local_config, remove_annotation, set_annotation, shape_of, type_of,
 };
-use crate::pipeline::{is_configuration, Generated, Render};
+use crate::pipeline::{is_configuration, Generated, Render, Source};
 use kots::{contains_template, has_template, render_value, Scope};
 use serde::Deserialize;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 const KOTS_API_VERSION: &str = "kots.io/v1beta1";
 const WHEN: &str = "kots.io/when";
@@ -74,6 +74,9 @@ struct Group {
 struct Item {
     #[serde(default)]
     name: String,
+    /// `text`, `password`, `file`…: only `password` matters here (`explain` redacts it).
+    #[serde(default, rename = "type")]
+    kind: Value,
     #[serde(default)]
     default: Value,
     #[serde(default)]
@@ -163,6 +166,8 @@ pub fn load(render: &mut Render) -> Option<Loaded> {
     }
     // Values: ConfigValues wins over an item's value, which wins over its default.
     let mut config_values = Map::new();
+    // Which ConfigValues (and which of its fields) gave each value, for `explain`.
+    let mut given: HashMap<String, String> = HashMap::new();
     let mut filenames = Map::new();
     for item in render.items.iter().filter(|i| i.type_of() == (KOTS_API_VERSION, "ConfigValues")).map(|i| &**i) {
         if let Some((field, message)) = config_values_problem(item) {
@@ -172,10 +177,14 @@ pub fn load(render: &mut Render) -> Option<Loaded> {
         for (name, entry) in
             item.get("spec").and_then(|s| s.get("values")).and_then(Value::as_object).into_iter().flatten()
         {
-            if let Some(value) =
-                entry.get("value").filter(|v| text(v)).or_else(|| entry.get("default").filter(|v| text(v)))
-            {
+            let value = match (entry.get("value").filter(|v| text(v)), entry.get("default").filter(|v| text(v))) {
+                (Some(value), _) => Some((value, "")),
+                (None, Some(default)) => Some((default, " default")),
+                (None, None) => None,
+            };
+            if let Some((value, field)) = value {
                 config_values.insert(name.clone(), value.clone());
+                given.insert(name.clone(), format!("ConfigValues {}{field}", krm::name_of(item)));
             }
             if let Some(filename) = entry.get("filename") {
                 filenames.insert(name.clone(), filename.clone());
@@ -183,20 +192,27 @@ pub fn load(render: &mut Render) -> Option<Loaded> {
         }
     }
     let mut values = Map::new();
+    let mut sources = HashMap::new();
     for (spec, _) in &specs {
         for group in &spec.groups {
             for item in &group.items {
-                let value = config_values
-                    .get(&item.name)
-                    .cloned()
-                    .or_else(|| text(&item.value).then(|| item.value.clone()))
-                    .or_else(|| text(&item.default).then(|| item.default.clone()))
-                    .unwrap_or(Value::String(String::new()));
+                let (value, label) = match config_values.get(&item.name) {
+                    Some(value) => (value.clone(), given.get(&item.name).cloned().unwrap_or_default()),
+                    None if text(&item.value) => (item.value.clone(), "item value".into()),
+                    None if text(&item.default) => (item.default.clone(), "item default".into()),
+                    None if item.repeatable || group.repeatable => {
+                        (Value::String(String::new()), "repeatable: values per clone".into())
+                    }
+                    None => (Value::String(String::new()), "no value".into()),
+                };
                 values.insert(item.name.clone(), value);
+                let secret = item.kind.as_str() == Some("password");
+                sources.insert(item.name.clone(), Source { label, secret });
             }
         }
     }
     render.report.config = values.clone();
+    render.report.config_sources = sources;
     Some(Loaded { specs, values, filenames })
 }
 

@@ -14,18 +14,62 @@ use crate::config::Spec;
 use crate::diag::{Diagnostic, Kind};
 use crate::doc::{read_yaml_documents, FieldPath, Map, Value};
 use crate::limits::Budget;
+use crate::pipeline::Source;
 use crate::values::{data_of, find};
 use envsubst::{clean_value, may_substitute, substitute};
-use std::collections::BTreeMap;
+use std::cell::RefCell;
+use std::collections::{BTreeMap, HashSet};
 
 const DISABLE_KEY: &str = "kustomize.toolkit.fluxcd.io/substitute";
 const NAME_PATTERN: &str = "^[_[:alpha:]][_[:alpha:][:digit:]]*$";
 
 /// The variables of a render.
+#[derive(Default)]
 pub struct Variables {
     values: BTreeMap<String, String>,
     strict: bool,
     pub fingerprint: String,
+    /// Where each variable came from, for `explain`.
+    sources: BTreeMap<String, Source>,
+    /// Names looked up so far that are set, and that are not: noted once each (a lookup that
+    /// finds the name already noted allocates nothing), for `explain`.
+    referenced: RefCell<HashSet<String>>,
+    unset: RefCell<HashSet<String>>,
+}
+
+/// The post-build variables for `explain`.
+#[derive(Clone, Debug, Default)]
+pub struct Report {
+    pub strict: bool,
+    /// Every variable (by name), its value, its source, and whether a resource referenced it.
+    pub variables: Vec<(String, String, Source, bool)>,
+    /// Names resources referenced that no source sets: a default form gave their value, or
+    /// (not strict) they read as empty, or (strict) they failed the render.
+    pub unset: Vec<String>,
+}
+
+impl Variables {
+    fn note(&self, name: &str, found: bool) {
+        let names = if found { &self.referenced } else { &self.unset };
+        if !names.borrow().contains(name) {
+            names.borrow_mut().insert(name.to_string());
+        }
+    }
+
+    pub fn report(&self) -> Report {
+        let referenced = self.referenced.borrow();
+        let variables = self
+            .values
+            .iter()
+            .map(|(name, value)| {
+                let source = self.sources.get(name).cloned().unwrap_or_default();
+                (name.clone(), value.clone(), source, referenced.contains(name))
+            })
+            .collect();
+        let mut unset: Vec<String> = self.unset.borrow().iter().cloned().collect();
+        unset.sort();
+        Report { strict: self.strict, variables, unset }
+    }
 }
 
 fn valid_name(name: &str) -> bool {
@@ -47,12 +91,22 @@ pub fn prepare(
         |message: String, field: FieldPath| Diagnostic::error(Kind::Config, message).at(field).about(config_item);
     let mut errors = Vec::new();
     let mut values = BTreeMap::new();
+    let mut sources = BTreeMap::new();
     for (i, reference) in spec.substitute_from.iter().enumerate() {
         let field = FieldPath::root().key("spec").key("substituteFrom").index(i);
         let what = format!("{}/{}", reference.kind.as_str(), reference.name);
         match find(items, reference.kind, &reference.name, None) {
             Ok(Some(object)) => match data_of(object, reference.kind, None) {
-                Ok(data) => values.extend(data),
+                Ok(data) => {
+                    let source = Source {
+                        label: format!("substituteFrom {} {}", reference.kind.as_str(), reference.name),
+                        secret: reference.kind == crate::config::SourceKind::Secret,
+                    };
+                    for (name, value) in data {
+                        sources.insert(name.clone(), source.clone());
+                        values.insert(name, value);
+                    }
+                }
                 Err(message) => errors.push(error(format!("substitute from '{what}' error: {message}"), field)),
             },
             Ok(None) if reference.optional => {}
@@ -78,6 +132,7 @@ pub fn prepare(
             }
         };
         values.insert(name.clone(), text);
+        sources.insert(name.clone(), Source { label: "substitute".into(), secret: false });
     }
     for name in values.keys().filter(|name| !valid_name(name)) {
         let field = FieldPath::root().key("spec").key("substitute");
@@ -89,7 +144,7 @@ pub fn prepare(
     let values: BTreeMap<String, String> = values.into_iter().map(|(k, v)| (k, clean_value(&v).into_owned())).collect();
     let strict = spec.strict.unwrap_or(true);
     let fingerprint = format!("{strict}{}", serde_json::to_string(&values).unwrap_or_default());
-    Ok(Some(Variables { values, strict, fingerprint }))
+    Ok(Some(Variables { values, strict, fingerprint, sources, ..Default::default() }))
 }
 
 fn disabled(item: &Value) -> bool {
@@ -137,8 +192,12 @@ struct Walk<'a> {
 
 impl Walk<'_> {
     fn text(&mut self, text: &str) -> Result<String, String> {
-        let values = &self.variables.values;
-        let lookup = move |name: &str| values.get(name).map(String::as_str);
+        let variables = self.variables;
+        let lookup = move |name: &str| {
+            let found = variables.values.get(name).map(String::as_str);
+            variables.note(name, found.is_some());
+            found
+        };
         substitute(text, &lookup, self.variables.strict, self.budget)
             .map_err(|err| format!("variable substitution failed: {err}"))
     }
@@ -250,7 +309,7 @@ mod tests {
         Variables {
             values: values.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
             strict,
-            fingerprint: String::new(),
+            ..Default::default()
         }
     }
 
@@ -289,5 +348,17 @@ mod tests {
         let applied = apply(&vars, &Budget::default(), &mut [&mut item], &mut |_, _| false);
         assert_eq!(item, json!({"data": {"x": "${kept}"}}));
         assert_eq!(applied.repeatable, vec![true]);
+    }
+
+    #[test]
+    fn referenced_and_unset_names_are_noted_for_explain() {
+        let vars = variables(&[("used", "a"), ("idle", "b")], false);
+        let mut item = json!({"data": {"x": "${used}-${missing:=d}", "y": "${used}"}});
+        apply(&vars, &Budget::default(), &mut [&mut item], &mut |_, _| false);
+        assert_eq!(item, json!({"data": {"x": "a-d", "y": "a"}}));
+        let report = vars.report();
+        let referenced: Vec<(&str, bool)> = report.variables.iter().map(|v| (v.0.as_str(), v.3)).collect();
+        assert_eq!(referenced, vec![("idle", false), ("used", true)]);
+        assert_eq!(report.unset, vec!["missing".to_string()]);
     }
 }
