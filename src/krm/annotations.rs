@@ -89,9 +89,11 @@ mod tests {
     fn kustomize_origin_is_a_location_when_kpt_gave_none() {
         let local = json!({"metadata": {"annotations": {ORIGIN: "path: ../base/deploy.yaml\n"}}});
         assert_eq!(item_location(&local).0.as_deref(), Some("../base/deploy.yaml"));
-        let remote = json!({"metadata": {"annotations": {ORIGIN: "path: a.yaml\nrepo: https://github.com/x/y\nref: v1\n"}}});
+        let remote =
+            json!({"metadata": {"annotations": {ORIGIN: "path: a.yaml\nrepo: https://github.com/x/y\nref: v1\n"}}});
         assert_eq!(item_location(&remote).0, None);
-        let generated = json!({"metadata": {"annotations": {ORIGIN: "configuredIn: k.yaml\nconfiguredBy:\n  kind: X\n"}}});
+        let generated =
+            json!({"metadata": {"annotations": {ORIGIN: "configuredIn: k.yaml\nconfiguredBy:\n  kind: X\n"}}});
         assert_eq!(item_location(&generated).0, None);
         let both = json!({"metadata": {"annotations": {ORIGIN: "path: o.yaml\n", PATH: "p.yaml"}}});
         assert_eq!(item_location(&both).0.as_deref(), Some("p.yaml"));
