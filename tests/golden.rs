@@ -62,9 +62,16 @@ fn subdirs(dir: &Path) -> Vec<PathBuf> {
     dirs
 }
 
-/// `<root>/<area>/<case>/` directories.
+/// `<root>/<area>/<case>/` directories, and `<root>/<area>/<group>/<case>/` for cases grouped by
+/// their source (`patches/kustomize/` holds kustomize's own tests).
 fn cases(root: &Path) -> Vec<PathBuf> {
-    subdirs(root).iter().flat_map(|area| subdirs(area)).filter(|case| is_case(case)).collect()
+    subdirs(root)
+        .iter()
+        .flat_map(|area| subdirs(area))
+        .flat_map(
+            |dir| if is_case(&dir) { vec![dir] } else { subdirs(&dir).into_iter().filter(|d| is_case(d)).collect() },
+        )
+        .collect()
 }
 
 fn run_case(case: &Path) -> Run {
