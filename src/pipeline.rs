@@ -351,8 +351,15 @@ fn patch_and_substitute(render: &mut Render, files: &dyn Files) {
     let mut subst_results = Vec::new();
     let styles = &mut render.styles;
     let budget = &*render.budget;
-    let mut change = |item: &mut Value, substitute: bool, origin: Option<usize>, tally: &mut patch::Tally| -> bool {
-        let mut again = patches.apply_to(item, tally, budget);
+    let mut change = |item: &mut Value,
+                      renamed_from: Option<&str>,
+                      substitute: bool,
+                      origin: Option<usize>,
+                      tally: &mut patch::Tally| {
+        let mut applied = patches.apply_to(item, renamed_from, tally, budget);
+        if applied.deleted {
+            return applied;
+        }
         if let (Some(variables), true) = (&variables, substitute) {
             // Generated items have no source text: their scalars read as plain, as Flux would
             // read them in our output.
@@ -360,42 +367,71 @@ fn patch_and_substitute(render: &mut Render, files: &dyn Files) {
                 (Some(origin), Some(styles)) => styles.is_quoted(origin, pointer),
                 _ => false,
             };
-            let applied = subst::apply(variables, budget, &mut [item], &mut quoted);
-            subst_results.extend(applied.results);
-            again |= applied.repeatable.into_iter().any(|r| r);
+            let substituted = subst::apply(variables, budget, &mut [item], &mut quoted);
+            subst_results.extend(substituted.results);
+            applied.repeatable |= substituted.repeatable.into_iter().any(|r| r);
         }
-        again
+        applied
     };
     for (i, item) in render.items.iter_mut().enumerate() {
         if CONFIGURATION_KINDS.contains(&item.type_of()) {
             continue;
         }
-        match item.header_contains(ann::APPLIED).then(|| annotation(item.header(), ann::APPLIED)).flatten() {
-            Some(mark) if mark == fingerprint => {
+        // The mark is the fingerprint, then (on an item the patches renamed) its identity before.
+        let mark = item.header_contains(ann::APPLIED).then(|| annotation(item.header(), ann::APPLIED)).flatten();
+        let (marked, renamed_from) = match mark.map(|mark| mark.split_once(' ').unwrap_or((mark, ""))) {
+            Some((marked, renamed_from)) => (Some(marked == fingerprint), Some(renamed_from.to_string())),
+            None => (None, None),
+        };
+        let renamed_from = renamed_from.filter(|r| !r.is_empty());
+        match marked {
+            Some(true) => {
                 // Already patched by a previous run: counted, so its warnings are the first's.
-                patches.count_matches(item.header(), &mut tally);
+                patches.count_matches(item.header(), renamed_from.as_deref(), &mut tally);
                 continue;
             }
-            Some(_) => {
+            Some(false) => {
                 remove_annotation(item.header_mut(), ann::APPLIED);
             }
             None => {}
         }
         // Only items a patch may target or whose text holds `${`/`$$` are built in full.
         let substituted = variables.is_some() && item.scan_text(subst::envsubst::may_substitute);
-        if !substituted && !patches.may_touch(item.header()) {
+        if !substituted && !patches.may_touch(item.header(), renamed_from.as_deref()) {
             item.compact();
             continue;
         }
-        if change(item, true, render.origin.get(i).copied(), &mut tally) {
+        let applied = change(item, renamed_from.as_deref(), true, render.origin.get(i).copied(), &mut tally);
+        if applied.deleted {
+            // Deleted by a patch: out of the output, yet kept in the list like every input
+            // item this function excludes, so kpt keeps its file and the next run sees it again.
+            if !krm::is_local_config(item.header()) {
+                set_annotation(item.header_mut(), ann::LOCAL_CONFIG, "true");
+                set_annotation(item.header_mut(), ann::EXCLUDED, "true");
+            }
+        } else if let Some(renamed_from) = &applied.renamed_from {
+            // A second run would not select it by its new identity as this one did.
+            set_annotation(item, ann::APPLIED, &format!("{fingerprint} {renamed_from}"));
+        } else if applied.repeatable {
             set_annotation(item, ann::APPLIED, &fingerprint);
         }
         item.compact();
     }
+    let mut deleted = Vec::with_capacity(render.generated.len());
     for generated in &mut render.generated {
-        change(&mut generated.item, generated.substitute, None, &mut tally);
+        deleted.push(change(&mut generated.item, None, generated.substitute, None, &mut tally).deleted);
     }
-    let (patch_results, patch_report) = patches.finish(tally);
+    let mut deleted = deleted.into_iter();
+    render.generated.retain(|_| !deleted.next().unwrap_or(false));
+    // What is left in the output, for the patches' check that no two resources share an id.
+    let mut live = render
+        .items
+        .iter()
+        .filter(|item| !CONFIGURATION_KINDS.contains(&item.type_of()))
+        .map(Item::header)
+        .chain(render.generated.iter().map(|generated| &generated.item))
+        .filter(|header| !krm::is_local_config(header));
+    let (patch_results, patch_report) = patches.finish(tally, &mut live);
     render.results.extend(patch_results);
     render.results.extend(subst_results);
     render.report.patches = patch_report;

@@ -112,11 +112,6 @@ fn rerun_input(input: &str, output: &str) -> Option<String> {
     Some(to_yaml(&Value::Object(object.clone())))
 }
 
-/// Cases whose second run still reports differently, each a known open bug: a patch that renames
-/// its target no longer matches it on the second run, which then warns "target matches no
-/// resource" (the items are the same).
-const KNOWN_RESULT_CHANGES: [&str; 1] = ["patches/name-change-allowed"];
-
 /// The severity and message of each result of a KRM run, in order.
 fn results(output: &str) -> Vec<String> {
     let list = read_yaml_documents(output).ok().and_then(|docs| docs.into_iter().next());
@@ -173,8 +168,7 @@ fn check(case: &Path, bless: bool, failures: &mut Vec<String>) {
     let first = rerun_input(&input, &got.stdout);
     let second = rerun_input(&input, &again.stdout);
     // The results too: a second run that warns where the first did not is not the same render.
-    let known = KNOWN_RESULT_CHANGES.iter().any(|k| case.ends_with(k));
-    if !known && results(&got.stdout) != results(&again.stdout) {
+    if results(&got.stdout) != results(&again.stdout) {
         failures.push(format!(
             "{}: the second run's results differ\n--- first\n{}\n--- second\n{}",
             case.display(),

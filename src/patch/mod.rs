@@ -25,6 +25,14 @@ enum Document {
     Strategic(Map),
 }
 
+impl Document {
+    /// A strategic merge patch whose top level is `$patch: delete`: kustomize removes the
+    /// resources it selects.
+    fn deletes(&self) -> bool {
+        matches!(self, Document::Strategic(map) if map.get("$patch").and_then(Value::as_str) == Some("delete"))
+    }
+}
+
 struct Patch {
     /// `spec.patches[i]`, for messages.
     field: FieldPath,
@@ -60,11 +68,15 @@ fn resource_name(item: &Value) -> String {
 }
 
 impl Patch {
+    /// Whether the item is this patch's own file (read as an item too, local-config).
+    fn is_own_file(&self, item: &Value) -> bool {
+        self.file.is_some() && krm::item_location(item).0 == self.file
+    }
+
     /// Notes a resource this patch matched (before patching it: a patch may rename it); local-
     /// config items, which are not written out, say so; the patch's own file is not noted.
     fn note(&self, item: &Value, names: &mut Vec<String>) {
-        let (path, _) = krm::item_location(item);
-        if self.file.is_some() && path == self.file {
+        if self.is_own_file(item) {
             return;
         }
         let suffix = if krm::is_local_config(item) { " (local-config)" } else { "" };
@@ -98,6 +110,9 @@ fn describe_target(entry: &PatchEntry, documents: &[Document]) -> String {
             Document::Json6902(_) => None,
         })
         .collect();
+    if own.is_empty() {
+        return "nothing (the patch holds no document)".into();
+    }
     format!("its own {}", own.join(", "))
 }
 
@@ -107,6 +122,8 @@ pub struct Patches {
     pub fingerprint: String,
     /// The config that declared them, for warnings that concern no single resource.
     config_item: Value,
+    /// Some patch deletes resources (`$patch: delete`).
+    deletes: bool,
 }
 
 impl Patches {
@@ -116,8 +133,11 @@ impl Patches {
 
     /// Whether some patch may apply to the item with this header (`apiVersion`, `kind`,
     /// `metadata`): the caller hands [`apply`] only those, so other items are never built.
-    pub fn may_touch(&self, header: &Value) -> bool {
-        self.patches.iter().any(|patch| patch.documents.iter().any(|document| selects(patch, document, header)))
+    pub fn may_touch(&self, header: &Value, renamed_from: Option<&str>) -> bool {
+        let before = renamed_from.and_then(Before::parse).unwrap_or_else(|| Before::of(header));
+        self.patches
+            .iter()
+            .any(|patch| patch.documents.iter().any(|document| selects(patch, document, header, &before)))
     }
 }
 
@@ -132,6 +152,12 @@ pub fn prepare(entries: &[PatchEntry], config_item: &Value, files: &dyn Files) -
         let error = |message: String, at: FieldPath| Diagnostic::error(Kind::Config, message).at(at).about(config_item);
         let file = entry.path.as_ref().and_then(|path| resolve(config_path.as_deref(), path).ok());
         let text = match (&entry.patch, &entry.path) {
+            // kustomize refuses blank inline text, but takes a file with no document (blank,
+            // or only comments) as a patch that changes nothing.
+            (Some(text), None) if text.trim().is_empty() => {
+                errors.push(error(EMPTY.into(), field.clone().key("patch")));
+                continue;
+            }
             (Some(text), None) => text.clone(),
             (None, Some(path)) => match resolve(config_path.as_deref(), path)
                 .and_then(|p| files.read(&p).map_err(|err| format!("cannot read patch file {p:?}: {err}")))
@@ -185,7 +211,8 @@ pub fn prepare(entries: &[PatchEntry], config_item: &Value, files: &dyn Files) -
         patches.push(Patch { field, described, file, documents, target, options });
     }
     if errors.is_empty() {
-        Ok(Patches { patches, fingerprint, config_item: config_item.clone() })
+        let deletes = patches.iter().any(|patch| patch.documents.iter().any(Document::deletes));
+        Ok(Patches { patches, fingerprint, config_item: config_item.clone(), deletes })
     } else {
         Err(errors)
     }
@@ -194,6 +221,9 @@ pub fn prepare(entries: &[PatchEntry], config_item: &Value, files: &dyn Files) -
 /// Checks patch text that this function passes on rather than applies (Windsor kustomization
 /// patches, which Flux applies): it must parse as we would parse it, and JSON 6902 needs a target.
 pub fn check(text: &str, has_target: bool) -> Result<(), String> {
+    if text.trim().is_empty() {
+        return Err(EMPTY.into());
+    }
     let documents = parse_documents(text)?;
     if !has_target && documents.iter().any(|d| matches!(d, Document::Json6902(_))) {
         return Err("a JSON 6902 patch needs a target".into());
@@ -201,16 +231,16 @@ pub fn check(text: &str, has_target: bool) -> Result<(), String> {
     Ok(())
 }
 
+const EMPTY: &str = "patch is empty: write the patch, or remove this entry";
+
 /// A list of operations is RFC 6902; a mapping is a strategic merge patch. Several YAML
-/// documents are several patches, as in kustomize.
+/// documents are several patches, as in kustomize; text with no document (only comments, or
+/// `---`) is no patch at all, which kustomize ignores.
 fn parse_documents(text: &str) -> Result<Vec<Document>, String> {
     let documents = read_yaml_documents(text).map_err(|err| match (err.line, err.column) {
         (Some(line), Some(column)) => format!("patch is not valid YAML (line {line} column {column}): {}", err.message),
         _ => format!("patch is not valid YAML: {}", err.message),
     })?;
-    if documents.is_empty() {
-        return Err("patch is empty".into());
-    }
     documents
         .into_iter()
         .map(|document| match document {
@@ -285,14 +315,105 @@ fn same_namespace(a: &str, b: &str) -> bool {
 }
 
 /// What applying the patches item by item has found so far: per patch, how many items it
-/// matched and the errors it caused, so results read patch by patch as if applied list-wide.
+/// matched and the results it caused, so results read patch by patch as if applied list-wide.
 pub struct Tally {
     matched: Vec<usize>,
     /// Per patch, the resources it matched (once each), for `explain`.
     names: Vec<Vec<String>>,
-    errors: Vec<Vec<Diagnostic>>,
+    results: Vec<Vec<Diagnostic>>,
+    /// Items whose identity the patches changed: their identity key ([`id_key`]) and the error
+    /// to report, about the patch that changed it last, should another resource have that key.
+    renamed: Vec<(String, usize, Diagnostic)>,
     /// Set once the render's budget ran out: reported once, and nothing more is patched.
     exhausted: bool,
+}
+
+/// What the patches did to one item.
+#[derive(Default)]
+pub struct Applied {
+    /// Applying the patches again would change the item again.
+    pub repeatable: bool,
+    /// A `$patch: delete` patch removed it: it leaves the output.
+    pub deleted: bool,
+    /// The patches changed its apiVersion, kind, name or namespace: what they were before, as
+    /// [`Before::text`] writes it. A second run would not select it as this one did, so the
+    /// caller marks it applied with this identity (see [`Patches::count_matches`]).
+    pub renamed_from: Option<String>,
+}
+
+/// An item's identity before the patches: kustomize still selects a renamed resource by it (its
+/// original id), so later patches may use the old name or the new one.
+struct Before {
+    api_version: String,
+    kind: String,
+    name: String,
+    namespace: String,
+}
+
+impl Before {
+    fn of(item: &Value) -> Self {
+        let (api_version, kind) = type_of(item);
+        Self {
+            api_version: api_version.to_string(),
+            kind: kind.to_string(),
+            name: krm::name_of(item).to_string(),
+            namespace: krm::namespace_of(item).to_string(),
+        }
+    }
+
+    /// See [`id_key`].
+    fn key(&self) -> String {
+        let namespace = if self.namespace.is_empty() { "default" } else { &self.namespace };
+        format!("{}\n{}\n{namespace}\n{}", self.api_version, self.kind, self.name)
+    }
+
+    /// `apps/v1 Deployment web shop` (the namespace only when there is one).
+    fn text(&self) -> String {
+        let text = format!("{} {} {}", self.api_version, self.kind, self.name);
+        match self.namespace.as_str() {
+            "" => text,
+            namespace => format!("{text} {namespace}"),
+        }
+    }
+
+    /// Reads [`Before::text`]; `None` for anything else (a hand-edited mark is ignored).
+    fn parse(text: &str) -> Option<Self> {
+        let mut words = text.split_whitespace();
+        let (api_version, kind, name) = (words.next()?, words.next()?, words.next()?);
+        let namespace = words.next().unwrap_or_default();
+        words.next().is_none().then(|| Self {
+            api_version: api_version.into(),
+            kind: kind.into(),
+            name: name.into(),
+            namespace: namespace.into(),
+        })
+    }
+
+    /// A copy of the item's header with this identity instead of its own.
+    fn put_on(&self, item: &Value) -> Value {
+        let mut header = item.clone();
+        if let Value::Object(map) = &mut header {
+            map.insert("apiVersion".into(), Value::String(self.api_version.clone()));
+            map.insert("kind".into(), Value::String(self.kind.clone()));
+            if !map.get("metadata").is_some_and(Value::is_object) {
+                map.insert("metadata".into(), Value::Object(Map::new()));
+            }
+            if let Some(Value::Object(metadata)) = map.get_mut("metadata") {
+                metadata.insert("name".into(), Value::String(self.name.clone()));
+                match self.namespace.as_str() {
+                    "" => metadata.shift_remove("namespace"),
+                    namespace => metadata.insert("namespace".into(), Value::String(namespace.into())),
+                };
+            }
+        }
+        header
+    }
+}
+
+/// A resource's identity as kustomize's resource ids compare it: apiVersion, kind, namespace
+/// (none meaning `default`) and name. Two resources with the same key cannot both be output.
+fn id_key(item: &Value) -> String {
+    Before::of(item).key()
 }
 
 impl Patches {
@@ -301,16 +422,28 @@ impl Patches {
         Tally {
             matched: vec![0; count],
             names: vec![Vec::new(); count],
-            errors: vec![Vec::new(); count],
+            results: vec![Vec::new(); count],
+            renamed: Vec::new(),
             exhausted: false,
         }
     }
 
     /// Counts the patches that select an item a previous run already patched (marked applied),
-    /// so the second run warns about exactly what the first did.
-    pub fn count_matches(&self, item: &Value, tally: &mut Tally) {
+    /// so the second run warns about exactly what the first did. `renamed_from` is the identity
+    /// the mark recorded, when those patches renamed it: a patch counts when it selects the item
+    /// as it is or as it was.
+    pub fn count_matches(&self, item: &Value, renamed_from: Option<&str>, tally: &mut Tally) {
+        let now = Before::of(item);
+        let before = renamed_from.and_then(Before::parse);
+        let old = before.as_ref().map(|before| before.put_on(item));
         for (p, patch) in self.patches.iter().enumerate() {
-            let matched = patch.documents.iter().filter(|document| selects(patch, document, item)).count();
+            let selected = |document: &&Document| match (&before, &old) {
+                (Some(before), Some(old)) => {
+                    selects(patch, document, item, before) || selects(patch, document, old, &now)
+                }
+                _ => selects(patch, document, item, &now),
+            };
+            let matched = patch.documents.iter().filter(selected).count();
             tally.matched[p] += matched;
             if matched > 0 {
                 patch.note(item, &mut tally.names[p]);
@@ -321,13 +454,33 @@ impl Patches {
     /// Applies every patch that selects `item`, in order (items of kinds without a strategic
     /// schema get merge-patch semantics). Items are independent, so applying them one at a time
     /// gives what applying each patch to the whole list would, while only one item is built.
-    /// Returns whether applying again would change the item again.
-    pub fn apply_to(&self, item: &mut Value, tally: &mut Tally, budget: &Budget) -> bool {
-        let mut repeatable = false;
+    /// A `$patch: delete` patch ends the item's patching: later patches do not see it, as in
+    /// kustomize, and the caller takes it out of the output. `renamed_from` is the identity a
+    /// previous run's mark recorded (the patches have changed since): the item is still selected
+    /// by it, as by its original id within one run.
+    pub fn apply_to(
+        &self,
+        item: &mut Value,
+        renamed_from: Option<&str>,
+        tally: &mut Tally,
+        budget: &Budget,
+    ) -> Applied {
+        let mut applied = Applied::default();
+        // A deleted item is kept as it came (see the pipeline), without what earlier patches did:
+        // the next run patches and deletes it again.
+        let original = self.deletes.then(|| item.clone());
+        let first = renamed_from.and_then(Before::parse).unwrap_or_else(|| Before::of(item));
+        let first_key = first.key();
+        let mut renamed_by = None;
         for (p, patch) in self.patches.iter().enumerate() {
             let mut named = false;
             for document in &patch.documents {
-                if !selects(patch, document, item) {
+                if !selects(patch, document, item, &first) {
+                    continue;
+                }
+                // An untargeted patch file has its resource's identity, so it selects itself:
+                // it is the patch, not a resource to delete.
+                if document.deletes() && patch.is_own_file(item) {
                     continue;
                 }
                 tally.matched[p] += 1;
@@ -338,9 +491,31 @@ impl Patches {
                 if tally.exhausted {
                     continue;
                 }
+                if document.deletes() {
+                    if let Some(original) = original {
+                        *item = original;
+                    }
+                    let message = format!("patch {}: deleted {} ($patch: delete)", patch.field, resource_name(item));
+                    tally.results[p].push(Diagnostic::new(Severity::Info, Kind::Render, message).about(item));
+                    applied.deleted = true;
+                    return applied;
+                }
+                let before = id_key(item);
                 let (message, pointer) = match apply_document(document, patch, item, budget) {
-                    Ok(repeat) => {
-                        repeatable |= repeat;
+                    Ok(outcome) => {
+                        applied.repeatable |= outcome.repeatable;
+                        for (message, pointer) in outcome.warnings {
+                            let mut warning =
+                                Diagnostic::warning(Kind::Render, format!("patch {}: {message}", patch.field))
+                                    .about(item);
+                            if !pointer.is_empty() {
+                                warning = warning.at(pointer_to_field(pointer));
+                            }
+                            tally.results[p].push(warning);
+                        }
+                        if id_key(item) != before {
+                            renamed_by = Some(p);
+                        }
                         continue;
                     }
                     Err(Failure::Patch(message, pointer)) => (message, pointer),
@@ -354,15 +529,36 @@ impl Patches {
                 if let Some(pointer) = pointer {
                     diagnostic = diagnostic.at(pointer_to_field(&pointer));
                 }
-                tally.errors[p].push(diagnostic);
+                tally.results[p].push(diagnostic);
             }
         }
-        repeatable
+        let key = id_key(item);
+        if key != first_key {
+            applied.renamed_from = Some(first.text());
+        }
+        if let (Some(p), true) = (renamed_by, key != first_key) {
+            let (api_version, kind) = type_of(item);
+            let message = format!(
+                "patch {}: it turns {} {} into {kind} {}, which another resource already is (apiVersion \
+                 {api_version}): two resources cannot share apiVersion, kind, namespace and name; change the name \
+                 the patch gives",
+                self.patches[p].field,
+                first.kind,
+                first.name,
+                krm::name_of(item)
+            );
+            let diagnostic =
+                Diagnostic::error(Kind::Render, message).about(item).at(FieldPath::root().key("metadata").key("name"));
+            tally.renamed.push((key, p, diagnostic));
+        }
+        applied
     }
 
-    /// The errors, patch by patch, each followed by a warning when the patch matched nothing;
-    /// and what each patch matched, for `explain`.
-    pub fn finish(&self, tally: Tally) -> (Vec<Diagnostic>, Vec<PatchReport>) {
+    /// The results, patch by patch, each followed by a warning when the patch matched nothing;
+    /// and what each patch matched, for `explain`. `live` are the items left in the output after
+    /// patching (not local-config): a renamed item whose identity another of them has is an
+    /// error, as kustomize refuses two resources with one id.
+    pub fn finish(&self, tally: Tally, live: &mut dyn Iterator<Item = &Value>) -> (Vec<Diagnostic>, Vec<PatchReport>) {
         let report = self
             .patches
             .iter()
@@ -374,10 +570,25 @@ impl Patches {
                 matched,
             })
             .collect();
+        let mut collisions: Vec<Vec<Diagnostic>> = vec![Vec::new(); self.patches.len()];
+        if !tally.renamed.is_empty() {
+            let mut count: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+            for item in live {
+                *count.entry(id_key(item)).or_default() += 1;
+            }
+            for (key, p, diagnostic) in tally.renamed {
+                if count.get(&key).is_some_and(|n| *n > 1) {
+                    collisions[p].push(diagnostic);
+                }
+            }
+        }
         let mut results = Vec::new();
-        for ((patch, matched), errors) in self.patches.iter().zip(tally.matched).zip(tally.errors) {
-            results.extend(errors);
-            if matched == 0 {
+        let per_patch = self.patches.iter().zip(tally.matched).zip(tally.results).zip(collisions);
+        for (((patch, matched), own), collided) in per_patch {
+            results.extend(own);
+            results.extend(collided);
+            // A patch with no document (only comments) changes nothing, as in kustomize.
+            if matched == 0 && !patch.documents.is_empty() {
                 let message = match &patch.target {
                     Some(_) => "target matches no resource",
                     None => "no resource has the patch's apiVersion, kind, name and namespace",
@@ -394,18 +605,28 @@ impl Patches {
 }
 
 /// Whether `document` of `patch` applies to `item`: by target, or (an untargeted strategic
-/// patch) by the patch's own apiVersion, kind, name and namespace.
-fn selects(patch: &Patch, document: &Document, item: &Value) -> bool {
+/// patch) by the patch's own apiVersion, kind, name and namespace. As in kustomize, the name and
+/// namespace may be the item's current ones or those it had before the patches (`first`).
+fn selects(patch: &Patch, document: &Document, item: &Value, first: &Before) -> bool {
     match (&patch.target, document) {
-        (Some(target), _) => target.matches(item),
+        (Some(target), _) => target.matches(item, &first.name, &first.namespace),
         (None, Document::Strategic(map)) => {
             let field = |map: Option<&Map>, key: &str| {
                 map.and_then(|m| m.get(key)).and_then(Value::as_str).unwrap_or_default().to_string()
             };
             let metadata = map.get("metadata").and_then(Value::as_object);
-            (field(Some(map), "apiVersion").as_str(), field(Some(map), "kind").as_str()) == type_of(item)
-                && field(metadata, "name") == krm::name_of(item)
-                && same_namespace(&field(metadata, "namespace"), krm::namespace_of(item))
+            let own = Before {
+                api_version: field(Some(map), "apiVersion"),
+                kind: field(Some(map), "kind"),
+                name: field(metadata, "name"),
+                namespace: field(metadata, "namespace"),
+            };
+            let is = |other: &Before| {
+                (own.api_version.as_str(), own.kind.as_str(), own.name.as_str())
+                    == (other.api_version.as_str(), other.kind.as_str(), other.name.as_str())
+                    && same_namespace(&own.namespace, &other.namespace)
+            };
+            is(&Before::of(item)) || is(first)
         }
         (None, Document::Json6902(_)) => false,
     }
@@ -429,31 +650,144 @@ impl From<Exhausted> for Failure {
     }
 }
 
-/// Applies one document to one item, all or nothing. `Ok(true)` when applying it again would
-/// change the item again (an `add` to the end of a list, a `remove`…).
-fn apply_document(document: &Document, patch: &Patch, item: &mut Value, budget: &Budget) -> Result<bool, Failure> {
+/// What applying one document did besides patching: whether applying it again would change the
+/// item again (an `add` to the end of a list, a `remove`…), and warnings (message, pointer).
+#[derive(Default)]
+struct Outcome {
+    repeatable: bool,
+    warnings: Vec<(String, &'static str)>,
+}
+
+/// Applies one document to one item, all or nothing.
+fn apply_document(document: &Document, patch: &Patch, item: &mut Value, budget: &Budget) -> Result<Outcome, Failure> {
     budget.charge_steps(1)?;
     match document {
-        Document::Json6902(operations) => apply_6902(&operations.0, patch, item, budget),
+        Document::Json6902(operations) => {
+            let repeatable = apply_6902(&operations.0, patch, item, budget)?;
+            Ok(Outcome { repeatable, warnings: Vec::new() })
+        }
         Document::Strategic(map) => {
-            let mut patch_map = map.clone();
-            if patch.target.is_some() {
-                // With a target the patch's own identity is not applied (kustomize renames it to
-                // each target first).
-                strip_identity(&mut patch_map);
+            if map.get("$patch").and_then(Value::as_str) == Some("replace") {
+                // kyaml returns the patch as a new node and kustomize keeps the resource's own.
+                let message = "$patch: replace at the top of a patch is ignored, as kustomize ignores it: the \
+                               resource is unchanged; to replace a field, put $patch: replace in it (spec: \
+                               {$patch: replace, …})";
+                return Ok(Outcome { repeatable: false, warnings: vec![(message.into(), "")] });
             }
+            let before = Identity::of(item);
+            // kustomize gives the patch the resource's apiVersion (with the patch's kind), and
+            // kyaml merges with the schema of the resource's type, else of the patch's.
             let (api_version, kind) = type_of(item);
-            let schema = strategic::schema_of(api_version, kind);
+            let own_kind = map.get("kind").and_then(Value::as_str).unwrap_or_default();
+            let schema =
+                strategic::schema_of(api_version, kind).or_else(|| strategic::schema_of(api_version, own_kind));
             // In place, not on a copy: a copy per patch made 10 000 patches on one item
             // quadratic. A failed patch is an error, so the render writes nothing and a
-            // half-patched item is never seen; only its identity is kept to compare.
-            let before = identity(item);
+            // half-patched item is never seen.
             let Value::Object(target) = item else {
                 return Err(Failure::Patch("resource is not a mapping".into(), None));
             };
-            strategic::apply(target, &patch_map, schema).map_err(|err| locate_strategic_error(&err))?;
-            check_identity(&before, item, &patch.options)?;
-            Ok(false)
+            strategic::apply(target, map, schema).map_err(|err| locate_strategic_error(&err))?;
+            let warnings = before.settle(target, map, patch);
+            Ok(Outcome { repeatable: false, warnings })
+        }
+    }
+}
+
+/// The identity fields of a resource as they were before a strategic merge patch, verbatim.
+struct Identity {
+    api_version: Option<Value>,
+    kind: Option<Value>,
+    name: Option<Value>,
+    namespace: Option<Value>,
+}
+
+impl Identity {
+    fn of(item: &Value) -> Self {
+        let metadata = |key: &str| item.get("metadata").and_then(|m| m.get(key)).cloned();
+        Self {
+            api_version: item.get("apiVersion").cloned(),
+            kind: item.get("kind").cloned(),
+            name: metadata("name"),
+            namespace: metadata("namespace"),
+        }
+    }
+
+    /// kustomize's rule after a strategic merge (`Resource.ApplySmPatch`): the resource keeps its
+    /// apiVersion and namespace; it takes the patch's name and kind only when
+    /// `options.allowNameChange` / `allowKindChange` are set. kustomize drops a targeted patch's
+    /// other name or kind silently; here that is a warning, as it is seldom what was meant.
+    fn settle(self, item: &mut Map, patch_map: &Map, patch: &Patch) -> Vec<(String, &'static str)> {
+        let text = |value: &Option<Value>| value.as_ref().and_then(Value::as_str).unwrap_or_default().to_string();
+        let (old_api, old_name, old_kind) = (text(&self.api_version), text(&self.name), text(&self.kind));
+        let options = &patch.options;
+        restore(item, "apiVersion", self.api_version);
+        if !item.get("metadata").is_some_and(Value::is_object) {
+            item.insert("metadata".into(), Value::Object(Map::new()));
+        }
+        let Some(Value::Object(metadata)) = item.get_mut("metadata") else {
+            return Vec::new();
+        };
+        restore(metadata, "namespace", self.namespace);
+        let kept = |map: &Map, key: &str| map.get(key).and_then(Value::as_str).is_some_and(|s| !s.is_empty());
+        if !(options.allow_name_change && kept(metadata, "name")) {
+            restore(metadata, "name", self.name);
+        }
+        if !(options.allow_kind_change && kept(item, "kind")) {
+            restore(item, "kind", self.kind);
+        }
+        let mut warnings = Vec::new();
+        if patch.target.is_none() {
+            // An untargeted patch's name and kind are how it found the resource, not a change.
+            return warnings;
+        }
+        let own_name = patch_map.get("metadata").and_then(|m| m.get("name")).and_then(Value::as_str);
+        if let Some(name) = own_name.filter(|name| !options.allow_name_change && *name != old_name) {
+            warnings.push((
+                format!(
+                    "its metadata.name {name:?} is not applied: the resource keeps the name {old_name:?} (as in \
+                     kustomize); set options.allowNameChange: true to rename it, or leave metadata.name out of \
+                     the patch"
+                ),
+                "/metadata/name",
+            ));
+        }
+        let own_kind = patch_map.get("kind").and_then(Value::as_str);
+        if let Some(kind) = own_kind.filter(|kind| !options.allow_kind_change && *kind != old_kind) {
+            let own_api = patch_map.get("apiVersion").and_then(Value::as_str).unwrap_or_default();
+            // Which schema the merge used (see `apply_document`) is part of what the kind did.
+            let how = if strategic::schema_of(&old_api, &old_kind).is_some() {
+                String::new()
+            } else if strategic::schema_of(&old_api, kind).is_some() {
+                format!(", merged with the schema of {old_api} {kind}")
+            } else if strategic::schema_of(own_api, kind).is_some() {
+                format!(
+                    ", and its lists are replaced, not merged by key: the patch takes the resource's apiVersion, \
+                     and {old_api} {kind} has no schema ({own_api} {kind} has)"
+                )
+            } else {
+                String::new()
+            };
+            warnings.push((
+                format!(
+                    "its kind {kind:?} is not applied: the resource stays a {old_kind} (as in kustomize){how}; set \
+                     options.allowKindChange: true to change the kind, or leave kind out of the patch"
+                ),
+                "/kind",
+            ));
+        }
+        warnings
+    }
+}
+
+/// Puts a field back as it was: its old value, or no field.
+fn restore(map: &mut Map, key: &str, value: Option<Value>) {
+    match value {
+        Some(value) => {
+            map.insert(key.to_string(), value);
+        }
+        None => {
+            map.shift_remove(key);
         }
     }
 }
@@ -591,6 +925,8 @@ fn idempotent(operations: &[PatchOperation]) -> bool {
 /// A strategic merge error reads `/spec/template/spec/$setElementOrder/containers: …`: its plain
 /// leading keys are a place in the resource (the result's field); the rest stays in the message.
 fn locate_strategic_error(err: &str) -> (String, Option<String>) {
+    // An error at the patch's top level has an empty path.
+    let err = err.strip_prefix(": ").unwrap_or(err);
     let Some((path, message)) = err.split_once(": ").filter(|(path, _)| path.starts_with('/')) else {
         return (err.to_string(), None);
     };
@@ -607,21 +943,8 @@ fn locate_strategic_error(err: &str) -> (String, Option<String>) {
     (message, Some(pointer))
 }
 
-fn strip_identity(patch: &mut Map) {
-    patch.shift_remove("apiVersion");
-    patch.shift_remove("kind");
-    if let Some(Value::Object(metadata)) = patch.get_mut("metadata") {
-        metadata.shift_remove("name");
-        metadata.shift_remove("namespace");
-    }
-}
-
-/// The fields [`check_identity`] compares, copied out of a resource.
-fn identity(item: &Value) -> Value {
-    let (api_version, kind) = type_of(item);
-    serde_json::json!({"apiVersion": api_version, "kind": kind, "metadata": {"name": krm::name_of(item)}})
-}
-
+/// JSON 6902 may change a resource's name or kind only when the options allow it (kustomize applies
+/// such an operation whatever the options say; here the options guard every patch kind).
 fn check_identity(before: &Value, after: &Value, options: &PatchOptions) -> Result<(), Failure> {
     if !options.allow_name_change && krm::name_of(before) != krm::name_of(after) {
         return Err((

@@ -79,15 +79,17 @@ impl Target {
         })
     }
 
-    pub fn matches(&self, item: &Value) -> bool {
+    /// Whether the item matches. Like kustomize, the name and namespace match when either the
+    /// item's current ones or those it had before the patches (`first_name`, `first_namespace`) do.
+    pub fn matches(&self, item: &Value, first_name: &str, first_namespace: &str) -> bool {
         let (api_version, kind) = krm::type_of(item);
         let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
         let test = |regex: &Option<Regex>, text: &str| regex.as_ref().is_none_or(|r| r.is_match(text));
         let metadata = item.get("metadata");
         let map = |field: &str| metadata.and_then(|m| m.get(field)).and_then(Value::as_object);
         test(&self.kind, kind)
-            && test(&self.name, krm::name_of(item))
-            && test(&self.namespace, krm::namespace_of(item))
+            && (test(&self.name, krm::name_of(item)) || test(&self.name, first_name))
+            && (test(&self.namespace, krm::namespace_of(item)) || test(&self.namespace, first_namespace))
             && test(&self.group, group)
             && test(&self.version, version)
             && self.labels.as_ref().is_none_or(|s| s.matches(map("labels")))
