@@ -480,6 +480,19 @@ impl Table {
             .collect()
     }
 
+    /// kyaml's ElementSetter with an element: every matching row becomes the element, or it is
+    /// appended when none matches.
+    fn set_or_push(&mut self, values: &[String], columns: usize, slot: Slot, keys: Keys) {
+        let rows = self.matching(values, columns);
+        if rows.is_empty() {
+            self.push(slot, keys);
+        } else {
+            for row in rows {
+                self.set(row, slot, keys.clone());
+            }
+        }
+    }
+
     /// kyaml's ElementList lookup: the first row whose fields equal every non-empty value.
     fn first(&self, values: &[String], columns: usize) -> Option<usize> {
         self.candidates(values, columns).into_iter().find(|&r| {
@@ -656,14 +669,7 @@ fn merge_keyed(
                         patch.get(p).map(keys_of).unwrap_or_default()
                     }
                 };
-                let rows = merged.matching(&tuple, width);
-                if rows.is_empty() {
-                    merged.push(slot, keys);
-                } else {
-                    for row in rows {
-                        merged.set(row, slot, keys.clone());
-                    }
-                }
+                merged.set_or_push(&tuple, width, slot, keys);
             }
         }
     }
@@ -679,14 +685,7 @@ fn merge_keyed(
                 merged.remove(row);
             }
         }
-        let rows = merged.matching(&present, width);
-        if rows.is_empty() {
-            merged.push(slot, keys);
-        } else {
-            for row in rows {
-                merged.set(row, slot, keys.clone());
-            }
-        }
+        merged.set_or_push(&present, width, slot, keys);
     }
     let slots: Vec<Slot> = merged.live().map(|(slot, _, _)| *slot).collect();
     let mut uses: HashMap<Slot, usize> = HashMap::new();
