@@ -134,10 +134,11 @@ impl Patches {
     /// Whether some patch may apply to the item with this header (`apiVersion`, `kind`,
     /// `metadata`): the caller hands [`apply`] only those, so other items are never built.
     pub fn may_touch(&self, header: &Value, renamed_from: Option<&str>) -> bool {
-        let before = renamed_from.and_then(Before::parse).unwrap_or_else(|| Before::of(header));
+        // Called for every item: nothing is allocated unless a previous run renamed it.
+        let before = renamed_from.and_then(Before::parse);
         self.patches
             .iter()
-            .any(|patch| patch.documents.iter().any(|document| selects(patch, document, header, &before)))
+            .any(|patch| patch.documents.iter().any(|document| selects(patch, document, header, before.as_ref())))
     }
 }
 
@@ -439,9 +440,9 @@ impl Patches {
         for (p, patch) in self.patches.iter().enumerate() {
             let selected = |document: &&Document| match (&before, &old) {
                 (Some(before), Some(old)) => {
-                    selects(patch, document, item, before) || selects(patch, document, old, &now)
+                    selects(patch, document, item, Some(before)) || selects(patch, document, old, Some(&now))
                 }
-                _ => selects(patch, document, item, &now),
+                _ => selects(patch, document, item, None),
             };
             let matched = patch.documents.iter().filter(selected).count();
             tally.matched[p] += matched;
@@ -475,7 +476,7 @@ impl Patches {
         for (p, patch) in self.patches.iter().enumerate() {
             let mut named = false;
             for document in &patch.documents {
-                if !selects(patch, document, item, &first) {
+                if !selects(patch, document, item, Some(&first)) {
                     continue;
                 }
                 // An untargeted patch file has its resource's identity, so it selects itself:
@@ -606,27 +607,28 @@ impl Patches {
 
 /// Whether `document` of `patch` applies to `item`: by target, or (an untargeted strategic
 /// patch) by the patch's own apiVersion, kind, name and namespace. As in kustomize, the name and
-/// namespace may be the item's current ones or those it had before the patches (`first`).
-fn selects(patch: &Patch, document: &Document, item: &Value, first: &Before) -> bool {
+/// namespace may be the item's current ones or those it had before the patches (`first`; `None`
+/// when they are the current ones). Runs for every item and patch, so it compares borrowed text.
+fn selects(patch: &Patch, document: &Document, item: &Value, first: Option<&Before>) -> bool {
+    let (name, namespace) = (krm::name_of(item), krm::namespace_of(item));
     match (&patch.target, document) {
-        (Some(target), _) => target.matches(item, &first.name, &first.namespace),
+        (Some(target), _) => match first {
+            Some(first) => target.matches(item, &first.name, &first.namespace),
+            None => target.matches(item, name, namespace),
+        },
         (None, Document::Strategic(map)) => {
-            let field = |map: Option<&Map>, key: &str| {
-                map.and_then(|m| m.get(key)).and_then(Value::as_str).unwrap_or_default().to_string()
-            };
+            fn text<'m>(map: Option<&'m Map>, key: &str) -> &'m str {
+                map.and_then(|m| m.get(key)).and_then(Value::as_str).unwrap_or_default()
+            }
             let metadata = map.get("metadata").and_then(Value::as_object);
-            let own = Before {
-                api_version: field(Some(map), "apiVersion"),
-                kind: field(Some(map), "kind"),
-                name: field(metadata, "name"),
-                namespace: field(metadata, "namespace"),
+            let own = (text(Some(map), "apiVersion"), text(Some(map), "kind"), text(metadata, "name"));
+            let own_namespace = text(metadata, "namespace");
+            let is = |identity: (&str, &str, &str), namespace: &str| {
+                own == identity && same_namespace(own_namespace, namespace)
             };
-            let is = |other: &Before| {
-                (own.api_version.as_str(), own.kind.as_str(), own.name.as_str())
-                    == (other.api_version.as_str(), other.kind.as_str(), other.name.as_str())
-                    && same_namespace(&own.namespace, &other.namespace)
-            };
-            is(&Before::of(item)) || is(first)
+            let (api_version, kind) = type_of(item);
+            is((api_version, kind, name), namespace)
+                || first.is_some_and(|first| is((&first.api_version, &first.kind, &first.name), &first.namespace))
         }
         (None, Document::Json6902(_)) => false,
     }

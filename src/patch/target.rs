@@ -87,9 +87,12 @@ impl Target {
         let test = |regex: &Option<Regex>, text: &str| regex.as_ref().is_none_or(|r| r.is_match(text));
         let metadata = item.get("metadata");
         let map = |field: &str| metadata.and_then(|m| m.get(field)).and_then(Value::as_object);
+        // The first identity is tested only where it differs: a regex run per item is the cost here.
+        let either =
+            |regex: &Option<Regex>, now: &str, first: &str| test(regex, now) || (first != now && test(regex, first));
         test(&self.kind, kind)
-            && (test(&self.name, krm::name_of(item)) || test(&self.name, first_name))
-            && (test(&self.namespace, krm::namespace_of(item)) || test(&self.namespace, first_namespace))
+            && either(&self.name, krm::name_of(item), first_name)
+            && either(&self.namespace, krm::namespace_of(item), first_namespace)
             && test(&self.group, group)
             && test(&self.version, version)
             && self.labels.as_ref().is_none_or(|s| s.matches(map("labels")))
