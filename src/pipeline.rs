@@ -380,10 +380,11 @@ fn patch_and_substitute(render: &mut Render, files: &dyn Files) {
         // The mark is the fingerprint, then (on an item the patches renamed) its identity before.
         let mark = item.header_contains(ann::APPLIED).then(|| annotation(item.header(), ann::APPLIED)).flatten();
         let (marked, renamed_from) = match mark.map(|mark| mark.split_once(' ').unwrap_or((mark, ""))) {
-            Some((marked, renamed_from)) => (Some(marked == fingerprint), Some(renamed_from.to_string())),
+            Some((marked, from)) => {
+                (Some(marked == fingerprint), Some(from).filter(|f| !f.is_empty()).map(str::to_string))
+            }
             None => (None, None),
         };
-        let renamed_from = renamed_from.filter(|r| !r.is_empty());
         match marked {
             Some(true) => {
                 // Already patched by a previous run: counted, so its warnings are the first's.
@@ -417,12 +418,9 @@ fn patch_and_substitute(render: &mut Render, files: &dyn Files) {
         }
         item.compact();
     }
-    let mut deleted = Vec::with_capacity(render.generated.len());
-    for generated in &mut render.generated {
-        deleted.push(change(&mut generated.item, None, generated.substitute, None, &mut tally).deleted);
-    }
-    let mut deleted = deleted.into_iter();
-    render.generated.retain(|_| !deleted.next().unwrap_or(false));
+    render
+        .generated
+        .retain_mut(|generated| !change(&mut generated.item, None, generated.substitute, None, &mut tally).deleted);
     // What is left in the output, for the patches' check that no two resources share an id.
     let mut live = render
         .items
