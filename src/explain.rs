@@ -100,6 +100,12 @@ impl Redact {
         }
     }
 
+    /// A value that is secret as a whole or not at all (a KOTS item, a post-build variable).
+    fn whole(&self, value: &Value, secret: bool) -> String {
+        let all = [Vec::new()];
+        self.text(value, if secret { &all } else { &[] })
+    }
+
     /// A message with every secret string in it replaced.
     fn message(&self, text: &str) -> String {
         let mut text = text.to_string();
@@ -288,8 +294,7 @@ pub fn explain(output: &Output, show_secrets: bool) -> String {
         let _ = writeln!(out, "config (KOTS):");
         for (key, value) in &report.config {
             let source = report.config_sources.get(key).cloned().unwrap_or_default();
-            let secret = if source.secret { vec![Vec::new()] } else { Vec::new() };
-            let _ = writeln!(out, "  {key} = {}{}", redact.text(value, &secret), with_source(&source.label));
+            let _ = writeln!(out, "  {key} = {}{}", redact.whole(value, source.secret), with_source(&source.label));
         }
     }
     if !report.repeat.clones.is_empty() {
@@ -381,8 +386,7 @@ pub fn explain(output: &Output, show_secrets: bool) -> String {
         let mode = if substitution.strict { "strict" } else { "not strict" };
         let _ = writeln!(out, "substitution ({mode}):");
         for (name, value, source, referenced) in &substitution.variables {
-            let text =
-                if source.secret && !redact.show { REDACTED.into() } else { value_text(&Value::String(value.clone())) };
+            let text = redact.whole(&Value::String(value.clone()), source.secret);
             let unused = if *referenced { "" } else { "; not referenced" };
             let _ = writeln!(out, "  {name} = {text} ({}{unused})", source.label);
         }
