@@ -12,6 +12,9 @@
 //! wrapped) and the partial expansions counted when the template was compiled. Nesting deeper
 //! than [`MAX_DEPTH`] is refused before the crate's recursive parser sees it.
 
+pub mod go;
+pub mod sprig;
+
 use crate::doc::{to_yaml, Value};
 use crate::limits::{Budget, Exhausted, MAX_DEPTH};
 use base64::Engine as _;

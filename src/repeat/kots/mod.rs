@@ -6,6 +6,8 @@
 //! words (the proposal writes both); a leading `$` on a function name is accepted (the proposal's
 //! `$RepeatableConfigGroupName`).
 
+pub mod statics;
+
 use crate::doc::{parse_scalar, Map, Value};
 use crate::limits::{Budget, MAX_DEPTH};
 use base64::Engine as _;

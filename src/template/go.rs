@@ -1,0 +1,334 @@
+//! Go `text/template` (KOTS templates; Landscaper's GoTemplate executions) on the `gotmpl` crate,
+//! a port of Go's package. The crate is the language; this module adds what it leaves to its
+//! users:
+//!
+//! - an output budget: execution writes through [`BudgetWriter`], so a template that loops or
+//!   repeats a large value stops at `--max-output-size` instead of filling memory;
+//! - Go's argument checks for our functions ([`Args`]): the crate hands a function an untyped
+//!   slice, where Go converts and checks each argument against the function's signature and
+//!   reports `wrong number of args for F: want 1 got 2`;
+//! - conversions between the document model and the crate's values, and Go's `%v` spelling of
+//!   floats (the crate prints Rust's: `1000000` where Go prints `1e+06`).
+//!
+//! Templates are compiled once per distinct text; function maps are built once per render.
+
+use crate::doc::{Map, Value};
+use crate::limits::{Budget, Exhausted};
+pub use gotmpl::{FuncMap, MissingKey, TemplateError, Value as GoValue, ValueFunc};
+use std::fmt::Write as _;
+use std::sync::Arc;
+
+/// A compiled template.
+pub struct Compiled(gotmpl::Template);
+
+/// Range iterations one execution may run (Go has no limit; ours keeps a template from spinning
+/// without output).
+const MAX_RANGE_ITERATIONS: u64 = 1_000_000;
+
+/// Compiles `source` with the given delimiters and functions (Go's builtins are always there).
+pub fn compile(source: &str, (left, right): (&str, &str), funcs: &FuncMap) -> Result<Compiled, String> {
+    gotmpl::Template::new("")
+        .delims(left, right)
+        .funcs(funcs.clone())
+        .max_range_iters(MAX_RANGE_ITERATIONS)
+        .parse(source)
+        .map(Compiled)
+        .map_err(|err| message(&err))
+}
+
+impl Compiled {
+    /// Executes over `data`, charging every byte written to `budget`.
+    pub fn execute(&self, data: &GoValue, budget: &Budget) -> Result<String, String> {
+        let mut out = BudgetWriter { out: String::new(), budget, exhausted: None };
+        match self.0.execute_fmt(&mut out, data) {
+            Ok(()) => Ok(out.out),
+            Err(err) => Err(match out.exhausted {
+                Some(exhausted) => exhausted.to_string(),
+                None => message(&err),
+            }),
+        }
+    }
+}
+
+/// The crate's error text, without the `execution error: ` it puts before our functions' own
+/// messages.
+pub fn message(err: &TemplateError) -> String {
+    match err {
+        TemplateError::Exec(text) => text.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// Output that stops at the render's budget.
+struct BudgetWriter<'a> {
+    out: String,
+    budget: &'a Budget,
+    exhausted: Option<Exhausted>,
+}
+
+impl std::fmt::Write for BudgetWriter<'_> {
+    fn write_str(&mut self, s: &str) -> std::fmt::Result {
+        match self.budget.charge_output(s.len()) {
+            Ok(()) => {
+                self.out.push_str(s);
+                Ok(())
+            }
+            Err(exhausted) => {
+                self.exhausted = Some(exhausted);
+                Err(std::fmt::Error)
+            }
+        }
+    }
+}
+
+/// An error a function returns, in Go's words: `error calling F: …`.
+pub fn fail(name: &str, text: impl std::fmt::Display) -> TemplateError {
+    TemplateError::Exec(format!("error calling {name}: {text}"))
+}
+
+/// A function's arguments, checked as Go checks them against the function's signature.
+pub struct Args<'a> {
+    name: &'a str,
+    args: &'a [GoValue],
+}
+
+impl<'a> Args<'a> {
+    /// Exactly `want` arguments.
+    pub fn exact(name: &'a str, args: &'a [GoValue], want: usize) -> Result<Self, TemplateError> {
+        if args.len() != want {
+            return Err(TemplateError::Exec(format!("wrong number of args for {name}: want {want} got {}", args.len())));
+        }
+        Ok(Self { name, args })
+    }
+
+    /// At least `want` arguments (a variadic function).
+    pub fn at_least(name: &'a str, args: &'a [GoValue], want: usize) -> Result<Self, TemplateError> {
+        if args.len() < want {
+            return Err(TemplateError::Exec(format!(
+                "wrong number of args for {name}: want at least {want} got {}",
+                args.len()
+            )));
+        }
+        Ok(Self { name, args })
+    }
+
+    pub fn len(&self) -> usize {
+        self.args.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.args.is_empty()
+    }
+
+    /// The argument as Go passes it to an `interface{}` parameter.
+    pub fn any(&self, i: usize) -> &'a GoValue {
+        self.args.get(i).unwrap_or(&GoValue::Nil)
+    }
+
+    /// The arguments from `i` on (a variadic tail).
+    pub fn rest(&self, i: usize) -> &'a [GoValue] {
+        self.args.get(i..).unwrap_or(&[])
+    }
+
+    fn wrong(&self, i: usize, expected: &str) -> TemplateError {
+        TemplateError::Exec(format!(
+            "wrong type for value; expected {expected}; got {} (argument {} of {})",
+            go_type(self.any(i)),
+            i + 1,
+            self.name
+        ))
+    }
+
+    /// A `string` parameter.
+    pub fn string(&self, i: usize) -> Result<&'a str, TemplateError> {
+        match self.any(i) {
+            GoValue::String(s) => Ok(s),
+            _ => Err(self.wrong(i, "string")),
+        }
+    }
+
+    /// An `int`/`int64` parameter (Go converts any integer value that fits).
+    pub fn int(&self, i: usize) -> Result<i64, TemplateError> {
+        match self.any(i) {
+            GoValue::Int(n) => Ok(*n),
+            GoValue::Uint(n) => i64::try_from(*n).map_err(|_| self.wrong(i, "int")),
+            _ => Err(self.wrong(i, "int")),
+        }
+    }
+
+    /// A `float64` parameter (integers convert).
+    pub fn float(&self, i: usize) -> Result<f64, TemplateError> {
+        match self.any(i) {
+            GoValue::Float(f) => Ok(*f),
+            #[allow(clippy::cast_precision_loss)]
+            GoValue::Int(n) => Ok(*n as f64),
+            #[allow(clippy::cast_precision_loss)]
+            GoValue::Uint(n) => Ok(*n as f64),
+            _ => Err(self.wrong(i, "float64")),
+        }
+    }
+
+    /// A `bool` parameter.
+    pub fn bool(&self, i: usize) -> Result<bool, TemplateError> {
+        match self.any(i) {
+            GoValue::Bool(b) => Ok(*b),
+            _ => Err(self.wrong(i, "bool")),
+        }
+    }
+}
+
+/// Go's name for a value's type, for messages.
+pub fn go_type(value: &GoValue) -> &'static str {
+    match value {
+        GoValue::Nil => "nil",
+        GoValue::Bool(_) => "bool",
+        GoValue::Int(_) => "int",
+        GoValue::Uint(_) => "uint64",
+        GoValue::Float(_) => "float64",
+        GoValue::String(_) => "string",
+        GoValue::List(_) => "[]interface {}",
+        GoValue::Map(_) => "map[string]interface {}",
+        GoValue::Function(_) => "func",
+    }
+}
+
+/// Go's `fmt.Sprint` of a value (`%v`): what a template writes for it.
+pub fn sprint(value: &GoValue) -> String {
+    let mut out = String::new();
+    write_value(&mut out, value);
+    out
+}
+
+fn write_value(out: &mut String, value: &GoValue) {
+    match value {
+        GoValue::Float(f) => out.push_str(&go_float(*f)),
+        GoValue::List(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(' ');
+                }
+                write_value(out, item);
+            }
+            out.push(']');
+        }
+        GoValue::Map(map) => {
+            out.push_str("map[");
+            for (i, (key, item)) in map.iter().enumerate() {
+                if i > 0 {
+                    out.push(' ');
+                }
+                out.push_str(key);
+                out.push(':');
+                write_value(out, item);
+            }
+            out.push(']');
+        }
+        other => {
+            let _ = write!(out, "{other}");
+        }
+    }
+}
+
+/// Go's `%v` of a float64 (`strconv.FormatFloat(f, 'g', -1, 64)`): the shortest digits that
+/// read back, in exponent form when the exponent is below -4 or at least 6 (`1e+06`).
+pub fn go_float(f: f64) -> String {
+    if f.is_nan() {
+        return "NaN".into();
+    }
+    if f.is_infinite() {
+        return if f > 0.0 { "+Inf".into() } else { "-Inf".into() };
+    }
+    // Rust's `{:e}` gives the shortest round-tripping digits: `1.5e6`.
+    let scientific = format!("{f:e}");
+    let Some((mantissa, exponent)) = scientific.split_once('e') else { return scientific };
+    let exponent: i32 = exponent.parse().unwrap_or(0);
+    if (-4..6).contains(&exponent) {
+        return format!("{f}");
+    }
+    let sign = if exponent < 0 { '-' } else { '+' };
+    format!("{mantissa}e{sign}{:02}", exponent.abs())
+}
+
+/// A document value as template data.
+pub fn to_go(value: &Value) -> GoValue {
+    match value {
+        Value::Null => GoValue::Nil,
+        Value::Bool(b) => GoValue::Bool(*b),
+        Value::Number(n) => match (n.as_i64(), n.as_u64(), n.as_f64()) {
+            (Some(i), _, _) => GoValue::Int(i),
+            (None, Some(u), _) => GoValue::Uint(u),
+            (_, _, Some(f)) => GoValue::Float(f),
+            _ => GoValue::String(n.to_string().into()),
+        },
+        Value::String(s) => GoValue::String(s.as_str().into()),
+        Value::Array(items) => GoValue::List(items.iter().map(to_go).collect()),
+        Value::Object(map) => map_to_go(map),
+    }
+}
+
+/// A mapping as template data (`.key` lookups).
+pub fn map_to_go(map: &Map) -> GoValue {
+    GoValue::Map(Arc::new(map.iter().map(|(k, v)| (Arc::<str>::from(k.as_str()), to_go(v))).collect()))
+}
+
+/// Template data back as a document value (functions returning structure: `fromYaml`, `dict`).
+pub fn from_go(value: &GoValue) -> Value {
+    match value {
+        GoValue::Nil | GoValue::Function(_) => Value::Null,
+        GoValue::Bool(b) => Value::Bool(*b),
+        GoValue::Int(n) => Value::from(*n),
+        GoValue::Uint(n) => Value::from(*n),
+        GoValue::Float(f) => serde_json::Number::from_f64(*f).map_or(Value::Null, Value::Number),
+        GoValue::String(s) => Value::String(s.to_string()),
+        GoValue::List(items) => Value::Array(items.iter().map(from_go).collect()),
+        GoValue::Map(map) => Value::Object(map.iter().map(|(k, v)| (k.to_string(), from_go(v))).collect()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(source: &str, delims: (&str, &str), funcs: &FuncMap) -> Result<String, String> {
+        compile(source, delims, funcs)?.execute(&GoValue::Nil, &Budget::default())
+    }
+
+    #[test]
+    fn go_floats() {
+        assert_eq!(go_float(1.5), "1.5");
+        assert_eq!(go_float(1e6), "1e+06");
+        assert_eq!(go_float(123_456.0), "123456");
+        assert_eq!(go_float(0.0001), "0.0001");
+        assert_eq!(go_float(0.00001), "1e-05");
+        assert_eq!(go_float(-2.5e21), "-2.5e+21");
+        assert_eq!(go_float(1_234_567.0), "1.234567e+06");
+        assert_eq!(go_float(3.0), "3");
+    }
+
+    #[test]
+    fn delimiters_and_functions() {
+        let mut funcs = FuncMap::new();
+        let upper: ValueFunc = Arc::new(|args: &[GoValue]| {
+            let args = Args::exact("Upper", args, 1)?;
+            Ok(GoValue::String(args.string(0)?.to_uppercase().into()))
+        });
+        funcs.insert("Upper".into(), upper);
+        assert_eq!(run(r#"a repl{{ "x" | Upper }} {{ b }}"#, ("repl{{", "}}"), &funcs), Ok("a X {{ b }}".into()));
+        assert_eq!(run(r#"{{repl if true }}yes{{repl end }}"#, ("{{repl", "}}"), &funcs), Ok("yes".into()));
+        let err = run(r#"repl{{ Upper "a" "b" }}"#, ("repl{{", "}}"), &funcs).err().unwrap_or_default();
+        assert!(err.contains("wrong number of args for Upper: want 1 got 2"), "{err}");
+        let err = run(r#"repl{{ Upper 1 }}"#, ("repl{{", "}}"), &funcs).err().unwrap_or_default();
+        assert!(err.contains("expected string; got int"), "{err}");
+        let err = run(r#"repl{{ Nope 1 }}"#, ("repl{{", "}}"), &funcs).err().unwrap_or_default();
+        assert!(err.contains("Nope"), "{err}");
+    }
+
+    #[test]
+    fn output_is_budgeted() {
+        let budget = Budget::new(crate::limits::Limits { max_output_bytes: 1000, ..Default::default() });
+        let compiled = compile(r#"{{ range 100000 }}xxxxxxxxxx{{ end }}"#, ("{{", "}}"), &FuncMap::new());
+        let err = compiled.and_then(|c| c.execute(&GoValue::Nil, &budget)).err().unwrap_or_default();
+        assert!(err.contains("--max-output-size"), "{err}");
+    }
+}
