@@ -98,6 +98,9 @@ pub struct Spec {
     /// A KOTS Config spec: groups with items.
     #[serde(default)]
     pub config: Map,
+    /// Settings for KOTS template functions that KOTS reads from the cluster or the clock.
+    #[serde(default)]
+    pub kots: KotsSettings,
     /// Flux output settings.
     #[serde(default)]
     pub flux: FluxSettings,
@@ -191,6 +194,19 @@ pub struct SubstituteReference {
     /// Tolerate a missing source.
     #[serde(default)]
     pub optional: bool,
+}
+
+/// What KOTS template functions read that KOTS takes from the cluster or the clock. A render
+/// must give the same output every time, so these are set here or the functions are errors.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct KotsSettings {
+    /// The time `Now` and `NowFmt` return, in RFC 3339 (`2024-05-01T12:00:00Z`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub now: Option<String>,
+    /// The namespace `Namespace` returns (KOTS: the namespace the application is installed in).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub namespace: Option<String>,
 }
 
 /// How kustomizations become Flux objects.

@@ -177,7 +177,7 @@ pub fn render(input: Input, files: &dyn Files) -> Output {
     }
     mark_patch_files(&mut render);
     values::run(&mut render, files);
-    let kots = if render.failed() { None } else { repeat::load(&mut render) };
+    let kots = if render.failed() { None } else { Some(repeat::load(&mut render)) };
     let policies = policy::load(&mut render);
     if !render.failed() {
         imports::run(&mut render, files);
@@ -189,7 +189,7 @@ pub fn render(input: Input, files: &dyn Files) -> Output {
     if !render.failed() {
         features::run(&mut render, files);
     }
-    if let (false, Some(kots)) = (render.failed(), &kots) {
+    if let (false, Some(kots)) = (render.failed(), kots) {
         repeat::run(&mut render, kots);
     }
     if !render.failed() {

@@ -1,40 +1,53 @@
-//! The repeat step (compat: KOTS config and its variadic-config proposal; ours where KOTS built
-//! nothing): KOTS `Config` and `ConfigValues`, repeatable items (whole-resource clones and
-//! `yamlPath` node clones), repeatable groups (from the variadic-config proposal), `minimumCount`,
-//! the KOTS template syntax and `kots.io/when`.
+//! The repeat step (compat: KOTS; ours where KOTS built nothing): KOTS `Config` and
+//! `ConfigValues`, repeatable items (whole-resource clones and `yamlPath` list-element clones),
+//! KOTS templates in every resource, `kots.io/exclude` and `kots.io/when`; and repeatable groups,
+//! an extension from KOTS's variadic-config proposal.
 //!
-//! An input item that is a repeat template, or holds KOTS template syntax, stays in the package as
-//! a template (local-config, marked excluded so the next run takes it up again); what is rendered
-//! from it is generated afresh every run. So a re-run never clones a clone, and a changed value
-//! reaches every copy.
+//! KOTS's order, followed here: the config context is resolved first (Config items in the order
+//! their templated defaults depend on each other); then, for each resource, the repeat targets in
+//! Config order (a `yamlPath` target changes the resource in place, a whole-resource target
+//! replaces it with one copy per value), each copy's placeholders, then its templates, then the
+//! exclusion annotations.
+//!
+//! An input item that is a repeat target, or holds KOTS templates or exclusion annotations, stays
+//! in the package as a template (local-config, marked excluded so the next run takes it up again);
+//! what is rendered from it is generated afresh every run. So a re-run never clones a clone, and
+//! a changed value reaches every copy.
 
 pub mod kots;
 
 use crate::config::parse_section;
-use crate::diag::{Diagnostic, Kind};
+use crate::diag::{Diagnostic, Kind, Severity};
 use crate::doc::{FieldPath, Map, Value};
 use crate::krm::{
-    self, annotation, annotations as ann, is_local_config, remove_annotation, set_annotation, shape_of, type_of,
+    self, annotations as ann, is_local_config, remove_annotation, set_annotation, shape_of, type_of,
 };
-use crate::pipeline::{is_configuration, Generated, Render, Source};
-use kots::{contains_template, has_template, render_value, Scope};
+use crate::limits::Budget;
+use crate::pipeline::{is_configuration, Generated, Render, ScalarStyles, Source};
+use kots::context::{text, CloneScope, Entry};
+use kots::{contains_template, has_template, Engine};
+use regex::Regex;
 use serde::Deserialize;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::LazyLock;
 
 const KOTS_API_VERSION: &str = "kots.io/v1beta1";
 const WHEN: &str = "kots.io/when";
+const EXCLUDE: &str = "kots.io/exclude";
 
 /// One clone, for `explain`.
 #[derive(Clone, Debug)]
 pub struct CloneReport {
     /// `Kind/name` of the template resource.
     pub source: String,
-    /// `Kind/name` of the clone, or the list it was appended to for node clones.
+    /// `Kind/name` of the clone, or the list it was appended to for list-element clones.
     pub clone: String,
     /// The repeatable item or group.
     pub from: String,
     /// The value name or group instance.
     pub value: String,
+    /// Where the value came from: ConfigValues, valuesByGroup, padding.
+    pub origin: String,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -74,13 +87,18 @@ struct Group {
 struct Item {
     #[serde(default)]
     name: String,
-    /// `text`, `password`, `file`…: only `password` matters here (`explain` redacts it).
+    /// `text`, `password`, `file`…: decides whether ConfigValues may set the item, and
+    /// `explain` redacts passwords.
     #[serde(default, rename = "type")]
     kind: Value,
     #[serde(default)]
     default: Value,
     #[serde(default)]
     value: Value,
+    #[serde(default)]
+    readonly: bool,
+    #[serde(default)]
+    filename: Value,
     #[serde(default)]
     repeatable: bool,
     #[serde(default)]
@@ -90,6 +108,17 @@ struct Item {
     /// Group (or group instance) → value name → value.
     #[serde(default)]
     values_by_group: BTreeMap<String, Map>,
+}
+
+impl Item {
+    /// KOTS lets ConfigValues set only these types (and never a `readonly` item).
+    fn editable(&self) -> bool {
+        const EDITABLE: [&str; 11] = [
+            "", "bool", "file", "password", "select", "select_many", "select_one", "radio", "dropdown", "text",
+            "textarea",
+        ];
+        !self.readonly && EDITABLE.contains(&self.kind.as_str().unwrap_or_default())
+    }
 }
 
 #[derive(Clone, Debug, Default, Deserialize)]
@@ -119,26 +148,28 @@ impl Template {
     }
 }
 
-/// A repeatable item with its values (sorted by value name).
-struct RepeatItem<'a> {
-    item: &'a Item,
-    values: Vec<(String, Value)>,
-}
-
-fn text(value: &Value) -> bool {
-    !matches!(value, Value::Null) && value.as_str() != Some("")
-}
+/// A repeatable item's value names, in clone order, each with where it came from.
+type Values = Vec<(String, &'static str)>;
 
 /// The KOTS config of a render, read once: its specs (with the item or config that declared
-/// them) and the resolved values.
+/// them), the engine holding the resolved config context, and each repeatable item's values.
 pub struct Loaded {
     specs: Vec<(ConfigSpec, Value)>,
-    values: Map,
-    filenames: Map,
+    engine: Engine,
+    /// (spec, group, item) → value names.
+    values: HashMap<(usize, usize, usize), Values>,
 }
 
-/// Reads `Config`/`ConfigValues` items and `spec.config`; the values become the `config` binding.
-pub fn load(render: &mut Render) -> Option<Loaded> {
+/// A ConfigValues entry as KOTS stores it.
+#[derive(Default)]
+struct Given {
+    entry: Entry,
+    repeatable_item: String,
+    label: String,
+}
+
+/// Reads `Config`/`ConfigValues` items and `spec.config`, and resolves the config context.
+pub fn load(render: &mut Render) -> Loaded {
     let mut specs: Vec<(ConfigSpec, Value)> = Vec::new();
     let mut results = Vec::new();
     for item in render.items.iter().filter(|i| i.type_of() == (KOTS_API_VERSION, "Config")).map(|i| &**i) {
@@ -160,60 +191,243 @@ pub fn load(render: &mut Render) -> Option<Loaded> {
             ),
         }
     }
-    render.results.append(&mut results);
-    if specs.is_empty() {
-        return None;
-    }
-    // Values: ConfigValues wins over an item's value, which wins over its default.
-    let mut config_values = Map::new();
-    // Which ConfigValues (and which of its fields) gave each value, for `explain`.
-    let mut given: HashMap<String, String> = HashMap::new();
-    let mut filenames = Map::new();
+    let kots = &render.config.spec.kots;
+    let statics = kots::statics::Statics { now: kots.now.clone(), namespace: kots.namespace.clone() };
+    let mut engine = Engine::new(kots::statics::functions(&statics));
+    let mut given: HashMap<String, Given> = HashMap::new();
     for item in render.items.iter().filter(|i| i.type_of() == (KOTS_API_VERSION, "ConfigValues")).map(|i| &**i) {
         if let Some((field, message)) = config_values_problem(item) {
-            render.results.push(Diagnostic::error(Kind::Config, message).about(item).at(field));
+            results.push(Diagnostic::error(Kind::Config, message).about(item).at(field));
             continue;
         }
         for (name, entry) in
             item.get("spec").and_then(|s| s.get("values")).and_then(Value::as_object).into_iter().flatten()
         {
-            let value = match (entry.get("value").filter(|v| text(v)), entry.get("default").filter(|v| text(v))) {
-                (Some(value), _) => Some((value, "")),
-                (None, Some(default)) => Some((default, " default")),
-                (None, None) => None,
-            };
-            if let Some((value, field)) = value {
-                config_values.insert(name.clone(), value.clone());
-                given.insert(name.clone(), format!("ConfigValues {}{field}", krm::name_of(item)));
+            let field = |key: &str| entry.get(key).map(text).unwrap_or_default();
+            let mut value = field("value");
+            if value.is_empty() {
+                value = field("valuePlaintext");
             }
-            if let Some(filename) = entry.get("filename") {
-                filenames.insert(name.clone(), filename.clone());
-            }
+            given.insert(
+                name.clone(),
+                Given {
+                    entry: Entry { value, default: field("default"), filename: field("filename") },
+                    repeatable_item: field("repeatableItem"),
+                    label: format!("ConfigValues {}", krm::name_of(item)),
+                },
+            );
         }
     }
-    let mut values = Map::new();
-    let mut sources = HashMap::new();
+    render.results.append(&mut results);
+    let mut sources: HashMap<String, Source> = HashMap::new();
+    {
+        let mut state = engine.shared.lock();
+        for (name, g) in &given {
+            state.entries.insert(name.clone(), g.entry.clone());
+        }
+    }
+    // valuesByGroup: repeat values whose default is the vendor's value; a ConfigValues entry of
+    // the same name keeps its value.
     for (spec, _) in &specs {
-        for group in &spec.groups {
-            for item in &group.items {
-                let (value, label) = match config_values.get(&item.name) {
-                    Some(value) => (value.clone(), given.get(&item.name).cloned().unwrap_or_default()),
-                    None if text(&item.value) => (item.value.clone(), "item value".into()),
-                    None if text(&item.default) => (item.default.clone(), "item default".into()),
-                    None if item.repeatable || group.repeatable => {
-                        (Value::String(String::new()), "repeatable: values per clone".into())
-                    }
-                    None => (Value::String(String::new()), "no value".into()),
-                };
-                values.insert(item.name.clone(), value);
-                let secret = item.kind.as_str() == Some("password");
-                sources.insert(item.name.clone(), Source { label, secret });
+        for group in spec.groups.iter().filter(|g| !g.repeatable) {
+            for item in group.items.iter().filter(|i| i.repeatable) {
+                let mut state = engine.shared.lock();
+                for (name, value) in item.values_by_group.get(&group.name).into_iter().flatten() {
+                    state.entries.entry(name.clone()).or_default().default = text(value);
+                }
             }
         }
     }
-    render.report.config = values.clone();
+    resolve_items(render, &specs, &given, &mut engine, &mut sources);
+    let values = repeat_values(render, &specs, &given, &engine);
+    let mut config = Map::new();
+    {
+        let state = engine.shared.lock();
+        for (spec, _) in &specs {
+            for item in spec.groups.iter().flat_map(|g| &g.items) {
+                let value = state.entries.get(&item.name).map(|e| e.resolved().to_string()).unwrap_or_default();
+                config.insert(item.name.clone(), Value::String(value));
+            }
+        }
+    }
+    render.report.config = config;
     render.report.config_sources = sources;
-    Some(Loaded { specs, values, filenames })
+    Loaded { specs, engine, values }
+}
+
+/// The names a templated default or value reads, for the order they are resolved in.
+fn dependencies(text: &str) -> impl Iterator<Item = &str> {
+    static CALL: LazyLock<Option<Regex>> = LazyLock::new(|| {
+        Regex::new(r#"ConfigOption(?:Data|Filename|Equals|NotEquals|Index)?\s+["`]([^"`]+)["`]"#).ok()
+    });
+    CALL.iter().flat_map(move |re| re.captures_iter(text)).filter_map(|c| c.get(1)).map(|m| m.as_str())
+}
+
+/// Resolves every Config item in dependency rounds, as KOTS does: an item's default is rendered
+/// once the items it reads are resolved; ConfigValues sets editable items, other items render
+/// their own `value`. A cycle is an error naming what each item waits for.
+fn resolve_items(
+    render: &mut Render,
+    specs: &[(ConfigSpec, Value)],
+    given: &HashMap<String, Given>,
+    engine: &mut Engine,
+    sources: &mut HashMap<String, Source>,
+) {
+    // (spec, group, item index) of every declared item, in declaration order.
+    let mut items: Vec<(usize, usize, &Item)> = Vec::new();
+    for (s, (spec, _)) in specs.iter().enumerate() {
+        for (g, group) in spec.groups.iter().enumerate() {
+            items.extend(group.items.iter().map(|item| (s, g, item)));
+        }
+    }
+    let declared: HashSet<&str> = items.iter().map(|(_, _, i)| i.name.as_str()).collect();
+    let mut waiting: Vec<(usize, usize, &Item, Vec<&str>)> = items
+        .iter()
+        .map(|&(s, g, item)| {
+            let mut deps: Vec<&str> = dependencies(item.default.as_str().unwrap_or_default())
+                .chain(dependencies(item.value.as_str().unwrap_or_default()))
+                .filter(|d| declared.contains(d))
+                .collect();
+            deps.dedup();
+            (s, g, item, deps)
+        })
+        .collect();
+    let mut resolved: HashSet<&str> = HashSet::new();
+    let budget = render.budget.clone();
+    while !waiting.is_empty() {
+        let (ready, rest): (Vec<_>, Vec<_>) =
+            waiting.into_iter().partition(|(_, _, _, deps)| deps.iter().all(|d| resolved.contains(d)));
+        if ready.is_empty() {
+            let (s, g, _, _) = rest[0];
+            let cycle: Vec<String> = rest
+                .iter()
+                .map(|(_, _, item, deps)| {
+                    let deps: Vec<String> =
+                        deps.iter().filter(|d| !resolved.contains(*d)).map(|d| format!("{d:?}")).collect();
+                    format!("{:?} depends on {}", item.name, deps.join(", "))
+                })
+                .collect();
+            let message = format!("config items depend on each other in a cycle: {}", cycle.join("; "));
+            let origin = &specs[s].1;
+            render.results.push(
+                Diagnostic::error(Kind::Config, message)
+                    .about(origin)
+                    .at(groups_field(origin).index(g).key("items")),
+            );
+            return;
+        }
+        for (s, _, item, _) in ready {
+            let mut render_field = |field: &str, template: &Value| -> String {
+                let source = text(template);
+                if !has_template(&source) {
+                    return source;
+                }
+                engine.render_text(&source, &budget).unwrap_or_else(|message| {
+                    let message = format!(
+                        "config item {:?}: its {field} could not be rendered, so it is empty, as in KOTS: {message}",
+                        item.name
+                    );
+                    render.results.push(Diagnostic::warning(Kind::Config, message).about(&specs[s].1));
+                    String::new()
+                })
+            };
+            let default = render_field("default", &item.default);
+            let provided = given.get(&item.name).filter(|_| item.editable());
+            let (entry, label) = match provided {
+                Some(g) => (Entry { value: g.entry.value.clone(), default, filename: g.entry.filename.clone() }, g.label.clone()),
+                None => {
+                    let value = render_field("value", &item.value);
+                    let label = if !value.is_empty() { "item value" } else { "item default" };
+                    (Entry { value, default, filename: text(&item.filename) }, label.to_string())
+                }
+            };
+            let label = match (entry.resolved().is_empty(), item.repeatable) {
+                (true, true) => "repeatable: values per clone".to_string(),
+                (true, false) => "no value".to_string(),
+                (false, _) => label,
+            };
+            sources.insert(item.name.clone(), Source { label, secret: item.kind.as_str() == Some("password") });
+            engine.shared.lock().entries.insert(item.name.clone(), entry);
+            resolved.insert(&item.name);
+        }
+        waiting = rest;
+    }
+}
+
+/// Where a spec's groups are: a Config item's `spec.groups`, the functionConfig's
+/// `spec.config.groups`.
+fn groups_field(origin: &Value) -> FieldPath {
+    match type_of(origin) {
+        (KOTS_API_VERSION, "Config") => FieldPath::root().key("spec").key("groups"),
+        _ => FieldPath::root().key("spec").key("config").key("groups"),
+    }
+}
+
+/// A padded value's name: `<item>-<8 hex digits>` like KOTS's, from a hash of the item and the
+/// pad index instead of a random UUID, so every run gives the same names.
+fn padded_name(item: &str, index: usize, taken: &dyn Fn(&str) -> bool) -> String {
+    (index..)
+        .map(|i| {
+            let mut hash: u32 = 0x811c_9dc5;
+            for byte in item.bytes().chain([0]).chain(i.to_le_bytes()) {
+                hash ^= u32::from(byte);
+                hash = hash.wrapping_mul(0x0100_0193);
+            }
+            format!("{item}-{hash:08x}")
+        })
+        .find(|name| !taken(name))
+        .unwrap_or_else(|| format!("{item}-{index}"))
+}
+
+/// Each repeatable item's value names: its group's `valuesByGroup` and the ConfigValues entries
+/// whose `repeatableItem` names it, by name; then padding up to `minimumCount` (at least one), as
+/// KOTS pads. A padded value is the item's default.
+fn repeat_values(
+    render: &mut Render,
+    specs: &[(ConfigSpec, Value)],
+    given: &HashMap<String, Given>,
+    engine: &Engine,
+) -> HashMap<(usize, usize, usize), Values> {
+    let mut out = HashMap::new();
+    for (s, (spec, origin)) in specs.iter().enumerate() {
+        for (g, group) in spec.groups.iter().enumerate().filter(|(_, g)| !g.repeatable) {
+            for (i, item) in group.items.iter().enumerate().filter(|(_, i)| i.repeatable) {
+                let mut names: BTreeMap<&str, &'static str> = BTreeMap::new();
+                for name in item.values_by_group.get(&group.name).into_iter().flat_map(|m| m.keys()) {
+                    names.insert(name, "valuesByGroup");
+                }
+                for (name, g) in given.iter().filter(|(_, g)| g.repeatable_item == item.name) {
+                    names.insert(name, if g.entry.value.is_empty() { "ConfigValues default" } else { "ConfigValues" });
+                }
+                let mut values: Values = names.into_iter().map(|(n, o)| (n.to_string(), o)).collect();
+                let target = item.minimum_count.unwrap_or(0).max(1);
+                if values.len() < target {
+                    let mut state = engine.shared.lock();
+                    let default = state.entries.get(&item.name).map(|e| e.default.clone()).unwrap_or_default();
+                    let mut padded = Vec::new();
+                    for index in values.len()..target {
+                        let name = padded_name(&item.name, index, &|n| state.entries.contains_key(n));
+                        state.entries.insert(name.clone(), Entry { default: default.clone(), ..Entry::default() });
+                        padded.push(name.clone());
+                        values.push((name, "padding"));
+                    }
+                    let message = format!(
+                        "config item {:?} has {} value(s), fewer than {}{}: padded with {} (the item's default), as \
+                         KOTS pads",
+                        item.name,
+                        target - padded.len(),
+                        target,
+                        if item.minimum_count.is_some_and(|m| m > 1) { " (its minimumCount)" } else { "" },
+                        padded.join(", ")
+                    );
+                    let field = groups_field(origin).index(g).key("items").index(i);
+                    render.results.push(Diagnostic::new(Severity::Info, Kind::Config, message).about(origin).at(field));
+                }
+                out.insert((s, g, i), values);
+            }
+        }
+    }
+    out
 }
 
 /// A `ConfigValues` item whose values are not `name: {value: …}` entries (KOTS's shape) would
@@ -239,19 +453,19 @@ fn config_values_problem(item: &Value) -> Option<(FieldPath, String)> {
     })
 }
 
-/// Expands repeatable items and groups and renders KOTS templates.
-pub fn run(render: &mut Render, loaded: &Loaded) {
-    let Loaded { specs, values, filenames } = loaded;
+/// Clones repeat targets and renders KOTS templates and exclusion annotations.
+pub fn run(render: &mut Render, loaded: Loaded) {
+    let Loaded { specs, mut engine, values } = loaded;
+    let budget = render.budget.clone();
     let mut step = Step {
-        budget: &render.budget,
-        values,
-        filenames,
+        budget: &budget,
+        engine: &mut engine,
+        styles: render.styles.as_deref_mut(),
         results: Vec::new(),
         generated: Vec::new(),
         report: Report::default(),
-        current: None,
     };
-    step.expand(specs, &mut render.items);
+    step.expand(&specs, &values, &mut render.items, &render.origin);
     render.results.append(&mut step.results);
     render.generated.extend(step.generated);
     render.report.repeat = step.report;
@@ -259,20 +473,17 @@ pub fn run(render: &mut Render, loaded: &Loaded) {
 
 struct Step<'a> {
     /// The render's: every clone's bytes are output, every clone a step.
-    budget: &'a crate::limits::Budget,
-    values: &'a Map,
-    filenames: &'a Map,
+    budget: &'a Budget,
+    engine: &'a mut Engine,
+    styles: Option<&'a mut (dyn ScalarStyles + 'static)>,
     results: Vec<Diagnostic>,
     generated: Vec<Generated>,
     report: Report,
-    /// The kind of the template being rendered.
-    current: Option<String>,
 }
 
-/// Fields Kubernetes requires to be strings, whatever a whole template renders to: everything
-/// under `metadata`, ConfigMap/Secret data, and a container's `env[].value`, `args`, `command`
-/// and `image`. (KOTS renders templates in the text before YAML parsing, so `{{repl … }}`, which
-/// YAML forces us to quote, still takes its type; quoting cannot carry the intent here.)
+/// Fields Kubernetes requires to be strings, whatever a template renders to: everything under
+/// `metadata`, ConfigMap/Secret data, and a container's `env[].value`, `args`, `command` and
+/// `image`. (KOTS would write `80` there as a number and the API server would refuse it.)
 fn must_stay_string(kind: &str, pointer: &str) -> bool {
     let segments: Vec<&str> = pointer.split('/').skip(1).collect();
     let in_container = segments.windows(2).any(|w| {
@@ -308,6 +519,46 @@ fn set_name(item: &mut Value, name: &str) {
     }
 }
 
+/// Go's `strconv.ParseBool`, which KOTS reads `kots.io/exclude` and `kots.io/when` with.
+fn parse_bool(value: &str) -> Option<bool> {
+    match value {
+        "1" | "t" | "T" | "TRUE" | "true" | "True" => Some(true),
+        "0" | "f" | "F" | "FALSE" | "false" | "False" => Some(false),
+        _ => None,
+    }
+}
+
+/// Where list elements moved when a `yamlPath` clone replaced one: (the list's pointer, the
+/// template element's index, the list's length before), to find a clone's scalars in the source.
+type Moves = Vec<(String, usize, usize)>;
+
+/// The source pointer of a scalar in a rendered copy, undoing list-element moves newest first.
+fn source_pointer(pointer: &str, moves: &Moves) -> String {
+    let mut pointer = pointer.to_string();
+    for (list, removed, before) in moves.iter().rev() {
+        let Some(rest) = pointer.strip_prefix(list.as_str()).and_then(|r| r.strip_prefix('/')) else { continue };
+        let (index, tail) = rest.split_once('/').map_or((rest, ""), |(i, t)| (i, t));
+        let Ok(index) = index.parse::<usize>() else { continue };
+        let original = if index < *removed {
+            index
+        } else if index + 1 < *before {
+            index + 1
+        } else {
+            *removed
+        };
+        pointer = if tail.is_empty() { format!("{list}/{original}") } else { format!("{list}/{original}/{tail}") };
+    }
+    pointer
+}
+
+/// A copy to render: the resource, the clone it is (for the extensions' functions), its list
+/// moves, and its report line.
+struct Copy {
+    value: Value,
+    scope: CloneScope,
+    moves: Moves,
+}
+
 impl Step<'_> {
     fn error(&mut self, message: String, item: &Value) {
         self.results.push(Diagnostic::error(Kind::Render, message).about(item));
@@ -332,12 +583,12 @@ impl Step<'_> {
         }
     }
 
-    /// The values of a repeatable item for one group (or instance), ordered by value name.
-    fn item_values(item: &Item, group: &str) -> Vec<(String, Value)> {
-        let map = item.values_by_group.get(group).cloned().unwrap_or_default();
-        let mut values: Vec<(String, Value)> = map.into_iter().collect();
-        values.sort_by(|a, b| a.0.cmp(&b.0));
-        values
+    /// The values of a repeatable item of a repeatable group for one instance, by value name.
+    fn instance_item_values(item: &Item, instance: &str) -> Values {
+        let mut names: Vec<String> =
+            item.values_by_group.get(instance).map(|m| m.keys().cloned().collect()).unwrap_or_default();
+        names.sort();
+        names.into_iter().map(|n| (n, "valuesByGroup")).collect()
     }
 
     fn check_minimum(
@@ -353,18 +604,19 @@ impl Step<'_> {
         }
     }
 
-    fn expand(&mut self, specs: &[(ConfigSpec, Value)], items: &mut [crate::krm::Item]) {
-        // Repeatable items outside repeatable groups, and repeatable groups.
-        let mut plain_items: Vec<RepeatItem> = Vec::new();
+    fn expand(
+        &mut self,
+        specs: &[(ConfigSpec, Value)],
+        values: &HashMap<(usize, usize, usize), Values>,
+        items: &mut [crate::krm::Item],
+        origins: &[usize],
+    ) {
+        // Repeatable items outside repeatable groups, in Config order, and repeatable groups.
+        let mut plain_items: Vec<(&Item, &Values)> = Vec::new();
         let mut groups: Vec<(&Group, Vec<String>)> = Vec::new();
-        for (spec, origin) in specs {
-            // A Config item declares `spec.groups`; the functionConfig `spec.config.groups`.
-            let groups_field = match type_of(origin) {
-                (KOTS_API_VERSION, "Config") => FieldPath::root().key("spec").key("groups"),
-                _ => FieldPath::root().key("spec").key("config").key("groups"),
-            };
+        for (s, (spec, origin)) in specs.iter().enumerate() {
             for (g, group) in spec.groups.iter().enumerate() {
-                let group_field = groups_field.clone().index(g);
+                let group_field = groups_field(origin).index(g);
                 let item_field = |i: usize| group_field.clone().key("items").index(i);
                 if group.repeatable {
                     let mut instances: Vec<String> = group.values_by_group.keys().cloned().collect();
@@ -378,7 +630,7 @@ impl Step<'_> {
                     self.check_minimum(what, instances.len(), group.minimum_count, origin);
                     for (i, item) in group.items.iter().enumerate().filter(|(_, i)| i.repeatable) {
                         for instance in &instances {
-                            let count = Self::item_values(item, instance).len();
+                            let count = Self::instance_item_values(item, instance).len();
                             let what = (item.name.as_str(), "config item", item_field(i));
                             self.check_minimum(what, count, item.minimum_count, origin);
                         }
@@ -389,42 +641,33 @@ impl Step<'_> {
                 for (i, item) in group.items.iter().enumerate().filter(|(_, i)| i.repeatable) {
                     if item.templates.is_empty() {
                         let message = format!(
-                            "config item {:?} is repeatable but has no templates: add templates: [{{apiVersion, \
-                             kind, name}}] naming the resources to clone for each value",
+                            "config item {:?} is repeatable but has no templates, so nothing is cloned: add \
+                             templates: [{{apiVersion, kind, name}}] naming the resources to clone for each value",
                             item.name
                         );
                         let field = item_field(i).key("templates");
-                        self.results.push(Diagnostic::error(Kind::Config, message).about(origin).at(field));
-                        continue;
+                        self.results.push(Diagnostic::warning(Kind::Config, message).about(origin).at(field));
                     }
-                    let values = Self::item_values(item, &group.name);
-                    self.check_minimum(
-                        (item.name.as_str(), "config item", item_field(i)),
-                        values.len(),
-                        item.minimum_count,
-                        origin,
-                    );
-                    plain_items.push(RepeatItem { item, values });
+                    if let Some(values) = values.get(&(s, g, i)) {
+                        plain_items.push((item, values));
+                    }
                 }
             }
         }
-        for source in items.iter_mut() {
+        for (position, source) in items.iter_mut().enumerate() {
             // Decide from the header and a text scan first, so untouched items stay compact.
-            let item: &Value = source.header();
-            self.current = Some(type_of(item).1.to_string());
-            if is_configuration(item) || is_local_config(item) {
+            let header: &Value = source.header();
+            if is_configuration(header) || is_local_config(header) {
                 continue;
             }
+            let targets: Vec<(&Item, &Values, &Template)> = plain_items
+                .iter()
+                .flat_map(|(item, values)| item.templates.iter().filter(|t| t.matches(header)).map(|t| (*item, *values, t)))
+                .collect();
             let group_templates: Vec<(&Group, &Vec<String>, &Template)> = groups
                 .iter()
                 .flat_map(|(group, instances)| {
-                    group.templates.iter().filter(|t| t.matches(item)).map(move |t| (*group, instances, t))
-                })
-                .collect();
-            let item_clones: Vec<(&RepeatItem, &Template)> = plain_items
-                .iter()
-                .flat_map(|r| {
-                    r.item.templates.iter().filter(|t| t.yaml_path.is_none() && t.matches(item)).map(move |t| (r, t))
+                    group.templates.iter().filter(|t| t.matches(header)).map(move |t| (*group, instances, t))
                 })
                 .collect();
             let group_item_clones: Vec<(&Group, &Vec<String>, &Item, &Template)> = groups
@@ -433,44 +676,40 @@ impl Step<'_> {
                     group.items.iter().filter(|i| i.repeatable).flat_map(move |i| {
                         i.templates
                             .iter()
-                            .filter(|t| t.yaml_path.is_none() && t.matches(item))
+                            .filter(|t| t.yaml_path.is_none() && t.matches(header))
                             .map(move |t| (*group, instances, i, t))
                     })
                 })
                 .collect();
-            let is_template = !group_templates.is_empty() || !item_clones.is_empty() || !group_item_clones.is_empty();
-            let has_node_clones =
-                plain_items.iter().any(|r| r.item.templates.iter().any(|t| t.yaml_path.is_some() && t.matches(item)));
-            let has_syntax =
-                annotation(item, WHEN).is_some() || (source.scan_text(has_template) && contains_template(source));
-            if !is_template && !has_syntax && !has_node_clones {
+            let is_target = !targets.is_empty() || !group_templates.is_empty() || !group_item_clones.is_empty();
+            let has_syntax = source.header_contains(WHEN)
+                || source.header_contains(EXCLUDE)
+                || (source.scan_text(has_template) && contains_template(source));
+            if !is_target && !has_syntax {
                 continue;
             }
             let item: &Value = source;
             let template = fresh_copy(item);
             let size = kots::output_size(&template);
+            let mut copies: Vec<Copy> = Vec::new();
+            let mut failed = false;
+            // Repeatable groups (the extension): whole copies per instance.
             for (group, instances, t) in group_templates {
                 for instance in instances {
                     if !self.charge_clone(size, item) {
+                        failed = true;
                         break;
                     }
                     let prefix = t.prefix.clone().unwrap_or_else(|| format!("{}-", t.name));
                     let group_values = self.instance_values(group, instance);
                     let mut clone = template.clone();
                     set_name(&mut clone, &format!("{prefix}{instance}"));
-                    // Repeatable items of the group clone nodes inside each instance's copy.
+                    let mut moves = Moves::new();
                     for repeat in group.items.iter().filter(|i| i.repeatable) {
-                        let values = Self::item_values(repeat, instance);
+                        let values = Self::instance_item_values(repeat, instance);
                         for t in repeat.templates.iter().filter(|t| t.matches(&template)) {
                             if let Some(path) = &t.yaml_path {
-                                self.node_clones(
-                                    &mut clone,
-                                    path,
-                                    repeat,
-                                    &values,
-                                    Some((instance, &group_values)),
-                                    item,
-                                );
+                                failed |= !self.node_clones(&mut clone, &mut moves, path, repeat, &values, item);
                             }
                         }
                     }
@@ -479,31 +718,18 @@ impl Step<'_> {
                         clone: describe(&clone),
                         from: format!("group {}", group.name),
                         value: instance.clone(),
+                        origin: "valuesByGroup".into(),
                     });
-                    self.emit(clone, None, Some((instance, &group_values)), item);
-                }
-            }
-            for (repeat, t) in item_clones {
-                for (value_name, value) in &repeat.values {
-                    if !self.charge_clone(size, item) {
-                        break;
-                    }
-                    let mut clone = template.clone();
-                    set_name(&mut clone, &format!("{}{value_name}", t.prefix.clone().unwrap_or_default()));
-                    self.report.clones.push(CloneReport {
-                        source: describe(item),
-                        clone: describe(&clone),
-                        from: format!("item {}", repeat.item.name),
-                        value: value_name.clone(),
-                    });
-                    self.emit(clone, Some((&repeat.item.name, value_name, value)), None, item);
+                    let scope = CloneScope { item: None, group: Some((instance.clone(), group_values)) };
+                    copies.push(Copy { value: clone, scope, moves });
                 }
             }
             for (group, instances, repeat, t) in group_item_clones {
                 for instance in instances {
                     let group_values = self.instance_values(group, instance);
-                    for (value_name, value) in Self::item_values(repeat, instance) {
+                    for (value_name, origin) in Self::instance_item_values(repeat, instance) {
                         if !self.charge_clone(size, item) {
+                            failed = true;
                             break;
                         }
                         let mut clone = template.clone();
@@ -513,29 +739,72 @@ impl Step<'_> {
                             clone: describe(&clone),
                             from: format!("item {} of group {}", repeat.name, group.name),
                             value: format!("{instance}/{value_name}"),
+                            origin: origin.into(),
                         });
-                        self.emit(
-                            clone,
-                            Some((&repeat.name, &value_name, &value)),
-                            Some((instance, &group_values)),
-                            item,
-                        );
+                        if let Err(message) = self.placeholders(&mut clone, &repeat.name, &value_name, true) {
+                            self.error(message, item);
+                            failed = true;
+                        }
+                        let scope = CloneScope {
+                            item: Some((repeat.name.clone(), value_name.clone())),
+                            group: Some((instance.clone(), group_values.clone())),
+                        };
+                        copies.push(Copy { value: clone, scope, moves: Moves::new() });
                     }
                 }
             }
-            if !is_template && self.charge_clone(size, item) {
-                // Node clones and templates render into one copy of the resource.
-                let mut copy = template.clone();
-                let mut cloned = true;
-                for repeat in &plain_items {
-                    for t in repeat.item.templates.iter().filter(|t| t.matches(item)) {
-                        if let Some(path) = &t.yaml_path {
-                            cloned &= self.node_clones(&mut copy, path, repeat.item, &repeat.values, None, item);
+            if copies.is_empty() && !failed {
+                // KOTS's repeat targets, in Config order: a yamlPath target changes the resource in
+                // place; a whole-resource target replaces it with a copy per value (the last
+                // such target's copies are what remains).
+                let mut working = template.clone();
+                let mut moves = Moves::new();
+                let mut whole: Option<Vec<Copy>> = None;
+                for (repeat, values, t) in targets {
+                    if let Some(path) = &t.yaml_path {
+                        failed |= !self.node_clones(&mut working, &mut moves, path, repeat, values, item);
+                        continue;
+                    }
+                    let mut clones = Vec::new();
+                    for (value_name, origin) in values {
+                        if !self.charge_clone(size, item) {
+                            failed = true;
+                            break;
                         }
+                        let mut clone = working.clone();
+                        set_name(&mut clone, &format!("{}{value_name}", t.prefix.clone().unwrap_or_default()));
+                        if let Err(message) = self.placeholders(&mut clone, &repeat.name, value_name, true) {
+                            self.error(message, item);
+                            failed = true;
+                        }
+                        self.report.clones.push(CloneReport {
+                            source: describe(item),
+                            clone: describe(&clone),
+                            from: format!("item {}", repeat.name),
+                            value: value_name.clone(),
+                            origin: (*origin).into(),
+                        });
+                        let scope = CloneScope { item: Some((repeat.name.clone(), value_name.clone())), group: None };
+                        clones.push(Copy { value: clone, scope, moves: moves.clone() });
+                    }
+                    whole = Some(clones);
+                }
+                copies = whole.unwrap_or_else(|| vec![Copy { value: working, scope: CloneScope::default(), moves }]);
+                if copies.len() == 1 && !is_target && !self.charge_clone(size, item) {
+                    failed = true;
+                }
+            }
+            if !failed {
+                let origin = origins.get(position).copied();
+                let kind = type_of(item).1.to_string();
+                let mut noticed: Vec<String> = Vec::new();
+                for copy in copies {
+                    if !self.emit(copy, &kind, origin, item, &mut noticed) {
+                        break;
                     }
                 }
-                if cloned {
-                    self.emit(copy, None, None, item);
+                for message in noticed {
+                    self.results.push(Diagnostic::warning(Kind::Render, message).about(item));
                 }
             }
             // The source stays as the template: local-config now, taken up again next run.
@@ -544,13 +813,22 @@ impl Step<'_> {
         }
     }
 
+    /// Runs a clone's placeholders (`repl[[ .item ]]`) on the strings that mention the item.
+    fn placeholders(&mut self, value: &mut Value, item: &str, value_name: &str, keys: bool) -> Result<(), String> {
+        let data = kots::placeholder_data(item, value_name);
+        kots::replace_placeholders(value, item, &data, keys, self.engine, self.budget)
+    }
+
     /// An instance's item values: the group's `valuesByGroup[instance]`, then each item's own
     /// `valuesByGroup[instance]` (the proposal's form: its first value), then the item's value.
     fn instance_values(&self, group: &Group, instance: &str) -> Map {
         let mut out = Map::new();
+        let state = self.engine.shared.lock();
         for item in group.items.iter().filter(|i| !i.repeatable) {
             let own = item.values_by_group.get(instance).and_then(|m| m.values().next().cloned());
-            if let Some(value) = own.or_else(|| self.values.get(&item.name).cloned()) {
+            let value =
+                own.or_else(|| state.entries.get(&item.name).map(|e| Value::String(e.resolved().to_string())));
+            if let Some(value) = value {
                 out.insert(item.name.clone(), value);
             }
         }
@@ -560,47 +838,81 @@ impl Step<'_> {
         out
     }
 
-    /// Whether a whole template at `pointer` (of the current template item) may take a type.
-    fn typed(current: &Option<String>, pointer: &str) -> bool {
-        current.as_deref().is_none_or(|kind| !must_stay_string(kind, pointer))
-    }
-
-    /// Renders a copy's templates and `kots.io/when`, then generates it unless excluded.
+    /// Renders a copy's templates, then `kots.io/exclude` / `kots.io/when`, and generates it
+    /// unless excluded. `false` after an error.
     fn emit(
         &mut self,
-        mut copy: Value,
-        item: Option<(&str, &str, &Value)>,
-        group: Option<(&str, &Map)>,
+        copy: Copy,
+        kind: &str,
+        origin: Option<usize>,
         source: &Value,
-    ) {
-        let scope = Scope { budget: self.budget, values: self.values, filenames: self.filenames, item, group };
-        let current = &self.current;
-        let mut typed = |pointer: &str| Self::typed(current, pointer);
-        if let Err(message) = render_value(&mut copy, &scope, &mut String::new(), &mut typed) {
-            self.error(message, source);
-            return;
-        }
-        match annotation(&copy, WHEN) {
-            Some("false") => return,
-            Some("true") | None => {}
-            Some(other) => {
-                let message = format!("annotation {WHEN} must render to true or false, got {other:?}");
-                self.error(message, source);
-                return;
+        noticed: &mut Vec<String>,
+    ) -> bool {
+        let Copy { mut value, scope, moves } = copy;
+        self.engine.shared.lock().clone = scope;
+        let styles = &mut self.styles;
+        let mut quoted = |pointer: &str| match (origin, styles.as_deref_mut()) {
+            (Some(origin), Some(styles)) => styles.is_quoted(origin, &source_pointer(pointer, &moves)),
+            _ => false,
+        };
+        let must = |pointer: &str| must_stay_string(kind, pointer);
+        let mut typing = kots::Typing { quoted: &mut quoted, must_stay_string: &must };
+        let rendered = kots::render_value(&mut value, self.engine, self.budget, &mut typing);
+        {
+            let mut state = self.engine.shared.lock();
+            state.clone = CloneScope::default();
+            for message in state.noticed.drain(..) {
+                if !noticed.contains(&message) {
+                    noticed.push(message);
+                }
             }
         }
-        self.generated.push(Generated { item: copy, substitute: true });
+        if let Err((field, message)) = rendered {
+            self.results.push(Diagnostic::error(Kind::Render, message).about(source).at(field));
+            return false;
+        }
+        let decide = |key: &str, value: &Value| -> Option<Result<bool, String>> {
+            let raw = value.get("metadata")?.get("annotations")?.get(key)?;
+            Some(match raw {
+                Value::Bool(b) => Ok(*b),
+                Value::String(s) => parse_bool(s).ok_or_else(|| {
+                    format!(
+                        "annotation {key} must render to a boolean as KOTS reads it (true, false, 1, 0, t, f, TRUE, \
+                         FALSE, True, False), got {s:?}"
+                    )
+                }),
+                other => Err(format!("annotation {key} must render to a boolean, got {}", shape_of(other))),
+            })
+        };
+        // kots.io/exclude alone decides when present; kots.io/when is then not read.
+        let keep = match (decide(EXCLUDE, &value), decide(WHEN, &value)) {
+            (Some(exclude), _) => exclude.map(|e| (!e, EXCLUDE)),
+            (None, Some(when)) => when.map(|w| (w, WHEN)),
+            (None, None) => Ok((true, WHEN)),
+        };
+        match keep {
+            Ok((true, _)) => self.generated.push(Generated { item: value, substitute: true }),
+            Ok((false, _)) => {}
+            Err(message) => {
+                let key = if message.contains(EXCLUDE) { EXCLUDE } else { WHEN };
+                let field = FieldPath::root().key("metadata").key("annotations").key(key);
+                self.results.push(Diagnostic::error(Kind::Render, message).about(source).at(field));
+                return false;
+            }
+        }
+        true
     }
 
-    /// `yamlPath` node clones: the indexed list element is the template; it is removed and one
-    /// clone per value (in value-name order) is appended to that list. `false` after an error.
+    /// `yamlPath` list-element clones: the indexed element is the template; it is removed and one
+    /// clone per value (in value order) is appended to that list, each with its placeholders
+    /// replaced. `false` after an error.
     fn node_clones(
         &mut self,
         resource: &mut Value,
+        moves: &mut Moves,
         path: &str,
         repeat: &Item,
-        values: &[(String, Value)],
-        group: Option<(&str, &Map)>,
+        values: &Values,
         source: &Value,
     ) -> bool {
         let name = describe(resource);
@@ -621,26 +933,19 @@ impl Step<'_> {
             self.error(message, source);
             return false;
         }
+        let before = list.len();
         let template = list.remove(index);
         let mut clones = Vec::with_capacity(values.len());
-        // The template element's own pointer in the source, for its scalar styles.
-        let base = yaml_path_pointer(path);
         let size = kots::output_size(&template);
-        for (value_name, value) in values {
+        for (value_name, origin) in values {
             if !self.charge_clone(size, source) {
                 return false;
             }
             let mut clone = template.clone();
-            let scope = Scope {
-                budget: self.budget,
-                values: self.values,
-                filenames: self.filenames,
-                item: Some((&repeat.name, value_name, value)),
-                group,
-            };
-            let current = &self.current;
-            let mut typed = |pointer: &str| Self::typed(current, pointer);
-            if let Err(message) = render_value(&mut clone, &scope, &mut base.clone(), &mut typed) {
+            let data = kots::placeholder_data(&repeat.name, value_name);
+            if let Err(message) =
+                kots::replace_placeholders(&mut clone, &repeat.name, &data, false, self.engine, self.budget)
+            {
                 self.error(message, source);
                 return false;
             }
@@ -650,9 +955,13 @@ impl Step<'_> {
                 clone: format!("{name} {path}"),
                 from: format!("item {}", repeat.name),
                 value: value_name.clone(),
+                origin: (*origin).into(),
             });
         }
         list.extend(clones);
+        let pointer = yaml_path_pointer(path);
+        let list_pointer = pointer.rsplit_once('/').map_or(String::new(), |(list, _)| list.to_string());
+        moves.push((list_pointer, index, before));
         true
     }
 }
@@ -735,5 +1044,31 @@ mod tests {
         );
         assert_eq!(locate(&mut resource, "spec.name.x[0]").map(|_| ()).err(), Some("neither map nor array".into()));
         assert_eq!(locate(&mut resource, "spec.name[0]").map(|_| ()).err(), Some("neither map nor array".into()));
+    }
+
+    #[test]
+    fn moved_elements_find_their_source() {
+        // env [a, T, b] → [a, b, c1, c2]: b came from 2, the clones from T at 1.
+        let moves = vec![("/env".to_string(), 1, 3)];
+        assert_eq!(source_pointer("/env/0/value", &moves), "/env/0/value");
+        assert_eq!(source_pointer("/env/1/value", &moves), "/env/2/value");
+        assert_eq!(source_pointer("/env/2/value", &moves), "/env/1/value");
+        assert_eq!(source_pointer("/env/3", &moves), "/env/1");
+        assert_eq!(source_pointer("/other/3", &moves), "/other/3");
+    }
+
+    #[test]
+    fn padded_names_are_stable_and_free() {
+        let first = padded_name("files", 1, &|_| false);
+        assert_eq!(first, padded_name("files", 1, &|_| false));
+        assert!(first.starts_with("files-") && first.len() == "files-".len() + 8, "{first}");
+        assert_ne!(padded_name("files", 1, &|n| n == first), first);
+    }
+
+    #[test]
+    fn go_parse_bool() {
+        assert_eq!(parse_bool("True"), Some(true));
+        assert_eq!(parse_bool("0"), Some(false));
+        assert_eq!(parse_bool("yes"), None);
     }
 }

@@ -1,224 +1,226 @@
-//! The KOTS template syntax inside resources (compat: KOTS): `repl{{ F args }}` and `{{repl F args }}`
-//! with `ConfigOption`, `ConfigOptionEquals`, `ConfigOptionNotEquals`, `ConfigOptionData`,
-//! `ConfigOptionFilename`, `RepeatableConfigOptionName` and `RepeatableConfigGroupName`, and the
-//! clone placeholders `repl[[ .item ]]` / `[[repl .item ]]`. Written here: KOTS's renderer is Go
-//! text/template over Sprig and no crate speaks this dialect. Arguments are quoted strings or bare
-//! words (the proposal writes both); a leading `$` on a function name is accepted (the proposal's
-//! `$RepeatableConfigGroupName`).
+//! KOTS templates inside resources (compat: KOTS): Go `text/template` with KOTS's delimiters and
+//! functions, and the repeat placeholders.
+//!
+//! KOTS renders a file's *text* twice, first with the delimiters `{{repl` / `}}`, then with
+//! `repl{{` / `}}`, and parses the YAML afterwards. We hold parsed items, so each string holding a
+//! template is rendered (both passes, as KOTS runs them) and, when it was a plain scalar in the
+//! source, read back as YAML the way KOTS's text would read: `port: repl{{ … }}` becomes a
+//! number, `annotations: repl{{ … | nindent 8 }}` a mapping. Quoted scalars stay strings.
+//!
+//! Repeat placeholders (`repl[[ .files ]]`, `[[repl .files ]]`) are Go templates too, over
+//! `{<item name>: <value name>}`; [`Engine::placeholders`] runs them on the strings of a clone
+//! that mention the item, before the templates, as KOTS does.
+//!
+//! Each distinct template text is compiled once per render; the functions read the render's
+//! [`context::Shared`] state, so a compiled template serves every clone.
 
+pub mod context;
 pub mod statics;
 
-use crate::doc::{parse_scalar, Map, Value};
+use crate::doc::{read_yaml_documents, FieldPath, Map, Value};
 use crate::limits::{Budget, MAX_DEPTH};
-use base64::Engine as _;
+use crate::template::go::{self, Compiled, FuncMap, GoValue};
+use std::collections::HashMap;
+use std::rc::Rc;
 
-/// What a template can read: resolved config values, and inside a clone its repeat scope.
-pub struct Scope<'a> {
-    /// The render's budget: every template evaluated is a step, every value it inserts output.
-    pub budget: &'a Budget,
-    pub values: &'a Map,
-    /// File names of file items (`ConfigOptionFilename`).
-    pub filenames: &'a Map,
-    /// Inside a repeatable item's clone: (item name, value name, value).
-    pub item: Option<(&'a str, &'a str, &'a Value)>,
-    /// Inside a repeatable group's clone: (instance name, the instance's item values).
-    pub group: Option<(&'a str, &'a Map)>,
-}
+const FIRST: (&str, &str) = ("{{repl", "}}");
+const SECOND: (&str, &str) = ("repl{{", "}}");
+const PLACEHOLDER_FIRST: (&str, &str) = ("[[repl", "]]");
+const PLACEHOLDER_SECOND: (&str, &str) = ("repl[[", "]]");
 
-impl Scope<'_> {
-    fn option(&self, name: &str) -> Result<Value, String> {
-        if let Some((item, _, value)) = self.item {
-            if item == name {
-                return Ok(value.clone());
-            }
-        }
-        if let Some((_, values)) = self.group {
-            if let Some(value) = values.get(name) {
-                return Ok(value.clone());
-            }
-        }
-        self.values.get(name).cloned().ok_or_else(|| format!("config item {name:?} is not defined in the KOTS Config"))
-    }
-}
-
-fn text(value: &Value) -> String {
-    match value {
-        Value::String(s) => s.clone(),
-        Value::Null => String::new(),
-        other => other.to_string(),
-    }
-}
-
-/// Whether a string holds KOTS template syntax at all (the cheap test before rendering).
+/// Whether a string holds a KOTS template (the cheap test before rendering).
 pub fn has_template(text: &str) -> bool {
-    text.contains("repl{{") || text.contains("{{repl") || text.contains("repl[[") || text.contains("[[repl")
+    text.contains("repl{{") || text.contains("{{repl")
 }
 
-fn call(body: &str, scope: &Scope) -> Result<String, String> {
-    let args = split_args(body)?;
-    let Some((name, args)) = args.split_first() else { return Err("empty template".into()) };
-    let name = name.trim_start_matches('$');
-    let arg = |i: usize| args.get(i).cloned().ok_or_else(|| format!("{name} needs {} argument(s)", i + 1));
-    Ok(match name {
-        "ConfigOption" => text(&scope.option(&arg(0)?)?),
-        "ConfigOptionEquals" => (text(&scope.option(&arg(0)?)?) == arg(1)?).to_string(),
-        "ConfigOptionNotEquals" => (text(&scope.option(&arg(0)?)?) != arg(1)?).to_string(),
-        "ConfigOptionData" => {
-            let encoded = text(&scope.option(&arg(0)?)?);
-            let bytes = base64::engine::general_purpose::STANDARD.decode(encoded.trim()).map_err(|err| {
-                format!("ConfigOptionData {:?}: value is not base64: {err}", arg(0).unwrap_or_default())
-            })?;
-            String::from_utf8_lossy(&bytes).into_owned()
-        }
-        "ConfigOptionFilename" => scope.filenames.get(&arg(0)?).map(text).unwrap_or_default(),
-        "RepeatableConfigOptionName" => match scope.item {
-            Some((item, value_name, _)) if item == arg(0)? => value_name.to_string(),
-            _ => {
-                return Err(format!("RepeatableConfigOptionName {:?} is only valid inside that item's clones", arg(0)?))
-            }
-        },
-        "RepeatableConfigGroupName" => match scope.group {
-            Some((instance, _)) => instance.to_string(),
-            None => {
-                return Err(format!(
-                    "RepeatableConfigGroupName {:?} is only valid inside a repeatable group's clones",
-                    arg(0)?
-                ))
-            }
-        },
-        other => return Err(format!("unknown KOTS template function {other:?}")),
-    })
+/// Whether a string holds a repeat placeholder.
+pub fn has_placeholder(text: &str) -> bool {
+    text.contains("repl[[") || text.contains("[[repl")
 }
-
-/// Words and quoted strings.
-fn split_args(body: &str) -> Result<Vec<String>, String> {
-    let mut args = Vec::new();
-    let mut chars = body.trim().chars().peekable();
-    while let Some(&c) = chars.peek() {
-        if c.is_whitespace() {
-            chars.next();
-        } else if c == '"' || c == '`' {
-            chars.next();
-            let mut arg = String::new();
-            loop {
-                match chars.next() {
-                    None => return Err(format!("unterminated string in {body:?}")),
-                    Some('\\') if c == '"' => arg.extend(chars.next()),
-                    Some(q) if q == c => break,
-                    Some(other) => arg.push(other),
-                }
-            }
-            args.push(arg);
-        } else {
-            let mut word = String::new();
-            while let Some(&c) = chars.peek() {
-                if c.is_whitespace() {
-                    break;
-                }
-                word.push(c);
-                chars.next();
-            }
-            args.push(word);
-        }
-    }
-    Ok(args)
-}
-
-/// The four delimiter pairs and whether their body is a clone placeholder.
-const FORMS: [(&str, &str, bool); 4] =
-    [("repl{{", "}}", false), ("{{repl", "}}", false), ("repl[[", "]]", true), ("[[repl", "]]", true)];
 
 /// The start of a long text, for messages.
-fn excerpt(text: &str) -> String {
+pub fn excerpt(text: &str) -> String {
     match text.char_indices().nth(60) {
         Some((end, _)) => format!("{:?}…", &text[..end]),
         None => format!("{text:?}"),
     }
 }
 
-/// Renders every template in `text`, in one pass: each form's next occurrence is searched again
-/// only once the cursor has passed it, so 40 000 templates in one string stay linear.
-pub fn render_text(text: &str, scope: &Scope) -> Result<String, String> {
-    let mut out = String::new();
-    let mut cursor = 0;
-    // Each form's next offset; `usize::MAX` once the form does not occur again.
-    let mut next = FORMS.map(|form| text.find(form.0).unwrap_or(usize::MAX));
-    loop {
-        for (slot, form) in next.iter_mut().zip(FORMS.iter()) {
-            if *slot < cursor {
-                *slot = text[cursor..].find(form.0).map_or(usize::MAX, |at| cursor + at);
+/// One render's KOTS templates: the functions and the compiled texts.
+pub struct Engine {
+    funcs: FuncMap,
+    placeholder_funcs: FuncMap,
+    pub shared: context::Shared,
+    compiled: HashMap<(u8, String), Rc<Compiled>>,
+}
+
+impl Engine {
+    /// `statics`: the static context (Sprig and KOTS's own); the config context goes over it.
+    pub fn new(mut statics: FuncMap) -> Self {
+        let shared = context::Shared::default();
+        statics.extend(context::functions(&shared));
+        Self { funcs: statics, placeholder_funcs: FuncMap::new(), shared, compiled: HashMap::new() }
+    }
+
+    fn compiled(&mut self, pass: u8, text: &str) -> Result<Rc<Compiled>, String> {
+        let key = (pass, text.to_string());
+        if let Some(compiled) = self.compiled.get(&key) {
+            return Ok(compiled.clone());
+        }
+        let (delims, funcs) = match pass {
+            0 => (FIRST, &self.funcs),
+            1 => (SECOND, &self.funcs),
+            2 => (PLACEHOLDER_FIRST, &self.placeholder_funcs),
+            _ => (PLACEHOLDER_SECOND, &self.placeholder_funcs),
+        };
+        let compiled = Rc::new(go::compile(text, delims, funcs)?);
+        self.compiled.insert(key, compiled.clone());
+        Ok(compiled)
+    }
+
+    /// Go's wording for an unknown function, with the nearest known name.
+    fn explain(&self, message: String) -> String {
+        let Some(name) = message.strip_prefix("undefined function: ") else { return message };
+        let nearest = self
+            .funcs
+            .keys()
+            .map(|known| (strsim::jaro_winkler(known, name), known))
+            .filter(|(score, _)| *score > 0.85)
+            .max_by(|a, b| a.0.total_cmp(&b.0))
+            .map(|(_, known)| format!(" (did you mean {known}?)"))
+            .unwrap_or_default();
+        format!("function {name:?} not defined{nearest}")
+    }
+
+    /// Renders both passes over one string.
+    pub fn render_text(&mut self, text: &str, budget: &Budget) -> Result<String, String> {
+        let mut out = std::borrow::Cow::Borrowed(text);
+        for pass in [0, 1] {
+            let open = if pass == 0 { FIRST.0 } else { SECOND.0 };
+            if out.contains(open) {
+                budget.charge_steps(1).map_err(|e| e.to_string())?;
+                let rendered = self
+                    .compiled(pass, &out)
+                    .and_then(|c| c.execute(&GoValue::Nil, budget))
+                    .map_err(|m| format!("template {}: {}", excerpt(text), self.explain(m)))?;
+                out = std::borrow::Cow::Owned(rendered);
             }
         }
-        let found = next
-            .iter()
-            .zip(FORMS.iter())
-            .filter(|(at, _)| **at != usize::MAX)
-            .map(|(at, f)| (*at, f))
-            .min_by_key(|f| f.0);
-        let Some((at, (open, close, placeholder))) = found else {
-            out.push_str(&text[cursor..]);
-            return Ok(out);
-        };
-        out.push_str(&text[cursor..at]);
-        let body_start = at + open.len();
-        let Some(length) = text[body_start..].find(close) else {
-            return Err(format!("{open} is not closed by {close} in {}", excerpt(&text[at..])));
-        };
-        let body = &text[body_start..body_start + length];
-        scope.budget.charge_steps(1).map_err(|err| err.to_string())?;
-        let inserted = if *placeholder {
-            match (body.trim(), scope.item) {
-                (".item", Some((_, value_name, _))) => value_name.to_string(),
-                (".item", None) => {
-                    return Err(format!("{open} .item {close} is only valid inside a repeatable item's clones"))
-                }
-                (other, _) => {
-                    return Err(format!("unknown placeholder {open} {} {close}: only .item is defined", excerpt(other)))
-                }
+        Ok(out.into_owned())
+    }
+
+    /// Replaces a clone's placeholders in one string: both placeholder passes over
+    /// `{<item>: <value name>}` (and `{item: …}`, this function's older spelling).
+    pub fn placeholders(&mut self, text: &str, data: &GoValue, budget: &Budget) -> Result<String, String> {
+        let mut out = std::borrow::Cow::Borrowed(text);
+        for pass in [2, 3] {
+            let open = if pass == 2 { PLACEHOLDER_FIRST.0 } else { PLACEHOLDER_SECOND.0 };
+            if out.contains(open) {
+                budget.charge_steps(1).map_err(|e| e.to_string())?;
+                let rendered = self
+                    .compiled(pass, &out)
+                    .and_then(|c| c.execute(data, budget))
+                    .map_err(|m| format!("placeholder in {}: {m}", excerpt(text)))?;
+                out = std::borrow::Cow::Owned(rendered);
             }
-        } else {
-            call(body, scope)?
-        };
-        scope.budget.charge_output(inserted.len()).map_err(|err| err.to_string())?;
-        out.push_str(&inserted);
-        cursor = body_start + length + close.len();
+        }
+        Ok(out.into_owned())
     }
 }
 
-/// Renders every string (and key) of a value found at JSON pointer `pointer`. A string that is
-/// exactly one template keeps the YAML type its result reads as (`replicas: repl{{ ConfigOption
-/// "n" }}` is a number) when `typed(pointer)` allows it (plain in its source, as KOTS renders
-/// text and parses it again).
+/// The data a clone's placeholders read.
+pub fn placeholder_data(item: &str, value_name: &str) -> GoValue {
+    let mut map = Map::new();
+    map.insert("item".into(), Value::String(value_name.into()));
+    map.insert(item.into(), Value::String(value_name.into()));
+    go::map_to_go(&map)
+}
+
+/// Runs a clone's placeholders on every string (and, with `keys`, every mapping key) that
+/// mentions the item.
+pub fn replace_placeholders(
+    value: &mut Value,
+    item: &str,
+    data: &GoValue,
+    keys: bool,
+    engine: &mut Engine,
+    budget: &Budget,
+) -> Result<(), String> {
+    let mentions = |s: &str| has_placeholder(s) && (s.contains(item) || s.contains(".item"));
+    let mut stack = vec![value];
+    while let Some(value) = stack.pop() {
+        match value {
+            Value::String(s) if mentions(s) => *s = engine.placeholders(s, data, budget)?,
+            Value::Array(items) => stack.extend(items.iter_mut()),
+            Value::Object(map) => {
+                if keys && map.keys().any(|k| mentions(k)) {
+                    let mut renamed = Map::new();
+                    for (key, item) in std::mem::take(map) {
+                        let key = if mentions(&key) { engine.placeholders(&key, data, budget)? } else { key };
+                        renamed.insert(key, item);
+                    }
+                    *map = renamed;
+                }
+                stack.extend(map.values_mut());
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// How a rendered string is read back.
+pub struct Typing<'a> {
+    /// Whether the scalar at this pointer was quoted (or a block) in the source.
+    pub quoted: &'a mut dyn FnMut(&str) -> bool,
+    /// Fields Kubernetes requires to be strings: a scalar result stays text there.
+    pub must_stay_string: &'a dyn Fn(&str) -> bool,
+}
+
+/// Renders every template in a resource. On failure: the field and the message.
 pub fn render_value(
     value: &mut Value,
-    scope: &Scope,
-    pointer: &mut String,
-    typed: &mut dyn FnMut(&str) -> bool,
-) -> Result<(), String> {
-    render_nested(value, scope, pointer, typed, 0)
+    engine: &mut Engine,
+    budget: &Budget,
+    typing: &mut Typing,
+) -> Result<(), (FieldPath, String)> {
+    render_nested(value, engine, budget, typing, &mut String::new(), &mut FieldPath::root(), 0)
 }
 
 fn render_nested(
     value: &mut Value,
-    scope: &Scope,
+    engine: &mut Engine,
+    budget: &Budget,
+    typing: &mut Typing,
     pointer: &mut String,
-    typed: &mut dyn FnMut(&str) -> bool,
+    field: &mut FieldPath,
     depth: usize,
-) -> Result<(), String> {
+) -> Result<(), (FieldPath, String)> {
     if depth > MAX_DEPTH {
-        return Err(format!("the resource nests deeper than {MAX_DEPTH} levels at {pointer}: flatten it"));
+        let message = format!("the resource nests deeper than {MAX_DEPTH} levels: flatten it");
+        return Err((field.clone(), message));
     }
     match value {
         Value::String(s) if has_template(s) => {
-            let whole = is_whole_template(s);
-            let rendered = render_text(s, scope)?;
-            *value = if whole && typed(pointer) { parse_scalar(&rendered) } else { Value::String(rendered) };
+            let rendered = engine.render_text(s, budget).map_err(|m| (field.clone(), m))?;
+            *value = if (typing.quoted)(pointer) {
+                Value::String(rendered)
+            } else {
+                let read = read_rendered(&rendered).map_err(|m| (field.clone(), m))?;
+                match read {
+                    Value::Null | Value::Bool(_) | Value::Number(_) if (typing.must_stay_string)(pointer) => {
+                        Value::String(rendered.trim().to_string())
+                    }
+                    read => read,
+                }
+            };
         }
         Value::Array(items) => {
             for (i, item) in items.iter_mut().enumerate() {
                 let len = pointer.len();
                 pointer.push_str(&format!("/{i}"));
-                render_nested(item, scope, pointer, typed, depth + 1)?;
+                let mut inner = field.clone().index(i);
+                render_nested(item, engine, budget, typing, pointer, &mut inner, depth + 1)?;
                 pointer.truncate(len);
             }
         }
@@ -226,7 +228,11 @@ fn render_nested(
             if map.keys().any(|k| has_template(k)) {
                 let mut renamed = Map::new();
                 for (key, item) in std::mem::take(map) {
-                    let key = if has_template(&key) { render_text(&key, scope)? } else { key };
+                    let key = if has_template(&key) {
+                        engine.render_text(&key, budget).map_err(|m| (field.clone().key(key.as_str()), m))?
+                    } else {
+                        key
+                    };
                     renamed.insert(key, item);
                 }
                 *map = renamed;
@@ -235,7 +241,8 @@ fn render_nested(
                 let len = pointer.len();
                 pointer.push('/');
                 pointer.push_str(&key.replace('~', "~0").replace('/', "~1"));
-                render_nested(item, scope, pointer, typed, depth + 1)?;
+                let mut inner = field.clone().key(key.as_str());
+                render_nested(item, engine, budget, typing, pointer, &mut inner, depth + 1)?;
                 pointer.truncate(len);
             }
         }
@@ -244,13 +251,43 @@ fn render_nested(
     Ok(())
 }
 
-fn is_whole_template(text: &str) -> bool {
-    let text = text.trim();
-    FORMS.iter().any(|(open, close, _)| {
-        text.starts_with(open)
-            && text.ends_with(close)
-            && text[open.len()..].find(close) == Some(text.len() - open.len() - close.len())
-    })
+/// A rendered plain scalar read as KOTS's YAML parse of the rendered text reads it: after a key,
+/// with the lines that follow belonging to that key. The lines keep their indentation relative
+/// to each other (the package file's absolute columns are not known here).
+pub fn read_rendered(text: &str) -> Result<Value, String> {
+    let simple = !text.contains('\n')
+        && !text.contains(": ")
+        && !text.contains(" #")
+        && !text.starts_with(['{', '[', '|', '>', '&', '*', '!', '%', '@', '`', '"', '\'', '#', '-', '?']);
+    if simple {
+        return Ok(if text.trim().is_empty() { Value::Null } else { crate::doc::parse_scalar(text.trim()) });
+    }
+    let mut lines = text.split('\n');
+    let mut document = String::from("k: ");
+    document.push_str(lines.next().unwrap_or_default());
+    let rest: Vec<&str> = lines.collect();
+    let indent = rest
+        .iter()
+        .filter(|line| !line.trim().is_empty())
+        .map(|line| line.len() - line.trim_start_matches(' ').len())
+        .min()
+        .unwrap_or(0);
+    for line in rest {
+        document.push('\n');
+        if !line.trim().is_empty() {
+            document.push_str("  ");
+            document.push_str(line.get(indent..).unwrap_or(line));
+        }
+    }
+    document.push('\n');
+    let parsed = read_yaml_documents(&document).map_err(|err| {
+        format!(
+            "the template's result {} does not read as YAML here ({}): quote the field to keep the result as text",
+            excerpt(text),
+            err.message
+        )
+    })?;
+    Ok(parsed.into_iter().next().and_then(|mut d| d.as_object_mut().and_then(|m| m.remove("k"))).unwrap_or_default())
 }
 
 /// Whether a value holds template syntax anywhere (walked with a stack, not recursion).
@@ -299,78 +336,63 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn values() -> Map {
-        json!({"nginx_port": "80", "n": "3", "flag": "1", "cert": "aGVsbG8=", "name": "alpha"})
-            .as_object()
-            .cloned()
-            .unwrap_or_default()
-    }
-
-    #[test]
-    fn functions_and_forms() {
-        let values = values();
-        let filenames = json!({"cert": "tls.crt"}).as_object().cloned().unwrap_or_default();
-        let budget = Budget::default();
-        let scope = Scope { budget: &budget, values: &values, filenames: &filenames, item: None, group: None };
-        assert_eq!(render_text("port repl{{ ConfigOption \"nginx_port\" }}", &scope), Ok("port 80".into()));
-        assert_eq!(render_text("{{repl ConfigOption \"nginx_port\" }}-x", &scope), Ok("80-x".into()));
-        assert_eq!(render_text("repl{{ ConfigOptionEquals \"flag\" \"1\" }}", &scope), Ok("true".into()));
-        assert_eq!(render_text("repl{{ ConfigOptionNotEquals \"flag\" \"1\" }}", &scope), Ok("false".into()));
-        assert_eq!(render_text("repl{{ ConfigOptionData \"cert\" }}", &scope), Ok("hello".into()));
-        assert_eq!(render_text("repl{{ ConfigOptionFilename \"cert\" }}", &scope), Ok("tls.crt".into()));
-        assert_eq!(render_text("kafka-repl{{ $ConfigOption name }}", &scope), Ok("kafka-alpha".into()));
-        assert!(render_text("repl{{ Nope \"x\" }}", &scope).is_err());
-        assert!(render_text("repl{{ ConfigOption \"missing\" }}", &scope).is_err());
-        assert!(render_text("repl[[ .item ]]", &scope).is_err());
-    }
-
-    #[test]
-    fn many_templates_in_one_string_are_linear_and_charged() {
-        let values = values();
-        let budget = Budget::new(crate::limits::Limits { max_output_bytes: 100_000, ..Default::default() });
-        let scope = Scope { budget: &budget, values: &values, filenames: &Map::new(), item: None, group: None };
-        let text = "repl{{ ConfigOption \"name\" }} ".repeat(40_000);
-        let err = render_text(&text, &scope).err().unwrap_or_default();
-        assert!(err.contains("(--max-output-size)"), "{err}");
-        let budget = Budget::default();
-        let scope = Scope { budget: &budget, values: &values, filenames: &Map::new(), item: None, group: None };
-        assert_eq!(render_text(&text, &scope).map(|t| t.len()), Ok(40_000 * 6));
-    }
-
-    #[test]
-    fn whole_templates_keep_their_type() {
-        let values = values();
-        let budget = Budget::default();
-        let scope = Scope { budget: &budget, values: &values, filenames: &Map::new(), item: None, group: None };
-        let mut value = json!({"replicas": "repl{{ ConfigOption \"n\" }}", "label": "n-repl{{ ConfigOption \"n\" }}"});
-        assert_eq!(render_value(&mut value, &scope, &mut String::new(), &mut |_| true), Ok(()));
-        assert_eq!(value, json!({"replicas": 3, "label": "n-3"}));
-        let mut quoted = json!({"replicas": "repl{{ ConfigOption \"n\" }}"});
-        assert_eq!(render_value(&mut quoted, &scope, &mut String::new(), &mut |_| false), Ok(()));
-        assert_eq!(quoted, json!({"replicas": "3"}));
-    }
-
-    #[test]
-    fn clone_scopes() {
-        let values = values();
-        let instance = json!({"port": 443}).as_object().cloned().unwrap_or_default();
-        let file = json!("ZmlsZQ==");
-        let budget = Budget::default();
-        let scope = Scope {
-            budget: &budget,
-            values: &values,
-            filenames: &Map::new(),
-            item: Some(("static_files", "logo", &file)),
-            group: Some(("nginx-2", &instance)),
-        };
-        assert_eq!(render_text("repl[[ .item ]]/[[repl .item ]]", &scope), Ok("logo/logo".into()));
-        assert_eq!(render_text("repl{{ RepeatableConfigOptionName \"static_files\" }}", &scope), Ok("logo".into()));
-        assert_eq!(
-            render_text("proxy-repl{{ $RepeatableConfigGroupName \"port\" }}", &scope),
-            Ok("proxy-nginx-2".into())
+    fn engine() -> Engine {
+        let engine = Engine::new(statics::functions(&statics::Statics::default()));
+        engine.shared.lock().entries.insert(
+            "n".into(),
+            context::Entry { value: "3".into(), default: String::new(), filename: String::new() },
         );
-        assert_eq!(render_text("{{repl ConfigOption \"port\" }}", &scope), Ok("443".into()));
-        assert_eq!(render_text("a[[repl .item ]]b repl{{ ConfigOption \"port\" }}c", &scope), Ok("alogob 443c".into()));
-        assert_eq!(render_text("repl{{ ConfigOption \"static_files\" }}", &scope), Ok("ZmlsZQ==".into()));
+        engine
+    }
+
+    #[test]
+    fn passes_and_typing() {
+        let mut engine = engine();
+        let budget = Budget::default();
+        assert_eq!(engine.render_text(r#"a-repl{{ ConfigOption "n" }}"#, &budget), Ok("a-3".into()));
+        assert_eq!(engine.render_text(r#"{{repl ConfigOption "n" }}-b"#, &budget), Ok("3-b".into()));
+        // The first pass's output is rendered by the second.
+        assert_eq!(engine.render_text(r#"{{repl print "repl{{" }} ConfigOption "n" }}"#, &budget), Ok("3".into()));
+        let mut value = json!({"replicas": "repl{{ ConfigOption \"n\" }}", "label": "n-repl{{ ConfigOption \"n\" }}",
+            "quoted": "repl{{ ConfigOption \"n\" }}", "metadata": {"x": "repl{{ ConfigOption \"n\" }}"},
+            "ann": "repl{{ print \"\\n      a: 1\\n      b: 2\" }}"});
+        let mut quoted = |p: &str| p == "/quoted";
+        let must = |p: &str| p.starts_with("/metadata/");
+        let mut typing = Typing { quoted: &mut quoted, must_stay_string: &must };
+        assert_eq!(render_value(&mut value, &mut engine, &budget, &mut typing), Ok(()));
+        assert_eq!(
+            value,
+            json!({"replicas": 3, "label": "n-3", "quoted": "3", "metadata": {"x": "3"}, "ann": {"a": 1, "b": 2}})
+        );
+    }
+
+    #[test]
+    fn rendered_text_reads_as_yaml() {
+        assert_eq!(read_rendered("80"), Ok(json!(80)));
+        assert_eq!(read_rendered(""), Ok(Value::Null));
+        assert_eq!(read_rendered("|\n    a\n    b"), Ok(json!("a\nb\n")));
+        assert_eq!(read_rendered("{\"a\":1}"), Ok(json!({"a": 1})));
+        assert!(read_rendered("a: b").is_err());
+    }
+
+    #[test]
+    fn placeholders() {
+        let mut engine = engine();
+        let budget = Budget::default();
+        let data = placeholder_data("files", "files-logo");
+        let mut value = json!({"repl[[ .files ]]": "x [[repl .files ]] repl[[ .other ]] files",
+            "a": "repl[[ .nosuch ]]", "b": "repl[[ .item ]]"});
+        assert_eq!(replace_placeholders(&mut value, "files", &data, true, &mut engine, &budget), Ok(()));
+        assert_eq!(
+            value,
+            json!({"files-logo": "x files-logo <no value> files", "a": "repl[[ .nosuch ]]", "b": "files-logo"})
+        );
+    }
+
+    #[test]
+    fn unknown_functions_are_named() {
+        let mut engine = engine();
+        let err = engine.render_text(r#"repl{{ ConfigOptionz "n" }}"#, &Budget::default()).err().unwrap_or_default();
+        assert!(err.contains(r#"function "ConfigOptionz" not defined (did you mean ConfigOption"#), "{err}");
     }
 }
