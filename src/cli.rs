@@ -3,7 +3,7 @@
 //! decides the exit code (0 clean, 1 error results, 2 unusable input) in one place: [`Exit`].
 
 use crate::diag::Diagnostic;
-use crate::doc::{quoted_dollar_scalars, read_yaml_documents, Value};
+use crate::doc::{quoted_template_scalars, read_yaml_documents, Value};
 use crate::krm::{annotations as ann, is_local_config, set_annotation, Item, ResourceList};
 use crate::limits::Limits;
 use crate::package::{read_regular_file, DiskFiles, Files};
@@ -558,11 +558,11 @@ enum Source {
 impl Source {
     fn scan(&self) -> Vec<HashSet<String>> {
         match self {
-            Source::Bytes(bytes) => quoted_dollar_scalars(&String::from_utf8_lossy(bytes)),
+            Source::Bytes(bytes) => quoted_template_scalars(&String::from_utf8_lossy(bytes)),
             Source::File(path, limit) => {
-                read_regular_file(path, *limit).map(|t| quoted_dollar_scalars(&t)).unwrap_or_default()
+                read_regular_file(path, *limit).map(|t| quoted_template_scalars(&t)).unwrap_or_default()
             }
-            Source::Text(text) => quoted_dollar_scalars(text),
+            Source::Text(text) => quoted_template_scalars(text),
         }
     }
 }

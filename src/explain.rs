@@ -300,7 +300,11 @@ pub fn explain(output: &Output, show_secrets: bool) -> String {
     if !report.repeat.clones.is_empty() {
         let _ = writeln!(out, "clones:");
         for clone in &report.repeat.clones {
-            let _ = writeln!(out, "  {} from {} ({} = {})", clone.clone, clone.source, clone.from, clone.value);
+            let _ = writeln!(
+                out,
+                "  {} from {} ({} = {}, from {})",
+                clone.clone, clone.source, clone.from, clone.value, clone.origin
+            );
         }
     }
     if !report.policy.decisions.is_empty() {

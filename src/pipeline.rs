@@ -15,7 +15,7 @@ use crate::template::BackendLookup;
 use crate::{features, imports, patch, policy, repeat, subst, values};
 use std::sync::Arc;
 
-/// The source styles of the input items' scalars (see [`crate::doc::quoted_dollar_scalars`]).
+/// The source styles of the input items' scalars (see [`crate::doc::quoted_template_scalars`]).
 /// Asked lazily: only for a substituted plain-or-quoted scalar whose new text would read as
 /// something other than a string, so most renders never scan their source again.
 pub trait ScalarStyles {

@@ -1,8 +1,9 @@
 //! Which scalars were written quoted (or as block scalars) in the source text. Flux substitutes
-//! variables in a resource's YAML *text*, so `replicas: ${n}` becomes a number while
-//! `value: "${PORT}"` stays a string; to do the same on parsed values we need the style, which
-//! the value model drops. This walks the parser's events once (granit-parser, the parser under
-//! serde-saphyr) and only records scalars that contain `$`, so the result stays small.
+//! variables in a resource's YAML *text*, and KOTS renders its templates in the text, so
+//! `replicas: ${n}` or `replicas: repl{{ … }}` becomes a number while `value: "${PORT}"` stays a
+//! string; to do the same on parsed values we need the style, which the value model drops. This
+//! walks the parser's events once (granit-parser, the parser under serde-saphyr) and only records
+//! scalars that contain `$` or a KOTS template, so the result stays small.
 
 use std::collections::HashSet;
 
@@ -15,8 +16,9 @@ fn escape(segment: &str) -> String {
     segment.replace('~', "~0").replace('/', "~1")
 }
 
-/// Per document, the JSON pointers (from the document root) of non-plain scalars holding `$`.
-pub fn quoted_dollar_scalars(text: &str) -> Vec<HashSet<String>> {
+/// Per document, the JSON pointers (from the document root) of non-plain scalars holding `$` or
+/// a KOTS template (`repl{{`, `{{repl`).
+pub fn quoted_template_scalars(text: &str) -> Vec<HashSet<String>> {
     use granit_parser::{Event, Parser, ScalarStyle};
     let mut documents = Vec::new();
     let mut current: HashSet<String> = HashSet::new();
@@ -62,7 +64,7 @@ pub fn quoted_dollar_scalars(text: &str) -> Vec<HashSet<String>> {
                     path.push(escape(&value));
                     continue;
                 }
-                if style != ScalarStyle::Plain && value.contains('$') {
+                if style != ScalarStyle::Plain && (value.contains('$') || value.contains("repl{{") || value.contains("{{repl")) {
                     current.insert(format!("/{}", path.join("/")));
                 }
                 advance(&mut stack, &mut path);
@@ -100,7 +102,7 @@ mod tests {
     #[test]
     fn finds_quoted_dollar_scalars_by_pointer() {
         let text = "# only a comment\n---\na: ${plain}\nb: \"${quoted}\"\nc:\n- '${single}'\n- ${p}\n- |\n  ${block}\nd: {e: \"$x\", f: $y}\n---\nz: \"${z}\"\n";
-        let docs = quoted_dollar_scalars(text);
+        let docs = quoted_template_scalars(text);
         let first: HashSet<String> = ["/b", "/c/0", "/c/2", "/d/e"].iter().map(|s| s.to_string()).collect();
         assert_eq!(docs, vec![first, ["/z".to_string()].into_iter().collect()]);
     }

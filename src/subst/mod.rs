@@ -6,7 +6,7 @@
 //! place and give a changed *plain* scalar the type its new text reads as (YAML 1.1, as
 //! sigs.k8s.io/yaml reads it), while quoted and block scalars stay strings: the same result
 //! without printing and re-reading every resource. Which scalars were quoted comes from the source
-//! text ([`crate::doc::quoted_dollar_scalars`]).
+//! text ([`crate::doc::quoted_template_scalars`]).
 
 pub mod envsubst;
 
