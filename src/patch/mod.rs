@@ -804,6 +804,7 @@ fn apply_6902(
     item: &mut Value,
     budget: &Budget,
 ) -> Result<bool, Failure> {
+    let tracking = Tracking::of(item);
     let copies = operations.iter().any(|op| matches!(op, PatchOperation::Copy(_)));
     if !copies && !operations.iter().any(touches_identity) {
         for operation in operations {
@@ -816,6 +817,7 @@ fn apply_6902(
         check_identity(item, &result, &patch.options)?;
         *item = result;
     }
+    tracking.put_back(item);
     if idempotent(operations) {
         return Ok(false);
     }
@@ -823,9 +825,52 @@ fn apply_6902(
     // the same budget (a copy doubles again there).
     let mut again = item.clone();
     match apply_one_by_one(&mut again, operations, budget) {
-        Ok(()) => Ok(again != *item),
+        Ok(()) => {
+            tracking.put_back(&mut again);
+            Ok(again != *item)
+        }
         Err(Failure::Budget(exhausted)) => Err(Failure::Budget(exhausted)),
         Err(Failure::Patch(..)) => Ok(true),
+    }
+}
+
+/// The annotations kpt and kustomize track an item's file with (`internal.config.kubernetes.io/…`,
+/// `config.kubernetes.io/path` and `index`, `config.k8s.io/id`), as they were before a JSON 6902
+/// patch. kustomize puts them back after the patch (its PatchTransformer, issue #4111), so an
+/// operation on `/metadata/annotations` as a whole does not lose the item's file.
+struct Tracking(Vec<(String, Value)>);
+
+impl Tracking {
+    fn of(item: &Value) -> Self {
+        let annotations = item.get("metadata").and_then(|m| m.get("annotations")).and_then(Value::as_object);
+        let tracked = |key: &str| {
+            key.starts_with("internal.config.kubernetes.io/")
+                || [krm::annotations::LEGACY_PATH, krm::annotations::LEGACY_INDEX, "config.k8s.io/id"].contains(&key)
+        };
+        Self(
+            annotations
+                .map(|map| map.iter().filter(|(key, _)| tracked(key)).map(|(k, v)| (k.clone(), v.clone())).collect())
+                .unwrap_or_default(),
+        )
+    }
+
+    /// Sets them again, over whatever the patch made of them.
+    fn put_back(&self, item: &mut Value) {
+        if self.0.is_empty() {
+            return;
+        }
+        let Value::Object(object) = item else { return };
+        let metadata = object.entry("metadata").or_insert_with(|| Value::Object(Map::new()));
+        let Value::Object(metadata) = metadata else { return };
+        let annotations = metadata.entry("annotations").or_insert_with(|| Value::Object(Map::new()));
+        if !annotations.is_object() {
+            *annotations = Value::Object(Map::new());
+        }
+        if let Value::Object(annotations) = annotations {
+            for (key, value) in &self.0 {
+                annotations.insert(key.clone(), value.clone());
+            }
+        }
     }
 }
 
