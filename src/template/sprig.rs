@@ -577,7 +577,7 @@ pub(crate) mod tests {
             (r#"{{ default "x" }}"#, "x"),
             (r#"{{ if empty "" }}1{{ end }}{{ if empty 0 }}2{{ end }}{{ if empty "x" }}3{{ end }}"#, "12"),
             (r#"{{ if empty .Nothing }}1{{ end }}{{ if empty (dict "a" 1) }}2{{ end }}"#, "1"),
-            (r#"{{ coalesce 1 }}{{ coalesce "" 0 nil 2 }}{{ coalesce "" 0 nil }}"#, "12<nil>"),
+            (r#"{{ coalesce 1 }}{{ coalesce "" 0 nil 2 }}{{ coalesce "" 0 nil }}"#, "12<no value>"),
             (r#"{{ all 1 "x" true }}{{ all 1 "" }}{{ any "" 0 "a" }}{{ any "" 0 }}"#, "truefalsetruefalse"),
             (r#"{{ true | ternary "foo" "bar" }}{{ ternary "foo" "bar" false }}"#, "foobar"),
             (r#"{{ hello }}"#, "Hello!"),
@@ -605,11 +605,11 @@ pub(crate) mod tests {
                 r#"{{ $v := fromJson "{\"foo\": 55, \"b\": [1, \"x\"]}" }}{{ $v.foo }} {{ $v.b }} {{ typeOf $v.foo }}"#,
                 "55 [1 x] float64",
             ),
-            (r#"{{ fromJson "{" }}"#, "<nil>"),
+            (r#"{{ fromJson "{" }}"#, "<no value>"),
         ]);
         expect_err(&[(r#"{{ mustFromJson "{" }}"#, "error calling mustFromJson: EOF")]);
         let deep = format!("{{{{ fromJson \"{}\" }}}}", "[".repeat(10_000));
-        assert_eq!(run(&deep).as_deref(), Ok("<nil>"));
+        assert_eq!(run(&deep).as_deref(), Ok("<no value>"));
     }
 
     #[test]

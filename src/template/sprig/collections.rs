@@ -283,8 +283,11 @@ mod tests {
             (r#"{{ $t := list 1 "a" "foo" }}{{ index $t 2 }}{{ index $t 0 }}{{ index $t 1 }}"#, "foo1a"),
             (r#"{{ $t := push (list 1 2 3) 4 }}{{ len $t }}"#, "4"),
             (r#"{{ append (list 1 2 3) 4 }}{{ prepend (list 1 2 3) 0 }}"#, "[1 2 3 4][0 1 2 3]"),
-            (r#"{{ list 1 2 3 | first }}{{ list | first }}|{{ list 1 2 3 | last }}{{ list | last }}"#, "1<nil>|3<nil>"),
-            (r#"{{ list 1 2 3 | rest }}{{ list | rest }}{{ list 1 2 3 | initial }}"#, "[2 3]<nil>[1 2]"),
+            (
+                r#"{{ list 1 2 3 | first }}{{ list | first }}|{{ list 1 2 3 | last }}{{ list | last }}"#,
+                "1<no value>|3<no value>",
+            ),
+            (r#"{{ list 1 2 3 | rest }}{{ list | rest }}{{ list 1 2 3 | initial }}"#, "[2 3]<no value>[1 2]"),
             (r#"{{ list 1 2 3 | reverse }}{{ list | reverse }}"#, "[3 2 1][]"),
             (r#"{{ list 1 2 3 2 1 "a" "a" | uniq }}"#, "[1 2 3 a]"),
             (r#"{{ without (list 1 2 3 4) 1 3 }}{{ without (list 1 2) 3 }}"#, "[2 4][1 2]"),
@@ -292,7 +295,7 @@ mod tests {
             (r#"{{ list 1 0 "" "hello" | compact }}"#, "[1 hello]"),
             (
                 r#"{{ slice (list 1 2 3) }}{{ slice (list 1 2 3) 1 }}{{ slice (list 1 2 3) 1 2 }}{{ slice list }}"#,
-                "[1 2 3][2 3][2]<nil>",
+                "[1 2 3][2 3][2]<no value>",
             ),
             (r#"{{ concat (list 1 2) (list 3 4) (list) }}"#, "[1 2 3 4]"),
             (
@@ -317,7 +320,7 @@ mod tests {
         expect(&[
             (
                 r#"{{ $d := dict 1 2 "three" "four" 5 }}{{ range $k, $v := $d }}{{ $k }}{{ $v }}{{ end }}"#,
-                "12three4five",
+                "125threefour",
             ),
             (
                 r#"{{ $d := dict "one" 1 "two" 222222 }}{{ $d = unset $d "two" }}{{ range $k, $v := $d }}{{ $k }}{{ end }}"#,
