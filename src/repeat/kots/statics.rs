@@ -595,8 +595,8 @@ impl Instant {
                 if ob.len() != 6 || ob[3] != b':' {
                     return Err(bad());
                 }
-                let hours: i64 = rest[1..3].parse().map_err(|_| bad())?;
-                let minutes: i64 = rest[4..6].parse().map_err(|_| bad())?;
+                let hours: i64 = rest.get(1..3).and_then(|h| h.parse().ok()).ok_or_else(bad)?;
+                let minutes: i64 = rest.get(4..6).and_then(|m| m.parse().ok()).ok_or_else(bad)?;
                 sign * (hours * 3600 + minutes * 60)
             }
         };
@@ -784,6 +784,46 @@ mod tests {
                 "                    |\n                        abc\n                        123 456\n                        abc\n                    ",
             ),
         ]);
+    }
+
+    #[test]
+    fn upstream_pending_static_functions() {
+        // Every template in tests/kots-upstream-pending/static-functions gives the value its
+        // expected.yaml shows (ConfigOption belongs to the config context and is skipped).
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/kots-upstream-pending/static-functions");
+        let read = |name: &str| {
+            let text = std::fs::read_to_string(format!("{dir}/{name}")).unwrap_or_default();
+            crate::doc::read_yaml_documents(&text).unwrap_or_default().into_iter().next().unwrap_or_default()
+        };
+        let (input, expected) = (read("input.yaml"), read("expected.yaml"));
+        let items = |doc: &crate::doc::Value| doc["items"].as_array().cloned().unwrap_or_default();
+        let mut checked = 0;
+        for item in items(&input) {
+            let name = item["metadata"]["name"].as_str().unwrap_or_default();
+            let Some(want) = items(&expected).into_iter().find(|e| {
+                e["metadata"]["name"] == name
+                    && !e["metadata"]["annotations"]["fn.blueprint.dev/generated-by"].is_null()
+            }) else {
+                continue;
+            };
+            for field in ["data", "typed"] {
+                for (key, template) in item[field].as_object().into_iter().flatten() {
+                    let Some(template) =
+                        template.as_str().filter(|t| t.contains("repl") && !t.contains("ConfigOption"))
+                    else {
+                        continue;
+                    };
+                    let want = match &want[field][key] {
+                        crate::doc::Value::String(s) => s.clone(),
+                        other => other.to_string(),
+                    };
+                    let got = run(&template.replace("repl{{", "{{repl"), &Statics::default());
+                    assert_eq!(got.as_deref(), Ok(want.as_str()), "{name}.{field}.{key}: {template}");
+                    checked += 1;
+                }
+            }
+        }
+        assert_eq!(checked, 18 + 8);
     }
 
     #[test]

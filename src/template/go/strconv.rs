@@ -33,7 +33,7 @@ fn underscores_ok(s: &str) -> bool {
     if bytes.len() >= 2 && bytes[0] == b'0' && matches!(bytes[1].to_ascii_lowercase(), b'b' | b'o' | b'x') {
         i = 2;
         saw = b'0';
-        hex = bytes[1].to_ascii_lowercase() == b'x';
+        hex = bytes[1].eq_ignore_ascii_case(&b'x');
     }
     for &c in &bytes[i..] {
         if c.is_ascii_digit() || hex && c.is_ascii_hexdigit() {

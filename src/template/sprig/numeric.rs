@@ -242,9 +242,9 @@ impl Dec {
             (a.m, b.m.checked_mul(10i128.checked_pow((-shift) as u32)?)?)
         };
         let (q, r) = (numerator / denominator, numerator % denominator);
-        let away = r.checked_mul(2)?.abs() >= denominator.abs();
+        let away = r.checked_mul(2)?.unsigned_abs() >= denominator.unsigned_abs();
         let sign = if (numerator < 0) != (denominator < 0) { -1 } else { 1 };
-        Some(Dec { m: if away { q + sign } else { q }, e: -16 })
+        Some(Dec { m: if away { q.checked_add(sign)? } else { q }, e: -16 })
     }
 }
 
