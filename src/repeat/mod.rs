@@ -192,7 +192,12 @@ pub fn load(render: &mut Render) -> Loaded {
         }
     }
     let kots = &render.config.spec.kots;
-    let statics = kots::statics::Statics { now: kots.now.clone(), namespace: kots.namespace.clone() };
+    let now = kots.now.as_deref().map(kots::statics::Instant::parse_rfc3339).transpose().unwrap_or_else(|message| {
+        let field = FieldPath::root().key("spec").key("kots").key("now");
+        results.push(Diagnostic::error(Kind::Config, message).about(&render.config.item).at(field));
+        None
+    });
+    let statics = kots::statics::Statics { now, namespace: kots.namespace.clone() };
     let mut engine = Engine::new(kots::statics::functions(&statics));
     let mut given: HashMap<String, Given> = HashMap::new();
     for item in render.items.iter().filter(|i| i.type_of() == (KOTS_API_VERSION, "ConfigValues")).map(|i| &**i) {

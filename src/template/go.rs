@@ -12,6 +12,8 @@
 //!
 //! Templates are compiled once per distinct text; function maps are built once per render.
 
+pub mod strconv;
+
 use crate::doc::{Map, Value};
 use crate::limits::{Budget, Exhausted};
 pub use gotmpl::{FuncMap, MissingKey, TemplateError, Value as GoValue, ValueFunc};
@@ -106,7 +108,10 @@ impl<'a> Args<'a> {
     /// Exactly `want` arguments.
     pub fn exact(name: &'a str, args: &'a [GoValue], want: usize) -> Result<Self, TemplateError> {
         if args.len() != want {
-            return Err(TemplateError::Exec(format!("wrong number of args for {name}: want {want} got {}", args.len())));
+            return Err(TemplateError::Exec(format!(
+                "wrong number of args for {name}: want {want} got {}",
+                args.len()
+            )));
         }
         Ok(Self { name, args })
     }
@@ -120,6 +125,11 @@ impl<'a> Args<'a> {
             )));
         }
         Ok(Self { name, args })
+    }
+
+    /// The function's name, for its error messages.
+    pub fn name(&self) -> &'a str {
+        self.name
     }
 
     pub fn len(&self) -> usize {
@@ -178,6 +188,34 @@ impl<'a> Args<'a> {
         }
     }
 
+    /// A `uint64` parameter (non-negative integers convert).
+    pub fn uint(&self, i: usize) -> Result<u64, TemplateError> {
+        match self.any(i) {
+            GoValue::Uint(n) => Ok(*n),
+            GoValue::Int(n) => u64::try_from(*n).map_err(|_| self.wrong(i, "uint64")),
+            _ => Err(self.wrong(i, "uint64")),
+        }
+    }
+
+    /// A `[]interface{}` parameter (nil is the empty slice, as Go passes it).
+    pub fn list(&self, i: usize) -> Result<&'a [GoValue], TemplateError> {
+        match self.any(i) {
+            GoValue::List(items) => Ok(items),
+            GoValue::Nil => Ok(&[]),
+            _ => Err(self.wrong(i, "[]interface {}")),
+        }
+    }
+
+    /// A `map[string]interface{}` parameter (nil is the empty map, as Go passes it).
+    pub fn map(&self, i: usize) -> Result<&'a GoMap, TemplateError> {
+        static EMPTY: GoMap = GoMap::new();
+        match self.any(i) {
+            GoValue::Map(map) => Ok(map),
+            GoValue::Nil => Ok(&EMPTY),
+            _ => Err(self.wrong(i, "map[string]interface {}")),
+        }
+    }
+
     /// A `bool` parameter.
     pub fn bool(&self, i: usize) -> Result<bool, TemplateError> {
         match self.any(i) {
@@ -185,6 +223,48 @@ impl<'a> Args<'a> {
             _ => Err(self.wrong(i, "bool")),
         }
     }
+}
+
+/// A template map's entries.
+pub type GoMap = std::collections::BTreeMap<Arc<str>, GoValue>;
+
+/// How many arguments a function takes, as its Go signature says.
+#[derive(Clone, Copy, Debug)]
+pub enum Arity {
+    /// Exactly this many.
+    Exact(usize),
+    /// At least this many (a variadic tail).
+    AtLeast(usize),
+}
+
+/// A function body: it receives its arguments already counted.
+pub type Body = fn(&Args<'_>) -> Result<GoValue, TemplateError>;
+
+/// Registers `body` as `name`, counting its arguments as Go would before calling it.
+pub fn define(funcs: &mut FuncMap, name: &'static str, arity: Arity, body: Body) {
+    let func: ValueFunc = Arc::new(move |args: &[GoValue]| {
+        let args = match arity {
+            Arity::Exact(n) => Args::exact(name, args, n)?,
+            Arity::AtLeast(n) => Args::at_least(name, args, n)?,
+        };
+        body(&args)
+    });
+    funcs.insert(name.to_string(), func);
+}
+
+/// A string value.
+pub fn string(text: impl Into<Arc<str>>) -> GoValue {
+    GoValue::String(text.into())
+}
+
+/// A list value.
+pub fn list(items: Vec<GoValue>) -> GoValue {
+    GoValue::List(items.into())
+}
+
+/// A map value.
+pub fn map(entries: GoMap) -> GoValue {
+    GoValue::Map(Arc::new(entries))
 }
 
 /// Go's name for a value's type, for messages.

@@ -1,16 +1,914 @@
-//! KOTS's static template context (the functions that need no config, license or cluster). To
-//! be written.
+//! KOTS's static template context (kots `pkg/template/static_context.go`) over Sprig's
+//! functions, with the Go signatures KOTS declares, plus the version context's functions with
+//! KOTS's results when there is no version (`Sequence` is -1, the rest empty or false).
+//!
+//! Offline rendering has no cluster, license, admin console or randomness that must stay the
+//! same between runs. Functions that need one of them fail, naming themselves and saying what
+//! to do instead; `Now`/`NowFmt` read a fixed clock and `Namespace` a configured namespace,
+//! and fail when those are not set.
 
-use crate::template::go::FuncMap;
+use crate::template::go::{self, define, strconv, Args, Arity::AtLeast, Arity::Exact, FuncMap, GoValue, TemplateError};
+use crate::template::sprig::{self, strings, url};
+use base64::Engine as _;
 
-/// Settings of the static functions.
+/// The option that sets [`Statics::now`], for messages.
+pub const NOW_OPTION: &str = "spec.kots.now";
+/// The option that sets [`Statics::namespace`], for messages.
+pub const NAMESPACE_OPTION: &str = "spec.kots.namespace";
+
+/// What the static functions may read: both absent unless configured, so a render never
+/// depends on the clock or the machine.
 #[derive(Clone, Debug, Default)]
 pub struct Statics {
-    pub now: Option<String>,
+    /// The time `Now` and `NowFmt` report.
+    pub now: Option<Instant>,
+    /// The namespace `Namespace` reports.
     pub namespace: Option<String>,
 }
 
+/// A moment in UTC: seconds since the Unix epoch and nanoseconds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Instant {
+    pub seconds: i64,
+    pub nanos: u32,
+}
+
+/// Functions that read the cluster KOTS runs in.
+const CLUSTER: &[&str] = &[
+    "KotsVersion",
+    "IsKurl",
+    "Distribution",
+    "NodeCount",
+    "KubernetesVersion",
+    "KubernetesMajorVersion",
+    "KubernetesMinorVersion",
+    "Lookup",
+    "HTTPSProxy",
+    "HTTPProxy",
+    "NoProxy",
+    "PrivateCACert",
+];
+
+/// Functions whose result differs on every call (random values, generated keys).
+const RANDOM: &[&str] =
+    &["RandomString", "RandomBytes", "TLSCert", "TLSKey", "TLSCACert", "TLSCertFromCA", "TLSKeyFromCA", "KubeSeal"];
+
+/// Functions that read the installed license.
+const LICENSE: &[&str] = &["LicenseFieldValue", "LicenseDockerCfg"];
+
+/// The error of a function that needs the cluster.
+pub fn needs_cluster(name: &str) -> TemplateError {
+    go::fail(
+        name,
+        format!(
+            "{name} needs a cluster: it is not available when rendering offline; put the value in ConfigValues and \
+             read it with ConfigOption"
+        ),
+    )
+}
+
 /// KOTS's static functions over Sprig's.
-pub fn functions(_options: &Statics) -> FuncMap {
-    crate::template::sprig::functions()
+pub fn functions(options: &Statics) -> FuncMap {
+    let mut funcs = sprig::functions();
+    for &name in CLUSTER {
+        define(&mut funcs, name, AtLeast(0), |args| Err(needs_cluster(args.name())));
+    }
+    for &name in LICENSE {
+        define(&mut funcs, name, AtLeast(0), |args| {
+            let name = args.name();
+            Err(go::fail(
+                name,
+                format!(
+                    "{name} needs the license installed in a cluster: it is not available when rendering offline; put \
+                     the value in ConfigValues and read it with ConfigOption"
+                ),
+            ))
+        });
+    }
+    for &name in RANDOM {
+        define(&mut funcs, name, AtLeast(0), |args| {
+            let name = args.name();
+            Err(go::fail(
+                name,
+                format!(
+                    "{name} is not available: its result changes from run to run, and a render must be reproducible; \
+                     generate the value once, put it in ConfigValues and read it with ConfigOption"
+                ),
+            ))
+        });
+    }
+    // The version context without a version.
+    define(&mut funcs, "Sequence", Exact(0), |_| Ok(GoValue::Int(-1)));
+    for name in
+        ["Cursor", "ChannelName", "VersionLabel", "ReleaseNotes", "ReplicatedRegistryDomain", "ReplicatedProxyDomain"]
+    {
+        define(&mut funcs, name, Exact(0), |_| Ok(go::string("")));
+    }
+    for name in ["IsRequired", "IsAirgap"] {
+        define(&mut funcs, name, Exact(0), |_| Ok(GoValue::Bool(false)));
+    }
+    define(&mut funcs, "ToLower", Exact(1), |args| Ok(go::string(strings::to_lower(args.string(0)?))));
+    define(&mut funcs, "ToUpper", Exact(1), |args| Ok(go::string(strings::to_upper(args.string(0)?))));
+    define(&mut funcs, "TrimSpace", Exact(1), |args| Ok(go::string(args.string(0)?.trim())));
+    define(&mut funcs, "Trim", AtLeast(1), |args| {
+        let s = args.string(0)?;
+        Ok(go::string(if args.len() == 1 {
+            s.trim().to_string()
+        } else {
+            let cutset = args.string(1)?;
+            s.trim_matches(|c| cutset.contains(c)).to_string()
+        }))
+    });
+    define(&mut funcs, "UrlEncode", Exact(1), |args| Ok(go::string(url::query_escape(args.string(0)?))));
+    define(&mut funcs, "Base64Encode", Exact(1), |args| {
+        Ok(go::string(base64::engine::general_purpose::STANDARD.encode(args.string(0)?)))
+    });
+    define(&mut funcs, "Base64Decode", Exact(1), |args| {
+        let decoded = base64::engine::general_purpose::STANDARD.decode(args.string(0)?.replace(['\r', '\n'], ""));
+        Ok(go::string(decoded.map(|bytes| String::from_utf8_lossy(&bytes).into_owned()).unwrap_or_default()))
+    });
+    define(&mut funcs, "Split", Exact(2), |args| {
+        Ok(strings::strings_list(strings::go_split(args.string(0)?, args.string(1)?, -1)))
+    });
+    define(&mut funcs, "Add", Exact(2), |args| arithmetic(args, Op::Add));
+    define(&mut funcs, "Sub", Exact(2), |args| arithmetic(args, Op::Sub));
+    define(&mut funcs, "Mult", Exact(2), |args| arithmetic(args, Op::Mul));
+    define(&mut funcs, "Div", Exact(2), |args| arithmetic(args, Op::Div));
+    define(&mut funcs, "ParseBool", Exact(1), |args| {
+        Ok(GoValue::Bool(strconv::parse_bool(args.string(0)?).unwrap_or(false)))
+    });
+    define(&mut funcs, "ParseFloat", Exact(1), |args| {
+        Ok(GoValue::Float(strconv::parse_float(args.string(0)?).unwrap_or_else(strconv::NumError::value)))
+    });
+    define(&mut funcs, "ParseInt", AtLeast(1), |args| {
+        let base = if args.len() > 1 { args.int(1)? } else { 10 };
+        Ok(GoValue::Int(strconv::parse_int(args.string(0)?, base).unwrap_or_else(strconv::NumError::value)))
+    });
+    define(&mut funcs, "ParseUint", AtLeast(1), |args| {
+        let base = if args.len() > 1 { args.int(1)? } else { 10 };
+        Ok(GoValue::Uint(strconv::parse_uint(args.string(0)?, base).unwrap_or_else(strconv::NumError::value)))
+    });
+    define(&mut funcs, "HumanSize", Exact(1), |args| Ok(go::string(human_size(number(args.any(0))))));
+    define(&mut funcs, "YamlEscape", Exact(1), |args| {
+        let pad = " ".repeat(20);
+        let marshalled = yaml_v3_string(args.string(0)?);
+        Ok(go::string(format!("{pad}{}", marshalled.replace('\n', &format!("\n{pad}")))))
+    });
+    // Configured values: closures over the options.
+    let now = options.now;
+    let now_fn: go::ValueFunc = std::sync::Arc::new(move |values: &[GoValue]| {
+        let args = Args::exact("Now", values, 0)?;
+        let now = now.ok_or_else(|| no_clock(args.name()))?;
+        Ok(go::string(format_go(now, RFC3339)))
+    });
+    funcs.insert("Now".into(), now_fn);
+    let now_fmt: go::ValueFunc = std::sync::Arc::new(move |values: &[GoValue]| {
+        let args = Args::exact("NowFmt", values, 1)?;
+        let layout = args.string(0)?;
+        let now = now.ok_or_else(|| no_clock(args.name()))?;
+        Ok(go::string(format_go(now, if layout.is_empty() { RFC3339 } else { layout })))
+    });
+    funcs.insert("NowFmt".into(), now_fmt);
+    let namespace = options.namespace.clone();
+    let namespace_fn: go::ValueFunc = std::sync::Arc::new(move |values: &[GoValue]| {
+        let args = Args::exact("Namespace", values, 0)?;
+        let namespace = namespace.as_deref().ok_or_else(|| {
+            go::fail(
+                args.name(),
+                format!("Namespace needs the namespace the application is installed in: set {NAMESPACE_OPTION}"),
+            )
+        })?;
+        Ok(go::string(namespace))
+    });
+    funcs.insert("Namespace".into(), namespace_fn);
+    funcs
+}
+
+fn no_clock(name: &str) -> TemplateError {
+    go::fail(
+        name,
+        format!(
+            "{name} needs a fixed clock so that renders are reproducible: set {NOW_OPTION} to an RFC 3339 time \
+             (2024-01-02T15:04:05Z)"
+        ),
+    )
+}
+
+#[derive(Clone, Copy)]
+enum Op {
+    Add,
+    Sub,
+    Mul,
+    Div,
+}
+
+/// A number as KOTS's reflection sees it.
+#[derive(Clone, Copy)]
+enum Number {
+    Int(i64),
+    Uint(u64),
+    Float(f64),
+    Other,
+}
+
+fn number(value: &GoValue) -> Number {
+    match value {
+        GoValue::Int(n) => Number::Int(*n),
+        GoValue::Uint(n) => Number::Uint(*n),
+        GoValue::Float(f) => Number::Float(*f),
+        _ => Number::Other,
+    }
+}
+
+fn to_float(n: Number) -> f64 {
+    match n {
+        Number::Int(i) => i as f64,
+        Number::Uint(u) => u as f64,
+        Number::Float(f) => f,
+        Number::Other => 0.0,
+    }
+}
+
+/// KOTS's `Add`/`Sub`/`Mult`/`Div`: floats if either is a float, else integer arithmetic of
+/// the first operand's kind (wrapping, as Go's), else 0.
+fn arithmetic(args: &Args<'_>, op: Op) -> Result<GoValue, TemplateError> {
+    let (a, b) = (number(args.any(0)), number(args.any(1)));
+    let reflect = |method: &str, kind: &str| {
+        go::fail(args.name(), format!("reflect: call of reflect.Value.{method} on {kind} Value"))
+    };
+    let divide_by_zero = || go::fail(args.name(), "runtime error: integer divide by zero");
+    Ok(match (a, b) {
+        (Number::Float(_), _) | (_, Number::Float(_)) => {
+            let (x, y) = (to_float(a), to_float(b));
+            GoValue::Float(match op {
+                Op::Add => x + y,
+                Op::Sub => x - y,
+                Op::Mul => x * y,
+                Op::Div => x / y,
+            })
+        }
+        (Number::Int(x), b) => {
+            let y = match b {
+                Number::Int(y) => y,
+                Number::Uint(_) => return Err(reflect("Int", "uint64")),
+                _ => 0,
+            };
+            GoValue::Int(match op {
+                Op::Add => x.wrapping_add(y),
+                Op::Sub => x.wrapping_sub(y),
+                Op::Mul => x.wrapping_mul(y),
+                Op::Div if y == 0 => return Err(divide_by_zero()),
+                Op::Div => x.wrapping_div(y),
+            })
+        }
+        (Number::Uint(x), b) => {
+            let y = match b {
+                Number::Uint(y) => y,
+                Number::Int(_) => return Err(reflect("Uint", "int")),
+                _ => 0,
+            };
+            GoValue::Uint(match op {
+                Op::Add => x.wrapping_add(y),
+                Op::Sub => x.wrapping_sub(y),
+                Op::Mul => x.wrapping_mul(y),
+                Op::Div if y == 0 => return Err(divide_by_zero()),
+                Op::Div => x / y,
+            })
+        }
+        _ => GoValue::Int(0),
+    })
+}
+
+/// docker/go-units `HumanSize`: decimal units (1000), four significant digits (`387.3GB`).
+fn human_size(n: Number) -> String {
+    const UNITS: [&str; 9] = ["B", "kB", "MB", "GB", "TB", "PB", "EB", "ZB", "YB"];
+    let mut size = to_float(n);
+    let mut unit = 0;
+    while size >= 1000.0 && unit < UNITS.len() - 1 {
+        size /= 1000.0;
+        unit += 1;
+    }
+    format!("{}{}", format_g(size, 4), UNITS[unit])
+}
+
+/// Go's `%.<precision>g`: scientific when the exponent is below -4 or at least the precision,
+/// trailing zeros dropped.
+fn format_g(f: f64, precision: usize) -> String {
+    if !f.is_finite() {
+        return go::go_float(f);
+    }
+    let scientific = format!("{:.*e}", precision.saturating_sub(1), f);
+    let Some((mantissa, exponent)) = scientific.split_once('e') else { return scientific };
+    let exponent: i32 = exponent.parse().unwrap_or(0);
+    let trim = |s: &str| -> String {
+        if s.contains('.') {
+            s.trim_end_matches('0').trim_end_matches('.').to_string()
+        } else {
+            s.to_string()
+        }
+    };
+    if exponent < -4 || exponent >= precision as i32 {
+        let sign = if exponent < 0 { '-' } else { '+' };
+        return format!("{}e{sign}{:02}", trim(mantissa), exponent.abs());
+    }
+    let decimals = usize::try_from(precision as i32 - 1 - exponent).unwrap_or(0);
+    trim(&format!("{f:.decimals$}"))
+}
+
+/// yaml.v3's `Marshal` of a string: plain when it reads back as the same string, a literal
+/// block (`|`, indented 4) when it has line breaks, else quoted, as yaml.v3's emitter decides.
+/// Not modelled: the `...` document end yaml.v3 may add after a `|+` block.
+fn yaml_v3_string(s: &str) -> String {
+    let analysis = analyze(s);
+    let plain_ok = resolves_to_string(s);
+    if s.contains('\n') && analysis.block_allowed {
+        return literal(s);
+    }
+    if !s.contains('\n') && plain_ok && analysis.plain_allowed {
+        return format!("{s}\n");
+    }
+    if !s.contains('\n') && plain_ok && analysis.single_quoted_allowed {
+        return format!("'{}'\n", s.replace('\'', "''"));
+    }
+    format!("{}\n", double_quoted(s))
+}
+
+struct Analysis {
+    plain_allowed: bool,
+    single_quoted_allowed: bool,
+    block_allowed: bool,
+}
+
+/// libyaml's `is_printable` as yaml.v3 uses it (with Unicode output).
+fn printable(c: char) -> bool {
+    matches!(c, '\n' | '\u{20}'..='\u{7E}' | '\u{85}' | '\u{A0}'..='\u{D7FF}' | '\u{E000}'..='\u{FFFD}' | '\u{10000}'..)
+        && c != '\u{FEFF}'
+}
+
+fn is_break(c: char) -> bool {
+    matches!(c, '\r' | '\n' | '\u{85}' | '\u{2028}' | '\u{2029}')
+}
+
+/// libyaml's `yaml_emitter_analyze_scalar`, for a block-context document scalar.
+fn analyze(s: &str) -> Analysis {
+    if s.is_empty() {
+        return Analysis { plain_allowed: false, single_quoted_allowed: true, block_allowed: false };
+    }
+    let chars: Vec<char> = s.chars().collect();
+    let mut block_indicators = s.starts_with("---") || s.starts_with("...");
+    let mut special = false;
+    let (mut leading_space, mut leading_break, mut trailing_space, mut trailing_break) = (false, false, false, false);
+    let (mut break_space, mut space_break, mut previous_space, mut previous_break) = (false, false, false, false);
+    let mut preceded_by_whitespace = true;
+    for (i, &c) in chars.iter().enumerate() {
+        let followed_by_whitespace = chars.get(i + 1).is_none_or(|&n| n == ' ' || n == '\t' || is_break(n));
+        if i == 0 {
+            if "#,[]{}&*!|>'\"%@`".contains(c) || (c == '?' || c == ':' || c == '-') && followed_by_whitespace {
+                block_indicators = true;
+            }
+        } else if c == ':' && followed_by_whitespace || c == '#' && preceded_by_whitespace {
+            block_indicators = true;
+        }
+        if !printable(c) {
+            special = true;
+        }
+        let last = i + 1 == chars.len();
+        if c == ' ' {
+            leading_space |= i == 0;
+            trailing_space |= last;
+            break_space |= previous_break;
+            previous_space = true;
+            previous_break = false;
+        } else if is_break(c) {
+            leading_break |= i == 0;
+            trailing_break |= last;
+            space_break |= previous_space;
+            previous_break = true;
+            previous_space = false;
+        } else {
+            previous_space = false;
+            previous_break = false;
+        }
+        preceded_by_whitespace = c == ' ' || c == '\t' || is_break(c);
+    }
+    let line_breaks = chars.iter().any(|&c| is_break(c));
+    let mut plain = !(leading_space || leading_break || trailing_space || trailing_break || line_breaks);
+    let mut single = true;
+    let mut block = !trailing_space;
+    if break_space {
+        plain = false;
+        single = false;
+    }
+    if space_break || special {
+        plain = false;
+        single = false;
+        block = false;
+    }
+    if block_indicators {
+        plain = false;
+    }
+    Analysis { plain_allowed: plain, single_quoted_allowed: single, block_allowed: block }
+}
+
+/// Whether yaml.v3 reads `s`, unquoted, back as the same string (not null, bool, number,
+/// timestamp or merge key; nor a YAML 1.1 bool or sexagesimal number, which it also quotes).
+fn resolves_to_string(s: &str) -> bool {
+    const SPECIAL: &[&str] = &[
+        "", "~", "null", "Null", "NULL", "true", "True", "TRUE", "false", "False", "FALSE", "y", "Y", "yes", "Yes",
+        "YES", "on", "On", "ON", "n", "N", "no", "No", "NO", "off", "Off", "OFF", ".inf", ".Inf", ".INF", "+.inf",
+        "+.Inf", "+.INF", "-.inf", "-.Inf", "-.INF", ".nan", ".NaN", ".NAN", "<<",
+    ];
+    if SPECIAL.contains(&s) {
+        return false;
+    }
+    if !s.starts_with(|c: char| c.is_ascii_digit() || matches!(c, '+' | '-' | '.')) {
+        return true;
+    }
+    let plain = s.replace('_', "");
+    let binary = |t: &str| t.strip_prefix("0b").is_some_and(|b| strconv::parse_int(b, 2).is_ok());
+    let number = strconv::parse_int(&plain, 0).is_ok()
+        || strconv::parse_uint(&plain, 0).is_ok()
+        || binary(&plain)
+        || plain.strip_prefix(['-', '+']).is_some_and(binary)
+        || is_yaml_float(&plain);
+    !(number || is_timestamp(s) || is_base60(s))
+}
+
+/// yaml.v3's float syntax: `[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?`.
+fn is_yaml_float(s: &str) -> bool {
+    let s = s.strip_prefix(['-', '+']).unwrap_or(s);
+    let (mantissa, exponent) = match s.find(['e', 'E']) {
+        Some(at) => (&s[..at], Some(&s[at + 1..])),
+        None => (s, None),
+    };
+    let digits = |t: &str| !t.is_empty() && t.bytes().all(|c| c.is_ascii_digit());
+    let mantissa_ok = match mantissa.split_once('.') {
+        Some(("", fraction)) => digits(fraction),
+        Some((whole, fraction)) => digits(whole) && (fraction.is_empty() || digits(fraction)),
+        None => digits(mantissa),
+    };
+    mantissa_ok && exponent.is_none_or(|e| digits(e.strip_prefix(['-', '+']).unwrap_or(e)))
+}
+
+/// A YAML timestamp as yaml.v3 reads one: `2006-1-2`, optionally with a time.
+fn is_timestamp(s: &str) -> bool {
+    let bytes = s.as_bytes();
+    if bytes.len() < 8 || !bytes[..4].iter().all(u8::is_ascii_digit) || bytes[4] != b'-' {
+        return false;
+    }
+    let date_end = s.find(['T', 't', ' ']).unwrap_or(s.len());
+    let mut parts = s[5..date_end].split('-');
+    let ok = |p: Option<&str>| p.is_some_and(|p| (1..=2).contains(&p.len()) && p.bytes().all(|c| c.is_ascii_digit()));
+    ok(parts.next()) && ok(parts.next()) && parts.next().is_none()
+}
+
+/// YAML 1.1's sexagesimal numbers (`1:20`), which yaml.v3 quotes.
+fn is_base60(s: &str) -> bool {
+    let s = s.strip_prefix(['-', '+']).unwrap_or(s);
+    let (whole, _) = s.split_once('.').unwrap_or((s, ""));
+    let mut parts = whole.split(':');
+    let first = parts.next().unwrap_or_default();
+    let mut count = 0;
+    let rest_ok = parts.all(|p| {
+        count += 1;
+        (1..=2).contains(&p.len()) && p.bytes().all(|c| c.is_ascii_digit()) && p.parse::<u8>().is_ok_and(|n| n < 60)
+    });
+    count > 0
+        && rest_ok
+        && first.starts_with(|c: char| c.is_ascii_digit())
+        && first.bytes().all(|c| c.is_ascii_digit() || c == b'_')
+}
+
+/// A literal block scalar as yaml.v3 writes it at the top of a document.
+fn literal(s: &str) -> String {
+    let mut out = String::from("|");
+    if s.starts_with([' ', '\n']) {
+        out.push('4');
+    }
+    let body = s.strip_suffix('\n');
+    match body {
+        None => out.push('-'),
+        Some(body) if body.ends_with('\n') || body.is_empty() => out.push('+'),
+        Some(_) => {}
+    }
+    out.push('\n');
+    for line in body.unwrap_or(s).split('\n') {
+        if !line.is_empty() {
+            out.push_str("    ");
+            out.push_str(line);
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// A double-quoted scalar with libyaml's escapes.
+fn double_quoted(s: &str) -> String {
+    let mut out = String::from("\"");
+    for c in s.chars() {
+        match c {
+            '\0' => out.push_str("\\0"),
+            '\u{7}' => out.push_str("\\a"),
+            '\u{8}' => out.push_str("\\b"),
+            '\t' => out.push_str("\\t"),
+            '\n' => out.push_str("\\n"),
+            '\u{b}' => out.push_str("\\v"),
+            '\u{c}' => out.push_str("\\f"),
+            '\r' => out.push_str("\\r"),
+            '\u{1b}' => out.push_str("\\e"),
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\u{85}' => out.push_str("\\N"),
+            '\u{a0}' => out.push_str("\\_"),
+            '\u{2028}' => out.push_str("\\L"),
+            '\u{2029}' => out.push_str("\\P"),
+            c if !printable(c) => {
+                let code = c as u32;
+                out.push_str(&match code {
+                    0..=0xFF => format!("\\x{code:02X}"),
+                    0x100..=0xFFFF => format!("\\u{code:04X}"),
+                    _ => format!("\\U{code:08X}"),
+                });
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// Go's `time.RFC3339` layout.
+const RFC3339: &str = "2006-01-02T15:04:05Z07:00";
+
+impl Instant {
+    /// Reads an RFC 3339 time (`2024-01-02T15:04:05Z`, `…+02:00`, with optional fractional
+    /// seconds), as the moment in UTC.
+    pub fn parse_rfc3339(text: &str) -> Result<Instant, String> {
+        let bad = || format!("{text:?} is not an RFC 3339 time such as 2024-01-02T15:04:05Z");
+        let b = text.as_bytes();
+        if b.len() < 20
+            || b[4] != b'-'
+            || b[7] != b'-'
+            || !matches!(b[10], b'T' | b't')
+            || b[13] != b':'
+            || b[16] != b':'
+        {
+            return Err(bad());
+        }
+        let field = |range: std::ops::Range<usize>| -> Result<i64, String> {
+            let part = text.get(range).ok_or_else(bad)?;
+            if !part.bytes().all(|c| c.is_ascii_digit()) {
+                return Err(bad());
+            }
+            part.parse().map_err(|_| bad())
+        };
+        let (year, month, day) = (field(0..4)?, field(5..7)?, field(8..10)?);
+        let (hour, minute, second) = (field(11..13)?, field(14..16)?, field(17..19)?);
+        if !(1..=12).contains(&month)
+            || day < 1
+            || day > days_in_month(year, month)
+            || hour > 23
+            || minute > 59
+            || second > 59
+        {
+            return Err(bad());
+        }
+        let mut rest = &text[19..];
+        let mut nanos = 0u32;
+        if let Some(fraction) = rest.strip_prefix('.') {
+            let digits = fraction.bytes().take_while(u8::is_ascii_digit).count();
+            if digits == 0 || digits > 9 {
+                return Err(bad());
+            }
+            nanos = format!("{:0<9}", &fraction[..digits]).parse().map_err(|_| bad())?;
+            rest = &fraction[digits..];
+        }
+        let offset = match rest {
+            "Z" | "z" => 0,
+            _ => {
+                let sign = match rest.as_bytes().first() {
+                    Some(b'+') => 1,
+                    Some(b'-') => -1,
+                    _ => return Err(bad()),
+                };
+                let ob = rest.as_bytes();
+                if ob.len() != 6 || ob[3] != b':' {
+                    return Err(bad());
+                }
+                let hours: i64 = rest.get(1..3).and_then(|h| h.parse().ok()).ok_or_else(bad)?;
+                let minutes: i64 = rest.get(4..6).and_then(|m| m.parse().ok()).ok_or_else(bad)?;
+                sign * (hours * 3600 + minutes * 60)
+            }
+        };
+        let days = days_from_civil(year, month, day);
+        Ok(Instant { seconds: days * 86_400 + hour * 3600 + minute * 60 + second - offset, nanos })
+    }
+}
+
+fn is_leap(year: i64) -> bool {
+    year % 4 == 0 && (year % 100 != 0 || year % 400 == 0)
+}
+
+fn days_in_month(year: i64, month: i64) -> i64 {
+    match month {
+        2 if is_leap(year) => 29,
+        2 => 28,
+        4 | 6 | 9 | 11 => 30,
+        _ => 31,
+    }
+}
+
+/// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm).
+fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
+    let y = if month <= 2 { year - 1 } else { year };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (month + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + day - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+/// The date of a day count since 1970-01-01.
+fn civil_from_days(days: i64) -> (i64, i64, i64) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    (if month <= 2 { yoe + era * 400 + 1 } else { yoe + era * 400 }, month, day)
+}
+
+const MONTHS: [&str; 12] = [
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
+];
+const DAYS: [&str; 7] = ["Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday"];
+
+/// Go's `Time.Format` of a UTC time: the layout's elements (`2006`, `01`, `Jan`, `15`, `04`,
+/// `05`, `.000`, `Z07:00`, `MST`…) are replaced, everything else is copied.
+pub fn format_go(at: Instant, layout: &str) -> String {
+    let days = at.seconds.div_euclid(86_400);
+    let secs = at.seconds.rem_euclid(86_400);
+    let (year, month, day) = civil_from_days(days);
+    let (hour, minute, second) = (secs / 3600, secs / 60 % 60, secs % 60);
+    let weekday = (days + 4).rem_euclid(7) as usize;
+    let yday = days - days_from_civil(year, 1, 1) + 1;
+    let month_name = MONTHS[(month - 1) as usize];
+    let hour12 = if hour % 12 == 0 { 12 } else { hour % 12 };
+    let mut out = String::new();
+    let mut rest = layout;
+    while !rest.is_empty() {
+        // Fractional seconds: `.000`/`,999…` not followed by a digit.
+        if rest.starts_with(['.', ',']) {
+            let kind = rest.as_bytes().get(1).copied();
+            if matches!(kind, Some(b'0' | b'9')) {
+                let run = rest[1..].bytes().take_while(|&c| Some(c) == kind).count();
+                if !rest[1 + run..].starts_with(|c: char| c.is_ascii_digit()) {
+                    let digits = format!("{:09}", at.nanos);
+                    let mut fraction = digits[..run.min(9)].to_string();
+                    if kind == Some(b'9') {
+                        fraction = fraction.trim_end_matches('0').to_string();
+                    }
+                    if !fraction.is_empty() {
+                        out.push_str(&rest[..1]);
+                        out.push_str(&fraction);
+                    }
+                    rest = &rest[1 + run..];
+                    continue;
+                }
+            }
+        }
+        let elements: &[(&str, String)] = &[
+            ("January", month_name.to_string()),
+            ("Jan", month_name[..3].to_string()),
+            ("Monday", DAYS[weekday].to_string()),
+            ("Mon", DAYS[weekday][..3].to_string()),
+            ("MST", "UTC".to_string()),
+            ("2006", format!("{year:04}")),
+            ("Z07:00:00", "Z".to_string()),
+            ("Z070000", "Z".to_string()),
+            ("Z07:00", "Z".to_string()),
+            ("Z0700", "Z".to_string()),
+            ("Z07", "Z".to_string()),
+            ("-07:00:00", "+00:00:00".to_string()),
+            ("-070000", "+000000".to_string()),
+            ("-07:00", "+00:00".to_string()),
+            ("-0700", "+0000".to_string()),
+            ("-07", "+00".to_string()),
+            ("002", format!("{yday:03}")),
+            ("__2", format!("{yday:>3}")),
+            ("_2", format!("{day:>2}")),
+            ("01", format!("{month:02}")),
+            ("02", format!("{day:02}")),
+            ("03", format!("{hour12:02}")),
+            ("04", format!("{minute:02}")),
+            ("05", format!("{second:02}")),
+            ("06", format!("{:02}", year.rem_euclid(100))),
+            ("15", format!("{hour:02}")),
+            ("PM", if hour >= 12 { "PM" } else { "AM" }.to_string()),
+            ("pm", if hour >= 12 { "pm" } else { "am" }.to_string()),
+            ("1", month.to_string()),
+            ("2", day.to_string()),
+            ("3", hour12.to_string()),
+            ("4", minute.to_string()),
+            ("5", second.to_string()),
+        ];
+        match elements.iter().find(|(element, _)| rest.starts_with(element)) {
+            Some((element, value)) => {
+                out.push_str(value);
+                rest = &rest[element.len()..];
+            }
+            None => {
+                let c = rest.chars().next().unwrap_or_default();
+                out.push(c);
+                rest = &rest[c.len_utf8()..];
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::limits::Budget;
+
+    fn run(source: &str, options: &Statics) -> Result<String, String> {
+        go::compile(source, ("{{repl", "}}"), &functions(options))?.execute(&GoValue::Nil, &Budget::default())
+    }
+
+    fn expect(cases: &[(&str, &str)]) {
+        for (source, expected) in cases {
+            assert_eq!(run(source, &Statics::default()).as_deref(), Ok(*expected), "{source}");
+        }
+    }
+
+    #[test]
+    fn kots_build_strings() {
+        // kots pkg/template/builder_test.go TestBuildStrings, as in
+        // tests/fixtures/repeat/kots/static-functions (ConfigOption lives in the config context).
+        expect(&[
+            (r#"{{repl ToLower "ABcd87-()"}}"#, "abcd87-()"),
+            (r#"{{repl (ToUpper "ABcd87-()") }}"#, "ABCD87-()"),
+            ("{{repl TrimSpace \"   maybe spaces,\\tmaybe not \\t  \"}}", "maybe spaces,\tmaybe not"),
+            ("{{repl Trim \"aaaaamaybe spaces,\\tmaybe not \\taaa\" \"a\"}}", "maybe spaces,\tmaybe not \t"),
+            (r#"{{repl UrlEncode "?some url unsafe=%value"}}"#, "%3Fsome+url+unsafe%3D%25value"),
+            (r#"{{repl Base64Encode "clear text"}}"#, "Y2xlYXIgdGV4dA=="),
+            (r#"{{repl Base64Decode "Y2xlYXIgdGV4dA=="}}"#, "clear text"),
+            (r#"{{repl Split "1,2,3,4" ","}}"#, "[1 2 3 4]"),
+            (r#"{{repl HumanSize 387346587344}}"#, "387.3GB"),
+            (r#"{{repl Mult 34 2}}"#, "68"),
+            (r#"{{repl ParseInt "-15"}}"#, "-15"),
+            (r#"{{repl Add 2 3}}"#, "5"),
+            (r#"{{repl ParseUint "15"}}"#, "15"),
+            (r#"{{repl Sub 1.5 1}}"#, "0.5"),
+            (r#"{{repl Div 15.0 2}}"#, "7.5"),
+            (r#"{{repl ParseFloat "1.5"}}"#, "1.5"),
+            (r#"{{repl ParseBool "True"}}"#, "true"),
+            (
+                r#"{{repl print "abc\n123 456\nabc\n" | YamlEscape }}"#,
+                "                    |\n                        abc\n                        123 456\n                        abc\n                    ",
+            ),
+        ]);
+    }
+
+    #[test]
+    fn upstream_pending_static_functions() {
+        // Every template in tests/fixtures/repeat/kots/static-functions gives the value its
+        // expected.yaml shows (ConfigOption belongs to the config context and is skipped).
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/repeat/kots/static-functions");
+        let read = |name: &str| {
+            let text = std::fs::read_to_string(format!("{dir}/{name}")).unwrap_or_default();
+            crate::doc::read_yaml_documents(&text).unwrap_or_default().into_iter().next().unwrap_or_default()
+        };
+        let (input, expected) = (read("input.yaml"), read("expected.yaml"));
+        let items = |doc: &crate::doc::Value| doc["items"].as_array().cloned().unwrap_or_default();
+        let mut checked = 0;
+        for item in items(&input) {
+            let name = item["metadata"]["name"].as_str().unwrap_or_default();
+            let Some(want) = items(&expected).into_iter().find(|e| {
+                e["metadata"]["name"] == name
+                    && !e["metadata"]["annotations"]["fn.blueprint.dev/generated-by"].is_null()
+            }) else {
+                continue;
+            };
+            for field in ["data", "typed"] {
+                for (key, template) in item[field].as_object().into_iter().flatten() {
+                    let Some(template) =
+                        template.as_str().filter(|t| t.contains("repl") && !t.contains("ConfigOption"))
+                    else {
+                        continue;
+                    };
+                    let want = match &want[field][key] {
+                        crate::doc::Value::String(s) => s.clone(),
+                        other => other.to_string(),
+                    };
+                    let got = run(&template.replace("repl{{", "{{repl"), &Statics::default());
+                    assert_eq!(got.as_deref(), Ok(want.as_str()), "{name}.{field}.{key}: {template}");
+                    checked += 1;
+                }
+            }
+        }
+        assert_eq!(checked, 18 + 8);
+    }
+
+    #[test]
+    fn kots_static_semantics() {
+        // kots static_context.go: Trim without a cutset trims space; Base64Decode of bad input is
+        // ""; arithmetic of non-numbers is 0; Parse* give Go's value on error; version context
+        // without a version.
+        expect(&[
+            (r#"{{repl Trim "  x  "}}"#, "x"),
+            (r#"{{repl Base64Decode "%%%"}}|"#, "|"),
+            (r#"{{repl Add "1" 2}} {{repl Div 7 2}} {{repl Div 7.0 4}} {{repl Sub 2 3.5}}"#, "0 3 1.75 -1.5"),
+            (
+                r#"{{repl ParseInt "ff" 16}} {{repl ParseInt "x"}} {{repl ParseFloat "x"}} {{repl ParseBool "yes"}}"#,
+                "255 0 0 false",
+            ),
+            (r#"{{repl ParseInt "99999999999999999999"}}"#, "9223372036854775807"),
+            (
+                r#"{{repl HumanSize 1000}} {{repl HumanSize 10}} {{repl HumanSize 1.5e15}} {{repl HumanSize "x"}}"#,
+                "1kB 10B 1.5PB 0B",
+            ),
+            (r#"{{repl Sequence}} {{repl Cursor}}|{{repl IsAirgap}}"#, "-1 |false"),
+            (r#"{{repl upper "sprig too"}}"#, "SPRIG TOO"),
+        ]);
+        let err = run("{{repl Div 1 0}}", &Statics::default()).err().unwrap_or_default();
+        assert!(err.contains("error calling Div: runtime error: integer divide by zero"), "{err}");
+        for (name, call, expected) in [
+            ("Distribution", "{{repl Distribution}}", "Distribution needs a cluster"),
+            ("LicenseFieldValue", r#"{{repl LicenseFieldValue "appSlug"}}"#, "LicenseFieldValue needs the license"),
+            ("RandomString", "{{repl RandomString 10}}", "RandomString is not available: its result changes"),
+            ("Now", "{{repl Now}}", "Now needs a fixed clock so that renders are reproducible: set spec.kots.now"),
+            (
+                "Namespace",
+                "{{repl Namespace}}",
+                "Namespace needs the namespace the application is installed in: set spec.kots.namespace",
+            ),
+        ] {
+            let err = run(call, &Statics::default()).err().unwrap_or_default();
+            assert!(err.contains(&format!("error calling {name}: {expected}")), "{call}: {err}");
+        }
+    }
+
+    #[test]
+    fn configured_clock_and_namespace() {
+        let now = Instant::parse_rfc3339("2024-02-29T23:04:05.123+01:30");
+        assert_eq!(now, Ok(Instant { seconds: 1_709_242_445, nanos: 123_000_000 }));
+        let options = Statics { now: now.ok(), namespace: Some("apps".into()) };
+        for (source, expected) in [
+            ("{{repl Now}}", "2024-02-29T21:34:05Z"),
+            (r#"{{repl NowFmt "2006-01-02T15:04:05Z07:00"}}"#, "2024-02-29T21:34:05Z"),
+            (
+                r#"{{repl NowFmt "Mon Jan _2 3:04:05.000 PM MST 2006 (002) -0700"}}"#,
+                "Thu Feb 29 9:34:05.123 PM UTC 2024 (060) +0000",
+            ),
+            (r#"{{repl NowFmt "20060102.999999"}}"#, "20240229.123"),
+            (r#"{{repl NowFmt ""}}"#, "2024-02-29T21:34:05Z"),
+            ("{{repl Namespace}}", "apps"),
+        ] {
+            assert_eq!(run(source, &options).as_deref(), Ok(expected), "{source}");
+        }
+        assert!(Instant::parse_rfc3339("2024-02-30T00:00:00Z").is_err());
+        assert!(Instant::parse_rfc3339("yesterday").is_err());
+    }
+
+    #[test]
+    fn yaml_escape_follows_yaml_v3() {
+        // kots static_context_test.go TestYamlEscape checks only that the result reads back;
+        // these pin yaml.v3's style choices.
+        for (input, expected) in [
+            ("abc", "abc\n"),
+            ("", "\"\"\n"),
+            ("true", "\"true\"\n"),
+            ("yes", "\"yes\"\n"),
+            ("0777", "\"0777\"\n"),
+            ("1.5", "\"1.5\"\n"),
+            ("2024-01-02", "\"2024-01-02\"\n"),
+            ("a: b", "'a: b'\n"),
+            (" lead", "' lead'\n"),
+            ("it's #1", "'it''s #1'\n"),
+            ("tab\there", "\"tab\\there\"\n"),
+            ("a\nb", "|-\n    a\n    b\n"),
+            ("a\nb\n\n", "|+\n    a\n    b\n\n"),
+            (" a\nb\n", "|4\n     a\n    b\n"),
+            ("a \nb", "\"a \\nb\"\n"),
+        ] {
+            assert_eq!(yaml_v3_string(input), expected, "{input:?}");
+        }
+    }
 }

@@ -1,0 +1,365 @@
+//! Sprig's list and dict functions. Template values are immutable, so `set`, `unset`, `merge`
+//! and `mergeOverwrite` return a changed copy and leave their argument as it was (Sprig changes
+//! the map in place and returns it). The `must` variants are the same functions: where Sprig's
+//! plain variant panics, Go's template reports the panic as the call's error, in the same words.
+
+use super::{check_size, empty, kind_of, strval, to_i64};
+use crate::template::go::{self, define, Args, Arity::AtLeast, Arity::Exact, FuncMap, GoMap, GoValue, TemplateError};
+use std::sync::Arc;
+
+pub fn register(funcs: &mut FuncMap) {
+    for name in ["list", "tuple"] {
+        define(funcs, name, AtLeast(0), |args| Ok(go::list(args.rest(0).to_vec())));
+    }
+    for name in ["append", "push", "mustAppend", "mustPush"] {
+        define(funcs, name, Exact(2), |args| {
+            let mut items = slice(args, 0, "Cannot push on type")?.to_vec();
+            items.push(args.any(1).clone());
+            Ok(go::list(items))
+        });
+    }
+    for name in ["prepend", "mustPrepend"] {
+        define(funcs, name, Exact(2), |args| {
+            let items = slice(args, 0, "Cannot prepend on type")?;
+            Ok(go::list(std::iter::once(args.any(1).clone()).chain(items.iter().cloned()).collect()))
+        });
+    }
+    for name in ["first", "mustFirst"] {
+        define(funcs, name, Exact(1), |args| {
+            Ok(slice(args, 0, "Cannot find first on type")?.first().cloned().unwrap_or(GoValue::Nil))
+        });
+    }
+    for name in ["last", "mustLast"] {
+        define(funcs, name, Exact(1), |args| {
+            Ok(slice(args, 0, "Cannot find last on type")?.last().cloned().unwrap_or(GoValue::Nil))
+        });
+    }
+    for name in ["rest", "mustRest"] {
+        define(funcs, name, Exact(1), |args| {
+            Ok(match slice(args, 0, "Cannot find rest on type")? {
+                [] => GoValue::Nil,
+                [_, rest @ ..] => go::list(rest.to_vec()),
+            })
+        });
+    }
+    for name in ["initial", "mustInitial"] {
+        define(funcs, name, Exact(1), |args| {
+            Ok(match slice(args, 0, "Cannot find initial on type")? {
+                [] => GoValue::Nil,
+                [initial @ .., _] => go::list(initial.to_vec()),
+            })
+        });
+    }
+    for name in ["reverse", "mustReverse"] {
+        define(funcs, name, Exact(1), |args| {
+            Ok(go::list(slice(args, 0, "Cannot find reverse on type")?.iter().rev().cloned().collect()))
+        });
+    }
+    for name in ["uniq", "mustUniq"] {
+        define(funcs, name, Exact(1), |args| {
+            let mut unique: Vec<GoValue> = Vec::new();
+            for item in slice(args, 0, "Cannot find uniq on type")? {
+                if !unique.contains(item) {
+                    unique.push(item.clone());
+                }
+            }
+            Ok(go::list(unique))
+        });
+    }
+    for name in ["without", "mustWithout"] {
+        define(funcs, name, AtLeast(1), |args| {
+            let omit = args.rest(1);
+            let items = slice(args, 0, "Cannot find without on type")?;
+            Ok(go::list(items.iter().filter(|item| !omit.contains(item)).cloned().collect()))
+        });
+    }
+    for name in ["has", "mustHas"] {
+        define(funcs, name, Exact(2), |args| {
+            if matches!(args.any(1), GoValue::Nil) {
+                return Ok(GoValue::Bool(false));
+            }
+            Ok(GoValue::Bool(slice(args, 1, "Cannot find has on type")?.contains(args.any(0))))
+        });
+    }
+    for name in ["compact", "mustCompact"] {
+        define(funcs, name, Exact(1), |args| {
+            let items = slice(args, 0, "Cannot compact on type")?;
+            Ok(go::list(items.iter().filter(|item| !empty(item)).cloned().collect()))
+        });
+    }
+    for name in ["slice", "mustSlice"] {
+        define(funcs, name, AtLeast(1), |args| {
+            let items = slice(args, 0, "list should be type of slice or array but")?;
+            if items.is_empty() {
+                return Ok(GoValue::Nil);
+            }
+            let indices = args.rest(1);
+            let start = indices.first().map_or(0, to_i64);
+            let end = indices.get(1).map_or(items.len() as i64, to_i64);
+            if start < 0 || end < start || end > items.len() as i64 {
+                return Err(go::fail(args.name(), "reflect.Value.Slice: slice index out of bounds"));
+            }
+            Ok(go::list(items[start as usize..end as usize].to_vec()))
+        });
+    }
+    define(funcs, "concat", AtLeast(0), |args| {
+        let mut all = Vec::new();
+        for (i, list) in args.rest(0).iter().enumerate() {
+            match list {
+                GoValue::List(items) => all.extend(items.iter().cloned()),
+                GoValue::Nil => return Err(nil_dereference(args)),
+                other => return Err(go::fail(args.name(), format!("Cannot concat type {} as list", kind_of(other)))),
+            }
+            check_size(args, all.len().saturating_mul(16)).map_err(|_| too_long(args, i))?;
+        }
+        Ok(if all.is_empty() { GoValue::Nil } else { go::list(all) })
+    });
+    for name in ["chunk", "mustChunk"] {
+        define(funcs, name, Exact(2), |args| {
+            let size = args.int(0)?;
+            let items = slice(args, 1, "Cannot chunk type")?;
+            let size = match usize::try_from(size) {
+                Ok(size) if size > 0 => size,
+                _ => return Err(go::fail(args.name(), "runtime error: makeslice: len out of range")),
+            };
+            Ok(go::list(items.chunks(size).map(|chunk| go::list(chunk.to_vec())).collect()))
+        });
+    }
+    define(funcs, "dig", AtLeast(0), dig);
+    // Dicts.
+    define(funcs, "dict", AtLeast(0), |args| {
+        let mut map = GoMap::new();
+        for pair in args.rest(0).chunks(2) {
+            let value = pair.get(1).cloned().unwrap_or_else(|| go::string(""));
+            map.insert(strval(&pair[0]).into(), value);
+        }
+        Ok(go::map(map))
+    });
+    define(funcs, "get", Exact(2), |args| {
+        Ok(args.map(0)?.get(args.string(1)?).cloned().unwrap_or_else(|| go::string("")))
+    });
+    define(funcs, "set", Exact(3), |args| {
+        let mut map = args.map(0)?.clone();
+        map.insert(args.string(1)?.into(), args.any(2).clone());
+        Ok(go::map(map))
+    });
+    define(funcs, "unset", Exact(2), |args| {
+        let mut map = args.map(0)?.clone();
+        map.remove(args.string(1)?);
+        Ok(go::map(map))
+    });
+    define(funcs, "hasKey", Exact(2), |args| Ok(GoValue::Bool(args.map(0)?.contains_key(args.string(1)?))));
+    define(funcs, "pluck", AtLeast(1), |args| {
+        let key = args.string(0)?;
+        let mut found = Vec::new();
+        for i in 1..args.len() {
+            if let Some(value) = args.map(i)?.get(key) {
+                found.push(value.clone());
+            }
+        }
+        Ok(go::list(found))
+    });
+    define(funcs, "keys", AtLeast(0), |args| {
+        let mut keys = Vec::new();
+        for i in 0..args.len() {
+            keys.extend(args.map(i)?.keys().map(|key| GoValue::String(key.clone())));
+        }
+        Ok(go::list(keys))
+    });
+    define(funcs, "values", Exact(1), |args| Ok(go::list(args.map(0)?.values().cloned().collect())));
+    define(funcs, "pick", AtLeast(1), |args| {
+        let map = args.map(0)?;
+        let mut picked = GoMap::new();
+        for i in 1..args.len() {
+            let key = args.string(i)?;
+            if let Some((key, value)) = map.get_key_value(key) {
+                picked.insert(key.clone(), value.clone());
+            }
+        }
+        Ok(go::map(picked))
+    });
+    define(funcs, "omit", AtLeast(1), |args| {
+        let mut map = args.map(0)?.clone();
+        for i in 1..args.len() {
+            map.remove(args.string(i)?);
+        }
+        Ok(go::map(map))
+    });
+    for name in ["merge", "mustMerge"] {
+        define(funcs, name, AtLeast(1), |args| merge(args, false));
+    }
+    for name in ["mergeOverwrite", "mustMergeOverwrite"] {
+        define(funcs, name, AtLeast(1), |args| merge(args, true));
+    }
+}
+
+/// A list argument where Sprig accepts any slice; anything else is Sprig's error for it.
+fn slice<'a>(args: &Args<'a>, i: usize, cannot: &str) -> Result<&'a [GoValue], TemplateError> {
+    match args.any(i) {
+        GoValue::List(items) => Ok(items),
+        GoValue::Nil => Err(nil_dereference(args)),
+        other => Err(go::fail(args.name(), format!("{cannot} {}", kind_of(other)))),
+    }
+}
+
+/// What Go reports when Sprig asks a nil argument for its type.
+fn nil_dereference(args: &Args<'_>) -> TemplateError {
+    go::fail(args.name(), "runtime error: invalid memory address or nil pointer dereference")
+}
+
+fn too_long(args: &Args<'_>, i: usize) -> TemplateError {
+    go::fail(args.name(), format!("the lists up to argument {} hold too many items to join", i + 1))
+}
+
+/// Sprig's `dig "a" "b" default dict`: the value at a path of keys, or the default.
+fn dig(args: &Args<'_>) -> Result<GoValue, TemplateError> {
+    if args.len() < 3 {
+        return Err(go::fail(args.name(), "dig needs at least three arguments"));
+    }
+    let conversion = |value: &GoValue, want: &str| {
+        go::fail(args.name(), format!("interface conversion: interface {{}} is {}, not {want}", super::type_of(value)))
+    };
+    let keys = &args.rest(0)[..args.len() - 2];
+    let default = args.any(args.len() - 2);
+    let mut current = args.any(args.len() - 1);
+    for (i, key) in keys.iter().enumerate() {
+        let GoValue::String(key) = key else { return Err(conversion(key, "string")) };
+        let GoValue::Map(map) = current else { return Err(conversion(current, "map[string]interface {}")) };
+        match map.get(key.as_ref()) {
+            None => return Ok(default.clone()),
+            Some(value) if i + 1 == keys.len() => return Ok(value.clone()),
+            Some(value) => current = value,
+        }
+    }
+    Ok(default.clone())
+}
+
+/// Mergo's deep merge as Sprig uses it: maps merge key by key; other values fill keys the
+/// destination lacks or holds empty, or (overwriting) replace the destination's.
+fn merge(args: &Args<'_>, overwrite: bool) -> Result<GoValue, TemplateError> {
+    let mut merged = args.map(0)?.clone();
+    for i in 1..args.len() {
+        merge_into(&mut merged, args.map(i)?, overwrite, 0).map_err(|e| go::fail(args.name(), e))?;
+    }
+    Ok(go::map(merged))
+}
+
+fn merge_into(dst: &mut GoMap, src: &GoMap, overwrite: bool, depth: usize) -> Result<(), String> {
+    if depth > crate::limits::MAX_DEPTH {
+        return Err(format!("the maps nest more than {} levels deep", crate::limits::MAX_DEPTH));
+    }
+    for (key, value) in src {
+        match (dst.get_mut(key), value) {
+            (Some(GoValue::Map(into)), GoValue::Map(from)) => {
+                let mut nested = into.as_ref().clone();
+                merge_into(&mut nested, from, overwrite, depth + 1)?;
+                *into = Arc::new(nested);
+            }
+            (Some(existing), value) => {
+                if overwrite || empty(existing) {
+                    *existing = value.clone();
+                }
+            }
+            (None, value) => {
+                dst.insert(key.clone(), value.clone());
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::tests::{expect, expect_err, run_with};
+    use crate::template::go::GoValue;
+
+    #[test]
+    fn lists() {
+        // list_test.go: TestTuple, TestList, TestPush, TestPrepend, TestFirst, TestLast, TestRest,
+        // TestInitial, TestReverse, TestUniq, TestWithout, TestHas, TestCompact, TestSlice,
+        // TestConcat, TestChunk.
+        expect(&[
+            (r#"{{ $t := tuple 1 "a" "foo" }}{{ index $t 2 }}{{ index $t 0 }}{{ index $t 1 }}"#, "foo1a"),
+            (r#"{{ $t := list 1 "a" "foo" }}{{ index $t 2 }}{{ index $t 0 }}{{ index $t 1 }}"#, "foo1a"),
+            (r#"{{ $t := push (list 1 2 3) 4 }}{{ len $t }}"#, "4"),
+            (r#"{{ append (list 1 2 3) 4 }}{{ prepend (list 1 2 3) 0 }}"#, "[1 2 3 4][0 1 2 3]"),
+            (
+                r#"{{ list 1 2 3 | first }}{{ list | first }}|{{ list 1 2 3 | last }}{{ list | last }}"#,
+                "1<no value>|3<no value>",
+            ),
+            (r#"{{ list 1 2 3 | rest }}{{ list | rest }}{{ list 1 2 3 | initial }}"#, "[2 3]<no value>[1 2]"),
+            (r#"{{ list 1 2 3 | reverse }}{{ list | reverse }}"#, "[3 2 1][]"),
+            (r#"{{ list 1 2 3 2 1 "a" "a" | uniq }}"#, "[1 2 3 a]"),
+            (r#"{{ without (list 1 2 3 4) 1 3 }}{{ without (list 1 2) 3 }}"#, "[2 4][1 2]"),
+            (r#"{{ list 1 2 3 | has 1 }}{{ list 1 2 3 | has 4 }}{{ has 1 .Nothing }}"#, "truefalsefalse"),
+            (r#"{{ list 1 0 "" "hello" | compact }}"#, "[1 hello]"),
+            (
+                r#"{{ slice (list 1 2 3) }}{{ slice (list 1 2 3) 1 }}{{ slice (list 1 2 3) 1 2 }}{{ slice list }}"#,
+                "[1 2 3][2 3][2]<no value>",
+            ),
+            (r#"{{ concat (list 1 2) (list 3 4) (list) }}"#, "[1 2 3 4]"),
+            (
+                r#"{{ chunk 2 (list 1 2 3 4 5) }}{{ chunk 5 (list 1 2) }}{{ chunk 2 list }}"#,
+                "[[1 2] [3 4] [5]][[1 2]][]",
+            ),
+        ]);
+        expect_err(&[
+            (r#"{{ first "abc" }}"#, "error calling first: Cannot find first on type string"),
+            (r#"{{ mustPush 1 2 }}"#, "error calling mustPush: Cannot push on type int"),
+            (r#"{{ first .Nothing }}"#, "nil pointer dereference"),
+            (r#"{{ slice (list 1 2) 1 5 }}"#, "slice index out of bounds"),
+            (r#"{{ concat (list 1) "x" }}"#, "Cannot concat type string as list"),
+            (r#"{{ chunk 0 (list 1) }}"#, "makeslice: len out of range"),
+        ]);
+    }
+
+    #[test]
+    fn dicts() {
+        // dict_test.go: TestDict, TestUnset, TestSet, TestGet, TestHasKey, TestPluck, TestKeys,
+        // TestPick, TestOmit, TestValues, TestDig, TestMerge, TestMergeOverwrite.
+        expect(&[
+            (
+                r#"{{ $d := dict 1 2 "three" "four" 5 }}{{ range $k, $v := $d }}{{ $k }}{{ $v }}{{ end }}"#,
+                "125threefour",
+            ),
+            (
+                r#"{{ $d := dict "one" 1 "two" 222222 }}{{ $d = unset $d "two" }}{{ range $k, $v := $d }}{{ $k }}{{ end }}"#,
+                "one",
+            ),
+            (r#"{{ $d := dict "one" 1 }}{{ $d = set $d "two" 2 }}{{ $d.two }} {{ len $d }}"#, "2 2"),
+            (r#"{{ $d := dict "one" 1 "two" 2 }}{{ get $d "one" }}|{{ get $d "three" }}|"#, "1||"),
+            (r#"{{ $d := dict "one" 1 }}{{ hasKey $d "one" }}{{ hasKey $d "two" }}"#, "truefalse"),
+            (r#"{{ $d := dict "one" 1 "two" 2 }}{{ $e := dict "one" 11 }}{{ pluck "one" $d $e }}"#, "[1 11]"),
+            (r#"{{ keys (dict "b" 1 "a" 2) (dict "c" 3) }}{{ values (dict "b" 1 "a" 2) }}"#, "[a b c][2 1]"),
+            (
+                r#"{{ pick (dict "a" 1 "b" 2 "c" 3) "a" "c" "x" }}{{ omit (dict "a" 1 "b" 2 "c" 3) "a" "c" }}"#,
+                "map[a:1 c:3]map[b:2]",
+            ),
+            (r#"{{ dict "a" (dict "b" (dict "c" 1)) | dig "a" "b" "c" "x" }}|{{ dict "a" 1 | dig "z" "x" }}"#, "1|x"),
+            (r#"{{ dict "a" | toJson }}"#, r#"{"a":""}"#),
+        ]);
+        expect_err(&[
+            (r#"{{ dig "a" (dict) }}"#, "dig needs at least three arguments"),
+            (
+                r#"{{ dict "a" 1 | dig "a" "b" "x" }}"#,
+                "interface conversion: interface {} is int, not map[string]interface {}",
+            ),
+            (r#"{{ get "x" "y" }}"#, "expected map[string]interface {}; got string"),
+        ]);
+        // dict_test.go TestMerge and TestMergeOverwrite, on the same data.
+        let data: serde_json::Value = serde_json::json!({
+            "dst": {"a": "one", "c": 3, "d": {"f": 5}, "g": [8, 9], "i": "eye", "k": {"l": true}},
+            "src1": {"a": 1, "b": 2, "d": {"e": "four"}, "g": [6, 7], "i": "aye", "j": "jay", "k": {"l": false}},
+            "src2": {"h": 10, "i": "i", "j": "j"},
+        });
+        let data: GoValue = crate::template::go::to_go(&data);
+        assert_eq!(
+            run_with("{{ merge .dst .src1 .src2 | toJson }}", &data).as_deref(),
+            Ok(r#"{"a":"one","b":2,"c":3,"d":{"e":"four","f":5},"g":[8,9],"h":10,"i":"eye","j":"jay","k":{"l":true}}"#)
+        );
+        assert_eq!(
+            run_with("{{ mergeOverwrite .dst .src1 .src2 | toJson }}", &data).as_deref(),
+            Ok(r#"{"a":1,"b":2,"c":3,"d":{"e":"four","f":5},"g":[6,7],"h":10,"i":"i","j":"j","k":{"l":false}}"#)
+        );
+    }
+}
