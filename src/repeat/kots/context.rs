@@ -134,7 +134,8 @@ pub fn functions(shared: &Shared) -> FuncMap {
                 Ok(bytes) => Ok(string(String::from_utf8_lossy(&bytes).as_ref())),
                 Err(err) => {
                     state.notice(format!(
-                        "ConfigOptionData {name:?}: the value is not base64 ({err}); KOTS renders it as empty"
+                        "ConfigOptionData {name:?}: the value is not base64 ({}); KOTS renders it as empty",
+                        err.to_string().trim_end_matches('.')
                     ));
                     Ok(string(""))
                 }
@@ -219,15 +220,20 @@ pub fn functions(shared: &Shared) -> FuncMap {
             }
         }),
     );
-    for name in ["LocalRegistryHost", "LocalRegistryNamespace", "LocalRegistryAddress", "HasLocalRegistry"] {
+    // No local registry is configured offline: KOTS's own results then.
+    add(
+        "HasLocalRegistry",
+        Arc::new(|args: &[GoValue]| {
+            Args::exact("HasLocalRegistry", args, 0)?;
+            Ok(GoValue::Bool(false))
+        }),
+    );
+    for name in ["LocalRegistryHost", "LocalRegistryNamespace", "LocalRegistryAddress"] {
         add(
             name,
-            Arc::new(move |_: &[GoValue]| -> Result<GoValue, TemplateError> {
-                Err(fail(
-                    name,
-                    "local registry settings are not available when rendering offline; put the registry in \
-                     ConfigValues and read it with ConfigOption",
-                ))
+            Arc::new(move |args: &[GoValue]| -> Result<GoValue, TemplateError> {
+                Args::exact(name, args, 0)?;
+                Ok(string(""))
             }),
         );
     }
