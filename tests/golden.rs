@@ -102,11 +102,33 @@ fn run_case(case: &Path) -> Run {
 
 /// The output of a KRM run with the input's functionConfig put back, as the next run's input.
 fn rerun_input(input: &str, output: &str) -> Option<String> {
-    let input = read_yaml_documents(input).ok()?.into_iter().next()?;
-    let mut output = read_yaml_documents(output).ok()?.into_iter().next()?;
-    let object = output.as_object_mut()?;
+    let parsed_input = read_yaml_documents(input).ok()?.into_iter().next()?;
+    let mut parsed = read_yaml_documents(output).ok()?.into_iter().next()?;
+    // Our YAML output as written (kpt keeps its quoting when it writes the package back), with
+    // the results dropped and the input's functionConfig text appended.
+    let yaml_input = !input.trim_start().starts_with('{');
+    if yaml_input && output.starts_with("apiVersion:") && !output.contains("\nfunctionConfig:") {
+        let body = output.find("\nresults:\n").map_or(output, |at| &output[..=at]);
+        let config = match input.find("\nfunctionConfig:") {
+            Some(start) => {
+                // The functionConfig runs to the next top-level key.
+                let rest = &input[start + 1..];
+                let mut end = 0;
+                for (i, line) in rest.split_inclusive('\n').enumerate() {
+                    if i > 0 && line.starts_with(|c: char| c.is_ascii_alphabetic()) {
+                        break;
+                    }
+                    end += line.len();
+                }
+                &rest[..end]
+            }
+            None => "",
+        };
+        return Some(format!("{body}{config}"));
+    }
+    let object = parsed.as_object_mut()?;
     object.shift_remove("results");
-    if let Some(config) = input.get("functionConfig") {
+    if let Some(config) = parsed_input.get("functionConfig") {
         object.insert("functionConfig".into(), config.clone());
     }
     Some(to_yaml(&Value::Object(object.clone())))

@@ -68,7 +68,10 @@ pub fn oversized_message(place: &str, field: &FieldPath, len: usize, limit: u64)
     )
 }
 
-pub use yaml::{parse_scalar, read_yaml_documents, read_yaml_documents_as, to_yaml, to_yaml_stream, YamlError};
+pub use yaml::{
+    parse_scalar, read_yaml_documents, read_yaml_documents_as, to_yaml, to_yaml_keeping_quotes, to_yaml_stream,
+    YamlError,
+};
 
 /// A document node. Mappings keep their key order.
 pub type Value = serde_json::Value;

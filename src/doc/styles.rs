@@ -64,7 +64,9 @@ pub fn quoted_template_scalars(text: &str) -> Vec<HashSet<String>> {
                     path.push(escape(&value));
                     continue;
                 }
-                if style != ScalarStyle::Plain && (value.contains('$') || value.contains("repl{{") || value.contains("{{repl")) {
+                if style != ScalarStyle::Plain
+                    && (value.contains('$') || value.contains("repl{{") || value.contains("{{repl"))
+                {
                     current.insert(format!("/{}", path.join("/")));
                 }
                 advance(&mut stack, &mut path);

@@ -152,6 +152,57 @@ pub fn to_yaml(value: &Value) -> String {
     text
 }
 
+/// Writes one document as [`to_yaml`] does, with the single-line strings at `pointers` (JSON
+/// pointers) double-quoted even where the emitter would write them plain.
+pub fn to_yaml_keeping_quotes(value: &Value, pointers: &[String]) -> String {
+    let styled = Styled { value, pointer: String::new(), pointers };
+    let mut text = serde_saphyr::to_string_with_options(&styled, write_options()).unwrap_or_default();
+    if !text.ends_with('\n') {
+        text.push('\n');
+    }
+    text
+}
+
+/// A value on its way out, knowing its JSON pointer.
+struct Styled<'a> {
+    value: &'a Value,
+    pointer: String,
+    pointers: &'a [String],
+}
+
+impl<'a> Styled<'a> {
+    fn child(&self, value: &'a Value, segment: &str) -> Styled<'a> {
+        let segment = segment.replace('~', "~0").replace('/', "~1");
+        Styled { value, pointer: format!("{}/{segment}", self.pointer), pointers: self.pointers }
+    }
+}
+
+impl serde::Serialize for Styled<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::{SerializeMap, SerializeSeq};
+        match self.value {
+            Value::String(s) if !s.contains('\n') && self.pointers.contains(&self.pointer) => {
+                serde_saphyr::DoubleQuoted(s.as_str()).serialize(serializer)
+            }
+            Value::Object(map) => {
+                let mut out = serializer.serialize_map(Some(map.len()))?;
+                for (key, value) in map {
+                    out.serialize_entry(key, &self.child(value, key))?;
+                }
+                out.end()
+            }
+            Value::Array(items) => {
+                let mut out = serializer.serialize_seq(Some(items.len()))?;
+                for (i, value) in items.iter().enumerate() {
+                    out.serialize_element(&self.child(value, &i.to_string()))?;
+                }
+                out.end()
+            }
+            other => other.serialize(serializer),
+        }
+    }
+}
+
 /// Writes a stream of documents separated by `---`.
 pub fn to_yaml_stream(values: &[Value]) -> String {
     let mut out = String::new();

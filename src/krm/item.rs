@@ -26,6 +26,10 @@ pub struct Item {
     text: Box<str>,
     /// The whole item once a step has asked for it; then the only copy that counts.
     full: OnceCell<Value>,
+    /// JSON pointers of strings to write quoted whatever the emitter would choose: a template
+    /// kept in the package whose meaning depends on its quotes (KOTS types a plain template's
+    /// result, not a quoted one's), so writing it back plain would change the next render.
+    keep_quoted: Option<Box<[String]>>,
 }
 
 impl std::fmt::Debug for Item {
@@ -63,6 +67,7 @@ impl From<Value> for Item {
             head: OnceCell::new(),
             text: json(&value),
             full: OnceCell::new(),
+            keep_quoted: None,
         }
     }
 }
@@ -155,10 +160,21 @@ impl Item {
         value
     }
 
+    /// Strings (by JSON pointer) the writer must quote; see the field.
+    pub fn set_keep_quoted(&mut self, pointers: Vec<String>) {
+        self.keep_quoted = (!pointers.is_empty()).then(|| pointers.into_boxed_slice());
+    }
+
+    pub fn take_keep_quoted(&mut self) -> Option<Box<[String]>> {
+        self.keep_quoted.take()
+    }
+
     /// Back to the compact form once a step is done with the whole item.
     pub fn compact(&mut self) {
         if let Some(full) = self.full.take() {
+            let keep_quoted = self.keep_quoted.take();
             *self = Item::from(full);
+            self.keep_quoted = keep_quoted;
         } else if let Some(head) = self.head.take() {
             if self.head_text.is_empty() {
                 let (api_version, kind) = crate::krm::type_of(&head);

@@ -164,8 +164,12 @@ impl ResourceList {
         head.insert("kind".into(), json!(self.kind));
         out.write_all(to_yaml(&Value::Object(head)).as_bytes())?;
         out.write_all(b"items:\n")?;
-        for item in items {
-            write_list_element(out, &to_yaml(&item.into_value()))?;
+        for mut item in items {
+            let text = match item.take_keep_quoted() {
+                Some(pointers) => crate::doc::to_yaml_keeping_quotes(&item.into_value(), &pointers),
+                None => to_yaml(&item.into_value()),
+            };
+            write_list_element(out, &text)?;
         }
         if !results.is_empty() {
             out.write_all(b"results:\n")?;

@@ -19,9 +19,7 @@ pub mod kots;
 use crate::config::parse_section;
 use crate::diag::{Diagnostic, Kind, Severity};
 use crate::doc::{FieldPath, Map, Value};
-use crate::krm::{
-    self, annotations as ann, is_local_config, remove_annotation, set_annotation, shape_of, type_of,
-};
+use crate::krm::{self, annotations as ann, is_local_config, remove_annotation, set_annotation, shape_of, type_of};
 use crate::limits::Budget;
 use crate::pipeline::{is_configuration, Generated, Render, ScalarStyles, Source};
 use kots::context::{text, CloneScope, Entry};
@@ -114,7 +112,16 @@ impl Item {
     /// KOTS lets ConfigValues set only these types (and never a `readonly` item).
     fn editable(&self) -> bool {
         const EDITABLE: [&str; 11] = [
-            "", "bool", "file", "password", "select", "select_many", "select_one", "radio", "dropdown", "text",
+            "",
+            "bool",
+            "file",
+            "password",
+            "select",
+            "select_many",
+            "select_one",
+            "radio",
+            "dropdown",
+            "text",
             "textarea",
         ];
         !self.readonly && EDITABLE.contains(&self.kind.as_str().unwrap_or_default())
@@ -315,9 +322,7 @@ fn resolve_items(
             let message = format!("config items depend on each other in a cycle: {}", cycle.join("; "));
             let origin = &specs[s].1;
             render.results.push(
-                Diagnostic::error(Kind::Config, message)
-                    .about(origin)
-                    .at(groups_field(origin).index(g).key("items")),
+                Diagnostic::error(Kind::Config, message).about(origin).at(groups_field(origin).index(g).key("items")),
             );
             return;
         }
@@ -339,7 +344,10 @@ fn resolve_items(
             let default = render_field("default", &item.default);
             let provided = given.get(&item.name).filter(|_| item.editable());
             let (entry, label) = match provided {
-                Some(g) => (Entry { value: g.entry.value.clone(), default, filename: g.entry.filename.clone() }, g.label.clone()),
+                Some(g) => (
+                    Entry { value: g.entry.value.clone(), default, filename: g.entry.filename.clone() },
+                    g.label.clone(),
+                ),
                 None => {
                     let value = render_field("value", &item.value);
                     let label = if !value.is_empty() { "item value" } else { "item default" };
@@ -667,7 +675,9 @@ impl Step<'_> {
             }
             let targets: Vec<(&Item, &Values, &Template)> = plain_items
                 .iter()
-                .flat_map(|(item, values)| item.templates.iter().filter(|t| t.matches(header)).map(|t| (*item, *values, t)))
+                .flat_map(|(item, values)| {
+                    item.templates.iter().filter(|t| t.matches(header)).map(|t| (*item, *values, t))
+                })
                 .collect();
             let group_templates: Vec<(&Group, &Vec<String>, &Template)> = groups
                 .iter()
@@ -812,7 +822,13 @@ impl Step<'_> {
                     self.results.push(Diagnostic::warning(Kind::Render, message).about(item));
                 }
             }
-            // The source stays as the template: local-config now, taken up again next run.
+            // The source stays as the template: local-config now, taken up again next run, its
+            // quoted templates written back quoted so the next run types them as this one did.
+            let quoted = match (origins.get(position), self.styles.as_deref_mut()) {
+                (Some(&origin), Some(styles)) => quoted_templates(source, &mut |p| styles.is_quoted(origin, p)),
+                _ => Vec::new(),
+            };
+            source.set_keep_quoted(quoted);
             set_annotation(source.header_mut(), ann::LOCAL_CONFIG, "true");
             set_annotation(source.header_mut(), ann::EXCLUDED, "true");
         }
@@ -831,8 +847,7 @@ impl Step<'_> {
         let state = self.engine.shared.lock();
         for item in group.items.iter().filter(|i| !i.repeatable) {
             let own = item.values_by_group.get(instance).and_then(|m| m.values().next().cloned());
-            let value =
-                own.or_else(|| state.entries.get(&item.name).map(|e| Value::String(e.resolved().to_string())));
+            let value = own.or_else(|| state.entries.get(&item.name).map(|e| Value::String(e.resolved().to_string())));
             if let Some(value) = value {
                 out.insert(item.name.clone(), value);
             }
@@ -969,6 +984,25 @@ impl Step<'_> {
         moves.push((list_pointer, index, before));
         true
     }
+}
+
+/// The JSON pointers of the single-line strings holding a KOTS template that were quoted in
+/// the source.
+fn quoted_templates(item: &Value, quoted: &mut dyn FnMut(&str) -> bool) -> Vec<String> {
+    let mut found = Vec::new();
+    let mut stack = vec![(item, String::new())];
+    while let Some((value, pointer)) = stack.pop() {
+        match value {
+            Value::String(s) if has_template(s) && !s.contains('\n') && quoted(&pointer) => found.push(pointer),
+            Value::Array(items) => {
+                stack.extend(items.iter().enumerate().map(|(i, v)| (v, format!("{pointer}/{i}"))));
+            }
+            Value::Object(map) => stack
+                .extend(map.iter().map(|(k, v)| (v, format!("{pointer}/{}", k.replace('~', "~0").replace('/', "~1"))))),
+            _ => {}
+        }
+    }
+    found
 }
 
 /// `a.b[0].c[1]` as the JSON pointer `/a/b/0/c/1`.

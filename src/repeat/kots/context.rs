@@ -199,10 +199,9 @@ pub fn functions(shared: &Shared) -> FuncMap {
             let item = args.string(0)?;
             match &s.lock().clone.item {
                 Some((name, value)) if name == item => Ok(string(value.as_str())),
-                _ => Err(fail(
-                    "RepeatableConfigOptionName",
-                    format!("{item:?} is only valid inside that item's clones"),
-                )),
+                _ => {
+                    Err(fail("RepeatableConfigOptionName", format!("{item:?} is only valid inside that item's clones")))
+                }
             }
         }),
     );

@@ -338,10 +338,11 @@ mod tests {
 
     fn engine() -> Engine {
         let engine = Engine::new(statics::functions(&statics::Statics::default()));
-        engine.shared.lock().entries.insert(
-            "n".into(),
-            context::Entry { value: "3".into(), default: String::new(), filename: String::new() },
-        );
+        engine
+            .shared
+            .lock()
+            .entries
+            .insert("n".into(), context::Entry { value: "3".into(), default: String::new(), filename: String::new() });
         engine
     }
 
