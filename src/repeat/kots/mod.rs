@@ -94,33 +94,24 @@ impl Engine {
 
     /// Renders both passes over one string.
     pub fn render_text(&mut self, text: &str, budget: &Budget) -> Result<String, String> {
-        let mut out = std::borrow::Cow::Borrowed(text);
-        for pass in [0, 1] {
-            let open = if pass == 0 { FIRST.0 } else { SECOND.0 };
-            if out.contains(open) {
-                budget.charge_steps(1).map_err(|e| e.to_string())?;
-                let rendered = self
-                    .compiled(pass, &out)
-                    .and_then(|c| c.execute(&GoValue::Nil, budget))
-                    .map_err(|m| format!("template {}: {}", excerpt(text), self.explain(m)))?;
-                out = std::borrow::Cow::Owned(rendered);
-            }
-        }
-        Ok(out.into_owned())
+        self.passes(text, [0, 1], &GoValue::Nil, budget).map_err(|m| format!("template {}: {m}", excerpt(text)))
     }
 
     /// Replaces a clone's placeholders in one string: both placeholder passes over
     /// `{<item>: <value name>}` (and `{item: …}`, this function's older spelling).
     pub fn placeholders(&mut self, text: &str, data: &GoValue, budget: &Budget) -> Result<String, String> {
+        self.passes(text, [2, 3], data, budget).map_err(|m| format!("placeholder in {}: {m}", excerpt(text)))
+    }
+
+    /// Two passes, each run only when its opening delimiter occurs in what the last one gave.
+    fn passes(&mut self, text: &str, passes: [u8; 2], data: &GoValue, budget: &Budget) -> Result<String, String> {
         let mut out = std::borrow::Cow::Borrowed(text);
-        for pass in [2, 3] {
-            let open = if pass == 2 { PLACEHOLDER_FIRST.0 } else { PLACEHOLDER_SECOND.0 };
+        for pass in passes {
+            let open = [FIRST.0, SECOND.0, PLACEHOLDER_FIRST.0, PLACEHOLDER_SECOND.0][usize::from(pass)];
             if out.contains(open) {
                 budget.charge_steps(1).map_err(|e| e.to_string())?;
-                let rendered = self
-                    .compiled(pass, &out)
-                    .and_then(|c| c.execute(data, budget))
-                    .map_err(|m| format!("placeholder in {}: {m}", excerpt(text)))?;
+                let rendered =
+                    self.compiled(pass, &out).and_then(|c| c.execute(data, budget)).map_err(|m| self.explain(m))?;
                 out = std::borrow::Cow::Owned(rendered);
             }
         }
