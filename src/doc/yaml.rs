@@ -155,7 +155,8 @@ pub fn to_yaml(value: &Value) -> String {
 /// Writes one document as [`to_yaml`] does, with the single-line strings at `pointers` (JSON
 /// pointers) double-quoted even where the emitter would write them plain.
 pub fn to_yaml_keeping_quotes(value: &Value, pointers: &[String]) -> String {
-    let styled = Styled { value, pointer: String::new(), pointers };
+    let pointers: std::collections::HashSet<&str> = pointers.iter().map(String::as_str).collect();
+    let styled = Styled { value, pointer: String::new(), pointers: &pointers };
     let mut text = serde_saphyr::to_string_with_options(&styled, write_options()).unwrap_or_default();
     if !text.ends_with('\n') {
         text.push('\n');
@@ -167,7 +168,7 @@ pub fn to_yaml_keeping_quotes(value: &Value, pointers: &[String]) -> String {
 struct Styled<'a> {
     value: &'a Value,
     pointer: String,
-    pointers: &'a [String],
+    pointers: &'a std::collections::HashSet<&'a str>,
 }
 
 impl<'a> Styled<'a> {
@@ -181,7 +182,7 @@ impl serde::Serialize for Styled<'_> {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::{SerializeMap, SerializeSeq};
         match self.value {
-            Value::String(s) if !s.contains('\n') && self.pointers.contains(&self.pointer) => {
+            Value::String(s) if !s.contains('\n') && self.pointers.contains(self.pointer.as_str()) => {
                 serde_saphyr::DoubleQuoted(s.as_str()).serialize(serializer)
             }
             Value::Object(map) => {

@@ -22,11 +22,11 @@ use crate::doc::{FieldPath, Map, Value};
 use crate::krm::{self, annotations as ann, is_local_config, remove_annotation, set_annotation, shape_of, type_of};
 use crate::limits::Budget;
 use crate::pipeline::{is_configuration, Generated, Render, ScalarStyles, Source};
-use kots::context::{text, CloneScope, Entry};
+use kots::context::{text, CloneScope, Entry, Noticed};
 use kots::{contains_template, has_template, Engine};
 use regex::Regex;
 use serde::Deserialize;
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap};
 use std::sync::LazyLock;
 
 const KOTS_API_VERSION: &str = "kots.io/v1beta1";
@@ -205,7 +205,7 @@ pub fn load(render: &mut Render) -> Loaded {
         None
     });
     let statics = kots::statics::Statics { now, namespace: kots.namespace.clone() };
-    let mut engine = Engine::new(kots::statics::functions(&statics));
+    let mut engine = Engine::new(kots::statics::functions(&statics), &render.budget);
     let mut given: HashMap<String, Given> = HashMap::new();
     for item in render.items.iter().filter(|i| i.type_of() == (KOTS_API_VERSION, "ConfigValues")).map(|i| &**i) {
         if let Some((field, message)) = config_values_problem(item) {
@@ -251,6 +251,13 @@ pub fn load(render: &mut Render) -> Loaded {
         }
     }
     resolve_items(render, &specs, &given, &mut engine, &mut sources);
+    // What the Config's own templates read that nothing declares.
+    let noticed = std::mem::take(&mut engine.shared.lock().noticed);
+    if let Some((_, origin)) = specs.first() {
+        for message in noticed.messages {
+            render.results.push(Diagnostic::warning(Kind::Config, message).about(origin));
+        }
+    }
     let values = repeat_values(render, &specs, &given, &engine);
     let mut config = Map::new();
     {
@@ -292,78 +299,94 @@ fn resolve_items(
             items.extend(group.items.iter().map(|item| (s, g, item)));
         }
     }
-    let declared: HashSet<&str> = items.iter().map(|(_, _, i)| i.name.as_str()).collect();
-    let mut waiting: Vec<(usize, usize, &Item, Vec<&str>)> = items
+    // Kahn's algorithm: an item is resolved once every item it reads is; the first ready ones in
+    // declaration order.
+    let mut index: HashMap<&str, usize> = HashMap::new();
+    for (i, (_, _, item)) in items.iter().enumerate() {
+        index.entry(item.name.as_str()).or_insert(i);
+    }
+    let mut waiting_on: Vec<Vec<usize>> = items
         .iter()
-        .map(|&(s, g, item)| {
-            let mut deps: Vec<&str> = dependencies(item.default.as_str().unwrap_or_default())
+        .map(|(_, _, item)| {
+            let mut deps: Vec<usize> = dependencies(item.default.as_str().unwrap_or_default())
                 .chain(dependencies(item.value.as_str().unwrap_or_default()))
-                .filter(|d| declared.contains(d))
+                .filter_map(|d| index.get(d).copied())
                 .collect();
+            deps.sort_unstable();
             deps.dedup();
-            (s, g, item, deps)
+            deps
         })
         .collect();
-    let mut resolved: HashSet<&str> = HashSet::new();
+    let mut dependents: Vec<Vec<usize>> = vec![Vec::new(); items.len()];
+    for (i, deps) in waiting_on.iter().enumerate() {
+        for &d in deps {
+            dependents[d].push(i);
+        }
+    }
+    let mut remaining: Vec<usize> = waiting_on.iter().map(Vec::len).collect();
+    let mut ready: std::collections::VecDeque<usize> = (0..items.len()).filter(|&i| remaining[i] == 0).collect();
+    let mut resolved = vec![false; items.len()];
     let budget = render.budget.clone();
-    while !waiting.is_empty() {
-        let (ready, rest): (Vec<_>, Vec<_>) =
-            waiting.into_iter().partition(|(_, _, _, deps)| deps.iter().all(|d| resolved.contains(d)));
-        if ready.is_empty() {
-            let (s, g, _, _) = rest[0];
-            let cycle: Vec<String> = rest
-                .iter()
-                .map(|(_, _, item, deps)| {
-                    let deps: Vec<String> =
-                        deps.iter().filter(|d| !resolved.contains(*d)).map(|d| format!("{d:?}")).collect();
-                    format!("{:?} depends on {}", item.name, deps.join(", "))
-                })
-                .collect();
-            let message = format!("config items depend on each other in a cycle: {}", cycle.join("; "));
-            let origin = &specs[s].1;
-            render.results.push(
-                Diagnostic::error(Kind::Config, message).about(origin).at(groups_field(origin).index(g).key("items")),
-            );
-            return;
+    while let Some(i) = ready.pop_front() {
+        let (s, _, item) = items[i];
+        let mut render_field = |field: &str, template: &Value| -> String {
+            let source = text(template);
+            if !has_template(&source) {
+                return source;
+            }
+            engine.render_text(&source, &budget).unwrap_or_else(|message| {
+                let message = format!(
+                    "config item {:?}: its {field} could not be rendered, so it is empty, as in KOTS: {message}",
+                    item.name
+                );
+                render.results.push(Diagnostic::warning(Kind::Config, message).about(&specs[s].1));
+                String::new()
+            })
+        };
+        let default = render_field("default", &item.default);
+        let provided = given.get(&item.name).filter(|_| item.editable());
+        let (entry, label) = match provided {
+            Some(g) => {
+                (Entry { value: g.entry.value.clone(), default, filename: g.entry.filename.clone() }, g.label.clone())
+            }
+            None => {
+                let value = render_field("value", &item.value);
+                let label = if !value.is_empty() { "item value" } else { "item default" };
+                let filename = render_field("filename", &item.filename);
+                (Entry { value, default, filename }, label.to_string())
+            }
+        };
+        let label = match (entry.resolved().is_empty(), item.repeatable) {
+            (true, true) => "repeatable: values per clone".to_string(),
+            (true, false) => "no value".to_string(),
+            (false, _) => label,
+        };
+        sources.insert(item.name.clone(), Source { label, secret: item.kind.as_str() == Some("password") });
+        engine.shared.lock().entries.insert(item.name.clone(), entry);
+        resolved[i] = true;
+        for &d in &dependents[i] {
+            remaining[d] -= 1;
+            if remaining[d] == 0 {
+                ready.push_back(d);
+            }
         }
-        for (s, _, item, _) in ready {
-            let mut render_field = |field: &str, template: &Value| -> String {
-                let source = text(template);
-                if !has_template(&source) {
-                    return source;
-                }
-                engine.render_text(&source, &budget).unwrap_or_else(|message| {
-                    let message = format!(
-                        "config item {:?}: its {field} could not be rendered, so it is empty, as in KOTS: {message}",
-                        item.name
-                    );
-                    render.results.push(Diagnostic::warning(Kind::Config, message).about(&specs[s].1));
-                    String::new()
-                })
-            };
-            let default = render_field("default", &item.default);
-            let provided = given.get(&item.name).filter(|_| item.editable());
-            let (entry, label) = match provided {
-                Some(g) => (
-                    Entry { value: g.entry.value.clone(), default, filename: g.entry.filename.clone() },
-                    g.label.clone(),
-                ),
-                None => {
-                    let value = render_field("value", &item.value);
-                    let label = if !value.is_empty() { "item value" } else { "item default" };
-                    (Entry { value, default, filename: text(&item.filename) }, label.to_string())
-                }
-            };
-            let label = match (entry.resolved().is_empty(), item.repeatable) {
-                (true, true) => "repeatable: values per clone".to_string(),
-                (true, false) => "no value".to_string(),
-                (false, _) => label,
-            };
-            sources.insert(item.name.clone(), Source { label, secret: item.kind.as_str() == Some("password") });
-            engine.shared.lock().entries.insert(item.name.clone(), entry);
-            resolved.insert(&item.name);
-        }
-        waiting = rest;
+    }
+    let waiting: Vec<usize> = (0..items.len()).filter(|&i| !resolved[i]).collect();
+    if let Some(&first) = waiting.first() {
+        let (s, g, _) = items[first];
+        let cycle: Vec<String> = waiting
+            .iter()
+            .map(|&i| {
+                waiting_on[i].retain(|&d| !resolved[d]);
+                let deps: Vec<String> = waiting_on[i].iter().map(|&d| format!("{:?}", items[d].2.name)).collect();
+                format!("{:?} depends on {}", items[i].2.name, deps.join(", "))
+            })
+            .collect();
+        let message = format!("config items depend on each other in a cycle: {}", cycle.join("; "));
+        let origin = &specs[s].1;
+        render.results.push(
+            Diagnostic::error(Kind::Config, message).about(origin).at(groups_field(origin).index(g).key("items")),
+        );
     }
 }
 
@@ -494,8 +517,8 @@ struct Step<'a> {
     report: Report,
 }
 
-/// Fields Kubernetes requires to be strings, whatever a template renders to: everything under
-/// `metadata`, ConfigMap/Secret data, and a container's `env[].value`, `args`, `command` and
+/// Fields Kubernetes requires to be strings, whatever a template renders to: names, labels and
+/// annotations of any `metadata` (a pod template's too), ConfigMap/Secret data, and a container's `env[].value`, `args`, `command` and
 /// `image`. (KOTS would write `80` there as a number and the API server would refuse it.)
 fn must_stay_string(kind: &str, pointer: &str) -> bool {
     let segments: Vec<&str> = pointer.split('/').skip(1).collect();
@@ -503,7 +526,10 @@ fn must_stay_string(kind: &str, pointer: &str) -> bool {
         matches!(w[0], "containers" | "initContainers" | "ephemeralContainers") && w[1].parse::<usize>().is_ok()
     });
     let tail = |field: &str| segments.iter().rev().take(3).any(|s| *s == field);
-    pointer.starts_with("/metadata/")
+    let in_metadata = segments.windows(2).any(|w| {
+        w[0] == "metadata" && matches!(w[1], "name" | "namespace" | "generateName" | "labels" | "annotations")
+    });
+    in_metadata
         || (matches!(kind, "ConfigMap" | "Secret")
             && (pointer.starts_with("/data/")
                 || pointer.starts_with("/stringData/")
@@ -545,9 +571,15 @@ fn parse_bool(value: &str) -> Option<bool> {
 /// template element's index, the list's length before), to find a clone's scalars in the source.
 type Moves = Vec<(String, usize, usize)>;
 
-/// The source pointer of a scalar in a rendered copy, undoing list-element moves newest first.
-fn source_pointer(pointer: &str, moves: &Moves) -> String {
+/// The source pointer of a scalar in a rendered copy: key renames undone, then list-element
+/// moves, newest first.
+fn source_pointer(pointer: &str, moves: &Moves, renames: &Renames) -> String {
     let mut pointer = pointer.to_string();
+    for (new, old) in renames.iter().rev() {
+        if let Some(rest) = pointer.strip_prefix(new.as_str()).filter(|r| r.is_empty() || r.starts_with('/')) {
+            pointer = format!("{old}{rest}");
+        }
+    }
     for (list, removed, before) in moves.iter().rev() {
         let Some(rest) = pointer.strip_prefix(list.as_str()).and_then(|r| r.strip_prefix('/')) else { continue };
         let (index, tail) = rest.split_once('/').map_or((rest, ""), |(i, t)| (i, t));
@@ -570,7 +602,11 @@ struct Copy {
     value: Value,
     scope: CloneScope,
     moves: Moves,
+    renames: Renames,
 }
+
+/// Keys a clone's placeholders renamed: (new pointer, pointer before).
+type Renames = Vec<(String, String)>;
 
 impl Step<'_> {
     fn error(&mut self, message: String, item: &Value) {
@@ -736,7 +772,7 @@ impl Step<'_> {
                         origin: "valuesByGroup".into(),
                     });
                     let scope = CloneScope { item: None, group: Some((instance.clone(), group_values)) };
-                    copies.push(Copy { value: clone, scope, moves });
+                    copies.push(Copy { value: clone, scope, moves, renames: Renames::new() });
                 }
             }
             for (group, instances, repeat, t) in group_item_clones {
@@ -756,15 +792,17 @@ impl Step<'_> {
                             value: format!("{instance}/{value_name}"),
                             origin: origin.into(),
                         });
-                        if let Err(message) = self.placeholders(&mut clone, &repeat.name, &value_name, true) {
-                            self.error(message, item);
-                            failed = true;
-                        }
+                        let renames =
+                            self.placeholders(&mut clone, &repeat.name, &value_name).unwrap_or_else(|message| {
+                                self.error(message, item);
+                                failed = true;
+                                Renames::new()
+                            });
                         let scope = CloneScope {
                             item: Some((repeat.name.clone(), value_name.clone())),
                             group: Some((instance.clone(), group_values.clone())),
                         };
-                        copies.push(Copy { value: clone, scope, moves: Moves::new() });
+                        copies.push(Copy { value: clone, scope, moves: Moves::new(), renames });
                     }
                 }
             }
@@ -778,6 +816,8 @@ impl Step<'_> {
                 for (repeat, values, t) in targets {
                     if let Some(path) = &t.yaml_path {
                         failed |= !self.node_clones(&mut working, &mut moves, path, repeat, values, item);
+                        // KOTS: the resource changed in place is then what remains.
+                        whole = None;
                         continue;
                     }
                     let mut clones = Vec::new();
@@ -788,10 +828,12 @@ impl Step<'_> {
                         }
                         let mut clone = working.clone();
                         set_name(&mut clone, &format!("{}{value_name}", t.prefix.clone().unwrap_or_default()));
-                        if let Err(message) = self.placeholders(&mut clone, &repeat.name, value_name, true) {
-                            self.error(message, item);
-                            failed = true;
-                        }
+                        let renames =
+                            self.placeholders(&mut clone, &repeat.name, value_name).unwrap_or_else(|message| {
+                                self.error(message, item);
+                                failed = true;
+                                Renames::new()
+                            });
                         self.report.clones.push(CloneReport {
                             source: describe(item),
                             clone: describe(&clone),
@@ -800,11 +842,13 @@ impl Step<'_> {
                             origin: (*origin).into(),
                         });
                         let scope = CloneScope { item: Some((repeat.name.clone(), value_name.clone())), group: None };
-                        clones.push(Copy { value: clone, scope, moves: moves.clone() });
+                        clones.push(Copy { value: clone, scope, moves: moves.clone(), renames });
                     }
                     whole = Some(clones);
                 }
-                copies = whole.unwrap_or_else(|| vec![Copy { value: working, scope: CloneScope::default(), moves }]);
+                copies = whole.unwrap_or_else(|| {
+                    vec![Copy { value: working, scope: CloneScope::default(), moves, renames: Renames::new() }]
+                });
                 if copies.len() == 1 && !is_target && !self.charge_clone(size, item) {
                     failed = true;
                 }
@@ -812,13 +856,17 @@ impl Step<'_> {
             if !failed {
                 let origin = origins.get(position).copied();
                 let kind = type_of(item).1.to_string();
-                let mut noticed: Vec<String> = Vec::new();
+                let mut noticed = Noticed::default();
                 for copy in copies {
                     if !self.emit(copy, &kind, origin, item, &mut noticed) {
                         break;
                     }
                 }
-                for message in noticed {
+                for message in noticed.messages {
+                    self.results.push(Diagnostic::warning(Kind::Render, message).about(item));
+                }
+                if noticed.more > 0 {
+                    let message = format!("and {} more warnings like these for this resource", noticed.more);
                     self.results.push(Diagnostic::warning(Kind::Render, message).about(item));
                 }
             }
@@ -835,9 +883,9 @@ impl Step<'_> {
     }
 
     /// Runs a clone's placeholders (`repl[[ .item ]]`) on the strings that mention the item.
-    fn placeholders(&mut self, value: &mut Value, item: &str, value_name: &str, keys: bool) -> Result<(), String> {
+    fn placeholders(&mut self, value: &mut Value, item: &str, value_name: &str) -> Result<Renames, String> {
         let data = kots::placeholder_data(item, value_name);
-        kots::replace_placeholders(value, item, &data, keys, self.engine, self.budget)
+        kots::replace_placeholders(value, item, &data, kots::Keys::All, self.engine, self.budget)
     }
 
     /// An instance's item values: the group's `valuesByGroup[instance]`, then each item's own
@@ -860,19 +908,12 @@ impl Step<'_> {
 
     /// Renders a copy's templates, then `kots.io/exclude` / `kots.io/when`, and generates it
     /// unless excluded. `false` after an error.
-    fn emit(
-        &mut self,
-        copy: Copy,
-        kind: &str,
-        origin: Option<usize>,
-        source: &Value,
-        noticed: &mut Vec<String>,
-    ) -> bool {
-        let Copy { mut value, scope, moves } = copy;
+    fn emit(&mut self, copy: Copy, kind: &str, origin: Option<usize>, source: &Value, noticed: &mut Noticed) -> bool {
+        let Copy { mut value, scope, moves, renames } = copy;
         self.engine.shared.lock().clone = scope;
         let styles = &mut self.styles;
         let mut quoted = |pointer: &str| match (origin, styles.as_deref_mut()) {
-            (Some(origin), Some(styles)) => styles.is_quoted(origin, &source_pointer(pointer, &moves)),
+            (Some(origin), Some(styles)) => styles.is_quoted(origin, &source_pointer(pointer, &moves, &renames)),
             _ => false,
         };
         let must = |pointer: &str| must_stay_string(kind, pointer);
@@ -881,11 +922,7 @@ impl Step<'_> {
         {
             let mut state = self.engine.shared.lock();
             state.clone = CloneScope::default();
-            for message in state.noticed.drain(..) {
-                if !noticed.contains(&message) {
-                    noticed.push(message);
-                }
-            }
+            noticed.absorb(std::mem::take(&mut state.noticed));
         }
         if let Err((field, message)) = rendered {
             self.results.push(Diagnostic::error(Kind::Render, message).about(source).at(field));
@@ -963,9 +1000,14 @@ impl Step<'_> {
             }
             let mut clone = template.clone();
             let data = kots::placeholder_data(&repeat.name, value_name);
-            if let Err(message) =
-                kots::replace_placeholders(&mut clone, &repeat.name, &data, false, self.engine, self.budget)
-            {
+            if let Err(message) = kots::replace_placeholders(
+                &mut clone,
+                &repeat.name,
+                &data,
+                kots::Keys::BelowTop,
+                self.engine,
+                self.budget,
+            ) {
                 self.error(message, source);
                 return false;
             }
@@ -1089,11 +1131,15 @@ mod tests {
     fn moved_elements_find_their_source() {
         // env [a, T, b] → [a, b, c1, c2]: b came from 2, the clones from T at 1.
         let moves = vec![("/env".to_string(), 1, 3)];
-        assert_eq!(source_pointer("/env/0/value", &moves), "/env/0/value");
-        assert_eq!(source_pointer("/env/1/value", &moves), "/env/2/value");
-        assert_eq!(source_pointer("/env/2/value", &moves), "/env/1/value");
-        assert_eq!(source_pointer("/env/3", &moves), "/env/1");
-        assert_eq!(source_pointer("/other/3", &moves), "/other/3");
+        let none = Renames::new();
+        assert_eq!(source_pointer("/env/0/value", &moves, &none), "/env/0/value");
+        assert_eq!(source_pointer("/env/1/value", &moves, &none), "/env/2/value");
+        assert_eq!(source_pointer("/env/2/value", &moves, &none), "/env/1/value");
+        assert_eq!(source_pointer("/env/3", &moves, &none), "/env/1");
+        assert_eq!(source_pointer("/other/3", &moves, &none), "/other/3");
+        let renames = vec![("/data/files-a".to_string(), "/data/repl[[ .files ]]".to_string())];
+        assert_eq!(source_pointer("/data/files-a", &Moves::new(), &renames), "/data/repl[[ .files ]]");
+        assert_eq!(source_pointer("/data/files-ab", &Moves::new(), &renames), "/data/files-ab");
     }
 
     #[test]

@@ -10,22 +10,33 @@
 //! - conversions between the document model and the crate's values, and Go's `%v` spelling of
 //!   floats (the crate prints Rust's: `1000000` where Go prints `1e+06`).
 //!
-//! Templates are compiled once per distinct text; function maps are built once per render.
+//! Callers compile each distinct text once per render; function maps are built once per render.
 
 pub mod strconv;
 
 use crate::doc::{Map, Value};
 use crate::limits::{Budget, Exhausted};
+use gotmpl::parse::{ListNode, Node};
 pub use gotmpl::{FuncMap, MissingKey, TemplateError, Value as GoValue, ValueFunc};
+use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::sync::Arc;
 
-/// A compiled template.
-pub struct Compiled(gotmpl::Template);
+/// A compiled template and the steps one execution of it is charged.
+pub struct Compiled {
+    template: gotmpl::Template,
+    steps: u64,
+}
 
 /// Range iterations one execution may run (Go has no limit; ours keeps a template from spinning
 /// without output).
-const MAX_RANGE_ITERATIONS: u64 = 1_000_000;
+const MAX_RANGE_ITERATIONS: u64 = 100_000;
+/// Steps charged for each `range` an execution may run: a loop costs the render's step budget
+/// whether or not its body calls a function or writes output.
+const RANGE_STEPS: u64 = 1_000;
+/// Nodes `{{template}}` calls may expand a template to: each call runs its definition again, so
+/// a definition calling another twice, forty deep, would run for ever without writing a byte.
+const MAX_EXPANSION: u64 = 100_000;
 
 /// Compiles `source` with the given delimiters and functions (Go's builtins are always there).
 ///
@@ -39,20 +50,88 @@ pub fn compile(source: &str, (left, right): (&str, &str), funcs: &FuncMap) -> Re
         .filter_map(|word| funcs.get_key_value(word))
         .map(|(name, f)| (name.clone(), f.clone()))
         .collect();
-    gotmpl::Template::new("")
+    let template = gotmpl::Template::new("")
         .delims(left, right)
         .funcs(used)
         .max_range_iters(MAX_RANGE_ITERATIONS)
         .parse(source)
-        .map(Compiled)
-        .map_err(|err| message(&err))
+        .map_err(|err| message(&err))?;
+    let steps = if source.contains("range") || source.contains("template") || source.contains("block") {
+        let (tree, defines) = gotmpl::parse::Parser::with_name(None, source, left, right)
+            .and_then(gotmpl::parse::Parser::parse)
+            .map_err(|err| message(&err))?;
+        let defines: HashMap<&str, &ListNode> = defines.iter().map(|d| (d.name.as_str(), &d.body)).collect();
+        let cost = cost(&tree, &defines, &mut Vec::new(), 0)?;
+        1 + cost.ranges.saturating_mul(RANGE_STEPS)
+    } else {
+        1
+    };
+    Ok(Compiled { template, steps })
+}
+
+/// What executing a tree may cost: its nodes and `range`s, `{{template}}` calls expanded.
+#[derive(Default)]
+struct Cost {
+    nodes: u64,
+    ranges: u64,
+}
+
+fn cost<'a>(
+    list: &'a ListNode,
+    defines: &HashMap<&'a str, &'a ListNode>,
+    calling: &mut Vec<&'a str>,
+    depth: usize,
+) -> Result<Cost, String> {
+    let mut total = Cost::default();
+    let mut add = |part: Cost| -> Result<(), String> {
+        total.nodes = total.nodes.saturating_add(part.nodes);
+        total.ranges = total.ranges.saturating_add(part.ranges);
+        if total.nodes > MAX_EXPANSION {
+            return Err(format!(
+                "its {{{{template}}}} calls expand to more than {MAX_EXPANSION} actions: call each definition fewer times"
+            ));
+        }
+        Ok(())
+    };
+    if depth > crate::limits::MAX_DEPTH {
+        return Err("templates nest too deeply".into());
+    }
+    for node in &list.nodes {
+        add(Cost { nodes: 1, ranges: 0 })?;
+        match node {
+            Node::List(inner) => add(cost(inner, defines, calling, depth + 1)?)?,
+            Node::If(branch) | Node::With(branch) | Node::Range(branch) => {
+                if matches!(node, Node::Range(_)) {
+                    add(Cost { nodes: 0, ranges: 1 })?;
+                }
+                add(cost(&branch.body, defines, calling, depth + 1)?)?;
+                if let Some(other) = &branch.else_body {
+                    add(cost(other, defines, calling, depth + 1)?)?;
+                }
+            }
+            Node::Template(call) => {
+                let name = call.name.as_str();
+                if calling.contains(&name) {
+                    return Err(format!("template {name:?} calls itself: recursive templates are not supported"));
+                }
+                if let Some((defined, body)) = defines.get_key_value(name) {
+                    calling.push(defined);
+                    add(cost(body, defines, calling, depth + 1)?)?;
+                    calling.pop();
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(total)
 }
 
 impl Compiled {
     /// Executes over `data`, charging every byte written to `budget`.
     pub fn execute(&self, data: &GoValue, budget: &Budget) -> Result<String, String> {
+        budget.charge_steps(self.steps).map_err(|e| e.to_string())?;
         let mut out = BudgetWriter { out: String::new(), budget, exhausted: None };
-        match self.0.execute_fmt(&mut out, data) {
+        match self.template.execute_fmt(&mut out, data) {
             Ok(()) => Ok(out.out),
             Err(err) => Err(match out.exhausted {
                 Some(exhausted) => exhausted.to_string(),
@@ -60,6 +139,32 @@ impl Compiled {
             }),
         }
     }
+}
+
+/// The same functions, each call charged one step of `budget` and the size of what it returns:
+/// a loop that calls functions without writing output still ends at `--max-steps` or
+/// `--max-output-size`.
+pub fn charged(funcs: FuncMap, budget: &Arc<Budget>) -> FuncMap {
+    funcs
+        .into_iter()
+        .map(|(name, f)| {
+            let budget = Arc::clone(budget);
+            let charged: ValueFunc = Arc::new(move |args: &[GoValue]| {
+                budget.charge_steps(1).map_err(|e| TemplateError::Exec(e.to_string()))?;
+                let result = f(args)?;
+                // What a call builds counts as produced output, written or not (`$x := repeat …`).
+                let size = match &result {
+                    GoValue::String(s) => s.len(),
+                    GoValue::List(items) => items.len().saturating_mul(8),
+                    GoValue::Map(map) => map.len().saturating_mul(16),
+                    _ => 0,
+                };
+                budget.charge_output(size).map_err(|e| TemplateError::Exec(e.to_string()))?;
+                Ok(result)
+            });
+            (name, charged)
+        })
+        .collect()
 }
 
 /// The crate's error text, without the `execution error: ` it puts before our functions' own

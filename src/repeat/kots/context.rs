@@ -12,7 +12,7 @@
 use crate::doc::{Map, Value};
 use crate::template::go::{fail, Args, FuncMap, GoValue, TemplateError, ValueFunc};
 use base64::Engine as _;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 /// One name's stored value.
@@ -48,16 +48,47 @@ pub struct CloneScope {
 pub struct State {
     pub entries: HashMap<String, Entry>,
     pub clone: CloneScope,
-    /// Problems KOTS renders past silently (an unknown name, data that is not base64), each once
-    /// per resource; the step turns them into warnings.
-    pub noticed: Vec<String>,
+    /// Problems KOTS renders past silently (an unknown name, data that is not base64); the step
+    /// turns them into warnings.
+    pub noticed: Noticed,
+}
+
+/// Warnings, each once, the first [`Noticed::SHOWN`] kept and the rest counted: a loop reading
+/// ten thousand undeclared names gives a readable report, not ten thousand lines.
+#[derive(Debug, Default)]
+pub struct Noticed {
+    pub messages: Vec<String>,
+    seen: HashSet<String>,
+    pub more: usize,
+}
+
+impl Noticed {
+    pub const SHOWN: usize = 20;
+
+    pub fn add(&mut self, message: String) {
+        if self.seen.contains(&message) {
+            return;
+        }
+        if self.messages.len() < Self::SHOWN {
+            self.messages.push(message.clone());
+        } else {
+            self.more += 1;
+        }
+        self.seen.insert(message);
+    }
+
+    /// Takes in another collection's warnings.
+    pub fn absorb(&mut self, other: Noticed) {
+        for message in other.messages {
+            self.add(message);
+        }
+        self.more += other.more;
+    }
 }
 
 impl State {
     fn notice(&mut self, message: String) {
-        if !self.noticed.contains(&message) {
-            self.noticed.push(message);
-        }
+        self.noticed.add(message);
     }
 
     /// The value of `name` for the clone being rendered, and whether anything declares it.
@@ -268,14 +299,14 @@ mod tests {
         assert_eq!(run(&shared, r#"repl{{ ConfigOptionFilename "b" }}"#), Ok("f.txt".into()));
         assert_eq!(run(&shared, r#"repl{{ ConfigOptionEquals "a" "fallback" }}"#), Ok("true".into()));
         assert_eq!(run(&shared, r#"repl{{ ConfigOptionNotEquals "a" "fallback" }}"#), Ok("false".into()));
-        assert!(shared.lock().noticed.is_empty());
+        assert!(shared.lock().noticed.messages.is_empty());
         // Absent names and bad data: empty, false, and noticed.
         assert_eq!(run(&shared, r#"repl{{ ConfigOption "zz" }}"#), Ok(String::new()));
         assert_eq!(run(&shared, r#"repl{{ ConfigOptionEquals "zz" "" }}"#), Ok("false".into()));
         assert_eq!(run(&shared, r#"repl{{ ConfigOptionNotEquals "zz" "" }}"#), Ok("false".into()));
         assert_eq!(run(&shared, r#"repl{{ ConfigOptionData "c" }}"#), Ok(String::new()));
         assert_eq!(run(&shared, r#"repl{{ ConfigOptionName "zz" }}"#), Ok("zz".into()));
-        assert_eq!(shared.lock().noticed.len(), 4);
+        assert_eq!(shared.lock().noticed.messages.len(), 4);
         let err = run(&shared, r#"repl{{ ConfigOption "a" "b" }}"#).err().unwrap_or_default();
         assert!(err.contains("wrong number of args for ConfigOption: want 1 got 2"), "{err}");
     }

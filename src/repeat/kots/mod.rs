@@ -12,7 +12,8 @@
 //! that mention the item, before the templates, as KOTS does.
 //!
 //! Each distinct template text is compiled once per render; the functions read the render's
-//! [`context::Shared`] state, so a compiled template serves every clone.
+//! [`context::Shared`] state, so a compiled template serves every clone whose text is the same
+//! (a repeatable group's; an item's clones differ once their placeholders are replaced).
 
 pub mod context;
 pub mod statics;
@@ -22,6 +23,7 @@ use crate::limits::{Budget, MAX_DEPTH};
 use crate::template::go::{self, Compiled, FuncMap, GoValue};
 use std::collections::HashMap;
 use std::rc::Rc;
+use std::sync::Arc;
 
 const FIRST: (&str, &str) = ("{{repl", "}}");
 const SECOND: (&str, &str) = ("repl{{", "}}");
@@ -51,20 +53,27 @@ pub struct Engine {
     funcs: FuncMap,
     placeholder_funcs: FuncMap,
     pub shared: context::Shared,
-    compiled: HashMap<(u8, String), Rc<Compiled>>,
+    /// Per pass (the two template passes, the two placeholder passes): text → compiled.
+    compiled: [HashMap<String, Rc<Compiled>>; 4],
 }
 
 impl Engine {
     /// `statics`: the static context (Sprig and KOTS's own); the config context goes over it.
-    pub fn new(mut statics: FuncMap) -> Self {
+    /// Every function call is charged a step of `budget`.
+    pub fn new(mut statics: FuncMap, budget: &Arc<Budget>) -> Self {
         let shared = context::Shared::default();
         statics.extend(context::functions(&shared));
-        Self { funcs: statics, placeholder_funcs: FuncMap::new(), shared, compiled: HashMap::new() }
+        Self {
+            funcs: go::charged(statics, budget),
+            placeholder_funcs: FuncMap::new(),
+            shared,
+            compiled: Default::default(),
+        }
     }
 
     fn compiled(&mut self, pass: u8, text: &str) -> Result<Rc<Compiled>, String> {
-        let key = (pass, text.to_string());
-        if let Some(compiled) = self.compiled.get(&key) {
+        let cache = usize::from(pass);
+        if let Some(compiled) = self.compiled[cache].get(text) {
             return Ok(compiled.clone());
         }
         let (delims, funcs) = match pass {
@@ -74,7 +83,7 @@ impl Engine {
             _ => (PLACEHOLDER_SECOND, &self.placeholder_funcs),
         };
         let compiled = Rc::new(go::compile(text, delims, funcs)?);
-        self.compiled.insert(key, compiled.clone());
+        self.compiled[cache].insert(text.to_string(), compiled.clone());
         Ok(compiled)
     }
 
@@ -127,37 +136,63 @@ pub fn placeholder_data(item: &str, value_name: &str) -> GoValue {
     go::map_to_go(&map)
 }
 
-/// Runs a clone's placeholders on every string (and, with `keys`, every mapping key) that
-/// mentions the item.
+/// Which mapping keys a clone's placeholders rename: a whole-resource copy's, or (a `yamlPath`
+/// element's, as KOTS does) all but the element's own.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Keys {
+    All,
+    BelowTop,
+}
+
+/// Runs a clone's placeholders on every string (and key, see [`Keys`]) that mentions the item.
+/// Returns the keys it renamed, as (new pointer, pointer before), so a renamed field's source
+/// style can still be found.
 pub fn replace_placeholders(
     value: &mut Value,
     item: &str,
     data: &GoValue,
-    keys: bool,
+    keys: Keys,
     engine: &mut Engine,
     budget: &Budget,
-) -> Result<(), String> {
+) -> Result<Vec<(String, String)>, String> {
     let mentions = |s: &str| has_placeholder(s) && (s.contains(item) || s.contains(".item"));
-    let mut stack = vec![value];
-    while let Some(value) = stack.pop() {
+    let mut renames = Vec::new();
+    let mut stack = vec![(value, String::new(), 0usize)];
+    while let Some((value, pointer, depth)) = stack.pop() {
         match value {
             Value::String(s) if mentions(s) => *s = engine.placeholders(s, data, budget)?,
-            Value::Array(items) => stack.extend(items.iter_mut()),
+            Value::Array(items) => {
+                stack.extend(items.iter_mut().enumerate().map(|(i, v)| (v, format!("{pointer}/{i}"), depth + 1)));
+            }
             Value::Object(map) => {
-                if keys && map.keys().any(|k| mentions(k)) {
+                let rename = keys == Keys::All || depth > 0;
+                if rename && map.keys().any(|k| mentions(k)) {
                     let mut renamed = Map::new();
                     for (key, item) in std::mem::take(map) {
-                        let key = if mentions(&key) { engine.placeholders(&key, data, budget)? } else { key };
-                        renamed.insert(key, item);
+                        if !mentions(&key) {
+                            renamed.insert(key, item);
+                            continue;
+                        }
+                        let new = engine.placeholders(&key, data, budget)?;
+                        if renamed.contains_key(&new) {
+                            return Err(format!("two keys become {new:?} once the placeholders are replaced"));
+                        }
+                        renames.push((format!("{pointer}/{}", escape(&new)), format!("{pointer}/{}", escape(&key))));
+                        renamed.insert(new, item);
                     }
                     *map = renamed;
                 }
-                stack.extend(map.values_mut());
+                stack.extend(map.iter_mut().map(|(k, v)| (v, format!("{pointer}/{}", escape(k)), depth + 1)));
             }
             _ => {}
         }
     }
-    Ok(())
+    Ok(renames)
+}
+
+/// A key as a JSON pointer segment.
+pub fn escape(key: &str) -> String {
+    key.replace('~', "~0").replace('/', "~1")
 }
 
 /// How a rendered string is read back.
@@ -216,25 +251,31 @@ fn render_nested(
             }
         }
         Value::Object(map) => {
-            if map.keys().any(|k| has_template(k)) {
-                let mut renamed = Map::new();
-                for (key, item) in std::mem::take(map) {
-                    let key = if has_template(&key) {
-                        engine.render_text(&key, budget).map_err(|m| (field.clone().key(key.as_str()), m))?
-                    } else {
-                        key
-                    };
-                    renamed.insert(key, item);
-                }
-                *map = renamed;
-            }
+            // Values first, under their keys as written, so the source's styles are found.
             for (key, item) in map.iter_mut() {
                 let len = pointer.len();
                 pointer.push('/');
-                pointer.push_str(&key.replace('~', "~0").replace('/', "~1"));
+                pointer.push_str(&escape(key));
                 let mut inner = field.clone().key(key.as_str());
                 render_nested(item, engine, budget, typing, pointer, &mut inner, depth + 1)?;
                 pointer.truncate(len);
+            }
+            if map.keys().any(|k| has_template(k)) {
+                let mut renamed = Map::new();
+                for (key, item) in std::mem::take(map) {
+                    let new = if has_template(&key) {
+                        engine.render_text(&key, budget).map_err(|m| (field.clone().key(key.as_str()), m))?
+                    } else {
+                        key.clone()
+                    };
+                    if renamed.contains_key(&new) {
+                        let message =
+                            format!("two keys of this mapping render to {new:?}: a mapping's keys must differ");
+                        return Err((field.clone().key(key.as_str()), message));
+                    }
+                    renamed.insert(new, item);
+                }
+                *map = renamed;
             }
         }
         _ => {}
@@ -328,7 +369,7 @@ mod tests {
     use serde_json::json;
 
     fn engine() -> Engine {
-        let engine = Engine::new(statics::functions(&statics::Statics::default()));
+        let engine = Engine::new(statics::functions(&statics::Statics::default()), &Arc::new(Budget::default()));
         engine
             .shared
             .lock()
@@ -374,7 +415,10 @@ mod tests {
         let data = placeholder_data("files", "files-logo");
         let mut value = json!({"repl[[ .files ]]": "x [[repl .files ]] repl[[ .other ]] files",
             "a": "repl[[ .nosuch ]]", "b": "repl[[ .item ]]"});
-        assert_eq!(replace_placeholders(&mut value, "files", &data, true, &mut engine, &budget), Ok(()));
+        assert_eq!(
+            replace_placeholders(&mut value, "files", &data, Keys::All, &mut engine, &budget),
+            Ok(vec![("/files-logo".to_string(), "/repl[[ .files ]]".to_string())])
+        );
         assert_eq!(
             value,
             json!({"files-logo": "x files-logo <no value> files", "a": "repl[[ .nosuch ]]", "b": "files-logo"})
