@@ -134,7 +134,7 @@ pub struct Execution {
     /// The execution's name, used in messages.
     #[serde(default)]
     pub name: String,
-    /// `Handlebars` (`GoTemplate` and `Spiff` are refused).
+    /// `GoTemplate` (Go text/template with Sprig, as in Landscaper) or `Handlebars`; `Spiff` is refused.
     #[serde(default, rename = "type")]
     pub kind: String,
     /// The template text.
