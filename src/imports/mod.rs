@@ -762,7 +762,10 @@ fn go_binding(step: &Step, phase: Phase, imports: &Map, dataobjects: Option<&Map
     }
     match (phase, dataobjects) {
         (Phase::Export, dataobjects) => {
-            let dataobjects = Value::Object(dataobjects.cloned().unwrap_or_default());
+            // Landscaper's context holds the installation's imports as data objects too.
+            let mut all = imports.clone();
+            all.extend(dataobjects.cloned().unwrap_or_default());
+            let dataobjects = Value::Object(all);
             let exports = json!({"deployitems": {}, "dataobjects": dataobjects, "targets": {}});
             entries.push(("values", to_go_json(&exports)));
             for key in ["deployitems", "dataobjects", "targets"] {
@@ -774,18 +777,22 @@ fn go_binding(step: &Step, phase: Phase, imports: &Map, dataobjects: Option<&Map
     gotemplate::binding(entries)
 }
 
-/// A Go template error with the template line and a caret under its column, when Go's message
-/// names them (`template: 8:43: …`).
+/// A Go template error followed by the template line it names (`template: 8:42: …`, 1-based)
+/// with a caret under the column.
 fn go_error(message: &str, source: &str) -> String {
-    let position = message
+    let position: Option<Vec<usize>> = message
         .strip_prefix("template: ")
         .and_then(|rest| rest.split(": ").next())
-        .map(|at| at.rsplit(':').filter_map(|n| n.parse::<usize>().ok()).collect::<Vec<_>>());
-    let (line, column) = match position.as_deref() {
-        Some([column, line, ..]) => (Some(*line), Some(*column)),
-        _ => (None, None),
-    };
-    TemplateError { message: message.to_string(), line, column: column.map(|c| c + 1) }.render(source)
+        .map(|at| at.split(':').map(|n| n.parse::<usize>().ok()).collect::<Option<Vec<_>>>())
+        .flatten();
+    let Some(&[line, column]) = position.as_deref() else { return message.to_string() };
+    match source.lines().nth(line.saturating_sub(1)).filter(|text| !text.trim().is_empty()) {
+        Some(text) => {
+            let text = text.replace('\t', " ");
+            format!("{message}\n | {text}\n | {}^", ".".repeat(column.saturating_sub(1)))
+        }
+        None => message.to_string(),
+    }
 }
 
 /// Renders one execution (compiled once per text); the result is the YAML mapping it produced.
@@ -834,10 +841,11 @@ fn execute(
         };
         // Landscaper refuses deploy and export results that print a missing value.
         if phase != Phase::Import {
-            if let Some((i, line)) = rendered.lines().enumerate().find(|(_, l)| l.contains("<no value>")) {
+            let found = rendered.lines().enumerate().find_map(|(i, l)| l.find("<no value>").map(|c| (i, c, l)));
+            if let Some((i, column, line)) = found {
                 let message = format!(
-                    "execution {:?}: {in_file}the rendered template contains fields with \"no value\" (line {} of \
-                     the rendered text: {}): a key the template reads is missing; import it or give a default \
+                    "execution {:?}: {in_file}the rendered template contains fields with \"no value\" (line {}:{column} \
+                     of the rendered text: {}): a key the template reads is missing; import it or give a default \
                      (`default`)",
                     execution.name,
                     i + 1,

@@ -19,6 +19,10 @@ pub struct Blueprint {
     pub metadata: Map,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub json_schema_version: Option<String>,
+    /// Accepted and ignored: Landscaper's guided tour sets `jsonSchema`, which Landscaper's
+    /// lenient decoding drops.
+    #[serde(default, rename = "jsonSchema", skip_serializing)]
+    pub json_schema: Option<Value>,
     #[serde(default)]
     pub local_types: Map,
     #[serde(default)]
