@@ -783,8 +783,7 @@ fn go_error(message: &str, source: &str) -> String {
     let position: Option<Vec<usize>> = message
         .strip_prefix("template: ")
         .and_then(|rest| rest.split(": ").next())
-        .map(|at| at.split(':').map(|n| n.parse::<usize>().ok()).collect::<Option<Vec<_>>>())
-        .flatten();
+        .and_then(|at| at.split(':').map(|n| n.parse::<usize>().ok()).collect::<Option<Vec<_>>>());
     let Some(&[line, column]) = position.as_deref() else { return message.to_string() };
     match source.lines().nth(line.saturating_sub(1)).filter(|text| !text.trim().is_empty()) {
         Some(text) => {
