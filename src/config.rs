@@ -68,15 +68,24 @@ pub struct Spec {
     /// Named JSON Schemas referenced as `local://<name>`.
     #[serde(default)]
     pub local_types: Map,
-    /// Handlebars templates that validate imports and add bindings.
+    /// GoTemplate or Handlebars templates that validate imports and add bindings.
     #[serde(default)]
     pub import_executions: Vec<Execution>,
-    /// Handlebars templates that produce resources.
+    /// GoTemplate or Handlebars templates that produce resources.
     #[serde(default)]
     pub deploy_executions: Vec<Execution>,
-    /// Handlebars templates that produce exports.
+    /// GoTemplate or Handlebars templates that produce exports.
     #[serde(default)]
     pub export_executions: Vec<Execution>,
+    /// The blueprint's component descriptor (OCM, schema `v2` or `ocm.software/v3alpha1`), inline:
+    /// GoTemplate executions see it as `.cd` and `getResource`, `getResources` and `getComponent`
+    /// search it (Landscaper fetches it from a registry; a render reads no registry).
+    #[serde(default, skip_serializing_if = "Map::is_empty")]
+    pub component_descriptor: Map,
+    /// The descriptors of the components that `componentDescriptor` references, for
+    /// `getComponent` and `.components`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub component_descriptors: Vec<Value>,
     /// Declared exports.
     #[serde(default)]
     pub exports: Vec<ExportDecl>,

@@ -416,3 +416,43 @@ fn explain_redacts_secrets_unless_asked() {
     let help = stdout_of(bin().args(["explain", "--help"]));
     assert!(help.contains("--show-secrets"), "{help}");
 }
+
+/// Copies a directory tree (the example packages are small).
+fn copy_tree(from: &std::path::Path, to: &std::path::Path) {
+    let _ = std::fs::create_dir_all(to);
+    for entry in std::fs::read_dir(from).into_iter().flatten().flatten() {
+        let target = to.join(entry.file_name());
+        if entry.path().is_dir() {
+            copy_tree(&entry.path(), &target);
+        } else {
+            let _ = std::fs::copy(entry.path(), &target);
+        }
+    }
+}
+
+/// The landscaper-backup example's deploy execution in GoTemplate (settings.tpl) renders what
+/// its Handlebars one (settings.hbs) renders, with and without the optional url.
+#[test]
+fn landscaper_backup_renders_the_same_in_gotemplate_and_handlebars() {
+    let example = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/landscaper-backup");
+    let dir = scratch("gotemplate-backup");
+    copy_tree(&example.join("package"), &dir.join("package"));
+    let blueprint = dir.join("package/blueprint/blueprint.yaml");
+    let text = std::fs::read_to_string(&blueprint).unwrap_or_default();
+    let handlebars = "type: Handlebars\n    file: settings.hbs";
+    assert!(text.contains(handlebars), "the example's settings execution moved: update this test");
+    let _ = std::fs::write(&blueprint, text.replace(handlebars, "type: GoTemplate\n    file: settings.tpl"));
+    for values in ["values-with-url.yaml", "values-without-url.yaml"] {
+        let values = example.join(values);
+        let values = values.to_string_lossy();
+        let original = example.join("package");
+        let (code, expected, stderr) = bin_output(&["render", &original.to_string_lossy(), "-f", &values], None);
+        assert_eq!(code, Some(0), "{stderr}");
+        let variant = dir.join("package");
+        let (code, actual, stderr) = bin_output(&["render", &variant.to_string_lossy(), "-f", &values], None);
+        assert_eq!(code, Some(0), "{stderr}");
+        assert!(expected.contains("backup-settings"), "{expected}");
+        assert_eq!(actual, expected, "GoTemplate and Handlebars differ with {values}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

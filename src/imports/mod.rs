@@ -7,6 +7,7 @@
 //! functionConfig. Import values are `values.<name>`. Error texts follow Landscaper
 //! (apis/core/validation/blueprint.go, pkg/landscaper/installations/imports/constructor.go).
 
+pub mod gotemplate;
 pub mod model;
 pub mod schema;
 
@@ -127,6 +128,9 @@ struct Step<'a> {
     /// Inside a chosen implementation's scope (policy): `implementation` in the binding.
     implementation: Option<Value>,
     engine: Engine,
+    /// GoTemplate executions: Landscaper's functions and the compiled templates.
+    go: gotemplate::GoTemplates,
+    descriptors: gotemplate::Descriptors,
     results: Vec<Diagnostic>,
     generated: Vec<Generated>,
     report: Report,
@@ -145,13 +149,16 @@ impl<'a> Step<'a> {
         backends: crate::template::BackendLookup,
         resources: crate::template::ResourceLookup,
         budget: std::sync::Arc<crate::limits::Budget>,
+        descriptors: gotemplate::Descriptors,
     ) -> Self {
         Step {
             files,
             values,
             kots_config: Value::Object(kots_config.clone()),
             implementation: None,
-            engine: Engine::new(resources, backends, budget),
+            engine: Engine::new(resources, backends, budget.clone()),
+            go: gotemplate::GoTemplates::new(files.share(), &descriptors, budget),
+            descriptors,
             results: Vec::new(),
             generated: Vec::new(),
             report: Report::default(),
@@ -252,6 +259,7 @@ pub fn run(render: &mut Render, files: &dyn Files) {
         render.backends.clone(),
         resources,
         render.budget.clone(),
+        gotemplate::descriptors(&spec.component_descriptor, &spec.component_descriptors),
     );
     step.results = results;
     let source = render.values.as_object().cloned().unwrap_or_default();
@@ -337,6 +345,7 @@ pub fn render_implementations(render: &mut Render, files: &dyn Files) {
         render.backends.clone(),
         no_resources,
         render.budget.clone(),
+        gotemplate::descriptors(&render.config.spec.component_descriptor, &render.config.spec.component_descriptors),
     );
     let mut scoped_features = Vec::new();
     for implementation in &chosen {
@@ -414,8 +423,7 @@ fn render_blueprint(
     // Import executions: bindings accumulate; the first execution with errors stops the run.
     for (i, execution) in blueprint.import_executions.iter().enumerate() {
         let field = format!("importExecutions[{i}]");
-        let data = binding(step, &imports, None);
-        let Some(rendered) = execute(step, execution, name, &field, origin, &data) else {
+        let Some(rendered) = execute(step, execution, name, &field, origin, Phase::Import, &imports, None) else {
             step.report.scopes.push(report);
             return None;
         };
@@ -471,7 +479,8 @@ fn binding(step: &Step, imports: &Map, dataobjects: Option<&Map>) -> Value {
 }
 
 /// Landscaper's blueprint validation: names, duplicates across nesting levels, conditional
-/// imports only under optional imports, types and their schema/targetType, Handlebars only.
+/// imports only under optional imports, types and their schema/targetType, GoTemplate or
+/// Handlebars executions.
 fn validate(step: &mut Step, blueprint: &Blueprint, origin: &Origin) {
     let mut names = HashSet::new();
     validate_imports(step, &blueprint.imports, "imports", "imports", &mut names, origin);
@@ -510,16 +519,17 @@ fn validate(step: &mut Step, blueprint: &Blueprint, origin: &Origin) {
         for (i, execution) in executions.iter().enumerate() {
             let field = format!("{list}[{i}]");
             match execution.kind.as_str() {
-                "Handlebars" => {}
-                "GoTemplate" | "Spiff" => step.results.push(origin.error(
-                    format!(
-                        "type {} is not supported: Handlebars is the supported engine (type: Handlebars)",
-                        execution.kind
-                    ),
+                "GoTemplate" | "Handlebars" => {}
+                "Spiff" => step.results.push(origin.error(
+                    "type Spiff is not supported: GoTemplate and Handlebars are the supported engines (type: \
+                     GoTemplate or type: Handlebars)",
                     &format!("{field}.type"),
                 )),
                 other => step.results.push(origin.error(
-                    format!("type {other:?} is not supported: Handlebars is the supported engine (type: Handlebars)"),
+                    format!(
+                        "type {other:?} is not supported: GoTemplate and Handlebars are the supported engines (type: \
+                         GoTemplate or type: Handlebars)"
+                    ),
                     &format!("{field}.type"),
                 )),
             }
@@ -719,25 +729,93 @@ fn check_target(step: &mut Step, decl: &ImportDecl, value: &Value, origin: &Orig
     "valid".into()
 }
 
-/// Compiles (once) and renders one execution; the result is the YAML mapping it produced.
+/// Which execution runs: each kind gets Landscaper's binding for it.
+#[derive(Clone, Copy, PartialEq)]
+enum Phase {
+    Import,
+    Deploy,
+    Export,
+}
+
+/// The data of a GoTemplate execution, as Landscaper's executors build it
+/// (template/options.go): `imports`, `cd`, `components` and, for deploy and export executions,
+/// an empty `state`; export executions get `values` = `{deployitems, dataobjects, targets}` and
+/// the same three keys at the top. Ours add `config` and `implementation`, and `values` (the
+/// render's values) outside export executions, where Landscaper has no `values`.
+fn go_binding(step: &Step, phase: Phase, imports: &Map, dataobjects: Option<&Map>) -> crate::template::go::GoValue {
+    use gotemplate::to_go_json;
+    let components = match step.descriptors.list.as_slice() {
+        [] if step.descriptors.cd.is_null() => Value::Null,
+        list => json!({"meta": {"schemaVersion": "v2"}, "components": list}),
+    };
+    let mut entries = vec![
+        ("imports", to_go_json(&Value::Object(imports.clone()))),
+        ("cd", to_go_json(&step.descriptors.cd)),
+        ("components", to_go_json(&components)),
+        ("config", to_go_json(&step.kots_config)),
+    ];
+    if let Some(implementation) = &step.implementation {
+        entries.push(("implementation", to_go_json(implementation)));
+    }
+    if phase != Phase::Import {
+        entries.push(("state", to_go_json(&json!({}))));
+    }
+    match (phase, dataobjects) {
+        (Phase::Export, dataobjects) => {
+            // Landscaper's context holds the installation's imports as data objects too.
+            let mut all = imports.clone();
+            all.extend(dataobjects.cloned().unwrap_or_default());
+            let dataobjects = Value::Object(all);
+            let exports = json!({"deployitems": {}, "dataobjects": dataobjects, "targets": {}});
+            entries.push(("values", to_go_json(&exports)));
+            for key in ["deployitems", "dataobjects", "targets"] {
+                entries.push((key, to_go_json(&exports[key])));
+            }
+        }
+        _ => entries.push(("values", to_go_json(step.values))),
+    }
+    gotemplate::binding(entries)
+}
+
+/// A Go template error followed by the template line it names (`template: 8:42: …`, 1-based)
+/// with a caret under the column.
+fn go_error(message: &str, source: &str) -> String {
+    let position: Option<Vec<usize>> = message
+        .strip_prefix("template: ")
+        .and_then(|rest| rest.split(": ").next())
+        .and_then(|at| at.split(':').map(|n| n.parse::<usize>().ok()).collect::<Option<Vec<_>>>());
+    let Some(&[line, column]) = position.as_deref() else { return message.to_string() };
+    match source.lines().nth(line.saturating_sub(1)).filter(|text| !text.trim().is_empty()) {
+        Some(text) => {
+            let text = text.replace('\t', " ");
+            format!("{message}\n | {text}\n | {}^", ".".repeat(column.saturating_sub(1)))
+        }
+        None => message.to_string(),
+    }
+}
+
+/// Renders one execution (compiled once per text); the result is the YAML mapping it produced.
+#[allow(clippy::too_many_arguments)]
 fn execute(
     step: &mut Step,
     execution: &Execution,
     scope: &str,
     field: &str,
     origin: &Origin,
-    data: &Value,
+    phase: Phase,
+    imports: &Map,
+    dataobjects: Option<&Map>,
 ) -> Option<Map> {
-    // The template text, and the field and file its positions refer to.
+    // The template text, and the field and file its positions refer to. A leading `/` is the
+    // blueprint's directory, as in Landscaper's blueprint file system.
     let (source, field, file) = match (&execution.template, &execution.file) {
         (Some(Value::String(text)), None) => (text.clone(), format!("{field}.template"), None),
         (Some(_), None) => {
-            let message =
-                format!("{field}: a Handlebars template is text: write `template: |` followed by the template");
+            let message = format!("{field}: a template is text: write `template: |` followed by the template");
             step.results.push(origin.error(message, &format!("{field}.template")));
             return None;
         }
-        (None, Some(file)) => match resolve(origin.file.as_deref(), file)
+        (None, Some(file)) => match resolve(origin.file.as_deref(), file.trim_start_matches('/'))
             .and_then(|path| step.files.read(&path).map_err(|err| format!("cannot read template file {path:?}: {err}")))
         {
             Ok(text) => (text, format!("{field}.file"), Some(file)),
@@ -749,19 +827,49 @@ fn execute(
         _ => return None,
     };
     let field = field.as_str();
-    let name = format!("{scope}/{field}");
     let in_file = file.map(|file| format!("in {file}: ")).unwrap_or_default();
-    let template_error =
-        |err: TemplateError| format!("execution {:?}: {in_file}{}", execution.name, err.render(&source));
-    if let Err(err) = step.engine.compile(&name, &source) {
-        step.results.push(origin.error(template_error(err), field));
-        return None;
-    }
-    let text = match step.engine.render(&name, data) {
-        Ok(text) => text,
-        Err(err) => {
+    let text = if execution.kind == "GoTemplate" {
+        let data = go_binding(step, phase, imports, dataobjects);
+        let rendered = match step.go.render(&source, origin.file.as_deref(), &data) {
+            Ok(text) => text,
+            Err(err) => {
+                let message = format!("execution {:?}: {in_file}{}", execution.name, go_error(&err, &source));
+                step.results.push(origin.error(message, field));
+                return None;
+            }
+        };
+        // Landscaper refuses deploy and export results that print a missing value.
+        if phase != Phase::Import {
+            let found = rendered.lines().enumerate().find_map(|(i, l)| l.find("<no value>").map(|c| (i, c, l)));
+            if let Some((i, column, line)) = found {
+                let message = format!(
+                    "execution {:?}: {in_file}the rendered template contains fields with \"no value\" (line {}:{column} \
+                     of the rendered text: {}): a key the template reads is missing; import it or give a default \
+                     (`default`)",
+                    execution.name,
+                    i + 1,
+                    line.trim()
+                );
+                step.results.push(origin.error(message, field));
+                return None;
+            }
+        }
+        rendered
+    } else {
+        let data = binding(step, imports, dataobjects);
+        let name = format!("{scope}/{field}");
+        let template_error =
+            |err: TemplateError| format!("execution {:?}: {in_file}{}", execution.name, err.render(&source));
+        if let Err(err) = step.engine.compile(&name, &source) {
             step.results.push(origin.error(template_error(err), field));
             return None;
+        }
+        match step.engine.render(&name, &data) {
+            Ok(text) => text,
+            Err(err) => {
+                step.results.push(origin.error(template_error(err), field));
+                return None;
+            }
         }
     };
     match read_yaml_documents(&text) {
@@ -791,8 +899,9 @@ fn deploy(step: &mut Step, blueprint: &Blueprint, scope: &str, origin: &Origin, 
     let mut seen_resources: HashMap<(String, String, String, String), String> = HashMap::new();
     for (i, execution) in blueprint.deploy_executions.iter().enumerate() {
         let field = format!("deployExecutions[{i}]");
-        let data = binding(step, imports, None);
-        let Some(rendered) = execute(step, execution, scope, &field, origin, &data) else { continue };
+        let Some(rendered) = execute(step, execution, scope, &field, origin, Phase::Deploy, imports, None) else {
+            continue;
+        };
         let mut produced: Vec<Value> = Vec::new();
         if let Some(resources) = rendered.get("resources") {
             match resources {
@@ -1158,8 +1267,7 @@ fn exports(
     let mut merged = Value::Object(Map::new());
     for (i, execution) in blueprint.export_executions.iter().enumerate() {
         let field = format!("exportExecutions[{i}]");
-        let data = binding(step, imports, Some(dataobjects));
-        let rendered = execute(step, execution, scope, &field, origin, &data)?;
+        let rendered = execute(step, execution, scope, &field, origin, Phase::Export, imports, Some(dataobjects))?;
         if let Some(exports) = rendered.get("exports") {
             deep_merge(&mut merged, exports.clone());
         }

@@ -19,6 +19,10 @@ pub struct Blueprint {
     pub metadata: Map,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub json_schema_version: Option<String>,
+    /// Accepted and ignored: Landscaper's guided tour sets `jsonSchema`, which Landscaper's
+    /// lenient decoding drops.
+    #[serde(default, rename = "jsonSchema", skip_serializing)]
+    pub json_schema: Option<Value>,
     #[serde(default)]
     pub local_types: Map,
     #[serde(default)]
@@ -134,7 +138,7 @@ pub struct Execution {
     /// The execution's name, used in messages.
     #[serde(default)]
     pub name: String,
-    /// `Handlebars` (`GoTemplate` and `Spiff` are refused).
+    /// `GoTemplate` (Go text/template with Sprig, as in Landscaper) or `Handlebars`; `Spiff` is refused.
     #[serde(default, rename = "type")]
     pub kind: String,
     /// The template text.

@@ -1,0 +1,489 @@
+//! Landscaper's `GoTemplate` executions (pkg/landscaper/installations/executions/template/
+//! gotemplate): Go text/template ([`crate::template::go`]) with `missingkey=zero`, Sprig's
+//! functions without `env` and `expandenv` (Landscaper deletes them), and Landscaper's own
+//! functions (`funcs.go`) as far as they work offline:
+//!
+//! - `toYaml`, `fromYaml` (Landscaper's: sigs.k8s.io/yaml, `toYaml` without the final newline);
+//!   `toJson`, `fromJson` are Sprig's, which Landscaper keeps;
+//! - `include` and `readFile` read the blueprint's files (paths from the blueprint's directory;
+//!   a leading `/` is that directory, as in Landscaper's blueprint file system);
+//! - `parseOCIRef`, `ociRefRepo`, `ociRefVersion`;
+//! - `getResource`, `getResources`, `getComponent` over the component descriptor the config
+//!   provides (`spec.componentDescriptor`, `spec.componentDescriptors`).
+//!
+//! Functions that need a cluster, the OCM registry or a directory listing are registered and
+//! fail, naming themselves and what they need, so a template stops with a reason instead of
+//! "function not defined".
+//!
+//! The data is what Landscaper's executors get, with numbers as `float64` as Landscaper decodes
+//! imports from JSON (`typeOf` says `float64`; `eq .imports.n 3` compares a float with an int
+//! and fails as in Go). Templates are compiled once per distinct text (and declaring file, which
+//! `include` reads from).
+
+use crate::doc::{read_yaml_documents, to_yaml, Map, Value};
+use crate::limits::Budget;
+use crate::package::{resolve, Files};
+use crate::template::go::{self, define, Args, Arity, Compiled, FuncMap, GoValue, TemplateError, ValueFunc};
+use crate::template::sprig;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+/// Landscaper's functions that read a cluster through a target.
+const CLUSTER: &[&str] = &[
+    "getShootAdminKubeconfig",
+    "getShootAdminKubeconfigWithExpirationTimestamp",
+    "getServiceAccountKubeconfig",
+    "getServiceAccountKubeconfigWithExpirationTimestamp",
+    "getOidcKubeconfig",
+];
+
+/// Landscaper's functions that read the OCM registry (resource contents, global identities,
+/// repository contexts), and Spiff's `resolve`, which GoTemplate authors sometimes expect.
+const REGISTRY: &[&str] = &["getResourceKey", "getResourceContent", "getRepositoryContext", "resolve"];
+
+/// Includes nest at most this deep. Landscaper allows 100 nested includes of one name; each
+/// level here is a whole template execution on the stack, so the bound is lower.
+const MAX_INCLUDE_DEPTH: usize = 32;
+
+/// The component descriptors a render may search.
+#[derive(Clone, Debug, Default)]
+pub struct Descriptors {
+    /// The blueprint's own descriptor (`.cd`), `Null` when the config gives none.
+    pub cd: Value,
+    /// The referenced components' descriptors (`.components`, `getComponent`).
+    pub list: Vec<Value>,
+}
+
+/// GoTemplate executions of one render: the function map, built once, and the compiled
+/// templates by text.
+pub struct GoTemplates {
+    base: FuncMap,
+    files: Arc<dyn Files>,
+    budget: Arc<Budget>,
+    compiled: HashMap<(Option<String>, String), Result<Compiled, String>>,
+}
+
+impl GoTemplates {
+    pub fn new(files: Arc<dyn Files>, descriptors: &Descriptors, budget: Arc<Budget>) -> Self {
+        Self { base: functions(descriptors), files, budget, compiled: HashMap::new() }
+    }
+
+    /// Renders `source` (declared in the file `from`, which `include` and `readFile` resolve
+    /// from) over `data`; errors are Go's message with the template position when it has one.
+    pub fn render(&mut self, source: &str, from: Option<&str>, data: &GoValue) -> Result<String, String> {
+        let key = (from.map(str::to_string), source.to_string());
+        if !self.compiled.contains_key(&key) {
+            let scope = Arc::new(Scope {
+                base: self.base.clone(),
+                files: self.files.clone(),
+                from: from.map(str::to_string),
+                budget: self.budget.clone(),
+                depth: AtomicUsize::new(0),
+            });
+            let compiled = go::compile(source, ("{{", "}}"), &file_functions(&scope));
+            self.compiled.insert(key.clone(), compiled);
+        }
+        match self.compiled.get(&key) {
+            Some(Ok(compiled)) => compiled.execute(data, &self.budget),
+            Some(Err(message)) => Err(message.clone()),
+            None => Err("the template was not compiled".into()),
+        }
+    }
+}
+
+/// What `include` and `readFile` need: the blueprint's files and the functions to run an
+/// included template with.
+struct Scope {
+    base: FuncMap,
+    files: Arc<dyn Files>,
+    from: Option<String>,
+    budget: Arc<Budget>,
+    depth: AtomicUsize,
+}
+
+impl Scope {
+    fn read(&self, name: &str) -> Result<String, String> {
+        let path = resolve(self.from.as_deref(), name.trim_start_matches('/'))?;
+        self.files.read(&path).map_err(|err| format!("{path}: {err}"))
+    }
+}
+
+/// The base functions plus `include` and `readFile` bound to `scope`.
+fn file_functions(scope: &Arc<Scope>) -> FuncMap {
+    let mut funcs = scope.base.clone();
+    let for_include = scope.clone();
+    let include: ValueFunc = Arc::new(move |values: &[GoValue]| {
+        let args = Args::exact("include", values, 2)?;
+        include(&for_include, args.string(0)?, args.any(1))
+    });
+    funcs.insert("include".into(), include);
+    let for_read = scope.clone();
+    let read_file: ValueFunc = Arc::new(move |values: &[GoValue]| {
+        let args = Args::exact("readFile", values, 1)?;
+        for_read.read(args.string(0)?).map(go::string).map_err(|err| go::fail("readFile", err))
+    });
+    funcs.insert("readFile".into(), read_file);
+    funcs
+}
+
+/// Landscaper's `include NAME DATA`: the file NAME rendered over DATA.
+fn include(scope: &Arc<Scope>, name: &str, data: &GoValue) -> Result<GoValue, TemplateError> {
+    struct Level<'a>(&'a AtomicUsize);
+    impl Drop for Level<'_> {
+        fn drop(&mut self) {
+            self.0.fetch_sub(1, Ordering::SeqCst);
+        }
+    }
+    let depth = scope.depth.fetch_add(1, Ordering::SeqCst) + 1;
+    let _level = Level(&scope.depth);
+    if depth > MAX_INCLUDE_DEPTH {
+        return Err(go::fail(
+            "include",
+            format!(
+                "includes nest deeper than {MAX_INCLUDE_DEPTH} levels at {name:?}: an included file includes itself"
+            ),
+        ));
+    }
+    let text =
+        scope.read(name).map_err(|err| go::fail("include", format!("unable to read include file {name:?}: {err}")))?;
+    let compiled = go::compile(&text, ("{{", "}}"), &file_functions(scope))
+        .map_err(|err| go::fail("include", format!("{name}: {err}")))?;
+    compiled.execute(data, &scope.budget).map(go::string).map_err(|err| go::fail("include", format!("{name}: {err}")))
+}
+
+/// A document value as Landscaper's templates see it: decoded from JSON, numbers are float64.
+pub fn to_go_json(value: &Value) -> GoValue {
+    match value {
+        Value::Number(n) => n.as_f64().map_or(GoValue::Nil, GoValue::Float),
+        Value::Array(items) => go::list(items.iter().map(to_go_json).collect()),
+        Value::Object(map) => go::map(map.iter().map(|(k, v)| (Arc::<str>::from(k.as_str()), to_go_json(v))).collect()),
+        other => go::to_go(other),
+    }
+}
+
+/// Template data as JSON would encode it: whole floats become integers (`1e+06` is `1000000`
+/// in Go's JSON and YAML output).
+fn to_json_value(value: &GoValue) -> Value {
+    match value {
+        #[allow(clippy::cast_possible_truncation)]
+        GoValue::Float(f) if f.fract() == 0.0 && f.abs() < 9.007_199_254_740_992e15 => Value::from(*f as i64),
+        GoValue::List(items) => Value::Array(items.iter().map(to_json_value).collect()),
+        GoValue::Map(map) => Value::Object(map.iter().map(|(k, v)| (k.to_string(), to_json_value(v))).collect()),
+        other => go::from_go(other),
+    }
+}
+
+/// Sprig's functions without `env` and `expandenv`, and Landscaper's.
+pub fn functions(descriptors: &Descriptors) -> FuncMap {
+    let mut funcs = sprig::functions();
+    funcs.remove("env");
+    funcs.remove("expandenv");
+    for &name in CLUSTER {
+        define(&mut funcs, name, Arity::AtLeast(0), |args| {
+            let name = args.name();
+            Err(go::fail(
+                name,
+                format!(
+                    "{name} needs a cluster (it asks the target's cluster for credentials), which a render does not \
+                     reach: import the kubeconfig as a value instead"
+                ),
+            ))
+        });
+    }
+    for &name in REGISTRY {
+        define(&mut funcs, name, Arity::AtLeast(0), |args| {
+            let name = args.name();
+            Err(go::fail(
+                name,
+                format!(
+                    "{name} needs the component's OCM registry, which a render does not read: pass the value as an \
+                     import, or use getResource over spec.componentDescriptor"
+                ),
+            ))
+        });
+    }
+    define(&mut funcs, "readDir", Arity::Exact(1), |args| {
+        Err(go::fail(
+            args.name(),
+            "readDir needs a directory listing, which a render's file access does not give: name the files with \
+             readFile or include",
+        ))
+    });
+    define(&mut funcs, "generateImageOverwrite", Arity::AtLeast(0), |args| {
+        Err(go::fail(
+            args.name(),
+            "generateImageOverwrite was removed from Landscaper with its image-vector support: build the images \
+             with getResource or getResources",
+        ))
+    });
+    define(&mut funcs, "toYaml", Arity::Exact(1), |args| {
+        Ok(go::string(to_yaml(&to_json_value(args.any(0))).trim_end_matches('\n')))
+    });
+    define(&mut funcs, "fromYaml", Arity::Exact(1), |args| {
+        let documents = read_yaml_documents(args.string(0)?).map_err(|err| go::fail(args.name(), err.message))?;
+        Ok(documents.first().map_or(GoValue::Nil, to_go_json))
+    });
+    define(&mut funcs, "parseOCIRef", Arity::Exact(1), |args| {
+        let (repository, version) = parse_oci_ref(args.string(0)?).map_err(|err| go::fail(args.name(), err))?;
+        Ok(go::list(vec![go::string(repository), go::string(version)]))
+    });
+    define(&mut funcs, "ociRefRepo", Arity::Exact(1), |args| {
+        parse_oci_ref(args.string(0)?)
+            .map(|(repository, _)| go::string(repository))
+            .map_err(|e| go::fail(args.name(), e))
+    });
+    define(&mut funcs, "ociRefVersion", Arity::Exact(1), |args| {
+        parse_oci_ref(args.string(0)?).map(|(_, version)| go::string(version)).map_err(|e| go::fail(args.name(), e))
+    });
+    let descriptors = Arc::new(descriptors.clone());
+    let lookups: [(&'static str, Lookup); 3] =
+        [("getResource", Lookup::Resource), ("getResources", Lookup::Resources), ("getComponent", Lookup::Component)];
+    for (name, lookup) in lookups {
+        let descriptors = descriptors.clone();
+        let func: ValueFunc =
+            Arc::new(move |values: &[GoValue]| find(lookup, &descriptors, values).map_err(|err| go::fail(name, err)));
+        funcs.insert(name.into(), func);
+    }
+    funcs
+}
+
+#[derive(Clone, Copy)]
+enum Lookup {
+    Resource,
+    Resources,
+    Component,
+}
+
+/// `getResource [CD] KEY VALUE…` and its kin (Landscaper's ResolveResources and
+/// ResolveComponents): the entries whose identity (`name` and `extraIdentity`) has every pair.
+fn find(lookup: Lookup, descriptors: &Descriptors, values: &[GoValue]) -> Result<GoValue, String> {
+    if descriptors.cd.is_null() {
+        let what = if matches!(lookup, Lookup::Component) { "component" } else { "resource" };
+        return Err(format!(
+            "Unable to search for a {what} as no ComponentDescriptor is defined: set spec.componentDescriptor"
+        ));
+    }
+    if values.len() < 2 {
+        return Err(format!("at least 2 arguments are expected (got {})", values.len()));
+    }
+    let (cd, pairs) = match values.first() {
+        Some(map @ GoValue::Map(_)) => (to_json_value(map), &values[1..]),
+        _ => (descriptors.cd.clone(), values),
+    };
+    if pairs.len() % 2 != 0 {
+        return Err("odd number of key value pairs".into());
+    }
+    let mut selector = Vec::new();
+    for (i, pair) in pairs.chunks(2).enumerate() {
+        match pair {
+            [GoValue::String(key), GoValue::String(value)] => selector.push((key.to_string(), value.to_string())),
+            [GoValue::String(_), _] => return Err(format!("expect argument {} to be a string", 2 * i + 1)),
+            _ => return Err(format!("expect argument {} to be a string", 2 * i)),
+        }
+    }
+    let component = component_name(&cd);
+    let matching = |entries: Option<&Value>| -> Vec<Value> {
+        let entries = entries.and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
+        entries.iter().filter(|entry| matches_identity(entry, &selector)).cloned().collect()
+    };
+    let wanted = || selector.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(", ");
+    match lookup {
+        Lookup::Resource | Lookup::Resources => {
+            let found = matching(spec_of(&cd).and_then(|spec| spec.get("resources")));
+            if found.is_empty() {
+                return Err(format!("NotFound: no resource of {component} has the identity {}", wanted()));
+            }
+            Ok(match lookup {
+                Lookup::Resources => go::list(found.iter().map(to_go_json).collect()),
+                _ => to_go_json(&found[0]),
+            })
+        }
+        Lookup::Component => {
+            let spec = spec_of(&cd);
+            let references = spec.and_then(|s| s.get("componentReferences").or_else(|| s.get("references")));
+            let found = matching(references);
+            let Some(reference) = found.first() else {
+                return Err(format!("NotFound: no component reference of {component} has the identity {}", wanted()));
+            };
+            let target = reference.get("componentName").or_else(|| reference.get("component")).and_then(Value::as_str);
+            let version = reference.get("version").and_then(Value::as_str);
+            let (target, version) = (target.unwrap_or_default(), version.unwrap_or_default());
+            descriptors
+                .list
+                .iter()
+                .find(|d| component_name(d) == target && component_version(d) == version)
+                .map(to_go_json)
+                .ok_or_else(|| {
+                    format!(
+                        "unable to resolve component {target}:{version}: add its descriptor to spec.componentDescriptors"
+                    )
+                })
+        }
+    }
+}
+
+/// The component part of a descriptor: `component` (schema v2) or `spec` (v3alpha1).
+fn spec_of(cd: &Value) -> Option<&Value> {
+    cd.get("component").or_else(|| cd.get("spec"))
+}
+
+fn component_name(cd: &Value) -> &str {
+    cd.get("component").or_else(|| cd.get("metadata")).and_then(|m| m.get("name")).and_then(Value::as_str).unwrap_or("")
+}
+
+fn component_version(cd: &Value) -> &str {
+    cd.get("component")
+        .or_else(|| cd.get("metadata"))
+        .and_then(|m| m.get("version"))
+        .and_then(Value::as_str)
+        .unwrap_or("")
+}
+
+/// Whether an entry's identity (its `name` and `extraIdentity`) has every selected pair.
+fn matches_identity(entry: &Value, selector: &[(String, String)]) -> bool {
+    selector.iter().all(|(key, value)| {
+        let actual = if key == "name" {
+            entry.get("name")
+        } else {
+            entry.get("extraIdentity").and_then(|identity| identity.get(key))
+        };
+        actual.and_then(Value::as_str) == Some(value.as_str())
+    })
+}
+
+/// Landscaper's ParseOCIReference: `[repository, tag or digest]`, Docker Hub's implicit
+/// `index.docker.io/` and `library/` left off (a reference without a tag or digest is refused,
+/// as Landscaper refuses one without `:`).
+pub fn parse_oci_ref(reference: &str) -> Result<(String, String), String> {
+    let text = reference.split_once("://").map_or(reference, |(_, rest)| rest);
+    let invalid = || format!("invalid reference format: {reference:?}");
+    let (name, digest) = match text.split_once('@') {
+        Some((name, digest)) => (name, Some(digest)),
+        None => (text, None),
+    };
+    let (name, tag) = match name.rfind(':').filter(|&i| !name[i..].contains('/')) {
+        Some(i) => (&name[..i], Some(&name[i + 1..])),
+        None => (name, None),
+    };
+    if !text.contains(':') {
+        return Err("invalid reference".into());
+    }
+    let mut parts: Vec<&str> = name.split('/').collect();
+    let has_domain =
+        parts.len() > 1 && parts.first().is_some_and(|d| d.contains('.') || d.contains(':') || *d == "localhost");
+    let domain = if has_domain { Some(parts.remove(0)) } else { None };
+    let path_ok = |part: &&str| {
+        !part.is_empty()
+            && part.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || matches!(c, '.' | '_' | '-'))
+            && part.starts_with(|c: char| c.is_ascii_alphanumeric())
+            && part.ends_with(|c: char| c.is_ascii_alphanumeric())
+    };
+    if parts.is_empty() || !parts.iter().all(path_ok) {
+        return Err(invalid());
+    }
+    if let Some(tag) = tag {
+        let ok = !tag.is_empty()
+            && tag.len() <= 128
+            && !tag.starts_with(['.', '-'])
+            && tag.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-'));
+        if !ok {
+            return Err(invalid());
+        }
+    }
+    if let Some(digest) = digest {
+        let ok = digest.split_once(':').is_some_and(|(algorithm, hex)| {
+            !algorithm.is_empty() && hex.len() >= 32 && hex.chars().all(|c| c.is_ascii_hexdigit())
+        });
+        if !ok {
+            return Err(invalid());
+        }
+    }
+    let path = parts.join("/");
+    let repository = match domain {
+        // Docker Hub's names are kept short, as Landscaper trims `index.docker.io/[library/]`.
+        Some("docker.io" | "index.docker.io") | None => path.strip_prefix("library/").unwrap_or(&path).to_string(),
+        Some(domain) => format!("{domain}/{path}"),
+    };
+    // A digest wins over a tag, as the Docker reference parser keeps only the digest.
+    let version = digest.or(tag).unwrap_or("latest").to_string();
+    Ok((repository, version))
+}
+
+/// The data of a template, as a map of its top-level keys.
+pub fn binding(entries: Vec<(&str, GoValue)>) -> GoValue {
+    go::map(entries.into_iter().map(|(k, v)| (Arc::<str>::from(k), v)).collect())
+}
+
+/// The descriptors in the config, as the render holds them.
+pub fn descriptors(cd: &Map, list: &[Value]) -> Descriptors {
+    Descriptors { cd: if cd.is_empty() { Value::Null } else { Value::Object(cd.clone()) }, list: list.to_vec() }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::package::MemoryFiles;
+
+    fn render(source: &str, data: &Value, descriptors: &Descriptors, files: &[(&str, &str)]) -> Result<String, String> {
+        let files = MemoryFiles(files.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect());
+        let mut templates = GoTemplates::new(files.share(), descriptors, Arc::new(Budget::default()));
+        templates.render(source, Some("blueprint/blueprint.yaml"), &to_go_json(data))
+    }
+
+    #[test]
+    fn oci_references() {
+        let parse = |r: &str| parse_oci_ref(r).unwrap_or_else(|e| (e, String::new()));
+        assert_eq!(parse("myimage:0.0.0"), ("myimage".into(), "0.0.0".into()));
+        assert_eq!(parse("host:5000/myrepo/myimage:1.0.0"), ("host:5000/myrepo/myimage".into(), "1.0.0".into()));
+        assert_eq!(parse("docker.io/library/nginx:1"), ("nginx".into(), "1".into()));
+        assert_eq!(parse("docker.io/foo/bar:1"), ("foo/bar".into(), "1".into()));
+        let digest = "sha256:66371f17cc61bbbed2667b0285a10981deba5eb969df9bfd4cf273706044ddcb";
+        assert_eq!(parse(&format!("myimage@{digest}")), ("myimage".into(), digest.into()));
+        assert_eq!(parse("quay.io/example/myimage:1.0.0"), ("quay.io/example/myimage".into(), "1.0.0".into()));
+        assert!(parse_oci_ref("myimage").is_err());
+        assert!(parse_oci_ref("My/Image:1").is_err());
+    }
+
+    #[test]
+    fn includes_and_their_depth() {
+        let data = serde_json::json!({"imports": {"name": "x"}});
+        let files = [
+            ("blueprint/part.tpl", "name: {{ .imports.name }}"),
+            ("blueprint/self.tpl", r#"{{ include "self.tpl" . }}"#),
+        ];
+        let out = render(r#"{{ include "/part.tpl" . }}"#, &data, &Descriptors::default(), &files);
+        assert_eq!(out, Ok("name: x".into()));
+        let err =
+            render(r#"{{ include "self.tpl" . }}"#, &data, &Descriptors::default(), &files).err().unwrap_or_default();
+        assert!(err.contains("includes nest deeper than"), "{err}");
+        let err = render(r#"{{ readDir "/" }}"#, &data, &Descriptors::default(), &files).err().unwrap_or_default();
+        assert!(err.contains("readDir needs a directory listing"), "{err}");
+        let err = render(r#"{{ env "HOME" }}"#, &data, &Descriptors::default(), &files).err().unwrap_or_default();
+        assert!(err.contains("env"), "{err}");
+    }
+
+    #[test]
+    fn numbers_are_float64_as_in_landscaper() {
+        let data = serde_json::json!({"imports": {"big": 1_000_000, "small": 3}});
+        let out = render(
+            "{{ .imports.big }} {{ .imports.small }} {{ .imports | toYaml }}",
+            &data,
+            &Descriptors::default(),
+            &[],
+        );
+        // Go prints the float64 1000000 as 1e+06; the crate prints whole floats as integers.
+        assert_eq!(out, Ok("1000000 3 big: 1000000\nsmall: 3".into()));
+        let out =
+            render("{{ typeOf .imports.small }} {{ eq .imports.small 3.0 }}", &data, &Descriptors::default(), &[]);
+        assert_eq!(out, Ok("float64 true".into()));
+    }
+
+    #[test]
+    fn resources_without_a_descriptor_name_the_setting() {
+        let data = serde_json::json!({});
+        let err =
+            render(r#"{{ getResource "name" "x" }}"#, &data, &Descriptors::default(), &[]).err().unwrap_or_default();
+        assert!(err.contains("set spec.componentDescriptor"), "{err}");
+    }
+}
