@@ -66,7 +66,8 @@ pub struct GoTemplates {
 
 impl GoTemplates {
     pub fn new(files: Arc<dyn Files>, descriptors: &Descriptors, budget: Arc<Budget>) -> Self {
-        Self { base: functions(descriptors), files, budget, compiled: HashMap::new() }
+        // Every call is charged a step and what it returns, as for KOTS templates.
+        Self { base: go::charged(functions(descriptors), &budget), files, budget, compiled: HashMap::new() }
     }
 
     /// Renders `source` (declared in the file `from`, which `include` and `readFile` resolve
