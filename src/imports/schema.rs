@@ -175,7 +175,7 @@ impl Resolver<'_> {
         let mut hops = 0;
         for key in fragment.trim_start_matches('/').trim_end_matches('/').split('/') {
             // A reference without siblings is its target; with siblings, they are merged over it.
-            while local_reference(&current).is_some() && !current.get(key).is_some_and(|_| key != "$ref") {
+            while local_reference(&current).is_some() && (key == "$ref" || current.get(key).is_none()) {
                 hops += 1;
                 if hops > MAX_DEPTH {
                     return Err(format!("the fragment {fragment} passes through more than {MAX_DEPTH} references"));
@@ -459,6 +459,11 @@ mod tests {
         let through = compile(json!({"$ref": "local://wrapper#/properties/inner/definitions/myschema"}));
         let through = through.unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(through.check(&json!(7)).len(), 1);
+        // Below the root the reference points into the definitions.
+        let nested = compile(json!({"properties": {"n": {"$ref": "local://mycustom#/definitions/myschema"}}}));
+        let nested = nested.unwrap_or_else(|e| panic!("{e}"));
+        assert!(nested.check(&json!({"n": "abc"})).is_empty());
+        assert!(nested.check(&json!({"n": 7}))[0].starts_with("n: "));
         let missing = compile(json!({"$ref": "local://mycustom#/definitions/other"})).err();
         assert_eq!(
             missing.as_deref(),
