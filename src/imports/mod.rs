@@ -893,50 +893,58 @@ fn execute(
 }
 
 /// Deploy executions: `resources` are emitted; `deployItems` of type kubernetes-manifest
-/// contribute their manifests, other deploy items are emitted as Landscaper `DeployItem`s.
+/// contribute their manifests, other deploy items are emitted as Landscaper `DeployItem`s. The
+/// deploy items of all executions are checked together first, as Landscaper checks the
+/// execution's list (executions/operation.go, validation/execution.go): names, types, target
+/// imports and `dependsOn`.
 fn deploy(step: &mut Step, blueprint: &Blueprint, scope: &str, origin: &Origin, imports: &Map) {
-    let mut seen_items: HashMap<String, String> = HashMap::new();
     let mut seen_resources: HashMap<(String, String, String, String), String> = HashMap::new();
+    let mut rendered_all: Vec<(usize, String, Map)> = Vec::new();
     for (i, execution) in blueprint.deploy_executions.iter().enumerate() {
         let field = format!("deployExecutions[{i}]");
-        let Some(rendered) = execute(step, execution, scope, &field, origin, Phase::Deploy, imports, None) else {
-            continue;
-        };
+        if let Some(rendered) = execute(step, execution, scope, &field, origin, Phase::Deploy, imports, None) {
+            rendered_all.push((i, execution.name.clone(), rendered));
+        }
+    }
+    // Every deploy item with the execution that produced it, numbered across executions as in
+    // Landscaper's messages (`deployExecutions[<item>]`).
+    let items: Vec<(usize, &Value)> = rendered_all
+        .iter()
+        .flat_map(|(i, _, rendered)| match rendered.get("deployItems") {
+            Some(Value::Array(items)) => items.iter().map(|item| (*i, item)).collect(),
+            _ => Vec::new(),
+        })
+        .collect();
+    let errors_before = step.results.len();
+    check_deploy_items(step, blueprint, origin, imports, &items);
+    if step.results.len() > errors_before {
+        return;
+    }
+    let mut items = items.into_iter().peekable();
+    for (i, name, rendered) in &rendered_all {
+        let field = format!("deployExecutions[{i}]");
         let mut produced: Vec<Value> = Vec::new();
         if let Some(resources) = rendered.get("resources") {
             match resources {
                 Value::Array(list) => produced.extend(list.iter().cloned()),
                 Value::Null => {}
-                _ => step
-                    .results
-                    .push(origin.error(format!("execution {:?}: resources must be a list", execution.name), &field)),
+                _ => step.results.push(origin.error(format!("execution {name:?}: resources must be a list"), &field)),
             }
         }
-        if let Some(Value::Array(items)) = rendered.get("deployItems") {
-            for item in items {
-                let name = item.get("name").and_then(Value::as_str).unwrap_or_default().to_string();
-                if let Some(previous) = seen_items.insert(name.clone(), execution.name.clone()) {
-                    let message = format!(
-                        "deploy item name {name:?} is used by executions {previous:?} and {:?}",
-                        execution.name
-                    );
-                    step.results.push(origin.error(message, &field));
-                    continue;
+        while let Some((_, item)) = items.next_if(|(from, _)| from == i) {
+            let item_name = item.get("name").and_then(Value::as_str).unwrap_or_default();
+            if item.get("type").and_then(Value::as_str) == Some("landscaper.gardener.cloud/kubernetes-manifest") {
+                let manifests = item.get("config").and_then(|c| c.get("manifests")).and_then(Value::as_array);
+                for manifest in manifests.into_iter().flatten() {
+                    produced.push(manifest.get("manifest").cloned().unwrap_or_else(|| manifest.clone()));
                 }
-                if item.get("type").and_then(Value::as_str) == Some("landscaper.gardener.cloud/kubernetes-manifest") {
-                    let manifests = item.get("config").and_then(|c| c.get("manifests")).and_then(Value::as_array);
-                    for manifest in manifests.into_iter().flatten() {
-                        produced.push(manifest.get("manifest").cloned().unwrap_or_else(|| manifest.clone()));
-                    }
-                } else {
-                    produced.push(deploy_item(item, &name));
-                }
+            } else {
+                produced.push(deploy_item(item, item_name));
             }
         }
         for resource in produced {
             if !resource.is_object() || type_of(&resource).1.is_empty() || krm::name_of(&resource).is_empty() {
-                let message =
-                    format!("execution {:?}: every resource needs apiVersion, kind and metadata.name", execution.name);
+                let message = format!("execution {name:?}: every resource needs apiVersion, kind and metadata.name");
                 step.results.push(origin.error(message, &field));
                 continue;
             }
@@ -947,10 +955,10 @@ fn deploy(step: &mut Step, blueprint: &Blueprint, scope: &str, origin: &Origin, 
                 krm::namespace_of(&resource).to_string(),
                 krm::name_of(&resource).to_string(),
             );
-            if let Some(previous) = seen_resources.insert(key.clone(), execution.name.clone()) {
+            if let Some(previous) = seen_resources.insert(key.clone(), name.clone()) {
                 let message = format!(
-                    "{} {:?} is produced by executions {previous:?} and {:?}; names are unique across executions",
-                    key.1, key.3, execution.name
+                    "{} {:?} is produced by executions {previous:?} and {name:?}; names are unique across executions",
+                    key.1, key.3
                 );
                 step.results.push(origin.error(message, &field));
                 continue;
@@ -958,6 +966,161 @@ fn deploy(step: &mut Step, blueprint: &Blueprint, scope: &str, origin: &Origin, 
             step.generated.push(Generated { item: resource, substitute: true });
         }
     }
+}
+
+/// Landscaper's checks of the deploy items of all deploy executions, with its texts: a name
+/// and a type each, unique names, a `target.import` naming a satisfied target import of the
+/// blueprint (targetList with `index`, targetMap with `key`), and `dependsOn` naming existing
+/// items without a cycle. `items` holds each item with the index of its execution.
+fn check_deploy_items(
+    step: &mut Step,
+    blueprint: &Blueprint,
+    origin: &Origin,
+    imports: &Map,
+    items: &[(usize, &Value)],
+) {
+    let field = |execution: usize| format!("deployExecutions[{execution}]");
+    let mut names: HashSet<&str> = HashSet::new();
+    let mut duplicates = false;
+    let mut graph: Vec<(&str, Vec<&str>)> = Vec::new();
+    for (k, (execution, item)) in items.iter().enumerate() {
+        let name = item.get("name").and_then(Value::as_str).unwrap_or_default();
+        let mut path = format!("deployExecutions[{k}]");
+        if !name.is_empty() {
+            if !names.insert(name) {
+                step.results.push(origin.error(format!("{path}: Duplicate value: {name:?}"), &field(*execution)));
+                duplicates = true;
+            }
+            path = format!("{path}[{name}]");
+        } else {
+            let message = format!("{path}.name: Required value: name must not be empty");
+            step.results.push(origin.error(message, &field(*execution)));
+        }
+        if item.get("type").and_then(Value::as_str).unwrap_or_default().is_empty() {
+            let message = format!("{path}.type: Required value: type must not be empty");
+            step.results.push(origin.error(message, &field(*execution)));
+        }
+        if let Some(target) = item.get("target").filter(|t| !t.is_null()) {
+            if let Err(problem) = target_reference(blueprint, imports, target) {
+                let message = format!("invalid deployitem specification {name:?}: {problem}");
+                step.results.push(origin.error(message, &format!("{}.target", field(*execution))));
+            }
+        }
+        let depends_on = match item.get("dependsOn") {
+            None | Some(Value::Null) => Vec::new(),
+            Some(Value::Array(list)) if list.iter().all(Value::is_string) => {
+                list.iter().filter_map(Value::as_str).collect()
+            }
+            Some(_) => {
+                let message = format!("{path}.dependsOn: must be a list of deploy item names");
+                step.results.push(origin.error(message, &field(*execution)));
+                Vec::new()
+            }
+        };
+        graph.push((name, depends_on));
+    }
+    // Landscaper identifies items by name here, so it skips this check when names repeat.
+    if duplicates {
+        return;
+    }
+    let (cycles, undefined) = dependency_problems(&graph);
+    for cycle in cycles {
+        let cycle = serde_json::to_string(&cycle).unwrap_or_default();
+        step.results.push(origin.error(
+            format!("deployExecutions: Invalid value: {cycle}: cycle found in dependencies"),
+            "deployExecutions",
+        ));
+    }
+    for (source, target) in undefined {
+        let Some(k) = graph.iter().position(|(name, _)| *name == source) else { continue };
+        let execution = items.get(k).map_or(0, |(execution, _)| *execution);
+        let message =
+            format!("deployExecutions[{k}][{source}]: Invalid value: {target:?}: depends on undefined deploy item");
+        step.results.push(origin.error(message, &format!("{}.dependsOn", field(execution))));
+    }
+}
+
+/// Landscaper's resolution of a deploy item's `target` against the imported targets: `index`
+/// picks from a targetList import, `key` from a targetMap import, `import` alone names a target
+/// import, else `name` must be set. The error is Landscaper's text after the item's name.
+fn target_reference(blueprint: &Blueprint, imports: &Map, target: &Value) -> Result<(), String> {
+    let import = target.get("import").and_then(Value::as_str).unwrap_or_default();
+    // The value of a satisfied import of that name and type.
+    let imported = |kind: &str| {
+        find_import(&blueprint.imports, import)
+            .filter(|decl| import_type(decl) == kind)
+            .and_then(|_| imports.get(import))
+    };
+    if let Some(index) = target.get("index").filter(|i| !i.is_null()) {
+        let Some(list) = imported("targetList") else {
+            return Err(format!("targetlist import {import:?} not found"));
+        };
+        let length = list.as_array().map_or(0, Vec::len);
+        return match index.as_i64() {
+            Some(i) if i >= 0 && (i as u64) < length as u64 => Ok(()),
+            _ => Err(format!("index {index} out of bounds")),
+        };
+    }
+    if let Some(key) = target.get("key").filter(|k| !k.is_null()) {
+        let Some(map) = imported("targetMap") else {
+            return Err(format!("targetmap import {import:?} not found"));
+        };
+        let key = key.as_str().map_or_else(|| key.to_string(), str::to_string);
+        return match map.get(key.as_str()).filter(|t| !t.is_null()) {
+            Some(_) => Ok(()),
+            None => Err(format!("key {key:?} not found in targetmap import {import:?}")),
+        };
+    }
+    if !import.is_empty() {
+        return imported("target").map(|_| ()).ok_or_else(|| format!("target import {import:?} not found"));
+    }
+    match target.get("name").and_then(Value::as_str) {
+        Some(name) if !name.is_empty() => Ok(()),
+        _ => Err("empty target reference".into()),
+    }
+}
+
+/// The declaration of import `name`, conditional imports included.
+fn find_import<'d>(decls: &'d [ImportDecl], name: &str) -> Option<&'d ImportDecl> {
+    decls.iter().find_map(|decl| if decl.name == name { Some(decl) } else { find_import(&decl.imports, name) })
+}
+
+/// Landscaper's depth-first walk over `dependsOn` (validation/execution.go), in list order:
+/// each cycle as the names on it (from where it closes), and each `(item, missing name)`.
+/// Iterative, so a long chain of items cannot exhaust the stack.
+#[allow(clippy::type_complexity)]
+fn dependency_problems<'n>(graph: &[(&'n str, Vec<&'n str>)]) -> (Vec<Vec<&'n str>>, Vec<(&'n str, &'n str)>) {
+    let index = |name: &str| graph.iter().position(|(n, _)| *n == name);
+    let mut done: HashSet<&str> = HashSet::new();
+    let (mut cycles, mut undefined) = (Vec::new(), Vec::new());
+    for start in 0..graph.len() {
+        if !done.insert(graph[start].0) || graph[start].1.is_empty() {
+            continue;
+        }
+        // The current path, each with the position of its next dependency.
+        let mut stack: Vec<(usize, usize)> = vec![(start, 0)];
+        while let Some((at, next)) = stack.last_mut() {
+            let (name, deps) = &graph[*at];
+            let Some(dependency) = deps.get(*next).copied() else {
+                stack.pop();
+                continue;
+            };
+            *next += 1;
+            if let Some(from) = stack.iter().position(|(i, _)| graph[*i].0 == dependency) {
+                cycles.push(stack[from..].iter().map(|(i, _)| graph[*i].0).collect());
+                continue;
+            }
+            match index(dependency) {
+                None => undefined.push((*name, dependency)),
+                Some(j) => {
+                    if done.insert(graph[j].0) && !graph[j].1.is_empty() {
+                        stack.push((j, 0));
+                    }
+                }
+            }
+        }
+    }
+    (cycles, undefined)
 }
 
 fn deploy_item(item: &Value, name: &str) -> Value {
@@ -1023,17 +1186,42 @@ fn subinstallations(
             Err(message) => step.results.push(origin.error(format!("{field}: {message}"), &field)),
         }
     }
-    // Who exports each data object, and so who waits for whom.
-    let mut exporters: HashMap<&str, &str> = HashMap::new();
-    for (_, child) in &children {
-        for (_, data_ref) in &child.exports {
-            if let Some(other) = exporters.insert(data_ref, &child.name) {
-                let message = format!("data export {data_ref:?} is exported by both {other:?} and {:?}", child.name);
-                step.results.push(origin.error(message, "subinstallations"));
-                return None;
+    // Landscaper's checks of the installation templates (validation/blueprint.go): DNS-label
+    // names, and data exports neither exported twice nor imported by the parent.
+    let parent_data = parent_data_imports(&blueprint.imports, imports);
+    let errors_before = step.results.len();
+    let mut exporters: HashMap<&str, (&str, String)> = HashMap::new();
+    for (i, child) in &children {
+        let field = format!("subinstallations[{i}]");
+        let path = format!("subinstallations.{}", child.name);
+        for problem in installation_name_problems(&child.name) {
+            let message = format!("{path}.name: Invalid value: {:?}: {problem}", child.name);
+            step.results.push(origin.error(message, &format!("{field}.name")));
+        }
+        for (j, (export, data_ref)) in child.exports.iter().enumerate() {
+            let data_path = format!("{path}.exports.data[{j}][{export}/{data_ref}]");
+            let at = format!("{field}.exports.data[{j}]");
+            match exporters.get(data_ref.as_str()) {
+                Some((_, first)) => {
+                    let message =
+                        format!("{data_path}: Forbidden: data export '{data_ref}' is already exported by {first}");
+                    step.results.push(origin.error(message, &at));
+                }
+                None => {
+                    exporters.insert(data_ref, (&child.name, data_path.clone()));
+                }
+            }
+            if parent_data.contains(data_ref.as_str()) {
+                step.results
+                    .push(origin.error(format!("{data_path}: Forbidden: export is imported by its parent"), &at));
             }
         }
     }
+    if step.results.len() > errors_before {
+        return None;
+    }
+    // Who exports each data object, and so who waits for whom.
+    let exporters: HashMap<&str, &str> = exporters.into_iter().map(|(data_ref, (name, _))| (data_ref, name)).collect();
     let depends: Vec<Vec<String>> = children
         .iter()
         .map(|(_, child)| {
@@ -1128,6 +1316,58 @@ fn subinstallations(
         }
     }
     Some(dataobjects)
+}
+
+/// The parent's data imports a subinstallation may not export, as Landscaper lists them
+/// (subinstallations/helper.go buildCoreImports): every import of type data, and those among
+/// conditional imports whose parent import is satisfied.
+fn parent_data_imports<'d>(decls: &'d [ImportDecl], imports: &Map) -> HashSet<&'d str> {
+    let mut names = HashSet::new();
+    for decl in decls {
+        if import_type(decl) == "data" {
+            names.insert(decl.name.as_str());
+        }
+        if imports.contains_key(&decl.name) {
+            names.extend(parent_data_imports(&decl.imports, imports));
+        }
+    }
+    names
+}
+
+/// Longest subinstallation name: Landscaper prefixes installation names with `Inst.` within a
+/// DNS label's 63 characters and adds a `-` and 5 characters when it creates them.
+const MAX_INSTALLATION_NAME: usize = 63 - 5 - 5 - 1;
+
+/// Why a subinstallation name is not a DNS-1123 label short enough for Landscaper, in the
+/// texts of Kubernetes' validation (IsDNS1123Label, MaxLenError).
+fn installation_name_problems(name: &str) -> Vec<String> {
+    const LABEL: &str = "[a-z0-9]([-a-z0-9]*[a-z0-9])?";
+    let mut problems = Vec::new();
+    if name.len() > 63 {
+        problems.push("must be no more than 63 characters".to_string());
+    }
+    let is_label = |text: &str| {
+        let bytes = text.as_bytes();
+        let alphanumeric = |b: &u8| b.is_ascii_lowercase() || b.is_ascii_digit();
+        bytes.first().is_some_and(alphanumeric)
+            && bytes.last().is_some_and(alphanumeric)
+            && bytes.iter().all(|b| alphanumeric(b) || *b == b'-')
+    };
+    if !is_label(name) {
+        if name.split('.').all(is_label) {
+            problems.push("must not contain dots".to_string());
+        } else {
+            problems.push(format!(
+                "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must \
+                 start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for \
+                 validation is '{LABEL}')"
+            ));
+        }
+    }
+    if name.len() > MAX_INSTALLATION_NAME {
+        problems.push(format!("must be no more than {MAX_INSTALLATION_NAME} characters"));
+    }
+    problems
 }
 
 /// Kahn's algorithm with name order for ties; `Err` holds a cycle.
@@ -1291,6 +1531,23 @@ fn exports(
             failed = true;
             continue;
         };
+        if let (Some(expected), None | Some("target")) = (&export.target_type, export.kind.as_deref()) {
+            // Landscaper reads the exported target template's `type` (exports/constructor.go).
+            let expected = model::full_target_type(expected);
+            let problem = match value.get("type").and_then(Value::as_str) {
+                None => {
+                    Some("exported target does not match the expected target template schema: type is not found".into())
+                }
+                Some(actual) if actual != expected => {
+                    Some(format!("exported target type is {actual} but expected {expected}"))
+                }
+                Some(_) => None,
+            };
+            if let Some(problem) = problem {
+                step.results.push(origin.error(format!("export {:?}: {problem}", export.name), &field));
+                failed = true;
+            }
+        }
         if let Some(schema) = &export.schema {
             match Schema::compile(schema, &blueprint.local_types, blueprint.json_schema_version.as_deref()) {
                 Err(message) => {
@@ -1347,6 +1604,23 @@ mod tests {
         assert!(is_optional_parent_import("opt", &decls, false));
         assert!(is_optional_parent_import("cond", &decls, false));
         assert!(!is_optional_parent_import("other", &decls, false));
+    }
+
+    #[test]
+    fn depends_on_cycles_and_undefined_items_as_landscaper_finds_them() {
+        // Landscaper's execution_test.go "should fail if cyclic dependencies are defined".
+        let graph: Vec<(&str, Vec<&str>)> = vec![
+            ("a", vec!["a", "c", "y"]),
+            ("b", vec!["a"]),
+            ("c", vec!["b"]),
+            ("d", vec!["a", "f", "e", "z"]),
+            ("e", vec!["f"]),
+            ("f", vec!["e"]),
+            ("g", vec!["a", "b", "c"]),
+        ];
+        let (cycles, undefined) = dependency_problems(&graph);
+        assert_eq!(cycles, vec![vec!["a"], vec!["a", "c", "b"], vec!["f", "e"]]);
+        assert_eq!(undefined, vec![("a", "y"), ("d", "z")]);
     }
 
     #[test]

@@ -1,7 +1,9 @@
 //! JSON Schema for import and export values, with the `jsonschema` crate (no network features).
-//! `$ref: local://T` resolves to `localTypes.T` before compiling, as Landscaper's reference
-//! resolver does (pkg/landscaper/jsonschema/reference.go), with its error texts for unknown
-//! types and cycles; each type is resolved once, into the schema's definitions. The draft comes from `jsonSchemaVersion` (default 2019-09).
+//! `$ref: local://T` (and `local://T#/a/b`, a place inside T) resolves to `localTypes.T` before
+//! compiling, as Landscaper's reference resolver does (pkg/landscaper/jsonschema/reference.go),
+//! with its error texts for unknown types, paths, fragments and cycles; each type is resolved
+//! once, into the schema's definitions. The draft comes from `jsonSchemaVersion` (default
+//! 2019-09).
 
 use crate::doc::{Map, Value};
 use crate::limits::MAX_DEPTH;
@@ -87,9 +89,12 @@ impl Resolver<'_> {
                     if map.len() > 1 {
                         return self.merged(schema, depth);
                     }
-                    let name = self.visit(schema, depth)?;
-                    let pointer = name.replace('~', "~0");
-                    return Ok(serde_json::json!({"$ref": format!("#/{}/{pointer}", self.defs_key)}));
+                    let target = self.visit(schema, depth)?;
+                    let pointer: String = std::iter::once(target.name.as_str())
+                        .chain(target.inside.iter().map(String::as_str))
+                        .map(|key| format!("/{}", key.replace('~', "~0").replace('/', "~1")))
+                        .collect();
+                    return Ok(serde_json::json!({"$ref": format!("#/{}{pointer}", self.defs_key)}));
                 }
                 let mut out = Map::new();
                 for (key, value) in map {
@@ -104,10 +109,14 @@ impl Resolver<'_> {
         }
     }
 
-    /// `{$ref: local://T, …siblings}` as T's resolved top level with the siblings merged over it.
+    /// `{$ref: local://T, …siblings}` as T's resolved top level (or the place in T its fragment
+    /// names) with the siblings merged over it.
     fn merged(&mut self, schema: &Value, depth: usize) -> Result<Value, String> {
-        let name = self.visit(schema, depth)?;
-        let mut resolved = self.resolved.get(&name).cloned().flatten().unwrap_or(Value::Null);
+        let target = self.visit(schema, depth)?;
+        let mut resolved = self.resolved.get(&target.name).cloned().flatten().unwrap_or(Value::Null);
+        for key in &target.inside {
+            resolved = resolved.get(key.as_str()).cloned().unwrap_or(Value::Null);
+        }
         if let (Value::Object(resolved_map), Value::Object(map)) = (&mut resolved, schema) {
             for (key, value) in map.iter().filter(|(k, _)| *k != "$ref") {
                 resolved_map.insert(key.clone(), self.rewrite(value, depth + 1)?);
@@ -116,35 +125,98 @@ impl Resolver<'_> {
         Ok(resolved)
     }
 
-    /// Resolves the local type `schema` refers to, once; returns its name. Errors as Landscaper's.
-    fn visit(&mut self, schema: &Value, depth: usize) -> Result<String, String> {
+    /// Resolves the local type `schema` refers to, once; returns where the reference points.
+    /// Errors as Landscaper's.
+    fn visit(&mut self, schema: &Value, depth: usize) -> Result<Target, String> {
         let reference = local_reference(schema).unwrap_or_default();
-        let name = reference.trim_start_matches("local://");
+        let (name, fragment) = split_reference(reference);
         if name.contains('/') {
             return Err(format!(
                 "error resolving reference {reference:?}: a path is not supported for local resources"
             ));
         }
-        match self.resolved.get(name) {
-            Some(Some(_)) => return Ok(name.to_string()),
+        let name = name.to_string();
+        match self.resolved.get(&name) {
+            Some(Some(_)) => {}
             Some(None) => {
                 return Err(format!("cyclic references detected: reference {reference:?} is part of a cycle"))
             }
-            None => {}
+            None => {
+                let Some(local) = self.local_types.get(&name) else {
+                    return Err(format!(
+                        "error resolving reference {reference:?}: type {name} is not defined in local types"
+                    ));
+                };
+                self.resolved.insert(name.clone(), None);
+                // A type that is itself a reference with siblings is merged, as Landscaper inlines it.
+                let resolved = match local_reference(local) {
+                    Some(_) => self.merged(local, depth + 1)?,
+                    None => self.rewrite(local, depth + 1)?,
+                };
+                self.resolved.insert(name.clone(), Some(resolved));
+                self.order.push(name.clone());
+            }
         }
-        let Some(local) = self.local_types.get(name) else {
-            return Err(format!("error resolving reference {reference:?}: type {name} is not defined in local types"));
-        };
-        self.resolved.insert(name.to_string(), None);
-        // A type that is itself a reference with siblings is merged, as Landscaper inlines it.
-        let resolved = match local_reference(local) {
-            Some(_) => self.merged(local, depth + 1)?,
-            None => self.rewrite(local, depth + 1)?,
-        };
-        self.resolved.insert(name.to_string(), Some(resolved));
-        self.order.push(name.to_string());
-        Ok(name.to_string())
+        match fragment {
+            None | Some("") => Ok(Target { name, inside: Vec::new() }),
+            Some(fragment) => self
+                .follow(&name, fragment, depth)
+                .map_err(|message| format!("error resolving reference {reference:?}: {message}")),
+        }
     }
+
+    /// The place a fragment names inside local type `name`, walked as Landscaper walks the
+    /// inlined type (resolveFragment): `/`-separated mapping keys, no escapes and no list
+    /// indexes. A local reference met on the way is followed, since Landscaper has inlined it.
+    fn follow(&mut self, name: &str, fragment: &str, depth: usize) -> Result<Target, String> {
+        let mut target = Target { name: name.to_string(), inside: Vec::new() };
+        let mut current = self.local_types.get(name).cloned().unwrap_or(Value::Null);
+        let mut walked = String::from("[]");
+        let mut hops = 0;
+        for key in fragment.trim_start_matches('/').trim_end_matches('/').split('/') {
+            // A reference without siblings is its target; with siblings, they are merged over it.
+            while local_reference(&current).is_some() && (key == "$ref" || current.get(key).is_none()) {
+                hops += 1;
+                if hops > MAX_DEPTH {
+                    return Err(format!("the fragment {fragment} passes through more than {MAX_DEPTH} references"));
+                }
+                target = self.visit(&current, depth + 1)?;
+                current = self.local_types.get(&target.name).cloned().unwrap_or(Value::Null);
+                for inside in &target.inside {
+                    current = current.get(inside.as_str()).cloned().unwrap_or(Value::Null);
+                }
+            }
+            let Value::Object(map) = &current else {
+                return Err(format!("unable to resolve fragment {fragment}: element at {walked:?} is no object"));
+            };
+            let Some(next) = map.get(key) else {
+                return Err(format!(
+                    "error resolving fragment {fragment}: element at {walked:?} doesn't have a field {key:?}"
+                ));
+            };
+            current = next.clone();
+            target.inside.push(key.to_string());
+            walked = format!("{walked}.{key}");
+        }
+        Ok(target)
+    }
+}
+
+/// Where a local reference points: a resolved local type, and the keys of a place inside it.
+struct Target {
+    name: String,
+    inside: Vec<String>,
+}
+
+/// `local://T#/a/b` as (`T`, `Some("/a/b")`); a query (`?…`) is ignored, as Go's URL parser
+/// sets it apart.
+fn split_reference(reference: &str) -> (&str, Option<&str>) {
+    let rest = reference.strip_prefix("local://").unwrap_or(reference);
+    let (rest, fragment) = match rest.split_once('#') {
+        Some((rest, fragment)) => (rest, Some(fragment)),
+        None => (rest, None),
+    };
+    (rest.split('?').next().unwrap_or_default(), fragment)
 }
 
 const TYPES: &str = "string, number, integer, boolean, object, array or null";
@@ -181,8 +253,14 @@ impl Secrets<'_> {
             return whole();
         }
         let mut out = Vec::new();
-        if let Some(name) = local_reference(schema).map(|r| r.trim_start_matches("local://").to_string()) {
-            out.extend(self.local(&name, depth));
+        if let Some(reference) = local_reference(schema) {
+            // A place inside a type is not followed: the whole value is secret if the type has any.
+            let (name, fragment) = split_reference(reference);
+            let paths = self.local(name, depth);
+            match fragment {
+                Some(f) if !f.is_empty() && !paths.is_empty() => return whole(),
+                _ => out.extend(paths),
+            }
         }
         for key in ["allOf", "anyOf", "oneOf"] {
             for branch in map.get(key).and_then(Value::as_array).into_iter().flatten() {
@@ -268,7 +346,10 @@ fn faulty_local_type<'m>(
     local_types: &'m Map,
     build: &dyn Fn(&Value) -> Result<Validator, String>,
 ) -> Option<(&'m str, String)> {
-    let uses = |value: &Value, name: &str| value.to_string().contains(&format!("\"local://{name}\""));
+    let uses = |value: &Value, name: &str| {
+        let text = value.to_string();
+        ["\"", "#", "?"].iter().any(|end| text.contains(&format!("\"local://{name}{end}")))
+    };
     let mut used: Vec<&str> = Vec::new();
     let mut frontier = vec![schema];
     while let Some(value) = frontier.pop() {
@@ -360,6 +441,45 @@ mod tests {
             Some("error resolving reference \"local://nope\": type nope is not defined in local types".into())
         );
         let cycle = Schema::compile(&json!({"$ref": "local://a"}), &types(), None).err().unwrap_or_default();
+        assert!(cycle.starts_with("cyclic references detected"), "{cycle}");
+    }
+
+    #[test]
+    fn fragments_point_inside_local_types() {
+        let types = json!({"mycustom": {"definitions": {"myschema": {"type": "string"}}},
+                           "wrapper": {"properties": {"inner": {"$ref": "local://mycustom"}}},
+                           "self": {"definitions": {"a": {"type": "string"}, "b": {"$ref": "local://self#/definitions/a"}}}});
+        let types = types.as_object().cloned().unwrap_or_default();
+        let compile = |schema: Value| Schema::compile(&schema, &types, None);
+        let schema = compile(json!({"$ref": "local://mycustom#/definitions/myschema"}));
+        let schema = schema.unwrap_or_else(|e| panic!("{e}"));
+        assert!(schema.check(&json!("abc")).is_empty());
+        assert_eq!(schema.check(&json!(7)).len(), 1);
+        // Through a reference met on the way, which Landscaper has inlined.
+        let through = compile(json!({"$ref": "local://wrapper#/properties/inner/definitions/myschema"}));
+        let through = through.unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(through.check(&json!(7)).len(), 1);
+        // Below the root the reference points into the definitions.
+        let nested = compile(json!({"properties": {"n": {"$ref": "local://mycustom#/definitions/myschema"}}}));
+        let nested = nested.unwrap_or_else(|e| panic!("{e}"));
+        assert!(nested.check(&json!({"n": "abc"})).is_empty());
+        assert!(nested.check(&json!({"n": 7}))[0].starts_with("n: "));
+        let missing = compile(json!({"$ref": "local://mycustom#/definitions/other"})).err();
+        assert_eq!(
+            missing.as_deref(),
+            Some(
+                "error resolving reference \"local://mycustom#/definitions/other\": error resolving fragment \
+                 /definitions/other: element at \"[].definitions\" doesn't have a field \"other\""
+            )
+        );
+        let not_object = compile(json!({"$ref": "local://mycustom#/definitions/myschema/type/x"})).err();
+        assert!(not_object.unwrap_or_default().ends_with("element at \"[].definitions.myschema.type\" is no object"));
+        let path = compile(json!({"$ref": "local://mycustom/definitions"})).err();
+        assert_eq!(
+            path.as_deref(),
+            Some("error resolving reference \"local://mycustom/definitions\": a path is not supported for local resources")
+        );
+        let cycle = compile(json!({"$ref": "local://self#/definitions/b"})).err().unwrap_or_default();
         assert!(cycle.starts_with("cyclic references detected"), "{cycle}");
     }
 
