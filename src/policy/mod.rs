@@ -684,6 +684,21 @@ mod tests {
     }
 
     #[test]
+    fn path_patterns_are_unanchored_go_regexps() {
+        let pattern = |p: &str| Constraints { path: Some(p.into()), ..Default::default() };
+        let compiled = |p: &str| compile_path(&pattern(p)).ok().flatten();
+        let postgres = compiled("cap.implementation.db.postgres.*");
+        assert!(postgres.as_ref().is_some_and(|r| r.is_match("cap.implementation.db.postgres.install")));
+        assert!(!postgres.as_ref().is_some_and(|r| r.is_match("cap.implementation.db.rds.install")));
+        assert!(compiled(r"rds\.install").is_some_and(|r| r.is_match("cap.implementation.db.rds.install")));
+        assert!(compiled("^rds").is_some_and(|r| !r.is_match("cap.implementation.db.rds.install")));
+        assert_eq!(compile_path(&Constraints::default()).ok().map(|r| r.is_none()), Some(true));
+        let error = compile_path(&pattern("cap.(db")).err().unwrap_or_default();
+        assert!(error.starts_with("implementationConstraints.path \"cap.(db\" is not a valid regular expression: "));
+        assert!(!error.contains('\n'));
+    }
+
+    #[test]
     fn revisions_compare_as_semver() {
         assert_eq!(compare_revisions("0.10.0", "0.9.1"), Ordering::Greater);
         assert_eq!(compare_revisions("1.0.0-rc1", "1.0.0"), Ordering::Less);
