@@ -313,11 +313,18 @@ pub fn explain(output: &Output, show_secrets: bool) -> String {
             let _ = writeln!(out, "  interface {} ({})", decision.interface, decision.path);
             if !decision.rule.is_empty() {
                 let _ = writeln!(out, "    rule: {}", decision.rule);
+                for merged in &decision.merged {
+                    let _ = writeln!(out, "    merged with: {merged}");
+                }
+                let _ = writeln!(out, "    rule interface: {}", decision.rule_match);
             }
             for (candidate, verdict) in &decision.candidates {
                 let _ = writeln!(out, "    {candidate}: {verdict}");
             }
             let _ = writeln!(out, "    chosen: {}", decision.chosen.as_deref().unwrap_or("none"));
+            if !decision.constraints_match.is_empty() {
+                let _ = writeln!(out, "    matched: {}", decision.constraints_match);
+            }
             for injected in &decision.injected {
                 let _ = writeln!(out, "    injected {injected}");
             }

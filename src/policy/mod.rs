@@ -4,9 +4,10 @@
 //! by path then highest revision, TypeInstances and parameters injected, and the chosen
 //! implementation's resources, features and deploy executions rendered in its scope.
 //!
-//! Two deliberate differences from Capact: `path` constraints match exactly (Capact matches an
-//! unanchored regex) and the higher layer wins every merge (Capact lets the lower layer win for
-//! `default.inject` and TypeInstance backend rules).
+//! `implementationConstraints.path` is a Go (RE2) regular expression searched for anywhere in the
+//! implementation's path, as Capact's `regexp.Match` does; each is compiled once per load. One
+//! deliberate difference from Capact: the higher layer wins every merge (Capact lets the lower
+//! layer win for `default.inject` and TypeInstance backend rules).
 
 pub mod model;
 
@@ -16,9 +17,9 @@ use crate::doc::{deep_merge, FieldPath, Map, Value};
 use crate::krm;
 use crate::pipeline::Render;
 use model::{
-    BackendRule, Choice, Constraints, ImplementationSpec, Inject, InterfaceRef, PolicyItemSpec, PolicyLayer, Rule,
-    TypeRef,
+    BackendRule, Choice, Constraints, ImplementationSpec, Inject, InterfaceRef, PolicyItemSpec, PolicyLayer, TypeRef,
 };
+use regex::Regex;
 use serde_json::json;
 use std::cmp::Ordering;
 use std::sync::Arc;
@@ -33,6 +34,12 @@ pub struct Decision {
     pub path: String,
     /// `<layer> (<place>)`, or empty when no rule applied.
     pub rule: String,
+    /// `<layer> layer (<place>)` of the lower rules merged into `rule`.
+    pub merged: Vec<String>,
+    /// The rule's interface as written (`cap.*` for any) and the interface it was found for.
+    pub rule_match: String,
+    /// The chosen entry's constraints and what each matched, such as the path pattern and the path.
+    pub constraints_match: String,
     /// `(implementation, verdict)`: `chosen`, or why it was passed over.
     pub candidates: Vec<(String, String)>,
     pub chosen: Option<String>,
@@ -52,12 +59,21 @@ struct Placed<T> {
     place: String,
 }
 
+/// A `oneOf` entry with its path pattern compiled once, when the policies are loaded.
+#[derive(Clone, Debug)]
+struct MergedChoice {
+    placed: Placed<Choice>,
+    path: Option<Regex>,
+}
+
 #[derive(Clone, Debug, Default)]
 struct MergedRule {
     interface: TypeRef,
     layer: String,
     place: String,
-    choices: Vec<Placed<Choice>>,
+    /// `<layer> layer (<place>)` of the other rules merged into this one, for `explain`.
+    merged_from: Vec<String>,
+    choices: Vec<MergedChoice>,
 }
 
 /// The merged policy of a render.
@@ -68,8 +84,18 @@ pub struct Merged {
     backends: Vec<Placed<BackendRule>>,
 }
 
-/// Every `Policy` item, parsed once: `(layer, policy, place)`.
-fn policy_items(render: &Render, results: &mut Vec<Diagnostic>) -> Vec<(String, PolicyLayer, String)> {
+/// One policy and where it came from: the item and field its errors point at.
+#[derive(Clone)]
+struct Source {
+    layer: String,
+    policy: PolicyLayer,
+    place: String,
+    item: Value,
+    field: FieldPath,
+}
+
+/// Every `Policy` item, parsed once.
+fn policy_items(render: &Render, results: &mut Vec<Diagnostic>) -> Vec<Source> {
     let mut out = Vec::new();
     for item in render.items.iter().filter(|i| i.type_of() == (API_VERSION, "Policy")).map(|i| &**i) {
         let spec = item.get("spec").cloned().unwrap_or(Value::Null);
@@ -82,11 +108,13 @@ fn policy_items(render: &Render, results: &mut Vec<Diagnostic>) -> Vec<(String, 
             Ok(policy) if LAYERS.contains(&policy.layer.as_str()) => {
                 let file = krm::item_location(item).0.map(|f| format!(" in {f}")).unwrap_or_default();
                 let place = format!("Policy {:?}{file}", krm::name_of(item));
-                out.push((
-                    policy.layer,
-                    PolicyLayer { interface: policy.interface, type_instance: policy.type_instance },
+                out.push(Source {
+                    layer: policy.layer,
+                    policy: PolicyLayer { interface: policy.interface, type_instance: policy.type_instance },
                     place,
-                ));
+                    item: item.clone(),
+                    field: FieldPath::root().key("spec"),
+                });
             }
             Ok(policy) => {
                 let message =
@@ -103,22 +131,34 @@ fn policy_items(render: &Render, results: &mut Vec<Diagnostic>) -> Vec<(String, 
     out
 }
 
-/// A layer's policies with their places: `spec.policy.<layer>`, then `Policy` items of that layer.
-fn layer_policies(render: &Render, layer: &str, items: &[(String, PolicyLayer, String)]) -> Vec<(PolicyLayer, String)> {
+/// A layer's policies in merge order: `spec.policy.<layer>` (workflow steps outermost first), then
+/// `Policy` items of that layer.
+fn layer_policies(render: &Render, layer: &str, items: &[Source]) -> Vec<Source> {
     let settings = &render.config.spec.policy;
-    let config_place = |field: &str| {
+    let config = |policy: &PolicyLayer, field: FieldPath, name: String| {
         let file = krm::item_location(&render.config.item).0.map(|f| format!(" in {f}")).unwrap_or_default();
-        format!("spec.policy.{field}{file}")
+        Source {
+            layer: layer.to_string(),
+            policy: policy.clone(),
+            place: format!("spec.policy.{name}{file}"),
+            item: render.config.item.clone(),
+            field,
+        }
     };
+    let root = FieldPath::root().key("spec").key("policy");
     let mut out = Vec::new();
     match layer {
-        "global" => out.extend(settings.global.clone().map(|p| (p, config_place("global")))),
-        "action" => out.extend(settings.action.clone().map(|p| (p, config_place("action")))),
+        "global" => out.extend(settings.global.iter().map(|p| config(p, root.clone().key("global"), "global".into()))),
+        "action" => out.extend(settings.action.iter().map(|p| config(p, root.clone().key("action"), "action".into()))),
         _ => out.extend(
-            settings.workflow.iter().enumerate().map(|(i, p)| (p.clone(), config_place(&format!("workflow[{i}]")))),
+            settings
+                .workflow
+                .iter()
+                .enumerate()
+                .map(|(i, p)| config(p, root.clone().key("workflow").index(i), format!("workflow[{i}]"))),
         ),
     }
-    out.extend(items.iter().filter(|(l, _, _)| l == layer).map(|(_, policy, place)| (policy.clone(), place.clone())));
+    out.extend(items.iter().filter(|s| s.layer == layer).cloned());
     out
 }
 
@@ -156,7 +196,7 @@ fn merge_inject(higher: &mut Inject, lower: &Inject) {
     }
 }
 
-/// Merges every layer, highest priority first, and reports conflicts inside one layer.
+/// Merges every layer, highest priority first, compiling each path pattern once.
 pub fn load(render: &mut Render) -> Merged {
     let mut results = Vec::new();
     let order: Vec<String> =
@@ -175,21 +215,32 @@ pub fn load(render: &mut Render) -> Merged {
     let items = policy_items(render, &mut results);
     let mut merged = Merged::default();
     for layer in &order {
-        let policies = layer_policies(render, layer, &items);
-        let mut seen: Vec<(TypeRef, String)> = Vec::new();
-        for (policy, place) in policies {
+        // Within a layer as across layers, an earlier policy wins: Capact merges nested workflow
+        // step policies outermost first, and two rules for one interface into one.
+        for source in layer_policies(render, layer, &items) {
+            let Source { policy, place, item, field, .. } = source;
             for (i, rule) in policy.interface.rules.iter().enumerate() {
                 let rule_place = format!("{place} interface.rules[{i}]");
-                if let Some((_, first)) = seen.iter().find(|(r, _)| same_ref(r, &rule.interface)) {
-                    let message = format!(
-                        "policy conflict in the {layer} layer: interface {} has rules in {first} and in {rule_place}; keep one",
-                        rule.interface.describe()
-                    );
-                    results.push(Diagnostic::error(Kind::Config, message));
-                    continue;
+                let rule_field = field.clone().key("interface").key("rules").index(i);
+                let mut choices = Vec::new();
+                for (j, choice) in rule.one_of.iter().enumerate() {
+                    let path = match compile_path(&choice.implementation_constraints) {
+                        Ok(path) => path,
+                        Err(message) => {
+                            let at =
+                                rule_field.clone().key("oneOf").index(j).key("implementationConstraints").key("path");
+                            results.push(Diagnostic::error(Kind::Config, message).about(&item).at(at));
+                            continue;
+                        }
+                    };
+                    let placed = Placed {
+                        value: choice.clone(),
+                        layer: layer.clone(),
+                        place: format!("{rule_place}.oneOf[{j}]"),
+                    };
+                    choices.push(MergedChoice { placed, path });
                 }
-                seen.push((rule.interface.clone(), rule_place.clone()));
-                merge_rule(&mut merged, rule, layer, &rule_place);
+                merge_rule(&mut merged, &rule.interface, choices, layer, &rule_place);
             }
             if let Some(defaults) = &policy.interface.default {
                 for (i, instance) in defaults.inject.required_type_instances.iter().enumerate() {
@@ -213,34 +264,47 @@ pub fn load(render: &mut Render) -> Merged {
     merged
 }
 
-fn merge_rule(merged: &mut Merged, rule: &Rule, layer: &str, place: &str) {
-    let Some(existing) = merged.rules.iter_mut().find(|r| same_ref(&r.interface, &rule.interface)) else {
-        let choices = rule
-            .one_of
-            .iter()
-            .enumerate()
-            .map(|(i, c)| Placed { value: c.clone(), layer: layer.to_string(), place: format!("{place}.oneOf[{i}]") })
-            .collect();
+/// Compiles `implementationConstraints.path` as Go's `regexp` reads it; Capact skips an
+/// implementation when its pattern does not compile, which would deny silently, so here it is an
+/// error.
+fn compile_path(constraints: &Constraints) -> Result<Option<Regex>, String> {
+    let Some(pattern) = &constraints.path else {
+        return Ok(None);
+    };
+    crate::template::sprig::regex::compile(pattern).map(Some).map_err(|err| {
+        // The crate's error draws a caret under the pattern over several lines; its last line
+        // says what is wrong.
+        let reason = err.lines().last().unwrap_or_default().trim().trim_start_matches("error: ");
+        format!(
+            "implementationConstraints.path {pattern:?} is not a valid regular expression: {reason}; \
+             write a Go (RE2) pattern, with \\. for a literal dot"
+        )
+    })
+}
+
+/// Adds a rule's entries to the merged rule for its interface: the existing (higher) rule's
+/// entries come first; an entry with equal constraints merges its injections into the existing
+/// one, the others are appended in order, as Capact's policy merger does.
+fn merge_rule(merged: &mut Merged, interface: &TypeRef, choices: Vec<MergedChoice>, layer: &str, place: &str) {
+    let Some(existing) = merged.rules.iter_mut().find(|r| same_ref(&r.interface, interface)) else {
         merged.rules.push(MergedRule {
-            interface: rule.interface.clone(),
+            interface: interface.clone(),
             layer: layer.to_string(),
             place: place.to_string(),
+            merged_from: Vec::new(),
             choices,
         });
         return;
     };
-    for (i, choice) in rule.one_of.iter().enumerate() {
+    existing.merged_from.push(format!("{layer} layer ({place})"));
+    for choice in choices {
         match existing
             .choices
             .iter_mut()
-            .find(|c| c.value.implementation_constraints == choice.implementation_constraints)
+            .find(|c| c.placed.value.implementation_constraints == choice.placed.value.implementation_constraints)
         {
-            Some(higher) => merge_inject(&mut higher.value.inject, &choice.inject),
-            None => existing.choices.push(Placed {
-                value: choice.clone(),
-                layer: layer.to_string(),
-                place: format!("{place}.oneOf[{i}]"),
-            }),
+            Some(higher) => merge_inject(&mut higher.placed.value.inject, &choice.placed.value.inject),
+            None => existing.choices.push(choice),
         }
     }
 }
@@ -307,10 +371,10 @@ fn has_ref(list: &[TypeRef], wanted: &TypeRef) -> bool {
 }
 
 /// Why an implementation does not satisfy constraints, or `None` when it does.
-fn rejection(candidate: &Candidate, constraints: &Constraints) -> Option<String> {
-    if let Some(path) = &constraints.path {
-        if &candidate.spec.path != path {
-            return Some(format!("path is not {path}"));
+fn rejection(candidate: &Candidate, constraints: &Constraints, path: Option<&Regex>) -> Option<String> {
+    if let Some(pattern) = path {
+        if !pattern.is_match(&candidate.spec.path) {
+            return Some(format!("path does not match pattern {:?}", constraints.path.as_deref().unwrap_or_default()));
         }
     }
     if let Some(missing) = constraints.attributes.iter().find(|a| !has_ref(&candidate.spec.attributes, a)) {
@@ -376,6 +440,8 @@ pub fn run(render: &mut Render, merged: &Merged) {
             continue;
         };
         decision.rule = format!("{} layer ({})", rule.layer, rule.place);
+        decision.merged.clone_from(&rule.merged_from);
+        decision.rule_match = format!("{} matched {}", rule.interface.describe(), wanted.describe());
         let implementing: Vec<&Candidate> = candidates
             .iter()
             .filter(|c| {
@@ -393,8 +459,9 @@ pub fn run(render: &mut Render, merged: &Merged) {
             render.report.policy.decisions.push(decision);
             continue;
         }
-        let mut chosen: Option<(&Candidate, &Placed<Choice>, Inject)> = None;
-        for choice in &rule.choices {
+        let mut chosen: Option<(&Candidate, &MergedChoice, Inject)> = None;
+        for merged_choice in &rule.choices {
+            let choice = &merged_choice.placed;
             // The defaults apply to every rule; the rule wins on the same typeRef.
             let mut inject = choice.value.inject.clone();
             for default in &merged.defaults {
@@ -404,7 +471,7 @@ pub fn run(render: &mut Render, merged: &Merged) {
             }
             let mut matching: Vec<&Candidate> = Vec::new();
             for candidate in &implementing {
-                match rejection(candidate, &choice.value.implementation_constraints)
+                match rejection(candidate, &choice.value.implementation_constraints, merged_choice.path.as_ref())
                     .or_else(|| unsatisfied_alias(candidate, &inject))
                 {
                     Some(reason) => decision.candidates.push((
@@ -423,7 +490,7 @@ pub fn run(render: &mut Render, merged: &Merged) {
                         .candidates
                         .push((other.id(), format!("matched {} but sorts after {}", choice.place, first.id())));
                 }
-                chosen = Some((first, choice, inject));
+                chosen = Some((first, merged_choice, inject));
                 break;
             }
         }
@@ -437,8 +504,10 @@ pub fn run(render: &mut Render, merged: &Merged) {
             render.report.policy.decisions.push(decision);
             continue;
         };
+        let choice = &choice.placed;
         decision.candidates.push((candidate.id(), format!("chosen by {}", choice.place)));
         decision.chosen = Some(candidate.id());
+        decision.constraints_match = constraints_match(&choice.value.implementation_constraints, candidate);
         match scope(candidate, &inject, &choice.place, &mut decision) {
             Ok(implementation) => {
                 let message = format!(
@@ -467,6 +536,25 @@ pub fn run(render: &mut Render, merged: &Merged) {
         }
         render.report.policy.decisions.push(decision);
     }
+}
+
+/// What each constraint of the chosen entry matched, for `explain`.
+fn constraints_match(constraints: &Constraints, candidate: &Candidate) -> String {
+    let mut parts = Vec::new();
+    if let Some(pattern) = &constraints.path {
+        parts.push(format!("path pattern {pattern:?} matched {:?}", candidate.spec.path));
+    }
+    let list = |refs: &[TypeRef]| refs.iter().map(TypeRef::describe).collect::<Vec<_>>().join(", ");
+    if !constraints.attributes.is_empty() {
+        parts.push(format!("has attributes {}", list(&constraints.attributes)));
+    }
+    if !constraints.requires.is_empty() {
+        parts.push(format!("requires {}", list(&constraints.requires)));
+    }
+    if parts.is_empty() {
+        return "implementationConstraints {} (any implementation)".into();
+    }
+    parts.join("; ")
 }
 
 /// An implementation requiring an aliased type needs an injected TypeInstance of that type.
@@ -593,6 +681,21 @@ mod tests {
         assert_eq!(backend(&rules, "cap.type.aws.s3", "0.1.0"), json!({"id": "aws-rev"}));
         assert_eq!(backend(&rules, "cap.type.gcp.sa", "0.1.0"), json!({"id": "any"}));
         assert_eq!(backend(&rules[..2], "cap.type.gcp.sa", "0.1.0"), Value::Null);
+    }
+
+    #[test]
+    fn path_patterns_are_unanchored_go_regexps() {
+        let pattern = |p: &str| Constraints { path: Some(p.into()), ..Default::default() };
+        let compiled = |p: &str| compile_path(&pattern(p)).ok().flatten();
+        let postgres = compiled("cap.implementation.db.postgres.*");
+        assert!(postgres.as_ref().is_some_and(|r| r.is_match("cap.implementation.db.postgres.install")));
+        assert!(!postgres.as_ref().is_some_and(|r| r.is_match("cap.implementation.db.rds.install")));
+        assert!(compiled(r"rds\.install").is_some_and(|r| r.is_match("cap.implementation.db.rds.install")));
+        assert!(compiled("^rds").is_some_and(|r| !r.is_match("cap.implementation.db.rds.install")));
+        assert_eq!(compile_path(&Constraints::default()).ok().map(|r| r.is_none()), Some(true));
+        let error = compile_path(&pattern("cap.(db")).err().unwrap_or_default();
+        assert!(error.starts_with("implementationConstraints.path \"cap.(db\" is not a valid regular expression: "));
+        assert!(!error.contains('\n'));
     }
 
     #[test]

@@ -54,7 +54,7 @@ pub struct PolicySettings {
     /// The action policy.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub action: Option<PolicyLayer>,
-    /// Workflow step policies, merged in order (later wins).
+    /// Workflow step policies, outermost step first; merged in order, the earlier winning.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub workflow: Vec<PolicyLayer>,
 }
@@ -75,7 +75,7 @@ pub struct PolicyLayer {
 #[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct InterfacePolicy {
-    /// One rule per interface (per layer).
+    /// Rules per interface; rules for the same interface are merged, the earlier winning.
     #[serde(default)]
     pub rules: Vec<Rule>,
     /// Injections for every rule.
@@ -120,7 +120,7 @@ pub struct Choice {
 #[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct Constraints {
-    /// The implementation's path, matched exactly.
+    /// A Go (RE2) regular expression found anywhere in the implementation's path, as in Capact.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub path: Option<String>,
     /// Attributes the implementation must all have (revision checked when given).

@@ -16,7 +16,7 @@
 
 mod collections;
 mod numeric;
-mod regex;
+pub(crate) mod regex;
 mod semver;
 pub mod strings;
 pub mod url;
