@@ -1174,16 +1174,21 @@ fn subinstallations(
         let field = format!("subinstallations[{i}]");
         match load_subinstallation(step, entry, origin) {
             Ok(child) if !names.insert(child.name.clone()) => {
-                step.results.push(
-                    origin.error(
-                        format!("{field}: Duplicate value: {:?}: duplicated subinstallation", child.name),
-                        &field,
-                    ),
-                );
+                step.results.push(origin.error(
+                    format!("subinstallations.{}: Duplicate value: \"duplicated subinstallation\"", child.name),
+                    &field,
+                ));
             }
             Ok(child) => children.push((i, child)),
             Err(message) if message.starts_with(FILE_CYCLE) && !step.cycles.insert(message.clone()) => {}
-            Err(message) => step.results.push(origin.error(format!("{field}: {message}"), &field)),
+            Err(message) => {
+                // Landscaper writes a field of the template after a dot: `subinstallations[2].name`.
+                let text = match message.strip_prefix("name: ") {
+                    Some(rest) => format!("{field}.name: {rest}"),
+                    None => format!("{field}: {message}"),
+                };
+                step.results.push(origin.error(text, &field));
+            }
         }
     }
     // Landscaper's checks of the installation templates (validation/blueprint.go): DNS-label
@@ -1268,8 +1273,11 @@ fn subinstallations(
                 // is removed; the child still fails if its own blueprint requires the import.
                 continue;
             } else {
+                // Landscaper's path names the subinstallation (`subinstallations.<name>`).
                 let message = format!(
-                    "{field}.imports.data[{j}][{import}]: Not found: {data_ref:?}: import not satisfied (not an import of the parent nor an export of a sibling)"
+                    "subinstallations.{}.imports.data[{j}][{import}]: Not found: \"import not satisfied\" \
+                     ({data_ref:?} is not an import of the parent nor an export of a sibling)",
+                    child.name
                 );
                 step.results.push(origin.error(message, &format!("{field}.imports.data[{j}]")));
                 wired = false;
@@ -1442,7 +1450,7 @@ fn load_subinstallation(step: &Step, entry: &Value, origin: &Origin) -> Result<S
         _ => (parse_section(entry).map_err(|(at, err)| located(&at, &err))?, None),
     };
     if template.name.is_empty() {
-        return Err("a subinstallation needs a name".into());
+        return Err("name: Required value: name must be defined".into());
     }
     let from = file.clone().or_else(|| origin.file.clone());
     let blueprint = match &template.blueprint {
