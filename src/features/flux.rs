@@ -88,8 +88,11 @@ fn kustomization(blueprint: &Blueprint, k: &Kustomization, namespace: &str, pref
                 // Windsor's conversion keeps only kind, name and namespace of a target.
                 if let Some(target) = &p.target {
                     let kept = ["kind", "name", "namespace"];
-                    let target: Map =
-                        target.iter().filter(|(key, _)| kept.contains(&key.as_str())).map(|(k, v)| (k.clone(), v.clone())).collect();
+                    let target: Map = target
+                        .iter()
+                        .filter(|(key, _)| kept.contains(&key.as_str()))
+                        .map(|(k, v)| (k.clone(), v.clone()))
+                        .collect();
                     patch.insert("target".into(), Value::Object(target));
                 }
                 Value::Object(patch)

@@ -2,18 +2,6 @@ use super::*;
 use model::BlueprintPatch;
 use serde_json::json;
 
-fn kustomization(name: &str, depends_on: &[&str]) -> Kustomization {
-    Kustomization {
-        name: name.into(),
-        depends_on: depends_on.iter().map(|d| d.to_string()).collect(),
-        ..Default::default()
-    }
-}
-
-fn names(list: &[Kustomization]) -> Vec<&str> {
-    list.iter().map(|k| k.name.as_str()).collect()
-}
-
 #[test]
 fn terraform_merge_and_replace() {
     let base = TerraformComponent {
