@@ -1,7 +1,8 @@
 //! Flux output, as Windsor generates it: one `kustomize.toolkit.fluxcd.io/v1` `Kustomization` per blueprint
 //! kustomization and the `values-<name>` / `values-common` ConfigMaps its post-build
 //! substitution reads. Defaults follow windsorcli/cli (pkg/constants): interval 1m, retry 2m,
-//! timeout 5m, wait, no force, prune, namespace `system-gitops`, path prefix `kustomize`.
+//! timeout 5m, wait, no force, prune, deletion policy `WaitForTermination`, namespace
+//! `system-gitops`, path prefix `kustomize`.
 
 use super::model::{Blueprint, Kustomization};
 use crate::config::FluxSettings;
@@ -71,6 +72,9 @@ fn kustomization(blueprint: &Blueprint, k: &Kustomization, namespace: &str, pref
     spec.insert("wait".into(), json!(k.wait.unwrap_or(true)));
     spec.insert("force".into(), json!(k.force.unwrap_or(false)));
     spec.insert("prune".into(), json!(k.prune.unwrap_or(true)));
+    // `destroy: false` keeps the workloads when the Kustomization is deleted (Windsor's `down`).
+    let deletion_policy = if k.destroy == Some(false) { "MirrorPrune" } else { "WaitForTermination" };
+    spec.insert("deletionPolicy".into(), json!(deletion_policy));
     if !k.components.is_empty() {
         spec.insert("components".into(), json!(k.components));
     }
@@ -81,8 +85,15 @@ fn kustomization(blueprint: &Blueprint, k: &Kustomization, namespace: &str, pref
             .map(|p| {
                 let mut patch = Map::new();
                 patch.insert("patch".into(), json!(p.patch.clone().unwrap_or_default()));
+                // Windsor's conversion keeps only kind, name and namespace of a target.
                 if let Some(target) = &p.target {
-                    patch.insert("target".into(), Value::Object(target.clone()));
+                    let kept = ["kind", "name", "namespace"];
+                    let target: Map = target
+                        .iter()
+                        .filter(|(key, _)| kept.contains(&key.as_str()))
+                        .map(|(k, v)| (k.clone(), v.clone()))
+                        .collect();
+                    patch.insert("target".into(), Value::Object(target));
                 }
                 Value::Object(patch)
             })

@@ -7,6 +7,7 @@
 
 mod flux;
 pub mod model;
+mod order;
 
 use crate::diag::{Diagnostic, Kind, Severity};
 use crate::doc::{deep_merge, FieldPath, Map, Value};
@@ -17,7 +18,7 @@ use crate::package::{resolve, Files};
 use crate::pipeline::{Generated, Render};
 use model::{Blueprint, Feature, Kustomization, Strategy, TerraformComponent};
 use std::cell::RefCell;
-use std::collections::{BTreeSet, HashMap};
+use std::collections::HashMap;
 
 /// What the step decided, for `explain` and `graph`.
 #[derive(Clone, Debug, Default)]
@@ -406,18 +407,22 @@ pub fn run(render: &mut Render, files: &dyn Files) {
 
     apply_value_substitutions(&mut blueprint, step.values);
     let common = common_substitutions(step.values);
-    match order_kustomizations(&blueprint.kustomize) {
-        Ok(Ordered { kustomizations: ordered, unknown }) => {
+    match order::check(&blueprint.kustomize) {
+        Ok(unknown) => {
             for (name, dependency) in unknown {
                 let message = format!("kustomization {name:?} depends on {dependency:?}, which is not defined");
                 step.results.push(graph_diagnostic(&config_origin, Severity::Warning, message));
             }
-            blueprint.kustomize = ordered;
         }
         Err(cycle) => {
             let message = format!("dependency cycle detected in kustomizations: {}", cycle.join(" -> "));
             step.results.push(graph_diagnostic(&config_origin, Severity::Error, message));
         }
+    }
+    // Windsor checks terraform dependsOn for cycles only; an unknown path is left to Terraform.
+    if let Err(cycle) = order::check(&blueprint.terraform) {
+        let message = format!("dependency cycle detected in terraform components: {}", cycle.join(" -> "));
+        step.results.push(graph_diagnostic(&config_origin, Severity::Error, message));
     }
 
     let has_item_base = !blueprint_items.is_empty();
@@ -449,17 +454,19 @@ fn parse_blueprint(step: &mut Step, value: &Value, origin: &Origin) -> Option<Bl
     let found =
         model::unknown_fields(&blueprint.extra, model::BLUEPRINT_FIELDS, &blueprint.terraform, &blueprint.kustomize);
     step.warn_unknown_fields(origin, found);
+    // Windsor merges a base blueprint into an empty one entry by entry, so a base's lists get
+    // the same dependency sort (and same-key merging) as a feature's entries.
     let mut blueprint = blueprint;
-    blueprint.terraform = std::mem::take(&mut blueprint.terraform)
-        .into_iter()
-        .enumerate()
-        .map(|(i, c)| step.prepare_terraform(c, origin, &format!("terraform[{i}]")))
-        .collect();
-    blueprint.kustomize = std::mem::take(&mut blueprint.kustomize)
-        .into_iter()
-        .enumerate()
-        .map(|(i, k)| step.prepare_kustomization(k, origin, &format!("kustomize[{i}]")))
-        .collect();
+    for (i, component) in std::mem::take(&mut blueprint.terraform).into_iter().enumerate() {
+        let mut component = step.prepare_terraform(component, origin, &format!("terraform[{i}]"));
+        component.strategy = Strategy::Merge;
+        merge_terraform(&mut blueprint.terraform, component);
+    }
+    for (i, kustomization) in std::mem::take(&mut blueprint.kustomize).into_iter().enumerate() {
+        let mut kustomization = step.prepare_kustomization(kustomization, origin, &format!("kustomize[{i}]"));
+        kustomization.strategy = Strategy::Merge;
+        merge_kustomization(&mut blueprint.kustomize, kustomization);
+    }
     Some(blueprint)
 }
 
@@ -585,10 +592,17 @@ fn push_unique(list: &mut Vec<String>, items: Vec<String>) {
     }
 }
 
-/// Windsor's terraform merge: match on path and source; `merge` deep-merges inputs (feature wins),
-/// unique-appends dependsOn, overwrites destroy and parallelism when set; `replace` swaps the
-/// component in place; no match appends.
-fn merge_terraform(list: &mut Vec<TerraformComponent>, mut component: TerraformComponent) -> &'static str {
+/// Windsor's terraform merge, then its dependency sort (a cycle is reported once, at the end).
+fn merge_terraform(list: &mut Vec<TerraformComponent>, component: TerraformComponent) -> &'static str {
+    let action = combine_terraform(list, component);
+    let _ = order::sort_terraform(list);
+    action
+}
+
+/// Match on path and source; `merge` deep-merges inputs (feature wins), unique-appends
+/// dependsOn, overwrites destroy and parallelism when set; `replace` swaps the component in
+/// place; no match appends.
+fn combine_terraform(list: &mut Vec<TerraformComponent>, mut component: TerraformComponent) -> &'static str {
     let strategy = component.strategy;
     component.when.clear();
     component.strategy = Strategy::Merge;
@@ -612,10 +626,18 @@ fn merge_terraform(list: &mut Vec<TerraformComponent>, mut component: TerraformC
     "merged"
 }
 
-/// Windsor's kustomization merge: match on name; `merge` unions components and dependsOn (order
-/// kept), overwrites path, source, destroy and the Flux timings when set, appends patches and
-/// merges substitutions (later wins per key); `replace` swaps it whole; no match appends.
-fn merge_kustomization(list: &mut Vec<Kustomization>, mut kustomization: Kustomization) -> &'static str {
+/// Windsor's kustomization merge, then its dependency sort (a cycle is reported once, at the end).
+fn merge_kustomization(list: &mut Vec<Kustomization>, kustomization: Kustomization) -> &'static str {
+    let action = combine_kustomization(list, kustomization);
+    let _ = order::sort_kustomizations(list);
+    action
+}
+
+/// Match on name; `merge` unions components (then sorts them, as Windsor does) and dependsOn
+/// (order kept), overwrites path, source, destroy and the Flux timings when set, appends
+/// patches and merges substitutions (later wins per key); `replace` swaps it whole; no match
+/// appends.
+fn combine_kustomization(list: &mut Vec<Kustomization>, mut kustomization: Kustomization) -> &'static str {
     let strategy = kustomization.strategy;
     kustomization.when.clear();
     kustomization.strategy = Strategy::Merge;
@@ -628,6 +650,7 @@ fn merge_kustomization(list: &mut Vec<Kustomization>, mut kustomization: Kustomi
         return "replaced";
     }
     push_unique(&mut existing.components, kustomization.components);
+    existing.components.sort();
     push_unique(&mut existing.depends_on, kustomization.depends_on);
     if !kustomization.path.is_empty() {
         existing.path = kustomization.path;
@@ -662,73 +685,6 @@ fn apply_value_substitutions(blueprint: &mut Blueprint, values: &Value) {
 fn common_substitutions(values: &Value) -> Map {
     let common = values.get("substitutions").and_then(|s| s.get("common")).and_then(Value::as_object);
     common.into_iter().flatten().map(|(k, v)| (k.clone(), Value::String(to_text(v)))).collect()
-}
-
-/// Kustomizations in dependency order, and the `dependsOn` entries that name no kustomization.
-#[derive(Debug, Default)]
-pub struct Ordered {
-    pub kustomizations: Vec<Kustomization>,
-    /// `(kustomization, unknown dependency)` pairs.
-    pub unknown: Vec<(String, String)>,
-}
-
-/// Kustomizations in dependency order, ties broken by name (Kahn's algorithm over a name
-/// index), or the first cycle found, as names ending where they started.
-pub fn order_kustomizations(kustomizations: &[Kustomization]) -> Result<Ordered, Vec<String>> {
-    let index: HashMap<&str, usize> = kustomizations.iter().enumerate().map(|(i, k)| (k.name.as_str(), i)).collect();
-    let mut unknown = Vec::new();
-    let mut waiting_on = vec![0usize; kustomizations.len()];
-    let mut dependents: Vec<Vec<usize>> = vec![Vec::new(); kustomizations.len()];
-    for (i, kustomization) in kustomizations.iter().enumerate() {
-        for dependency in &kustomization.depends_on {
-            match index.get(dependency.as_str()) {
-                Some(&d) => {
-                    waiting_on[i] += 1;
-                    dependents[d].push(i);
-                }
-                None => unknown.push((kustomization.name.clone(), dependency.clone())),
-            }
-        }
-    }
-    let mut ready: BTreeSet<(&str, usize)> = (0..kustomizations.len())
-        .filter(|&i| waiting_on[i] == 0)
-        .map(|i| (kustomizations[i].name.as_str(), i))
-        .collect();
-    let mut order = Vec::with_capacity(kustomizations.len());
-    while let Some(next) = ready.pop_first() {
-        order.push(next.1);
-        for &dependent in &dependents[next.1] {
-            waiting_on[dependent] -= 1;
-            if waiting_on[dependent] == 0 {
-                ready.insert((kustomizations[dependent].name.as_str(), dependent));
-            }
-        }
-    }
-    if order.len() < kustomizations.len() {
-        return Err(find_cycle(kustomizations, &index, &waiting_on));
-    }
-    Ok(Ordered { kustomizations: order.into_iter().map(|i| kustomizations[i].clone()).collect(), unknown })
-}
-
-/// A cycle among the kustomizations left waiting, as names ending where they started.
-fn find_cycle(kustomizations: &[Kustomization], index: &HashMap<&str, usize>, waiting_on: &[usize]) -> Vec<String> {
-    let mut start = (0..kustomizations.len()).filter(|&i| waiting_on[i] > 0).min_by_key(|&i| &kustomizations[i].name);
-    let mut path: Vec<usize> = Vec::new();
-    while let Some(current) = start {
-        if let Some(at) = path.iter().position(|&p| p == current) {
-            let mut cycle: Vec<String> = path[at..].iter().map(|&i| kustomizations[i].name.clone()).collect();
-            cycle.push(kustomizations[current].name.clone());
-            return cycle;
-        }
-        path.push(current);
-        start = kustomizations[current]
-            .depends_on
-            .iter()
-            .filter_map(|d| index.get(d.as_str()).copied())
-            .filter(|&d| waiting_on[d] > 0)
-            .min_by_key(|&d| &kustomizations[d].name);
-    }
-    Vec::new()
 }
 
 /// The merged blueprint as a Windsor `Blueprint` item, local-config. It keeps the base's name,

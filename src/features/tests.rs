@@ -2,43 +2,6 @@ use super::*;
 use model::BlueprintPatch;
 use serde_json::json;
 
-fn kustomization(name: &str, depends_on: &[&str]) -> Kustomization {
-    Kustomization {
-        name: name.into(),
-        depends_on: depends_on.iter().map(|d| d.to_string()).collect(),
-        ..Default::default()
-    }
-}
-
-fn names(list: &[Kustomization]) -> Vec<&str> {
-    list.iter().map(|k| k.name.as_str()).collect()
-}
-
-#[test]
-fn kustomizations_order_by_dependencies_then_name() {
-    let list =
-        vec![kustomization("z", &[]), kustomization("b", &["c"]), kustomization("c", &[]), kustomization("a", &["z"])];
-    let ordered = order_kustomizations(&list).unwrap_or_default();
-    assert_eq!(names(&ordered.kustomizations), vec!["c", "b", "z", "a"]);
-    assert!(ordered.unknown.is_empty());
-}
-
-#[test]
-fn unknown_dependencies_are_reported_and_ignored() {
-    let ordered = order_kustomizations(&[kustomization("a", &["ghost"])]).unwrap_or_default();
-    assert_eq!(names(&ordered.kustomizations), vec!["a"]);
-    assert_eq!(ordered.unknown, vec![("a".to_string(), "ghost".to_string())]);
-}
-
-#[test]
-fn cycles_are_named() {
-    let list = vec![kustomization("x", &[]), kustomization("a", &["b"]), kustomization("b", &["a"])];
-    assert_eq!(
-        order_kustomizations(&list).map(|o| o.kustomizations.len()).err(),
-        Some(vec!["a".to_string(), "b".to_string(), "a".to_string()])
-    );
-}
-
 #[test]
 fn terraform_merge_and_replace() {
     let base = TerraformComponent {
@@ -94,6 +57,9 @@ fn kustomization_merge_unions_and_overwrites() {
     };
     assert_eq!(merge_kustomization(&mut list, overlay), "merged");
     assert_eq!(list[0].components, vec!["nginx", "nginx/nodeport"]);
+    let more = Kustomization { name: "ingress".into(), components: vec!["b".into(), "a".into()], ..Default::default() };
+    merge_kustomization(&mut list, more);
+    assert_eq!(list[0].components, vec!["a", "b", "nginx", "nginx/nodeport"]);
     assert_eq!(list[0].path, "ingress/base");
     assert_eq!(Value::Object(list[0].substitutions.clone()), json!({"a": "1", "b": "3"}));
     assert_eq!(list[0].patches.len(), 1);
