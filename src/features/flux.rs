@@ -85,15 +85,11 @@ fn kustomization(blueprint: &Blueprint, k: &Kustomization, namespace: &str, pref
             .map(|p| {
                 let mut patch = Map::new();
                 patch.insert("patch".into(), json!(p.patch.clone().unwrap_or_default()));
-                // Windsor's conversion keeps only kind, name and namespace of a target.
+                // Windsor's conversion keeps only kind, name and namespace of a target; we keep every
+                // selector field: dropping `labelSelector` or `group` would widen the patch to
+                // resources its author did not select.
                 if let Some(target) = &p.target {
-                    let kept = ["kind", "name", "namespace"];
-                    let target: Map = target
-                        .iter()
-                        .filter(|(key, _)| kept.contains(&key.as_str()))
-                        .map(|(k, v)| (k.clone(), v.clone()))
-                        .collect();
-                    patch.insert("target".into(), Value::Object(target));
+                    patch.insert("target".into(), Value::Object(target.clone()));
                 }
                 Value::Object(patch)
             })
