@@ -12,7 +12,8 @@ enum Frame {
     Seq { index: usize },
 }
 
-fn escape(segment: &str) -> String {
+/// A mapping key as a JSON pointer segment (`~` → `~0`, `/` → `~1`).
+pub fn pointer_segment(segment: &str) -> String {
     segment.replace('~', "~0").replace('/', "~1")
 }
 
@@ -61,7 +62,7 @@ pub fn quoted_template_scalars(text: &str) -> Vec<HashSet<String>> {
                 }
                 if let Some(Frame::Map { key: key @ None }) = stack.last_mut() {
                     *key = Some(value.to_string());
-                    path.push(escape(&value));
+                    path.push(pointer_segment(&value));
                     continue;
                 }
                 if style != ScalarStyle::Plain

@@ -173,8 +173,11 @@ struct Styled<'a> {
 
 impl<'a> Styled<'a> {
     fn child(&self, value: &'a Value, segment: &str) -> Styled<'a> {
-        let segment = segment.replace('~', "~0").replace('/', "~1");
-        Styled { value, pointer: format!("{}/{segment}", self.pointer), pointers: self.pointers }
+        Styled {
+            value,
+            pointer: format!("{}/{}", self.pointer, super::pointer_segment(segment)),
+            pointers: self.pointers,
+        }
     }
 }
 

@@ -466,8 +466,15 @@ pub fn go_format(value: &Value) -> String {
 }
 
 /// `strconv.FormatFloat(f, 'g', -1, 64)`, which `%v` uses: the shortest digits, in exponent form
-/// when the decimal exponent is below -4 or at least 6 (`1e+06`, `1e-05`).
-fn go_float(f: f64) -> String {
+/// when the decimal exponent is below -4 or at least 6 (`1e+06`, `1e-05`). Go templates print
+/// floats with it too.
+pub fn go_float(f: f64) -> String {
+    if f.is_nan() {
+        return "NaN".into();
+    }
+    if f.is_infinite() {
+        return if f > 0.0 { "+Inf".into() } else { "-Inf".into() };
+    }
     if f == 0.0 {
         return if f.is_sign_negative() { "-0".into() } else { "0".into() };
     }

@@ -12,7 +12,7 @@ pub mod interpolate;
 mod lex;
 mod parse;
 
-pub use eval::{go_format, size_of, to_text, type_name};
+pub use eval::{go_float, go_format, size_of, to_text, type_name};
 
 use crate::doc::Value;
 use crate::limits::Budget;

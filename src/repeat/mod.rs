@@ -1039,8 +1039,9 @@ fn quoted_templates(item: &Value, quoted: &mut dyn FnMut(&str) -> bool) -> Vec<S
             Value::Array(items) => {
                 stack.extend(items.iter().enumerate().map(|(i, v)| (v, format!("{pointer}/{i}"))));
             }
-            Value::Object(map) => stack
-                .extend(map.iter().map(|(k, v)| (v, format!("{pointer}/{}", k.replace('~', "~0").replace('/', "~1"))))),
+            Value::Object(map) => {
+                stack.extend(map.iter().map(|(k, v)| (v, format!("{pointer}/{}", crate::doc::pointer_segment(k)))))
+            }
             _ => {}
         }
     }
@@ -1051,7 +1052,7 @@ fn quoted_templates(item: &Value, quoted: &mut dyn FnMut(&str) -> bool) -> Vec<S
 fn yaml_path_pointer(path: &str) -> String {
     path.split('.')
         .flat_map(|segment| segment.split(['[', ']']).filter(|s| !s.is_empty()))
-        .map(|s| format!("/{}", s.replace('~', "~0").replace('/', "~1")))
+        .map(|s| format!("/{}", crate::doc::pointer_segment(s)))
         .collect()
 }
 

@@ -425,25 +425,8 @@ fn write_value(out: &mut String, value: &GoValue) {
     }
 }
 
-/// Go's `%v` of a float64 (`strconv.FormatFloat(f, 'g', -1, 64)`): the shortest digits that
-/// read back, in exponent form when the exponent is below -4 or at least 6 (`1e+06`).
-pub fn go_float(f: f64) -> String {
-    if f.is_nan() {
-        return "NaN".into();
-    }
-    if f.is_infinite() {
-        return if f > 0.0 { "+Inf".into() } else { "-Inf".into() };
-    }
-    // Rust's `{:e}` gives the shortest round-tripping digits: `1.5e6`.
-    let scientific = format!("{f:e}");
-    let Some((mantissa, exponent)) = scientific.split_once('e') else { return scientific };
-    let exponent: i32 = exponent.parse().unwrap_or(0);
-    if (-4..6).contains(&exponent) {
-        return format!("{f}");
-    }
-    let sign = if exponent < 0 { '-' } else { '+' };
-    format!("{mantissa}e{sign}{:02}", exponent.abs())
-}
+/// Go's `%v` of a float64: the expressions' formatter, which Windsor's interpolation uses too.
+pub use crate::expr::go_float;
 
 /// A document value as template data.
 pub fn to_go(value: &Value) -> GoValue {

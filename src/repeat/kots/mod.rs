@@ -18,7 +18,7 @@
 pub mod context;
 pub mod statics;
 
-use crate::doc::{read_yaml_documents, FieldPath, Map, Value};
+use crate::doc::{pointer_segment, read_yaml_documents, FieldPath, Map, Value};
 use crate::limits::{Budget, MAX_DEPTH};
 use crate::template::go::{self, Compiled, FuncMap, GoValue};
 use std::collections::HashMap;
@@ -177,22 +177,20 @@ pub fn replace_placeholders(
                         if renamed.contains_key(&new) {
                             return Err(format!("two keys become {new:?} once the placeholders are replaced"));
                         }
-                        renames.push((format!("{pointer}/{}", escape(&new)), format!("{pointer}/{}", escape(&key))));
+                        renames.push((
+                            format!("{pointer}/{}", pointer_segment(&new)),
+                            format!("{pointer}/{}", pointer_segment(&key)),
+                        ));
                         renamed.insert(new, item);
                     }
                     *map = renamed;
                 }
-                stack.extend(map.iter_mut().map(|(k, v)| (v, format!("{pointer}/{}", escape(k)), depth + 1)));
+                stack.extend(map.iter_mut().map(|(k, v)| (v, format!("{pointer}/{}", pointer_segment(k)), depth + 1)));
             }
             _ => {}
         }
     }
     Ok(renames)
-}
-
-/// A key as a JSON pointer segment.
-pub fn escape(key: &str) -> String {
-    key.replace('~', "~0").replace('/', "~1")
 }
 
 /// How a rendered string is read back.
@@ -255,7 +253,7 @@ fn render_nested(
             for (key, item) in map.iter_mut() {
                 let len = pointer.len();
                 pointer.push('/');
-                pointer.push_str(&escape(key));
+                pointer.push_str(&pointer_segment(key));
                 let mut inner = field.clone().key(key.as_str());
                 render_nested(item, engine, budget, typing, pointer, &mut inner, depth + 1)?;
                 pointer.truncate(len);
