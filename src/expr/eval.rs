@@ -488,8 +488,9 @@ pub fn go_float(f: f64) -> String {
     format!("{mantissa}e{}{:02}", if exp < 0 { '-' } else { '+' }, exp.abs())
 }
 
-/// The text of a value inside a larger string (Windsor's interpolation): nil is empty, strings as they are,
-/// numbers in shortest form, maps and lists as compact JSON.
+/// The text of a value made a string (Windsor's `%v` for scalars): nil is empty, strings as they
+/// are, numbers as Go prints them; maps and lists as compact JSON, where Go would print its own
+/// `map[k:v]` notation that nothing can read back.
 pub fn to_text(value: &Value) -> String {
     match value {
         Value::Null => String::new(),
@@ -497,7 +498,7 @@ pub fn to_text(value: &Value) -> String {
         Value::Bool(b) => b.to_string(),
         Value::Number(_) => match num(value) {
             Some(Num::Int(i)) => i.to_string(),
-            Some(Num::Float(f)) => format!("{f}"),
+            Some(Num::Float(f)) => go_float(f),
             None => String::new(),
         },
         Value::Array(_) | Value::Object(_) => serde_json::to_string(value).unwrap_or_default(),

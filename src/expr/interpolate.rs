@@ -1,7 +1,8 @@
 //! `${…}` interpolation inside strings, as Windsor interpolates feature fields.
 //!
 //! A string that is exactly one `${expr}` yields the expression's value with its type; otherwise
-//! each `${expr}` is replaced by its text ([`to_text`]). `$${` writes a literal `${` (ours).
+//! each `${expr}` is replaced by its text ([`embedded_text`]: maps and lists as YAML, as Windsor
+//! marshals them). `$${` writes a literal `${` (ours).
 //! Expressions may contain `}` inside string literals and map literals; results are never
 //! scanned again, so a value containing `${` cannot loop.
 
@@ -13,6 +14,27 @@ use crate::limits::{Budget, MAX_DEPTH};
 enum Piece {
     Text(String),
     Expr(Expression),
+}
+
+/// The text of a value inside a longer string, as Windsor's `InterpolateString` writes it: maps
+/// and lists as YAML with sorted keys (Go marshals maps in key order), trimmed; anything else as
+/// [`to_text`].
+pub fn embedded_text(value: &Value) -> String {
+    fn sorted(value: &Value) -> Value {
+        match value {
+            Value::Object(map) => {
+                let mut entries: Vec<_> = map.iter().collect();
+                entries.sort_by(|a, b| a.0.cmp(b.0));
+                Value::Object(entries.into_iter().map(|(k, v)| (k.clone(), sorted(v))).collect())
+            }
+            Value::Array(items) => Value::Array(items.iter().map(sorted).collect()),
+            other => other.clone(),
+        }
+    }
+    match value {
+        Value::Array(_) | Value::Object(_) => crate::doc::to_yaml(&sorted(value)).trim().to_string(),
+        other => to_text(other),
+    }
 }
 
 /// A string with its `${…}` parts compiled.
@@ -113,7 +135,7 @@ impl Template {
                         }
                         other => {
                             budget.charge_output(super::size_of(other)).map_err(exhausted)?;
-                            out.push_str(&to_text(other));
+                            out.push_str(&embedded_text(other));
                         }
                     }
                 }
@@ -226,7 +248,7 @@ mod tests {
     #[test]
     fn mixed_text_is_stringified() {
         assert_eq!(run("app.${dns.domain}"), Ok(json!("app.example.com")));
-        assert_eq!(run("${n}${f}-${missing}-${on}-${m}"), Ok(json!(r#"32.5--true-{"a":[1]}"#)));
+        assert_eq!(run("${n}${f}-${missing}-${on}-${m}"), Ok(json!("32.5--true-a:\n- 1")));
         assert_eq!(run("no expressions"), Ok(json!("no expressions")));
     }
 

@@ -11,7 +11,7 @@ mod order;
 
 use crate::diag::{Diagnostic, Kind, Severity};
 use crate::doc::{deep_merge, FieldPath, Map, Value};
-use crate::expr::interpolate::{interpolate, interpolate_value, InterpolationError};
+use crate::expr::interpolate::{embedded_text, interpolate, interpolate_value, InterpolationError};
 use crate::expr::{to_text, type_name, Expression, Host};
 use crate::krm::{self, annotations as ann, set_annotation, type_of};
 use crate::package::{resolve, Files};
@@ -224,7 +224,7 @@ impl<'a> Step<'a> {
             let patch_field = format!("{field}.patches[{i}]");
             match (patch.patch.take(), patch.path.take()) {
                 (Some(text), None) => match interpolate(&text, self.env(origin), &self.host(origin), &self.budget) {
-                    Ok(value) => patch.patch = Some(to_text(&value)),
+                    Ok(value) => patch.patch = Some(embedded_text(&value)),
                     Err(err) => {
                         self.interpolation_error(origin, &format!("{patch_field}.patch"), err);
                         continue;
@@ -457,14 +457,33 @@ fn parse_blueprint(step: &mut Step, value: &Value, origin: &Origin) -> Option<Bl
     // Windsor merges a base blueprint into an empty one entry by entry, so a base's lists get
     // the same dependency sort (and same-key merging) as a feature's entries.
     let mut blueprint = blueprint;
+    // A Blueprint's entries have no `when` or `strategy` in Windsor (it ignores them there); say
+    // so, since a user who wrote one expects it to act.
+    let mut feature_only = |field: String, when: &str, strategy: Strategy| {
+        for (name, set) in [("when", !when.is_empty()), ("strategy", strategy != Strategy::Merge)] {
+            if set {
+                let message = format!(
+                    "{name:?} has no effect on a Blueprint's entry (Windsor ignores it there): the entry is always \
+                     included and merged; move it into a Feature to make it conditional or to replace"
+                );
+                step.results.push(origin.diagnostic(Severity::Warning, message, &format!("{field}.{name}")));
+            }
+        }
+    };
+    for (i, component) in blueprint.terraform.iter().enumerate() {
+        feature_only(format!("terraform[{i}]"), &component.when, component.strategy);
+    }
+    for (i, kustomization) in blueprint.kustomize.iter().enumerate() {
+        feature_only(format!("kustomize[{i}]"), &kustomization.when, kustomization.strategy);
+    }
     for (i, component) in std::mem::take(&mut blueprint.terraform).into_iter().enumerate() {
         let mut component = step.prepare_terraform(component, origin, &format!("terraform[{i}]"));
-        component.strategy = Strategy::Merge;
+        (component.when, component.strategy) = (String::new(), Strategy::Merge);
         merge_terraform(&mut blueprint.terraform, component);
     }
     for (i, kustomization) in std::mem::take(&mut blueprint.kustomize).into_iter().enumerate() {
         let mut kustomization = step.prepare_kustomization(kustomization, origin, &format!("kustomize[{i}]"));
-        kustomization.strategy = Strategy::Merge;
+        (kustomization.when, kustomization.strategy) = (String::new(), Strategy::Merge);
         merge_kustomization(&mut blueprint.kustomize, kustomization);
     }
     Some(blueprint)

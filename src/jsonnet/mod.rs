@@ -1,6 +1,7 @@
 //! Jsonnet evaluation for the expression function `jsonnet(path)`, with jrsonnet. The file sees the values
-//! tree as the external variable `values` and, when it evaluates to a function, as its top-level
-//! argument `values`. Imports resolve relative to the importing file through [`Files`], so they
+//! tree as the external variables `context` (Windsor's name) and `values`, and, when it evaluates
+//! to a function, as its top-level argument `values`. Windsor's `helpers` library and `ociUrl`
+//! are there too, so Windsor's Jsonnet files evaluate unchanged. Imports resolve relative to the importing file through [`Files`], so they
 //! are confined to the package root like every other read.
 //!
 //! Recursion is bounded by jrsonnet's stack limit (200 frames). A loop that does not recurse
@@ -19,7 +20,7 @@ use jrsonnet_evaluator::{
     apply_tla, bail, error::ErrorKind, tla::TlaArg, trace::PathResolver, IStr, ImportResolver, State, Val,
 };
 use jrsonnet_gcmodule::Acyclic;
-use jrsonnet_ir::{SourceFile, SourcePath};
+use jrsonnet_ir::{SourceFifo, SourceFile, SourcePath};
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{mpsc, Arc};
@@ -45,6 +46,10 @@ impl ImportResolver for PackageImports {
     }
 
     fn load_file_contents(&self, resolved: &SourcePath) -> jrsonnet_evaluator::Result<Vec<u8>> {
+        // External code (`helpers`) arrives as a source that carries its own text.
+        if let Some(SourceFifo(_, code)) = resolved.downcast_ref::<SourceFifo>() {
+            return Ok(code.to_vec());
+        }
         let path = resolved.path().map(|p| p.to_string_lossy().into_owned()).unwrap_or_default();
         match self.0.read(&path) {
             Ok(text) => Ok(text.into_bytes()),
@@ -52,6 +57,12 @@ impl ImportResolver for PackageImports {
         }
     }
 }
+
+/// Windsor's `std.extVar('helpers')`: typed lookups by dotted path and two data helpers.
+const HELPERS: &str = include_str!("helpers.libsonnet");
+
+/// Windsor's `std.extVar('ociUrl')` in its unpinned builds: the core blueprint it pulls by default.
+const WINDSOR_OCI_URL: &str = "oci://ghcr.io/windsorcli/core:latest";
 
 /// How long all `jsonnet()` evaluations of one render may take together. Configuration programs
 /// finish in milliseconds; this only stops a hostile or mistaken endless loop from hanging the
@@ -169,6 +180,11 @@ fn evaluate_here(files: Arc<dyn Files>, path: &str, values: Value) -> Result<Val
     builder.import_resolver(PackageImports(files));
     let context = jrsonnet_stdlib::ContextInitializer::new(PathResolver::Relative(PathBuf::new()));
     context.add_ext_var("values".into(), values.clone());
+    context.add_ext_var("context".into(), values.clone());
+    context.add_ext_str("ociUrl".into(), WINDSOR_OCI_URL.into());
+    context
+        .add_ext_code("helpers", HELPERS)
+        .map_err(|err| format!("jsonnet {path:?}: the helpers library does not parse: {err}"))?;
     builder.context_initializer(context);
     let state = builder.build();
     let _entered = state.enter();
@@ -235,6 +251,39 @@ mod tests {
             evaluate(&Session::new(Arc::default(), None), &package, "f/b.jsonnet", &values),
             Ok(json!({"replicas": 4}))
         );
+    }
+
+    /// Windsor's bindings (`feature_evaluator.go`: `ExtCode("context")`, `"helpers"`, `"ociUrl"`).
+    #[test]
+    fn windsor_context_helpers_and_oci_url() {
+        let program = "local h = std.extVar('helpers'); local ctx = std.extVar('context'); {
+            region: ctx.region,
+            port: h.getInt(ctx, 'cluster.port'),
+            missing: h.getString(ctx, 'cluster.name', 'dflt'),
+            nullLeaf: h.get(ctx, 'gone'),
+            nested: h.get(ctx, 'cluster.tags'),
+            has: [h.has(ctx, 'cluster.port'), h.has(ctx, 'cluster.nope'), h.has(ctx, 'region.x')],
+            flags: [h.getBool(ctx, 'cluster.on'), h.getObject(ctx, 'x'), h.getArray(ctx, 'x')],
+            hosts: [h.baseUrl('https://api.example.com:6443'), h.baseUrl('http://a.b'), h.baseUrl('c:1'), h.baseUrl('')],
+            clean: h.removeEmptyKeys({a: null, b: '', c: {d: {}, e: [null, '', 1, {}]}, f: 0, g: false}),
+            oci: std.extVar('ociUrl'),
+        }";
+        let package =
+            files(&[("f/w.jsonnet", program), ("f/bad.jsonnet", "std.extVar('helpers').getString({a: 3}, 'a')")]);
+        let values = json!({"region": "eu", "gone": null, "cluster": {"port": 6443.7, "on": true, "tags": {"t": 1}}});
+        let session = Session::new(Arc::default(), None);
+        assert_eq!(
+            evaluate(&session, &package, "f/w.jsonnet", &values),
+            Ok(json!({
+                "region": "eu", "port": 6443, "missing": "dflt", "nullLeaf": null, "nested": {"t": 1},
+                "has": [true, false, false], "flags": [true, {}, []],
+                "hosts": ["api.example.com", "a.b", "c", ""],
+                "clean": {"c": {"e": [1]}, "f": 0, "g": false},
+                "oci": "oci://ghcr.io/windsorcli/core:latest",
+            }))
+        );
+        let err = evaluate(&session, &package, "f/bad.jsonnet", &values).err().unwrap_or_default();
+        assert!(err.contains("Expected string for 'a' but got number: 3"), "{err}");
     }
 
     #[test]
