@@ -7,9 +7,9 @@
 
 use crate::diag::{Diagnostic, Kind};
 use crate::doc::{FieldPath, Map, Value};
-use crate::imports::model::{Execution, ExportDecl, ImportDecl};
 use crate::krm::{self, type_of};
-use crate::policy::model::{InterfaceRef, PolicySettings};
+use crate::model::imports::{Execution, ExportDecl, ImportDecl};
+use crate::model::policy::{InterfaceRef, PolicySettings};
 use schemars::JsonSchema;
 use serde::de::value::BorrowedStrDeserializer;
 use serde::de::{DeserializeOwned, DeserializeSeed, MapAccess, SeqAccess, Unexpected, Visitor};

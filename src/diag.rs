@@ -1,6 +1,7 @@
 //! Problems as data. Every stage reports through [`Diagnostic`]; one renderer turns it into a
 //! ResourceList `results[]` entry ([`Diagnostic::to_result`]) and another into the one line the
 //! CLI prints ([`Diagnostic`]'s `Display`). Exit codes are decided by the CLI from severities.
+//! Nothing here reads Kubernetes items: `Diagnostic::about` is defined in `krm`, above this module.
 
 use crate::doc::{FieldPath, Map, Value};
 use serde_json::json;
@@ -112,21 +113,6 @@ impl Diagnostic {
             field: None,
             location: Location::default(),
         }))
-    }
-
-    /// Attaches the resource and its file location, read from the item's own metadata. A null
-    /// item (no functionConfig was given) attaches nothing.
-    pub fn about(mut self, item: &Value) -> Self {
-        if item.is_null() {
-            return self;
-        }
-        self.resource = Some(crate::krm::resource_ref(item));
-        let (path, index) = crate::krm::item_location(item);
-        if self.location.path.is_none() {
-            self.location.path = path;
-        }
-        self.location.index = self.location.index.or(index);
-        self
     }
 
     pub fn at(mut self, field: FieldPath) -> Self {

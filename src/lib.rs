@@ -1,10 +1,12 @@
 //! `render-blueprint`: a KRM function that renders blueprints into Kubernetes and Flux
 //! configuration. See README.md and docs/ for what it does.
 //!
-//! Module map: `doc` (value model and YAML/JSON), `krm` (ResourceList and annotations), `diag`
-//! (problems as data), `config` (the functionConfig kind), `package` (paths and file access),
-//! one module per step (`values`, …), `pipeline` (composes the steps, no I/O) and `cli` (the only
-//! place that touches stdin, stdout, files and the environment).
+//! Module map: `doc` (value model and YAML/JSON), `diag` (problems as data), `krm` (ResourceList
+//! and annotations), `model` (schemas of configuration kinds), `config` (the functionConfig
+//! kind), `package` (paths and file access), `render` (the render state the steps share), one
+//! module per step (`values`, …), `pipeline` (composes the steps, no I/O) and `cli` (the only
+//! place that touches stdin, stdout, files and the environment). Modules are drawn as if they
+//! were crates: their uses form no cycle (`tests/module_cycles.rs`).
 #![forbid(unsafe_code)]
 
 pub mod cli;
@@ -19,10 +21,12 @@ pub mod imports;
 pub mod jsonnet;
 pub mod krm;
 pub mod limits;
+pub mod model;
 pub mod package;
 pub mod patch;
 pub mod pipeline;
 pub mod policy;
+pub mod render;
 pub mod repeat;
 pub mod selector;
 pub mod subst;

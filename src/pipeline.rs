@@ -8,20 +8,13 @@
 use crate::config::{self, FunctionConfig};
 use crate::diag::{Diagnostic, Kind};
 use crate::doc::Value;
-use crate::krm::{self, annotation, annotations as ann, remove_annotation, set_annotation, type_of, Item};
+use crate::krm::{self, annotation, annotations as ann, remove_annotation, set_annotation, Item};
 use crate::limits::{Budget, Limits};
 use crate::package::Files;
-use crate::template::BackendLookup;
+use crate::render::{Render, Source, Sources, CONFIGURATION_KINDS};
 use crate::{features, imports, patch, policy, repeat, subst, values};
-use std::sync::Arc;
 
-/// The source styles of the input items' scalars (see [`crate::doc::quoted_template_scalars`]).
-/// Asked lazily: only for a substituted plain-or-quoted scalar whose new text would read as
-/// something other than a string, so most renders never scan their source again.
-pub trait ScalarStyles {
-    /// Whether input item `item`'s scalar at JSON pointer `pointer` was quoted (or a block).
-    fn is_quoted(&mut self, item: usize, pointer: &str) -> bool;
-}
+pub use crate::render::ScalarStyles;
 
 /// What the caller hands to a render.
 #[derive(Default)]
@@ -41,13 +34,6 @@ pub struct Input {
     pub jsonnet: Option<crate::jsonnet::Isolate>,
 }
 
-/// An item a step produced. `substitute: false` keeps Flux's post-build substitution off it: the
-/// Flux objects we emit are applied by Flux, which never substitutes them itself.
-pub struct Generated {
-    pub item: Value,
-    pub substitute: bool,
-}
-
 pub struct Output {
     /// The rendered items, or `None` when the render failed (write the input back unchanged).
     pub items: Option<Vec<Item>>,
@@ -57,11 +43,12 @@ pub struct Output {
 }
 
 /// Decisions of the steps, kept for `explain` and `graph`; never written to the ResourceList.
+/// Assembled here from each step's returned report and the render state the steps shared.
 #[derive(Clone, Debug, Default)]
 pub struct Report {
     pub values: Value,
-    /// Where each value came from (see [`values::Sources`]).
-    pub value_sources: values::Sources,
+    /// Where each value came from (see [`Sources`]).
+    pub value_sources: Sources,
     /// Resolved KOTS config values (the `config` binding of templates).
     pub config: crate::doc::Map,
     /// Where each KOTS config value came from, by item name; secret for `type: password`.
@@ -76,88 +63,10 @@ pub struct Report {
     pub substitution: Option<subst::Report>,
 }
 
-/// Where a value `explain` prints came from, and whether it must be redacted there: a label
-/// such as `spec.values`, `-f values.yaml` or `ConfigValues cv`.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Source {
-    pub label: String,
-    pub secret: bool,
-}
-
 impl Output {
     pub fn has_errors(&self) -> bool {
         self.results.iter().any(Diagnostic::is_error)
     }
-}
-
-/// The state every step reads and extends.
-pub struct Render {
-    pub config: FunctionConfig,
-    pub items: Vec<Item>,
-    /// Items produced by this render, finished (annotated) and appended at the end.
-    pub generated: Vec<Generated>,
-    /// For each item, its index in the input (items may be dropped before the steps run).
-    pub origin: Vec<usize>,
-    pub styles: Option<Box<dyn ScalarStyles>>,
-    pub results: Vec<Diagnostic>,
-    pub values: Value,
-    /// Values layers over the config's own, with their labels (see [`Input::value_overrides`]).
-    pub overrides: Vec<(String, Value)>,
-    pub report: Report,
-    /// Resolves the `backend` template helper; set by the policy step.
-    pub backends: BackendLookup,
-    /// Implementations chosen by policy, rendered in their own scope.
-    pub implementations: Vec<policy::Chosen>,
-    /// Features contributed by chosen implementations, each with the values it sees.
-    pub scoped_features: Vec<(Value, Value, Value)>,
-    /// What every evaluator of this render may still produce and spend.
-    pub budget: Arc<Budget>,
-    /// Where `jsonnet()` evaluations run (see [`Input::jsonnet`]).
-    pub jsonnet: Option<crate::jsonnet::Isolate>,
-}
-
-impl Render {
-    pub fn new(config: FunctionConfig, items: Vec<Item>, overrides: Vec<(String, Value)>) -> Self {
-        Self {
-            config,
-            items,
-            generated: Vec::new(),
-            origin: Vec::new(),
-            styles: None,
-            results: Vec::new(),
-            values: Value::Null,
-            overrides,
-            report: Report::default(),
-            backends: Arc::new(|_: &str, _: &str| Ok(Value::Null)),
-            implementations: Vec::new(),
-            scoped_features: Vec::new(),
-            budget: Arc::new(Budget::default()),
-            jsonnet: None,
-        }
-    }
-
-    fn failed(&self) -> bool {
-        self.results.iter().any(Diagnostic::is_error)
-    }
-}
-
-/// The configuration kinds: read as configuration, kept in the package, marked local-config. A
-/// Landscaper `InstallationTemplate` (a subinstallation kept in its own file) is consumed the
-/// same way.
-const CONFIGURATION_KINDS: [(&str, &str); 9] = [
-    ("blueprints.windsorcli.dev/v1alpha1", "Feature"),
-    ("blueprints.windsorcli.dev/v1alpha1", "Blueprint"),
-    ("landscaper.gardener.cloud/v1alpha1", "Blueprint"),
-    ("landscaper.gardener.cloud/v1alpha1", "InstallationTemplate"),
-    ("kots.io/v1beta1", "Config"),
-    ("kots.io/v1beta1", "ConfigValues"),
-    ("fn.blueprint.dev/v1alpha1", "Policy"),
-    ("fn.blueprint.dev/v1alpha1", "Implementation"),
-    (config::API_VERSION, config::KIND),
-];
-
-pub fn is_configuration(item: &Value) -> bool {
-    CONFIGURATION_KINDS.contains(&type_of(item))
 }
 
 pub fn render(input: Input, files: &dyn Files) -> Output {
@@ -176,33 +85,37 @@ pub fn render(input: Input, files: &dyn Files) -> Output {
         set_annotation(item.header_mut(), ann::LOCAL_CONFIG, "true");
     }
     mark_patch_files(&mut render);
+    let mut report = Report::default();
     values::run(&mut render, files);
     let kots = if render.failed() { None } else { Some(repeat::load(&mut render)) };
     let policies = policy::load(&mut render);
     if !render.failed() {
-        imports::run(&mut render, files);
+        report.imports = imports::run(&mut render, files);
     }
     if !render.failed() {
-        policy::run(&mut render, &policies);
+        report.policy = policy::run(&mut render, &policies);
         imports::render_implementations(&mut render, files);
     }
     if !render.failed() {
-        features::run(&mut render, files);
+        report.features = features::run(&mut render, files);
     }
     if let (false, Some(kots)) = (render.failed(), kots) {
-        repeat::run(&mut render, kots);
+        report.repeat = repeat::run(&mut render, kots);
     }
     if !render.failed() {
-        patch_and_substitute(&mut render, files);
+        (report.patches, report.substitution) = patch_and_substitute(&mut render, files);
     }
-    render.report.values = render.values.clone();
+    report.values = std::mem::take(&mut render.values);
+    report.value_sources = std::mem::take(&mut render.value_sources);
+    report.config = std::mem::take(&mut render.config_values);
+    report.config_sources = std::mem::take(&mut render.config_sources);
     if render.failed() {
-        return Output { items: None, results: render.results, report: render.report };
+        return Output { items: None, results: render.results, report };
     }
     let generated = std::mem::take(&mut render.generated).into_iter().map(|g| g.item).collect();
     let generated = finish_generated(&render.config.name, generated);
     render.items.extend(generated.into_iter().map(Item::from));
-    Output { items: Some(render.items), results: render.results, report: render.report }
+    Output { items: Some(render.items), results: render.results, report }
 }
 
 /// The functionConfig, or the one `RenderBlueprint` among the items, or the empty config; and a
@@ -319,30 +232,31 @@ fn forget_previous_run(render: &mut Render) {
     }
 }
 
-/// Patches (kustomize), then substitution (Flux post-build), on every item but configuration kinds.
+/// Patches (kustomize), then substitution (Flux post-build), on every item but configuration kinds;
+/// returns what the patches matched and the post-build variables, for the report.
 ///
 /// Idempotency for input items: a change that a second run would repeat (a JSON 6902
 /// `add` to the end of a list, a `$${` escape…) marks the item `fn.blueprint.dev/applied:
 /// <fingerprint of the patches and variables>`, and a marked item with the current fingerprint
 /// is not patched or substituted again. Idempotent changes leave no mark. Generated items are
 /// made afresh every run and never need one.
-fn patch_and_substitute(render: &mut Render, files: &dyn Files) {
+fn patch_and_substitute(render: &mut Render, files: &dyn Files) -> (Vec<patch::PatchReport>, Option<subst::Report>) {
     let patches = match patch::prepare(&render.config.spec.patches, &render.config.item, files) {
         Ok(patches) => patches,
         Err(errors) => {
             render.results.extend(errors);
-            return;
+            return (Vec::new(), None);
         }
     };
     let variables = match subst::prepare(&render.config.spec, &render.config.item, &render.items) {
         Ok(variables) => variables,
         Err(errors) => {
             render.results.extend(errors);
-            return;
+            return (Vec::new(), None);
         }
     };
     if patches.is_empty() && variables.is_none() {
-        return;
+        return (Vec::new(), None);
     }
     let fingerprint = fingerprint(&[&patches.fingerprint, variables.as_ref().map_or("", |v| v.fingerprint.as_str())]);
     // One item at a time: built, patched, substituted, marked and compacted again, so only one
@@ -432,8 +346,7 @@ fn patch_and_substitute(render: &mut Render, files: &dyn Files) {
     let (patch_results, patch_report) = patches.finish(tally, &mut live);
     render.results.extend(patch_results);
     render.results.extend(subst_results);
-    render.report.patches = patch_report;
-    render.report.substitution = variables.as_ref().map(subst::Variables::report);
+    (patch_report, variables.as_ref().map(subst::Variables::report))
 }
 
 /// FNV-1a over the parts: a short, stable fingerprint (not a security hash).

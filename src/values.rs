@@ -6,63 +6,8 @@ use crate::diag::{Diagnostic, Kind};
 use crate::doc::{deep_merge, parse_scalar, read_yaml_documents, FieldPath, Map, Value};
 use crate::krm::{self, item_location, Item};
 use crate::package::{resolve, Files};
-use crate::pipeline::{Render, Source};
+use crate::render::{Render, Source, Sources};
 use base64::Engine;
-use std::collections::BTreeMap;
-
-/// Where each value came from, for `explain`: the layer that last set each path. A path is a
-/// top-level key, or deeper where a later layer merged into an earlier one's map (`db` from
-/// `spec.values`, `db.port` from `--set`). Built once per render from the layers' keys only.
-#[derive(Clone, Debug, Default)]
-pub struct Sources {
-    pub layers: Vec<Source>,
-    /// Path segments → index into `layers`. A path's descendants sort right after it.
-    pub paths: BTreeMap<Vec<String>, usize>,
-}
-
-impl Sources {
-    /// Records that `layer` (labelled `source`) is merged over `base`: the paths it replaces
-    /// now come from it, and what they held before is forgotten. Call before merging. Walks
-    /// with a stack, as [`deep_merge`] does, so no input depth exhausts it.
-    fn record(&mut self, base: &Value, layer: &Value, source: Source) {
-        let index = self.layers.len();
-        self.layers.push(source);
-        let mut pending: Vec<(Vec<String>, &Value, &Value)> = vec![(Vec::new(), base, layer)];
-        while let Some((path, base, layer)) = pending.pop() {
-            let Value::Object(overlay) = layer else { continue };
-            for (key, value) in overlay {
-                let mut at = path.clone();
-                at.push(key.clone());
-                match base.get(key) {
-                    Some(inner @ Value::Object(_)) if value.is_object() => pending.push((at, inner, value)),
-                    _ => {
-                        let below: Vec<Vec<String>> = self
-                            .paths
-                            .range(at.clone()..)
-                            .map(|(p, _)| p)
-                            .take_while(|p| p.starts_with(&at))
-                            .cloned()
-                            .collect();
-                        for path in below {
-                            self.paths.remove(&path);
-                        }
-                        self.paths.insert(at, index);
-                    }
-                }
-            }
-        }
-    }
-
-    /// The paths under top-level `key` (itself first, when one layer set it whole) and their
-    /// sources.
-    pub fn under<'a>(&'a self, key: &'a str) -> impl Iterator<Item = (&'a [String], &'a Source)> + 'a {
-        let start = vec![key.to_string()];
-        self.paths
-            .range(start..)
-            .take_while(move |(p, _)| p.first().is_some_and(|first| first == key))
-            .filter_map(|(p, i)| Some((p.as_slice(), self.layers.get(*i)?)))
-    }
-}
 
 pub fn run(render: &mut Render, files: &dyn Files) {
     let config = &render.config;
@@ -94,7 +39,7 @@ pub fn run(render: &mut Render, files: &dyn Files) {
         deep_merge(&mut values, layer);
     }
     render.values = values;
-    render.report.value_sources = sources;
+    render.value_sources = sources;
 }
 
 /// `valuesFrom file v.yaml`, `valuesFrom ConfigMap cm key k`; a Secret's values are secret.
@@ -306,7 +251,7 @@ mod tests {
         let mut render = Render::new(config, vec![Item::from(secret)], overrides);
         let files = MemoryFiles([("v.yaml".to_string(), "db:\n  ports: [3]\n".to_string())].into_iter().collect());
         run(&mut render, &files);
-        let sources = &render.report.value_sources;
+        let sources = &render.value_sources;
         let of = |key: &str| -> Vec<(String, String, bool)> {
             sources.under(key).map(|(path, source)| (path.join("."), source.label.clone(), source.secret)).collect()
         };

@@ -15,7 +15,7 @@ use crate::expr::interpolate::{embedded_text, interpolate, interpolate_value, In
 use crate::expr::{to_text, type_name, Expression, Host};
 use crate::krm::{self, annotations as ann, set_annotation, type_of};
 use crate::package::{resolve, Files};
-use crate::pipeline::{Generated, Render};
+use crate::render::{Generated, Render};
 use model::{Blueprint, Feature, Kustomization, Strategy, TerraformComponent};
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -310,7 +310,7 @@ fn lookup<'v>(values: &'v Value, path: &str) -> Option<&'v Value> {
     path.split('.').try_fold(values, |node, key| node.get(key))
 }
 
-pub fn run(render: &mut Render, files: &dyn Files) {
+pub fn run(render: &mut Render, files: &dyn Files) -> Report {
     let config_origin = Origin {
         item: render.config.item.clone(),
         field: FieldPath::root().key("spec"),
@@ -328,7 +328,7 @@ pub fn run(render: &mut Render, files: &dyn Files) {
         && spec.features.is_empty()
         && render.scoped_features.is_empty()
     {
-        return;
+        return Report::default();
     }
     let mut step = Step {
         files,
@@ -435,7 +435,7 @@ pub fn run(render: &mut Render, files: &dyn Files) {
     }
     render.results.append(&mut step.results);
     report.blueprint = Some(blueprint);
-    render.report.features = report;
+    report
 }
 
 /// A problem of the merged graph, which no single declaration owns: reported on the config.

@@ -8,7 +8,7 @@
 //! (apis/core/validation/blueprint.go, pkg/landscaper/installations/imports/constructor.go).
 
 pub mod gotemplate;
-pub mod model;
+pub use crate::model::imports as model;
 pub mod schema;
 
 use crate::config::parse_section;
@@ -16,7 +16,7 @@ use crate::diag::{Diagnostic, Kind, Severity};
 use crate::doc::{deep_merge, read_yaml_documents, FieldPath, Map, Value};
 use crate::krm::{self, annotations as ann, set_annotation, type_of};
 use crate::package::{resolve, Files};
-use crate::pipeline::{Generated, Render};
+use crate::render::{Generated, Render};
 use crate::template::{Engine, TemplateError};
 use model::{import_type, Blueprint, Execution, ExportDecl, ImportDecl, InstallationTemplate, Subinstallation};
 use schema::Schema;
@@ -168,7 +168,7 @@ impl<'a> Step<'a> {
     }
 }
 
-pub fn run(render: &mut Render, files: &dyn Files) {
+pub fn run(render: &mut Render, files: &dyn Files) -> Report {
     let spec = &render.config.spec;
     let config_item = render.config.item.clone();
     let mut results = Vec::new();
@@ -226,7 +226,7 @@ pub fn run(render: &mut Render, files: &dyn Files) {
     blueprint.extend(inline);
     if !results.is_empty() || blueprint.is_empty() {
         render.results.extend(results);
-        return;
+        return Report::default();
     }
     // Items as compact JSON, parsed again only when a template asks for one: the lookup must be
     // shareable across threads, and whole values would multiply the render's memory.
@@ -255,7 +255,7 @@ pub fn run(render: &mut Render, files: &dyn Files) {
     let mut step = Step::new(
         files,
         &render.values,
-        &render.report.config,
+        &render.config_values,
         render.backends.clone(),
         resources,
         render.budget.clone(),
@@ -266,7 +266,7 @@ pub fn run(render: &mut Render, files: &dyn Files) {
     // Values from a Secret are secret imports too, down every wiring (unlabelled: `explain`
     // names the values layer itself).
     let mut wiring: HashMap<String, Wire> = HashMap::new();
-    let sources = &render.report.value_sources;
+    let sources = &render.value_sources;
     for (path, layer) in &sources.paths {
         if let (Some((key, inside)), Some(true)) = (path.split_first(), sources.layers.get(*layer).map(|l| l.secret)) {
             wiring.entry(key.clone()).or_default().secret.push(inside.to_vec());
@@ -284,7 +284,7 @@ pub fn run(render: &mut Render, files: &dyn Files) {
     step.report.scopes.sort_by(|a, b| a.name.cmp(&b.name));
     render.results.append(&mut step.results);
     render.generated.append(&mut step.generated);
-    render.report.imports = step.report;
+    step.report
 }
 
 /// Files a blueprint item's subinstallations read (`file:` templates and `blueprint.file`),
@@ -341,7 +341,7 @@ pub fn render_implementations(render: &mut Render, files: &dyn Files) {
     let mut step = Step::new(
         files,
         &render.values,
-        &render.report.config,
+        &render.config_values,
         render.backends.clone(),
         no_resources,
         render.budget.clone(),

@@ -130,7 +130,7 @@ pub fn evaluate(session: &Session, files: &dyn Files, path: &str, values: &Value
     if crate::doc::deeper_than(&value, MAX_DEPTH) {
         return Err(format!("jsonnet {path:?}: the result nests deeper than {MAX_DEPTH} levels: flatten it"));
     }
-    let size = crate::repeat::kots::output_size(&value);
+    let size = crate::doc::output_size(&value);
     session
         .budget
         .charge_output(usize::try_from(size).unwrap_or(usize::MAX))

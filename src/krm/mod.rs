@@ -11,7 +11,7 @@ mod stream;
 
 pub use item::Item;
 
-use crate::diag::ResourceRef;
+use crate::diag::{Diagnostic, ResourceRef};
 use crate::doc::{oversized_message, oversized_string, read_yaml_documents_as, to_yaml, Map, Value, MAX_STRING_BYTES};
 use serde_json::json;
 use std::fmt;
@@ -297,6 +297,25 @@ pub fn resource_ref(item: &Value) -> ResourceRef {
             .and_then(Value::as_str)
             .filter(|ns| !ns.is_empty())
             .map(str::to_string),
+    }
+}
+
+/// Here rather than in `diag`, which stays below `krm`: reading an item's identity and file is
+/// this module's business.
+impl Diagnostic {
+    /// Attaches the resource and its file location, read from the item's own metadata. A null
+    /// item (no functionConfig was given) attaches nothing.
+    pub fn about(mut self, item: &Value) -> Self {
+        if item.is_null() {
+            return self;
+        }
+        self.resource = Some(resource_ref(item));
+        let (path, index) = item_location(item);
+        if self.location.path.is_none() {
+            self.location.path = path;
+        }
+        self.location.index = self.location.index.or(index);
+        self
     }
 }
 

@@ -9,13 +9,13 @@
 //! deliberate difference from Capact: the higher layer wins every merge (Capact lets the lower
 //! layer win for `default.inject` and TypeInstance backend rules).
 
-pub mod model;
+pub use crate::model::policy as model;
 
 use crate::config::parse_section;
 use crate::diag::{Diagnostic, Kind, Severity};
 use crate::doc::{deep_merge, FieldPath, Map, Value};
 use crate::krm;
-use crate::pipeline::Render;
+use crate::render::{Chosen, Render};
 use model::{
     BackendRule, Choice, Constraints, ImplementationSpec, Inject, InterfaceRef, PolicyItemSpec, PolicyLayer, TypeRef,
 };
@@ -392,10 +392,11 @@ fn rejection(candidate: &Candidate, constraints: &Constraints, path: Option<&Reg
     None
 }
 
-pub fn run(render: &mut Render, merged: &Merged) {
+pub fn run(render: &mut Render, merged: &Merged) -> Report {
+    let mut report = Report::default();
     let interfaces: Vec<InterfaceRef> = render.config.spec.interfaces.clone();
     if interfaces.is_empty() {
-        return;
+        return report;
     }
     let mut candidates = Vec::new();
     for item in render.items.iter().filter(|i| i.type_of() == (API_VERSION, "Implementation")).map(|i| &**i) {
@@ -410,7 +411,7 @@ pub fn run(render: &mut Render, merged: &Merged) {
     // Choosing among the implementations that did parse would report a misleading second error
     // (no implementation found) for an interface the broken one implements.
     if render.results.iter().any(Diagnostic::is_error) {
-        return;
+        return report;
     }
     let config_item = render.config.item.clone();
     let at_config = |diagnostic: Diagnostic| diagnostic.about(&config_item);
@@ -436,7 +437,7 @@ pub fn run(render: &mut Render, merged: &Merged) {
                 Diagnostic::error(Kind::Render, denied("no policy rule applies (add one for it, or cap.*)".into()))
                     .at(field),
             ));
-            render.report.policy.decisions.push(decision);
+            report.decisions.push(decision);
             continue;
         };
         decision.rule = format!("{} layer ({})", rule.layer, rule.place);
@@ -456,7 +457,7 @@ pub fn run(render: &mut Render, merged: &Merged) {
                 Diagnostic::error(Kind::Render, denied(format!("the rule in {} allows none (oneOf: [])", rule.place)))
                     .at(field),
             ));
-            render.report.policy.decisions.push(decision);
+            report.decisions.push(decision);
             continue;
         }
         let mut chosen: Option<(&Candidate, &MergedChoice, Inject)> = None;
@@ -501,7 +502,7 @@ pub fn run(render: &mut Render, merged: &Merged) {
                 format!("no implementation satisfies the constraints of {}", rule.place)
             };
             render.results.push(at_config(Diagnostic::error(Kind::Render, denied(reason)).at(field)));
-            render.report.policy.decisions.push(decision);
+            report.decisions.push(decision);
             continue;
         };
         let choice = &choice.placed;
@@ -534,8 +535,9 @@ pub fn run(render: &mut Render, merged: &Merged) {
                 render.results.push(Diagnostic::error(Kind::Render, message).about(&candidate.item));
             }
         }
-        render.report.policy.decisions.push(decision);
+        report.decisions.push(decision);
     }
+    report
 }
 
 /// What each constraint of the chosen entry matched, for `explain`.
@@ -569,16 +571,6 @@ fn unsatisfied_alias(candidate: &Candidate, inject: &Inject) -> Option<String> {
             )
         })
     })
-}
-
-/// A chosen implementation and what its resources, features and executions see.
-#[derive(Clone, Debug)]
-pub struct Chosen {
-    pub interface: String,
-    /// `{name, path, revision, parameters, typeInstances}` for `implementation` in templates.
-    pub scope: Value,
-    pub spec: ImplementationSpec,
-    pub item: Value,
 }
 
 /// Injects parameters and TypeInstances into the implementation's scope, as Capact's engine does.

@@ -21,7 +21,7 @@ use crate::diag::{Diagnostic, Kind, Severity};
 use crate::doc::{FieldPath, Map, Value};
 use crate::krm::{self, annotations as ann, is_local_config, remove_annotation, set_annotation, shape_of, type_of};
 use crate::limits::Budget;
-use crate::pipeline::{is_configuration, Generated, Render, ScalarStyles, Source};
+use crate::render::{is_configuration, Generated, Render, ScalarStyles, Source};
 use kots::context::{text, CloneScope, Entry, Noticed};
 use kots::{contains_template, has_template, Engine};
 use regex::Regex;
@@ -269,8 +269,8 @@ pub fn load(render: &mut Render) -> Loaded {
             }
         }
     }
-    render.report.config = config;
-    render.report.config_sources = sources;
+    render.config_values = config;
+    render.config_sources = sources;
     Loaded { specs, engine, values }
 }
 
@@ -490,7 +490,7 @@ fn config_values_problem(item: &Value) -> Option<(FieldPath, String)> {
 }
 
 /// Clones repeat targets and renders KOTS templates and exclusion annotations.
-pub fn run(render: &mut Render, loaded: Loaded) {
+pub fn run(render: &mut Render, loaded: Loaded) -> Report {
     let Loaded { specs, mut engine, values } = loaded;
     let budget = render.budget.clone();
     let mut step = Step {
@@ -504,7 +504,7 @@ pub fn run(render: &mut Render, loaded: Loaded) {
     step.expand(&specs, &values, &mut render.items, &render.origin);
     render.results.append(&mut step.results);
     render.generated.extend(step.generated);
-    render.report.repeat = step.report;
+    step.report
 }
 
 struct Step<'a> {
@@ -741,7 +741,7 @@ impl Step<'_> {
             }
             let item: &Value = source;
             let template = fresh_copy(item);
-            let size = kots::output_size(&template);
+            let size = crate::doc::output_size(&template);
             let mut copies: Vec<Copy> = Vec::new();
             let mut failed = false;
             // Repeatable groups (the extension): whole copies per instance.
@@ -993,7 +993,7 @@ impl Step<'_> {
         let before = list.len();
         let template = list.remove(index);
         let mut clones = Vec::with_capacity(values.len());
-        let size = kots::output_size(&template);
+        let size = crate::doc::output_size(&template);
         for (value_name, origin) in values {
             if !self.charge_clone(size, source) {
                 return false;

@@ -14,7 +14,7 @@ use crate::config::Spec;
 use crate::diag::{Diagnostic, Kind};
 use crate::doc::{read_yaml_documents, FieldPath, Map, Value};
 use crate::limits::Budget;
-use crate::pipeline::Source;
+use crate::render::Source;
 use crate::values::{data_of, find};
 use envsubst::{clean_value, may_substitute, substitute};
 use std::cell::RefCell;

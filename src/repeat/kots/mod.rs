@@ -339,28 +339,6 @@ pub fn contains_template(value: &Value) -> bool {
     false
 }
 
-/// The bytes a value takes as output (its strings and keys, and a few for every other node),
-/// counted with a stack: what one more clone of it costs the output budget.
-pub fn output_size(value: &Value) -> u64 {
-    let mut size = 0u64;
-    let mut stack = vec![value];
-    while let Some(value) = stack.pop() {
-        size = size.saturating_add(match value {
-            Value::String(s) => s.len() as u64 + 2,
-            Value::Array(items) => {
-                stack.extend(items);
-                2
-            }
-            Value::Object(map) => {
-                stack.extend(map.values());
-                map.keys().map(|k| k.len() as u64 + 2).sum::<u64>() + 2
-            }
-            _ => 8,
-        });
-    }
-    size
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -239,7 +239,7 @@ pub struct ImplementationSpec {
     pub features: Vec<Value>,
     /// Handlebars deploy executions with `implementation` in the binding.
     #[serde(default)]
-    pub deploy_executions: Vec<crate::imports::model::Execution>,
+    pub deploy_executions: Vec<super::imports::Execution>,
 }
 
 #[derive(Clone, Debug, Default, Deserialize, Serialize)]
