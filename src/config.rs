@@ -231,6 +231,9 @@ pub struct FluxSettings {
     /// Prefix of every Kustomization path [default: kustomize].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub path_prefix: Option<String>,
+    /// Emit a GitRepository or OCIRepository for the blueprint's repository and each source, as Windsor applies them [default: true].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sources: Option<bool>,
 }
 
 /// One source of values: a ConfigMap or Secret among the input items, or a YAML file.

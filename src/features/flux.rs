@@ -1,37 +1,200 @@
-//! Flux output, as Windsor generates it: one `kustomize.toolkit.fluxcd.io/v1` `Kustomization` per blueprint
-//! kustomization and the `values-<name>` / `values-common` ConfigMaps its post-build
-//! substitution reads. Defaults follow windsorcli/cli (pkg/constants): interval 1m, retry 2m,
-//! timeout 5m, wait, no force, prune, deletion policy `WaitForTermination`, namespace
-//! `system-gitops`, path prefix `kustomize`.
+//! Flux output, as Windsor applies it (windsorcli/cli v0.8.1, `ApplyBlueprint` in
+//! pkg/provisioner/kubernetes/kubernetes_manager.go and `ToFluxKustomization` in
+//! api/v1alpha1/blueprint_types.go), in Windsor's order: the source objects (`GitRepository`,
+//! `OCIRepository`), the `values-common` ConfigMap, then for each kustomization its `values-<name>`
+//! ConfigMap and its `kustomize.toolkit.fluxcd.io/v1` `Kustomization`.
+//!
+//! Defaults follow windsorcli/cli (pkg/constants): Kustomizations reconcile every 1m, retry after
+//! 2m, time out after 5m, wait, prune, deletion policy `WaitForTermination`; sources every 1m with
+//! a 2m timeout; namespace `system-gitops`, path prefix `kustomize`. Fields are written as Flux's
+//! API types serialize them: durations in Go's spelling (`1m0s`), `force` and `wait` only when
+//! true (`omitempty`), ConfigMap data in key order.
 
-use super::model::{Blueprint, Kustomization};
+use super::model::{Blueprint, Kustomization, Source};
 use crate::config::FluxSettings;
 use crate::doc::{Map, Value};
+use crate::expr::{go_format, to_text};
 use serde_json::json;
 
 pub const DEFAULT_NAMESPACE: &str = "system-gitops";
 const DEFAULT_PATH_PREFIX: &str = "kustomize";
+const SOURCE_API_VERSION: &str = "source.toolkit.fluxcd.io/v1";
 
-/// The Kustomizations in blueprint order, then their ConfigMaps, then `values-common`.
-pub fn objects(blueprint: &Blueprint, settings: &FluxSettings, common: &Map) -> Vec<Value> {
+/// Every object, in the order Windsor applies them. `exists(kind, name, namespace)` says whether
+/// the package already holds a source object, which is then not generated.
+pub fn objects(
+    blueprint: &Blueprint,
+    settings: &FluxSettings,
+    common: &Map,
+    exists: &dyn Fn(&str, &str, &str) -> bool,
+) -> Vec<Value> {
     let namespace = settings.namespace.as_deref().unwrap_or(DEFAULT_NAMESPACE);
     let prefix = settings.path_prefix.as_deref().unwrap_or(DEFAULT_PATH_PREFIX);
-    let mut objects: Vec<Value> = blueprint
-        .kustomize
-        .iter()
-        .map(|k| kustomization(blueprint, k, namespace, prefix, !common.is_empty()))
-        .collect();
-    for k in blueprint.kustomize.iter().filter(|k| !k.substitutions.is_empty()) {
-        objects.push(config_map(&format!("values-{}", k.name), namespace, &k.substitutions));
+    let mut objects = Vec::new();
+    if settings.sources.unwrap_or(true) {
+        let sources = source_objects(blueprint, namespace);
+        objects.extend(
+            sources
+                .into_iter()
+                .filter(|s| !exists(crate::krm::type_of(s).1, crate::krm::name_of(s), crate::krm::namespace_of(s))),
+        );
     }
     if !common.is_empty() {
         objects.push(config_map("values-common", namespace, common));
     }
+    for k in &blueprint.kustomize {
+        if !k.substitutions.is_empty() {
+            objects.push(config_map(&format!("values-{}", k.name), namespace, &k.substitutions));
+        }
+        objects.push(kustomization(blueprint, k, namespace, prefix, !common.is_empty()));
+    }
     objects
 }
 
+/// The `values-common` data: `values.substitutions.common`, then the variables Windsor derives
+/// from its configuration (`mergeLegacySpecialVariables`), which win on a shared key. Windsor's
+/// `CONTEXT` and `BUILD_ID` come from its context and build-id file, which a render does not have.
+pub fn common_values(values: &Value) -> Map {
+    let common = values.get("substitutions").and_then(|s| s.get("common")).and_then(Value::as_object);
+    let mut data: Map = common.into_iter().flatten().map(|(k, v)| (k.clone(), Value::String(to_text(v)))).collect();
+    // Windsor's GetString: `%v` of the value, empty when unset.
+    let text = |path: &str| match lookup(values, path) {
+        None | Some(Value::Null) => String::new(),
+        Some(value) => go_format(value),
+    };
+    let mut set = |key: &str, value: String| {
+        if !value.is_empty() {
+            data.insert(key.into(), Value::String(value));
+        }
+    };
+    set("DOMAIN", text("dns.domain"));
+    set("CONTEXT_ID", text("id"));
+    let (start, end) = (text("network.loadbalancer_ips.start"), text("network.loadbalancer_ips.end"));
+    if !start.is_empty() || !end.is_empty() {
+        set("LOADBALANCER_IP_RANGE", format!("{start}-{end}"));
+    }
+    set("LOADBALANCER_IP_START", start);
+    set("LOADBALANCER_IP_END", end);
+    set("REGISTRY_URL", text("docker.registry_url"));
+    // The first worker volume `host:container` gives its container side.
+    if let Some(Value::Array(volumes)) = lookup(values, "cluster.workers.volumes") {
+        if let Some(first) = volumes.first() {
+            let first = match first {
+                Value::String(s) => s.clone(),
+                other => go_format(other),
+            };
+            set("LOCAL_VOLUME_PATH", first.split(':').nth(1).unwrap_or_default().to_string());
+        }
+    }
+    data
+}
+
+fn lookup<'v>(values: &'v Value, path: &str) -> Option<&'v Value> {
+    path.split('.').try_fold(values, |value, key| value.get(key))
+}
+
+/// ConfigMap data come out in key order, as the API serializes Windsor's Go maps.
 fn config_map(name: &str, namespace: &str, data: &Map) -> Value {
+    let mut entries: Vec<(&String, &Value)> = data.iter().collect();
+    entries.sort_by(|a, b| a.0.cmp(b.0));
+    let data: Map = entries.into_iter().map(|(k, v)| (k.clone(), v.clone())).collect();
     json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "namespace": namespace}, "data": data})
+}
+
+/// The blueprint's repository (named after the blueprint, when it has a URL), then every
+/// source with a name and URL. A later source of the same name replaces an earlier one in place,
+/// as Windsor's second apply of one name does.
+fn source_objects(blueprint: &Blueprint, namespace: &str) -> Vec<Value> {
+    let mut named: Vec<(String, Value)> = Vec::new();
+    let mut add = |name: &str, source: &Source, is_repository: bool| {
+        if name.is_empty() || source.url.is_empty() {
+            return;
+        }
+        let object = source_object(name, source, namespace, is_repository);
+        match named.iter_mut().find(|(n, _)| n == name) {
+            Some(slot) => slot.1 = object,
+            None => named.push((name.to_string(), object)),
+        }
+    };
+    if let Some(repository) = &blueprint.repository {
+        add(&blueprint.metadata.name, repository, true);
+    }
+    for source in &blueprint.sources {
+        add(&source.name, source, false);
+    }
+    named.into_iter().map(|(_, object)| object).collect()
+}
+
+fn reference_field<'s>(source: &'s Source, key: &str) -> &'s str {
+    source.extra.get("ref").and_then(|r| r.get(key)).and_then(Value::as_str).unwrap_or_default()
+}
+
+/// A `GitRepository`, or an `OCIRepository` for an `oci://` URL, as Windsor's
+/// `applyBlueprintGitRepository` / `applyBlueprintOCIRepository` build them.
+fn source_object(name: &str, source: &Source, namespace: &str, is_repository: bool) -> Value {
+    let secret = source.extra.get("secretName").and_then(Value::as_str).filter(|s| !s.is_empty());
+    let (tag, semver, commit) =
+        (reference_field(source, "tag"), reference_field(source, "semver"), reference_field(source, "commit"));
+    let mut spec = Map::new();
+    let kind = if source.url.starts_with("oci://") {
+        // A tag in the URL (`oci://host/repo:v1`) wins over `ref`; without either, `latest`.
+        let mut url = source.url.as_str();
+        let mut reference = Map::new();
+        if let Some(colon) = url.rfind(':').filter(|&c| c > "oci://".len()) {
+            let tag = &url[colon + 1..];
+            if !tag.is_empty() && !tag.contains('/') {
+                reference.insert("tag".into(), json!(tag));
+                url = &url[..colon];
+            }
+        }
+        if reference.is_empty() {
+            for (key, value) in [("digest", commit), ("tag", tag), ("semver", semver)] {
+                if !value.is_empty() {
+                    reference.insert(key.into(), json!(value));
+                }
+            }
+        }
+        if reference.is_empty() {
+            reference.insert("tag".into(), json!("latest"));
+        }
+        spec.insert("url".into(), json!(url));
+        spec.insert("ref".into(), Value::Object(reference));
+        "OCIRepository"
+    } else {
+        let url = &source.url;
+        let url = if url.starts_with("git@") && url.contains(':') {
+            format!("ssh://{}", url.replacen(':', "/", 1))
+        } else if ["http://", "https://", "ssh://"].iter().any(|scheme| url.starts_with(scheme)) {
+            url.clone()
+        } else {
+            format!("https://{url}")
+        };
+        let branch = reference_field(source, "branch");
+        let mut reference = Map::new();
+        for (key, value) in [("branch", branch), ("tag", tag), ("semver", semver), ("commit", commit)] {
+            if !value.is_empty() {
+                reference.insert(key.into(), json!(value));
+            }
+        }
+        // The blueprint's own repository defaults to branch main (Windsor's setRepositoryDefaults).
+        if is_repository && reference.is_empty() {
+            reference.insert("branch".into(), json!("main"));
+        }
+        spec.insert("url".into(), json!(url));
+        spec.insert("ref".into(), Value::Object(reference));
+        "GitRepository"
+    };
+    if let Some(secret) = secret {
+        spec.insert("secretRef".into(), json!({"name": secret}));
+    }
+    spec.insert("interval".into(), json!("1m0s"));
+    spec.insert("timeout".into(), json!("2m0s"));
+    json!({
+        "apiVersion": SOURCE_API_VERSION,
+        "kind": kind,
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": spec,
+    })
 }
 
 /// Windsor's path rule: empty is the prefix itself; a path already under the prefix is kept.
@@ -58,6 +221,21 @@ fn source_ref(blueprint: &Blueprint, k: &Kustomization) -> Value {
     json!({"kind": kind, "name": name})
 }
 
+/// A duration as Windsor's `metav1.Duration` writes it: Go's spelling (`1m0s`, `1h30m0s`); unset
+/// or zero is the default. Text Go cannot parse is kept as written (Flux's schema rejects it).
+fn duration(value: Option<&str>, default_nanos: u128) -> String {
+    match value {
+        None => go_duration::format(default_nanos),
+        Some(text) => match go_duration::parse(text) {
+            Some((_, 0)) => go_duration::format(default_nanos),
+            Some((negative, nanos)) => format!("{}{}", if negative { "-" } else { "" }, go_duration::format(nanos)),
+            None => text.to_string(),
+        },
+    }
+}
+
+const MINUTE: u128 = 60_000_000_000;
+
 fn kustomization(blueprint: &Blueprint, k: &Kustomization, namespace: &str, prefix: &str, has_common: bool) -> Value {
     let mut spec = Map::new();
     spec.insert("path".into(), json!(flux_path(prefix, &k.path)));
@@ -66,11 +244,17 @@ fn kustomization(blueprint: &Blueprint, k: &Kustomization, namespace: &str, pref
         let depends_on: Vec<Value> = k.depends_on.iter().map(|d| json!({"name": d, "namespace": namespace})).collect();
         spec.insert("dependsOn".into(), Value::Array(depends_on));
     }
-    spec.insert("interval".into(), json!(k.interval.as_deref().unwrap_or("1m")));
-    spec.insert("retryInterval".into(), json!(k.retry_interval.as_deref().unwrap_or("2m")));
-    spec.insert("timeout".into(), json!(k.timeout.as_deref().unwrap_or("5m")));
-    spec.insert("wait".into(), json!(k.wait.unwrap_or(true)));
-    spec.insert("force".into(), json!(k.force.unwrap_or(false)));
+    spec.insert("interval".into(), json!(duration(k.interval.as_deref(), MINUTE)));
+    spec.insert("retryInterval".into(), json!(duration(k.retry_interval.as_deref(), 2 * MINUTE)));
+    spec.insert("timeout".into(), json!(duration(k.timeout.as_deref(), 5 * MINUTE)));
+    // Flux's API drops `wait` and `force` when false (`omitempty`), so Windsor's object has them
+    // only when true; `prune` is always written.
+    if k.wait.unwrap_or(true) {
+        spec.insert("wait".into(), json!(true));
+    }
+    if k.force.unwrap_or(false) {
+        spec.insert("force".into(), json!(true));
+    }
     spec.insert("prune".into(), json!(k.prune.unwrap_or(true)));
     // `destroy: false` keeps the workloads when the Kustomization is deleted (Windsor's `down`).
     let deletion_policy = if k.destroy == Some(false) { "MirrorPrune" } else { "WaitForTermination" };
@@ -114,6 +298,98 @@ fn kustomization(blueprint: &Blueprint, k: &Kustomization, namespace: &str, pref
     })
 }
 
+/// Go's `time.ParseDuration` and `Duration.String`, for the durations Windsor round-trips.
+mod go_duration {
+    const UNITS: &[(&str, u128)] = &[
+        ("ns", 1),
+        ("us", 1_000),
+        ("\u{b5}s", 1_000),
+        ("\u{3bc}s", 1_000),
+        ("ms", 1_000_000),
+        ("s", 1_000_000_000),
+        ("m", 60_000_000_000),
+        ("h", 3_600_000_000_000),
+    ];
+    /// Go's limit: the largest `time.Duration`.
+    const MAX: u128 = i64::MAX as u128;
+
+    /// `(negative, nanoseconds)`, or None where Go reports an error.
+    pub fn parse(text: &str) -> Option<(bool, u128)> {
+        let (negative, mut rest) = match text.as_bytes().first() {
+            Some(b'-') => (true, &text[1..]),
+            Some(b'+') => (false, &text[1..]),
+            _ => (false, text),
+        };
+        if rest == "0" {
+            return Some((negative, 0));
+        }
+        if rest.is_empty() {
+            return None;
+        }
+        let mut total: u128 = 0;
+        while !rest.is_empty() {
+            let whole_len = rest.bytes().take_while(u8::is_ascii_digit).count();
+            let whole = &rest[..whole_len];
+            rest = &rest[whole_len..];
+            let mut fraction = "";
+            if let Some(after) = rest.strip_prefix('.') {
+                let len = after.bytes().take_while(u8::is_ascii_digit).count();
+                fraction = &after[..len];
+                rest = &after[len..];
+            }
+            if whole.is_empty() && fraction.is_empty() {
+                return None;
+            }
+            let unit_len = rest.find(|c: char| c == '.' || c.is_ascii_digit()).unwrap_or(rest.len());
+            let unit = UNITS.iter().find(|(name, _)| *name == &rest[..unit_len])?.1;
+            rest = &rest[unit_len..];
+            let whole: u128 = if whole.is_empty() { 0 } else { whole.parse().ok().filter(|w| *w <= MAX)? };
+            let mut value = whole.checked_mul(unit)?;
+            // The fraction's digits beyond what a nanosecond resolves are dropped, as Go does.
+            let (mut numerator, mut scale) = (0u128, 1u128);
+            for digit in fraction.bytes().take(30) {
+                numerator = numerator * 10 + u128::from(digit - b'0');
+                scale *= 10;
+            }
+            value += numerator * unit / scale;
+            total = total.checked_add(value).filter(|t| *t <= MAX)?;
+        }
+        Some((negative, total))
+    }
+
+    /// `Duration.String` of a non-negative duration.
+    pub fn format(nanos: u128) -> String {
+        if nanos == 0 {
+            return "0s".into();
+        }
+        if nanos < 1_000_000_000 {
+            let (unit, scale, digits) = match nanos {
+                n if n < 1_000 => ("ns", 1, 0),
+                n if n < 1_000_000 => ("\u{b5}s", 1_000, 3),
+                _ => ("ms", 1_000_000, 6),
+            };
+            return format!("{}{unit}", with_fraction(nanos / scale, nanos % scale, digits));
+        }
+        let seconds = nanos / 1_000_000_000;
+        let text = with_fraction(seconds % 60, nanos % 1_000_000_000, 9);
+        let minutes = seconds / 60;
+        match (minutes / 60, minutes % 60) {
+            (0, 0) => format!("{text}s"),
+            (0, m) => format!("{m}m{text}s"),
+            (h, m) => format!("{h}h{m}m{text}s"),
+        }
+    }
+
+    /// `whole.fraction` with the fraction's trailing zeros (and a bare point) dropped.
+    fn with_fraction(whole: u128, fraction: u128, digits: usize) -> String {
+        if fraction == 0 {
+            return whole.to_string();
+        }
+        let fraction = format!("{fraction:0digits$}");
+        format!("{whole}.{}", fraction.trim_end_matches('0'))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -124,5 +400,29 @@ mod tests {
         assert_eq!(flux_path("kustomize", ""), "kustomize");
         assert_eq!(flux_path("kustomize", "kustomize/x"), "kustomize/x");
         assert_eq!(flux_path("kustomize", "a\\b"), "kustomize/a/b");
+    }
+
+    #[test]
+    fn durations_spelled_as_go_does() {
+        assert_eq!(duration(None, MINUTE), "1m0s");
+        assert_eq!(duration(None, 5 * MINUTE), "5m0s");
+        assert_eq!(duration(Some("5m"), MINUTE), "5m0s");
+        assert_eq!(duration(Some("90s"), MINUTE), "1m30s");
+        assert_eq!(duration(Some("1h"), MINUTE), "1h0m0s");
+        assert_eq!(duration(Some("1.5h"), MINUTE), "1h30m0s");
+        assert_eq!(duration(Some("2h45m30.5s"), MINUTE), "2h45m30.5s");
+        assert_eq!(duration(Some("30s"), MINUTE), "30s");
+        assert_eq!(duration(Some("500ms"), MINUTE), "500ms");
+        assert_eq!(duration(Some("1500us"), MINUTE), "1.5ms");
+        assert_eq!(duration(Some("7ns"), MINUTE), "7ns");
+        assert_eq!(duration(Some(".5s"), MINUTE), "500ms");
+        // Zero takes the default, as Windsor's `Duration != 0` test does.
+        assert_eq!(duration(Some("0s"), 2 * MINUTE), "2m0s");
+        assert_eq!(duration(Some("0"), 2 * MINUTE), "2m0s");
+        // Not a Go duration: kept for Flux's schema to reject.
+        assert_eq!(duration(Some("5 minutes"), MINUTE), "5 minutes");
+        assert_eq!(duration(Some("1d"), MINUTE), "1d");
+        assert_eq!(duration(Some(""), MINUTE), "");
+        assert_eq!(duration(Some("."), MINUTE), ".");
     }
 }

@@ -406,7 +406,7 @@ pub fn run(render: &mut Render, files: &dyn Files) -> Report {
     }
 
     apply_value_substitutions(&mut blueprint, step.values);
-    let common = common_substitutions(step.values);
+    let common = flux::common_values(step.values);
     match order::check(&blueprint.kustomize) {
         Ok(unknown) => {
             for (name, dependency) in unknown {
@@ -430,7 +430,17 @@ pub fn run(render: &mut Render, files: &dyn Files) -> Report {
     render.generated.push(Generated { item: merged, substitute: false });
     let settings = &render.config.spec.flux;
     if settings.enabled.unwrap_or(true) && !blueprint.kustomize.is_empty() {
-        let objects = flux::objects(&blueprint, settings, &common);
+        // A source object the package already holds is its author's: not generated again.
+        let exists = |kind: &str, name: &str, namespace: &str| {
+            render.items.iter().any(|item| {
+                let (api_version, item_kind) = item.type_of();
+                api_version.starts_with("source.toolkit.fluxcd.io/")
+                    && item_kind == kind
+                    && krm::name_of(item.header()) == name
+                    && krm::namespace_of(item.header()) == namespace
+            })
+        };
+        let objects = flux::objects(&blueprint, settings, &common, &exists);
         render.generated.extend(objects.into_iter().map(|item| Generated { item, substitute: false }));
     }
     render.results.append(&mut step.results);
@@ -698,12 +708,6 @@ fn apply_value_substitutions(blueprint: &mut Blueprint, values: &Value) {
             }
         }
     }
-}
-
-/// `values.substitutions.common`, as strings, for the `values-common` ConfigMap.
-fn common_substitutions(values: &Value) -> Map {
-    let common = values.get("substitutions").and_then(|s| s.get("common")).and_then(Value::as_object);
-    common.into_iter().flatten().map(|(k, v)| (k.clone(), Value::String(to_text(v)))).collect()
 }
 
 /// The merged blueprint as a Windsor `Blueprint` item, local-config. It keeps the base's name,

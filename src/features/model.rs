@@ -144,6 +144,10 @@ pub struct Kustomization {
     pub prune: Option<bool>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub destroy: Option<bool>,
+    /// Paths under `<path>/cleanup/` Windsor applies when tearing the kustomization down (its
+    /// `down`); kept in the merged blueprint, not merged (as Windsor's merge leaves it).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cleanup: Vec<String>,
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub when: String,
     #[serde(default, skip_serializing_if = "Strategy::is_merge")]
@@ -186,6 +190,7 @@ pub const KUSTOMIZATION_FIELDS: &[&str] = &[
     "force",
     "prune",
     "destroy",
+    "cleanup",
     "when",
     "strategy",
 ];
