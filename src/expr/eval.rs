@@ -98,15 +98,33 @@ pub fn eval<'a>(node: &Node, env: &'a Value, host: &dyn Host, budget: &Budget) -
             Ok(Cow::Owned(value.clone()))
         }
         NodeKind::Ident(name) => Ok(env.get(name).map_or(Cow::Owned(Value::Null), Cow::Borrowed)),
-        NodeKind::Member { object, key } => {
+        NodeKind::Member { object, key, at } => {
             let object = eval(object, env, host, budget)?;
             let key = eval(key, env, host, budget)?;
-            member(object, &key, span, budget)
+            member(object, &key, *at)
+        }
+        NodeKind::Slice { object, from, to, at } => {
+            let object = eval(object, env, host, budget)?;
+            // expr's order: the object, `to` (or the length), then `from` (or 0).
+            let to = match to {
+                Some(to) => eval(to, env, host, budget)?,
+                None => Cow::Owned(Value::from(match object.as_ref() {
+                    Value::Array(items) => items.len(),
+                    Value::String(s) => s.len(),
+                    Value::Object(map) => map.len(),
+                    other => return Err(error(format!("invalid argument for len (type {})", go_type(other)), *at)),
+                })),
+            };
+            let from = match from {
+                Some(from) => eval(from, env, host, budget)?,
+                None => Cow::Owned(Value::from(0)),
+            };
+            slice(object, &from, &to, *at, budget)
         }
         NodeKind::Unary { op, operand } => {
             let value = eval(operand, env, host, budget)?;
             match (*op, num(&value)) {
-                ("not", _) => Ok(Cow::Owned(Value::Bool(!truthy(&value, "!", span)?))),
+                ("not" | "!", _) => Ok(Cow::Owned(Value::Bool(!truthy(&value, "!", span)?))),
                 ("-", Some(Num::Int(i))) => Ok(Cow::Owned(Value::from(i.wrapping_neg()))),
                 ("-", Some(Num::Float(f))) => Ok(Cow::Owned(float(-f))),
                 ("+", Some(_)) => Ok(value),
@@ -114,7 +132,7 @@ pub fn eval<'a>(node: &Node, env: &'a Value, host: &dyn Host, budget: &Budget) -
             }
         }
         NodeKind::Binary { op, op_span, left, right } => binary(op, left, right, env, host, budget, *op_span),
-        NodeKind::Ternary { cond, then, otherwise } => {
+        NodeKind::Ternary { cond, then, otherwise, .. } => {
             let value = eval(cond, env, host, budget)?;
             if truthy(&value, "?:", cond.span)? {
                 match then {
@@ -125,7 +143,7 @@ pub fn eval<'a>(node: &Node, env: &'a Value, host: &dyn Host, budget: &Budget) -
                 eval(otherwise, env, host, budget)
             }
         }
-        NodeKind::Matches { subject, pattern } => {
+        NodeKind::Matches { subject, pattern, .. } => {
             let subject = eval(subject, env, host, budget)?;
             match subject.as_ref() {
                 Value::Null => Ok(Cow::Owned(Value::Bool(false))),
@@ -156,7 +174,9 @@ pub fn eval<'a>(node: &Node, env: &'a Value, host: &dyn Host, budget: &Budget) -
     }
 }
 
-fn member<'a>(object: Cow<'a, Value>, key: &Value, span: Span, budget: &Budget) -> Result<Cow<'a, Value>> {
+/// `object[key]` (expr's runtime `Fetch`): lists and strings by an integer index, from the end
+/// when negative; a string by byte, giving the byte's value (Go's `uint8`), as expr does.
+fn member<'a>(object: Cow<'a, Value>, key: &Value, at: Span) -> Result<Cow<'a, Value>> {
     match (object, key) {
         (Cow::Borrowed(Value::Null) | Cow::Owned(Value::Null), _) => Ok(Cow::Owned(Value::Null)),
         (Cow::Borrowed(Value::Object(map)), Value::String(k)) => {
@@ -165,40 +185,95 @@ fn member<'a>(object: Cow<'a, Value>, key: &Value, span: Span, budget: &Budget) 
         (Cow::Owned(Value::Object(mut map)), Value::String(k)) => {
             Ok(Cow::Owned(map.swap_remove(k).unwrap_or(Value::Null)))
         }
-        (object, key) => match (object.as_ref(), num(key)) {
-            (Value::Array(items), Some(Num::Int(i))) => {
-                let index = if i < 0 { i + items.len() as i64 } else { i };
-                if index < 0 || index as usize >= items.len() {
-                    return Err(error(format!("index out of range: {index} (array length is {})", items.len()), span));
-                }
-                let index = index as usize;
-                Ok(match object {
-                    Cow::Borrowed(Value::Array(items)) => {
-                        items.get(index).map_or(Cow::Owned(Value::Null), Cow::Borrowed)
-                    }
-                    other => match other.as_ref().get(index) {
-                        Some(item) => Cow::Owned(owned(Cow::Borrowed(item), budget, span)?),
-                        None => Cow::Owned(Value::Null),
-                    },
-                })
+        (object, key) => {
+            let length = match object.as_ref() {
+                Value::Array(items) => Some(items.len()),
+                Value::String(s) => Some(s.len()),
+                _ => None,
+            };
+            // A key that is not a number says so (expr: `invalid operation: int(string)`).
+            let (Some(length), Some(i)) = (length, num(key)) else {
+                return Err(error(format!("cannot fetch {} from {}", go_format(key), type_name(&object)), at));
+            };
+            let i = match i {
+                Num::Int(i) => i,
+                Num::Float(f) => f as i64,
+            };
+            let index = if i < 0 { i.saturating_add(length as i64) } else { i };
+            let Some(index) = usize::try_from(index).ok().filter(|i| *i < length) else {
+                return Err(error(format!("index out of range: {index} (array length is {length})"), at));
+            };
+            Ok(match object {
+                Cow::Borrowed(Value::Array(items)) => items.get(index).map_or(Cow::Owned(Value::Null), Cow::Borrowed),
+                Cow::Owned(Value::Array(mut items)) => Cow::Owned(items.swap_remove(index)),
+                other => match other.as_ref() {
+                    Value::String(s) => Cow::Owned(Value::from(s.as_bytes().get(index).copied().unwrap_or(0))),
+                    _ => Cow::Owned(Value::Null),
+                },
+            })
+        }
+    }
+}
+
+/// Go's `%T` of a value, as expr's runtime prints it (`<nil>` for nil).
+fn go_type(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "<nil>",
+        other => type_name(other),
+    }
+}
+
+/// expr's `ToInt` for indexes: integers, floats truncated; anything else is an error.
+fn to_int(value: &Value, at: Span) -> Result<i64> {
+    match num(value) {
+        Some(Num::Int(i)) => Ok(i),
+        Some(Num::Float(f)) => Ok(f as i64),
+        None => Err(error(format!("invalid operation: int({})", go_type(value)), at)),
+    }
+}
+
+/// `object[from:to]` (expr's runtime `Slice`): negative bounds count from the end, bounds past
+/// either end are clamped, and `from` after `to` gives an empty slice. Strings are sliced by
+/// byte as in expr; ours refuses a cut inside a multi-byte character, which Go would keep as
+/// invalid UTF-8.
+fn slice<'a>(object: Cow<'a, Value>, from: &Value, to: &Value, at: Span, budget: &Budget) -> Result<Cow<'a, Value>> {
+    let length = match object.as_ref() {
+        Value::Array(items) => items.len(),
+        Value::String(s) => s.len(),
+        _ => return Err(error(format!("cannot slice {}", go_format(from)), at)),
+    };
+    let (a, b) = (to_int(from, at)?, to_int(to, at)?);
+    let length = length as i64;
+    let b = if b < 0 { b.saturating_add(length) } else { b }.clamp(0, length);
+    let a = if a < 0 { a.saturating_add(length) } else { a }.clamp(0, b);
+    let (a, b) = (a as usize, b as usize);
+    match object {
+        Cow::Owned(Value::Array(mut items)) => {
+            items.truncate(b);
+            items.drain(..a);
+            Ok(Cow::Owned(Value::Array(items)))
+        }
+        object => match object.as_ref() {
+            Value::Array(items) => {
+                let part = items.get(a..b).unwrap_or_default();
+                let size = part.iter().map(size_of).fold(0usize, usize::saturating_add);
+                budget.charge_output(size).map_err(exhausted(at))?;
+                Ok(Cow::Owned(Value::Array(part.to_vec())))
             }
-            // Walks only as far as the index (from the end for a negative one): `s[5]` on a long
-            // string used to copy it into a list of characters on every use.
-            (Value::String(s), Some(Num::Int(i))) => {
-                let found = match usize::try_from(i) {
-                    Ok(i) => s.chars().nth(i),
-                    Err(_) => usize::try_from(i.unsigned_abs() - 1).ok().and_then(|back| s.chars().nth_back(back)),
-                };
-                match found {
-                    Some(c) => Ok(Cow::Owned(Value::String(c.to_string()))),
-                    None => {
-                        let count = s.chars().count();
-                        let index = if i < 0 { i.saturating_add(count as i64) } else { i };
-                        Err(error(format!("index out of range: {index} (array length is {count})"), span))
-                    }
+            Value::String(s) => match s.get(a..b) {
+                Some(part) => {
+                    budget.charge_output(part.len()).map_err(exhausted(at))?;
+                    Ok(Cow::Owned(Value::String(part.to_string())))
                 }
-            }
-            (object, _) => Err(error(format!("cannot fetch {} from {}", go_format(key), type_name(object)), span)),
+                None => Err(error(
+                    format!(
+                        "slice [{a}:{b}] cuts a multi-byte character of the string (strings are sliced by byte, \
+                         as in expr)"
+                    ),
+                    at,
+                )),
+            },
+            _ => Ok(Cow::Owned(Value::Null)),
         },
     }
 }
@@ -510,7 +585,7 @@ pub fn collect_paths(node: &Node, out: &mut Vec<String>) {
     fn path_of(node: &Node) -> Option<String> {
         match &node.kind {
             NodeKind::Ident(name) => Some(name.clone()),
-            NodeKind::Member { object, key } => match &key.kind {
+            NodeKind::Member { object, key, .. } => match &key.kind {
                 NodeKind::Literal(Value::String(k)) => path_of(object).map(|p| format!("{p}.{k}")),
                 _ => path_of(object),
             },
@@ -525,16 +600,20 @@ pub fn collect_paths(node: &Node, out: &mut Vec<String>) {
     }
     match &node.kind {
         NodeKind::Literal(_) | NodeKind::Ident(_) => {}
-        NodeKind::Member { object, key } => {
+        NodeKind::Member { object, key, .. } => {
             collect_paths(object, out);
             collect_paths(key, out);
+        }
+        NodeKind::Slice { object, from, to, .. } => {
+            collect_paths(object, out);
+            [from, to].into_iter().flatten().for_each(|bound| collect_paths(bound, out));
         }
         NodeKind::Unary { operand, .. } => collect_paths(operand, out),
         NodeKind::Binary { left, right, .. } => {
             collect_paths(left, out);
             collect_paths(right, out);
         }
-        NodeKind::Ternary { cond, then, otherwise } => {
+        NodeKind::Ternary { cond, then, otherwise, .. } => {
             collect_paths(cond, out);
             if let Some(then) = then {
                 collect_paths(then, out);

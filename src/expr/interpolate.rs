@@ -90,7 +90,7 @@ impl Template {
                 });
             };
             let source = &body[..end];
-            let expression = Expression::compile(source).map_err(|err| InterpolationError {
+            let expression = Expression::compile_value(source).map_err(|err| InterpolationError {
                 expression: Some(source.to_string()),
                 message: err.render(source),
             })?;

@@ -2,11 +2,13 @@
 //! written here because the `expr-lang` crate breaks rules we must keep (it has no `??` mixing
 //! error, fails on `nil.b` instead of yielding nil, and reports no columns for runtime errors).
 //!
-//! `lex` → `parse` (AST with spans) → `eval`. An [`Expression`] is compiled once and evaluated
-//! against any number of environments. Errors are data ([`ExprError`]) with a byte span;
-//! [`ExprError::render`] formats them as expr does: `message (line:col)` and a caret snippet.
+//! `lex` → `parse` (AST with spans) → `check` (expr's compile-time type errors, from literals) →
+//! `eval`. An [`Expression`] is compiled once and evaluated against any number of environments.
+//! Errors are data ([`ExprError`]) with a byte span; [`ExprError::render`] formats them as expr
+//! does: `message (line:col)` and a caret snippet.
 //! This module knows nothing about features or files: `file()`/`jsonnet()` go through [`Host`].
 
+mod check;
 mod eval;
 pub mod interpolate;
 mod lex;
@@ -130,8 +132,20 @@ pub struct Expression {
 }
 
 impl Expression {
+    /// Compiles a condition (`when`), as Windsor does: with expr's builtins only.
     pub fn compile(source: &str) -> Result<Self, ExprError> {
-        Ok(Self { source: source.to_string(), root: parse::parse(source)? })
+        Self::compile_with(source, check::Functions::Builtins)
+    }
+
+    /// Compiles a value (`${…}`), as Windsor does: with its `file`, `jsonnet` and `split`.
+    pub fn compile_value(source: &str) -> Result<Self, ExprError> {
+        Self::compile_with(source, check::Functions::Windsor)
+    }
+
+    fn compile_with(source: &str, functions: check::Functions) -> Result<Self, ExprError> {
+        let root = parse::parse(source)?;
+        check::check(&root, functions)?;
+        Ok(Self { source: source.to_string(), root })
     }
 
     pub fn source(&self) -> &str {

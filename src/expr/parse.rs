@@ -2,7 +2,9 @@
 //! expr-lang (parser/operator/operator.go): `or ||` 10, `and &&` 15, comparisons and word
 //! operators 20, `+ -` 30, `* / %` 60, `** ^` 100 (right), `??` 500; unary `! not` 50, `- +` 90;
 //! the ternary last. Like expr, `??` may not be mixed with another binary operator at the same
-//! level without parentheses, and `a < b < c` chains into `a < b && b < c`.
+//! level without parentheses, and `a < b < c` chains into `a < b && b < c`. `a[i:j]` is a slice;
+//! number, boolean and nil literals take no member access after them (`nil.a` does not parse in
+//! expr either).
 
 use super::lex::{lex, Token};
 use super::{ExprError, Span};
@@ -22,11 +24,21 @@ pub enum NodeKind {
     Literal(Value),
     Ident(String),
     /// `a.b`, `a?.b`, `a[b]`, `a?.[b]`. Member access on nil is nil here (as in current Windsor), so `?.`
-    /// means the same as `.` and needs no flag.
+    /// means the same as `.` and needs no flag. `at` is where expr locates the node: the name
+    /// after the dot, or the `[`.
     Member {
         object: Box<Node>,
         key: Box<Node>,
+        at: Span,
     },
+    /// `a[from:to]`, either bound optional; `at` is the `[`.
+    Slice {
+        object: Box<Node>,
+        from: Option<Box<Node>>,
+        to: Option<Box<Node>>,
+        at: Span,
+    },
+    /// `op` as written (`!` or `not`, `-`, `+`): expr's messages name it so.
     Unary {
         op: &'static str,
         operand: Box<Node>,
@@ -38,11 +50,13 @@ pub enum NodeKind {
         left: Box<Node>,
         right: Box<Node>,
     },
-    /// `cond ? a : b`; `cond ?: b` keeps `then` empty and yields `cond` when truthy.
+    /// `cond ? a : b`; `cond ?: b` keeps `then` empty and yields `cond` when truthy. `at` is the
+    /// token after it, where expr locates the node.
     Ternary {
         cond: Box<Node>,
         then: Option<Box<Node>>,
         otherwise: Box<Node>,
+        at: Span,
     },
     Call {
         name: String,
@@ -54,25 +68,14 @@ pub enum NodeKind {
     Matches {
         subject: Box<Node>,
         pattern: regex::Regex,
+        op_span: Span,
     },
 }
 
-pub const FUNCTIONS: [(&str, usize, usize); 15] = [
-    ("len", 1, 1),
-    ("lower", 1, 1),
-    ("upper", 1, 1),
-    ("trim", 1, 2),
-    ("split", 2, 3),
-    ("join", 1, 2),
-    ("keys", 1, 1),
-    ("values", 1, 1),
-    ("abs", 1, 1),
-    ("int", 1, 1),
-    ("float", 1, 1),
-    ("string", 1, 1),
-    ("file", 1, 1),
-    ("jsonnet", 1, 1),
-    ("toJSON", 1, 1),
+/// The functions there are; their arguments are checked with their types (check.rs).
+pub const FUNCTIONS: [&str; 15] = [
+    "len", "lower", "upper", "trim", "split", "join", "keys", "values", "abs", "int", "float", "string", "file",
+    "jsonnet", "toJSON",
 ];
 
 fn binary_precedence(op: &str) -> Option<(u8, bool)> {
@@ -146,6 +149,7 @@ impl Parser {
             Token::Float(f) => format!("Number(\"{f}\")"),
             Token::Str(s) => format!("String({s:?})"),
             Token::Ident(i) => format!("Identifier({i:?})"),
+            Token::Op(o @ ("(" | ")" | "[" | "]" | "{" | "}")) => format!("Bracket({o:?})"),
             Token::Op(o) => format!("Operator({o:?})"),
         };
         let span = self.span();
@@ -181,7 +185,8 @@ impl Parser {
             self.expect(":")?;
             let otherwise = self.expression()?;
             let span = cond.span.to(otherwise.span);
-            Node { kind: NodeKind::Ternary { cond: Box::new(cond), then, otherwise: Box::new(otherwise) }, span }
+            let at = self.span();
+            Node { kind: NodeKind::Ternary { cond: Box::new(cond), then, otherwise: Box::new(otherwise), at }, span }
         } else {
             cond
         };
@@ -229,7 +234,7 @@ impl Parser {
                 ("matches", NodeKind::Literal(Value::String(pattern))) => {
                     let pattern = regex::Regex::new(pattern)
                         .map_err(|err| ExprError::new(super::regex_error(pattern, &err), right.span))?;
-                    Node { kind: NodeKind::Matches { subject: Box::new(left), pattern }, span }
+                    Node { kind: NodeKind::Matches { subject: Box::new(left), pattern, op_span }, span }
                 }
                 _ => chain_comparison(op, op_span, left, right, span),
             };
@@ -252,10 +257,7 @@ impl Parser {
                 let operand = self.binary(50)?;
                 self.depth -= 1;
                 let span = span.to(operand.span);
-                Ok(Node {
-                    kind: NodeKind::Unary { op: if op == "!" { "not" } else { op }, operand: Box::new(operand) },
-                    span,
-                })
+                self.postfix(Node { kind: NodeKind::Unary { op, operand: Box::new(operand) }, span })
             }
             Token::Op(op @ ("-" | "+")) => {
                 let op = *op;
@@ -264,14 +266,23 @@ impl Parser {
                 let operand = self.binary(90)?;
                 self.depth -= 1;
                 let span = span.to(operand.span);
-                Ok(Node { kind: NodeKind::Unary { op, operand: Box::new(operand) }, span })
+                self.postfix(Node { kind: NodeKind::Unary { op, operand: Box::new(operand) }, span })
             }
-            _ => self.postfix(),
+            _ => {
+                // As in expr, number, boolean and nil literals take no `.`, `[` after them.
+                let bare = matches!(self.peek(), Token::Int(_) | Token::Float(_) | Token::Op("nil"))
+                    || matches!(self.peek(), Token::Ident(name) if name == "true" || name == "false");
+                let node = self.primary()?;
+                if bare {
+                    return Ok(node);
+                }
+                self.postfix(node)
+            }
         }
     }
 
-    fn postfix(&mut self) -> Result<Node, ExprError> {
-        let mut node = self.primary()?;
+    /// `.name`, `?.name`, `[index]`, `[from:to]` and their `?.` forms after `node`.
+    fn postfix(&mut self, mut node: Node) -> Result<Node, ExprError> {
         let mut chain = 0;
         loop {
             chain += 1;
@@ -293,8 +304,9 @@ impl Parser {
                     }
                 };
                 let key = Node { kind: NodeKind::Literal(Value::String(key)), span };
+                let at = span;
                 let span = node.span.to(span);
-                node = Node { kind: NodeKind::Member { object: Box::new(node), key: Box::new(key) }, span };
+                node = Node { kind: NodeKind::Member { object: Box::new(node), key: Box::new(key), at }, span };
             } else if self.is_op("[") {
                 node = self.index(node)?;
             } else {
@@ -303,12 +315,22 @@ impl Parser {
         }
     }
 
+    /// `[index]` or a slice, `[from:to]` with either bound left out (expr's parsePostfixExpression).
     fn index(&mut self, object: Node) -> Result<Node, ExprError> {
-        self.expect("[")?;
-        let key = self.expression()?;
+        let at = self.expect("[")?;
+        let from = if self.is_op(":") { None } else { Some(self.expression()?) };
+        let from = match from {
+            Some(key) if !self.is_op(":") => {
+                let span = object.span.to(self.expect("]")?);
+                return Ok(Node { kind: NodeKind::Member { object: Box::new(object), key: Box::new(key), at }, span });
+            }
+            from => from,
+        };
+        self.expect(":")?;
+        let to = if self.is_op("]") { None } else { Some(Box::new(self.expression()?)) };
         let end = self.expect("]")?;
         let span = object.span.to(end);
-        Ok(Node { kind: NodeKind::Member { object: Box::new(object), key: Box::new(key) }, span })
+        Ok(Node { kind: NodeKind::Slice { object: Box::new(object), from: from.map(Box::new), to, at }, span })
     }
 
     fn primary(&mut self) -> Result<Node, ExprError> {
@@ -374,10 +396,12 @@ impl Parser {
     }
 
     fn call(&mut self, name: String, span: Span) -> Result<Node, ExprError> {
-        let Some((_, min, max)) = FUNCTIONS.iter().find(|(f, _, _)| *f == name) else {
-            let known: Vec<&str> = FUNCTIONS.iter().map(|(f, _, _)| *f).collect();
-            return Err(ExprError::new(format!("unknown func {name} (the functions are {})", known.join(", ")), span));
-        };
+        if !FUNCTIONS.contains(&name.as_str()) {
+            return Err(ExprError::new(
+                format!("unknown func {name} (the functions are {})", FUNCTIONS.join(", ")),
+                span,
+            ));
+        }
         self.expect("(")?;
         let mut args = Vec::new();
         while !self.is_op(")") {
@@ -387,13 +411,6 @@ impl Parser {
             }
         }
         let end = self.expect(")")?;
-        if args.len() < *min || args.len() > *max {
-            let expected = if min == max { min.to_string() } else { format!("{min} to {max}") };
-            return Err(ExprError::new(
-                format!("invalid number of arguments (expected {expected}, got {})", args.len()),
-                span.to(end),
-            ));
-        }
         Ok(Node { kind: NodeKind::Call { name, args }, span: span.to(end) })
     }
 }

@@ -77,13 +77,14 @@ fn arithmetic_follows_expr() {
     assert!(err("7.5 % 2").starts_with("invalid operation: %"));
     assert!(err("1 % 0").starts_with("integer divide by zero"));
     assert!(err("'a' + 1").starts_with("invalid operation: + (mismatched types string and int)"));
+    assert!(err("provider + 1").starts_with("invalid operation: + (mismatched types string and int); convert"));
     assert!(err("1 / 0").contains("not a finite number"));
 }
 
 #[test]
 fn comparisons_and_logic() {
     assert_eq!(ok("1 == 1.0"), json!(true));
-    assert_eq!(ok("1 == '1'"), json!(false));
+    assert_eq!(ok("provider == 1"), json!(false));
     assert_eq!(ok("nil == nil"), json!(true));
     assert_eq!(ok("'abc' < 'abd'"), json!(true));
     assert_eq!(ok("1 < 2 < 3"), json!(true));
@@ -93,7 +94,9 @@ fn comparisons_and_logic() {
     assert_eq!(ok("missing && true"), json!(false));
     assert_eq!(ok("!missing"), json!(true));
     assert!(err("1 < 'a'").starts_with("invalid operation: < (mismatched types int and string)"));
+    assert!(err("1 < provider").starts_with("invalid operation: < (mismatched types int and string)"));
     assert!(err("'yes' && true").starts_with("invalid operation: && (mismatched types string and bool)"));
+    assert!(err("provider && true").starts_with("invalid operation: && (mismatched types string and bool)"));
 }
 
 #[test]
@@ -196,4 +199,181 @@ fn go_float_formatting() {
     ] {
         assert_eq!(go_format(&json!(f)), expected, "{f}");
     }
+}
+
+/// The first line of a compile error, `message (line:col)`; panics when `source` compiles.
+fn compile_error(source: &str) -> String {
+    match Expression::compile(source) {
+        Ok(_) => panic!("{source}: expected a compile error"),
+        Err(e) => e.render(source).lines().next().unwrap_or_default().to_string(),
+    }
+}
+
+#[test]
+fn slices_follow_expr() {
+    // expr_test.go TestExpr (ArrayOfInt = [1..5], String = "string") and TestEval_slices_out_of_bound.
+    let env = json!({"a": [1, 2, 3, 4, 5], "s": "string", "u": "héllo", "m": {"a": 1}, "n": null});
+    let run = |source: &str| {
+        let expression = Expression::compile(source).map_err(|e| e.render(source))?;
+        expression.eval(&env, &NoFiles, &crate::limits::Budget::default()).map_err(|e| e.render(source))
+    };
+    for (source, expected) in [
+        ("a[1:2]", json!([2])),
+        ("a[1:4]", json!([2, 3, 4])),
+        ("a[-4:-1]", json!([2, 3, 4])),
+        ("a[:3]", json!([1, 2, 3])),
+        ("a[3:]", json!([4, 5])),
+        ("a[0:5] == a && a[0:] == a && a[:5] == a && a[:] == a", json!(true)),
+        ("s[:]", json!("string")),
+        ("s[:3]", json!("str")),
+        ("s[:9]", json!("string")),
+        ("s[3:9]", json!("ing")),
+        ("s[7:9]", json!("")),
+        ("'hello'[1:3]", json!("el")),
+        ("[1, 2, 3][:99]", json!([1, 2, 3])),
+        ("[1, 2, 3][99:]", json!([])),
+        ("[1, 2, 3][:-99]", json!([])),
+        ("[1, 2, 3][-99:]", json!([1, 2, 3])),
+        ("a[3:1]", json!([])),
+        ("a[1.9:3.5]", json!([2, 3])),
+        ("a?.[1:3][0]", json!(2)),
+        ("len(a[1:])", json!(4)),
+        // By byte, as in expr: `é` is two bytes.
+        ("u[1:3]", json!("é")),
+        ("u[3:]", json!("llo")),
+        ("s[0]", json!(115)),
+        ("u[-1]", json!(111)),
+    ] {
+        assert_eq!(run(source), Ok(expected), "{source}");
+    }
+    for (source, expected) in [
+        ("n[1:]", "invalid argument for len (type <nil>) (1:2)"),
+        ("n[:1]", "cannot slice 0 (1:2)"),
+        ("m[1:2]", "cannot slice 1 (1:2)"),
+        ("a[n:]", "invalid operation: int(<nil>) (1:2)"),
+        ("a['x':]", "invalid operation: int(string) (1:2)"),
+        (
+            "u[0:2]",
+            "slice [0:2] cuts a multi-byte character of the string (strings are sliced by byte, as in expr) (1:2)",
+        ),
+        ("a[5]", "index out of range: 5 (array length is 5) (1:2)"),
+    ] {
+        let got = run(source).map_err(|e| e.lines().next().unwrap_or_default().to_string());
+        assert_eq!(got, Err(expected.to_string()), "{source}");
+    }
+}
+
+#[test]
+fn slices_parse_as_in_expr() {
+    for (source, expected) in [
+        ("list[1:2:3]", "unexpected token Operator(\":\") (1:9)"),
+        ("list[]", "unexpected token Bracket(\"]\") (1:6)"),
+        ("list[1:", "unexpected token EOF (1:7)"),
+        ("nil[1:]", "unexpected token Bracket(\"[\") (1:4)"),
+        ("1[0]", "unexpected token Bracket(\"[\") (1:2)"),
+        ("true.a", "unexpected token Operator(\".\") (1:5)"),
+    ] {
+        assert_eq!(compile_error(source), expected, "{source}");
+    }
+}
+
+#[test]
+fn type_errors_from_literals_are_compile_errors() {
+    // Checked against expr v1.17.6's checker (checker_test.go TestCheck_error and its rules).
+    for (source, expected) in [
+        ("\"3\" == 3", "invalid operation: == (mismatched types string and int) (1:5)"),
+        ("1 + 'a'", "invalid operation: + (mismatched types int and string) (1:3)"),
+        ("1 /* one */ + \"2\"", "invalid operation: + (mismatched types int and string) (1:13)"),
+        ("!'x'", "invalid operation: ! (mismatched type string) (1:1)"),
+        ("not 1", "invalid operation: not (mismatched type int) (1:1)"),
+        ("-'a'", "invalid operation: - (mismatched type string) (1:1)"),
+        ("'a' && true", "invalid operation: && (mismatched types string and bool) (1:5)"),
+        ("1 and false", "invalid operation: and (mismatched types int and bool) (1:3)"),
+        ("true or 0", "invalid operation: or (mismatched types bool and int) (1:6)"),
+        ("nil && true", "invalid operation: && (mismatched types unknown and bool) (1:5)"),
+        ("x && 1", "invalid operation: && (mismatched types unknown and int) (1:3)"),
+        ("1.5 % 2", "invalid operation: % (mismatched types float64 and int) (1:5)"),
+        ("1 < 2 < 'a'", "invalid operation: < (mismatched types int and string) (1:7)"),
+        ("'abc'[1]", "type string[int] is undefined (1:6)"),
+        ("'abc'.a", "type string has no field a (1:7)"),
+        ("(nil).Foo", "type nil has no field Foo (1:7)"),
+        ("(nil)['Foo']", "type nil has no field Foo (1:6)"),
+        ("[1, 2]['a']", "array elements can only be selected using an integer (got string) (1:8)"),
+        ("{a: 1}[0]", "cannot use int to get an element from map[string]interface {} (1:8)"),
+        ("42 in ['a', 'b']", "cannot use int as type string in array (1:4)"),
+        ("1 in {a: 1}", "cannot use int as type string in map key (1:3)"),
+        ("'str' in 'string'", "invalid operation: in (mismatched types string and string) (1:7)"),
+        ("'a' not in [1]", "cannot use string as type int in array (1:9)"),
+        ("1 ? 2 : 3", "non-bool expression (type int) used as condition (1:1)"),
+        ("nil ? 1 : 2", "non-bool expression (type unknown) used as condition (1:1)"),
+        ("[1, 2][0] + 'a'", "invalid operation: + (mismatched types int and string) (1:11)"),
+        ("(true ? 1 : 2) + 'a'", "invalid operation: + (mismatched types int and string) (1:16)"),
+        ("len('abc') + 'a'", "invalid operation: + (mismatched types int and string) (1:12)"),
+        ("{a: 1}.a && 1", "invalid operation: && (mismatched types interface {} and int) (1:10)"),
+        ("'abc'[1.5:]", "non-integer slice index float64 (1:7)"),
+        ("[1, 2][:'b']", "non-integer slice index string (1:9)"),
+        ("{a: 1}[1:]", "cannot slice map[string]interface {} (1:7)"),
+        ("(true)[:]", "cannot slice bool (1:7)"),
+        ("[1, 2, 3][1:2] + 1", "invalid operation: + (mismatched types []interface {} and int) (1:16)"),
+        ("len(42)", "invalid argument for len (type int) (1:1)"),
+        ("len(nil)", "invalid argument for len (type %!s(<nil>)) (1:1)"),
+        ("len(1, 2)", "invalid number of arguments (expected 1, got 2) (1:1)"),
+        ("keys('a')", "cannot get keys from string (1:1)"),
+        ("lower(1)", "cannot use int as argument (type string) to call lower  (1:7)"),
+        ("lower(nil)", "cannot use nil as argument (type string) to call lower (1:7)"),
+        ("lower()", "not enough arguments to call lower (1:1)"),
+        ("trim('a', 'b', 'c')", "too many arguments to call trim (1:1)"),
+        ("split('a,b', ',', 1.5)", "cannot use float64 as argument (type int) to call split  (1:19)"),
+        ("join(1, 1 + 'a')", "invalid operation: + (mismatched types int and string) (1:11)"),
+        ("lower(true ? 1 : 2)", "cannot use int as argument (type string) to call lower  (1:19)"),
+    ] {
+        assert_eq!(compile_error(source), expected, "{source}");
+    }
+}
+
+#[test]
+fn what_expr_accepts_still_compiles() {
+    for source in [
+        "1 == 1.0",
+        "nil == 1",
+        "'a' == nil",
+        "x == 'a'",
+        "x + 1",
+        "x && true",
+        "!x",
+        "x ? 1 : 2",
+        "x.y[1:]",
+        "x[1 + 'a':]",
+        "1 + 2.5 < 3",
+        "[1, 2] == [1]",
+        "'a' in ['a', 1]",
+        "nil in ['a']",
+        "1 ?? 'a'",
+        "(true ? 'a' : 1) + 1",
+        "[1, x][0] + 'a'",
+        "{a: 1}.a + 'a'",
+        "true ? 1 : 'a'",
+        "split('a,b', ',', 2)",
+        "join(['a'])",
+        "string(nil) + abs(x)",
+    ] {
+        assert!(Expression::compile(source).is_ok(), "{source}: {:?}", Expression::compile(source).err());
+    }
+}
+
+#[test]
+fn windsor_value_functions_are_typed() {
+    let value = |source: &str| match Expression::compile_value(source) {
+        Ok(_) => String::new(),
+        Err(e) => e.render(source).lines().next().unwrap_or_default().to_string(),
+    };
+    // Windsor declares split(string, string) []any, file(string) string, jsonnet(string) any.
+    assert_eq!(value("split('a', 'b', 1)"), "too many arguments to call split (1:1)");
+    assert_eq!(value("file('a') + 1"), "invalid operation: + (mismatched types string and int) (1:11)");
+    assert_eq!(value("file(1)"), "cannot use int as argument (type string) to call file  (1:6)");
+    assert_eq!(value("jsonnet('a').b + 1"), "");
+    assert_eq!(value("split('a,b', ',')[0] + 1"), "");
+    // `when` knows neither; ours reads files there too, unchecked.
+    assert!(Expression::compile("file(1 + 'a')").is_ok());
+    assert_eq!(compile_error("file()"), "invalid number of arguments (expected 1, got 0) (1:1)");
 }

@@ -1,0 +1,425 @@
+//! The compile-time type check of expr-lang's checker (v1.17.6, checker/checker.go), as Windsor
+//! meets it: Windsor compiles without declaring any variable, so only literals and what is made
+//! from them have a type; a value read from the environment is unknown and stays dynamic.
+//! Messages and locations are expr's; the first error in expr's visiting order wins (expr keeps
+//! visiting after an error but reports only the first, which is the same).
+
+use super::parse::{Node, NodeKind};
+use super::{ExprError, Span};
+use crate::doc::Value;
+use std::fmt;
+
+type Result<T> = std::result::Result<T, ExprError>;
+
+/// The functions an expression is compiled with: Windsor compiles `when` with expr's builtins
+/// only, and `${…}` with its own `file(string) string`, `jsonnet(string) any` and
+/// `split(string, string) []any` besides.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Functions {
+    Builtins,
+    Windsor,
+}
+
+/// expr's `Nature`, reduced to the types that can occur without a declared environment.
+#[derive(Clone, Debug, PartialEq)]
+enum Ty {
+    /// Nothing known: a variable (a nature without a type, printed `unknown`).
+    Unknown,
+    /// `interface {}`: an element of a map or of a mixed list, `jsonnet()`; unknown as well.
+    Any,
+    /// The `nil` literal: not unknown, but printed `unknown` all the same.
+    Nil,
+    Bool,
+    Int,
+    Float,
+    String,
+    /// `[]interface {}` with what is known of its elements.
+    Array(Box<Ty>),
+    /// `[]string`, from the builtin `split`.
+    Strings,
+    /// `map[string]interface {}`.
+    Map,
+}
+
+impl fmt::Display for Ty {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Ty::Unknown | Ty::Nil => "unknown",
+            Ty::Any => "interface {}",
+            Ty::Bool => "bool",
+            Ty::Int => "int",
+            Ty::Float => "float64",
+            Ty::String => "string",
+            Ty::Array(_) => "[]interface {}",
+            Ty::Strings => "[]string",
+            Ty::Map => "map[string]interface {}",
+        })
+    }
+}
+
+impl Ty {
+    fn is_unknown(&self) -> bool {
+        matches!(self, Ty::Unknown | Ty::Any)
+    }
+    fn is_number(&self) -> bool {
+        matches!(self, Ty::Int | Ty::Float)
+    }
+    fn is_array(&self) -> bool {
+        matches!(self, Ty::Array(_) | Ty::Strings)
+    }
+    /// Go's reflect kind, which list literals compare to type their elements.
+    fn kind(&self) -> u8 {
+        match self {
+            Ty::Unknown | Ty::Nil => 0,
+            Ty::Any => 1,
+            Ty::Bool => 2,
+            Ty::Int => 3,
+            Ty::Float => 4,
+            Ty::String => 5,
+            Ty::Array(_) | Ty::Strings => 6,
+            Ty::Map => 7,
+        }
+    }
+    fn elem(&self) -> Ty {
+        match self {
+            Ty::Array(elem) => (**elem).clone(),
+            Ty::Strings => Ty::String,
+            Ty::Map => Ty::Any,
+            _ => Ty::Unknown,
+        }
+    }
+    /// Go's `AssignableTo` on the underlying types: `nil` only to `interface {}`.
+    fn assignable_to(&self, to: &Ty) -> bool {
+        match (self, to) {
+            (Ty::Nil, Ty::Any) => true,
+            (Ty::Unknown | Ty::Nil, _) | (_, Ty::Unknown | Ty::Nil) => false,
+            (Ty::Array(_), Ty::Array(_)) => true,
+            (_, Ty::Any) => true,
+            (a, b) => a == b,
+        }
+    }
+    /// The name a builtin's `Validate` prints: a nil type is Go's `%s` of nil.
+    fn validated(&self) -> String {
+        match self {
+            Ty::Nil => "%!s(<nil>)".into(),
+            other => other.to_string(),
+        }
+    }
+}
+
+/// expr's `or`: one side unknown and the other passing a test (or both unknown).
+fn either(l: &Ty, r: &Ty, tests: &[fn(&Ty) -> bool]) -> bool {
+    let passes = |t: &Ty| tests.iter().any(|test| test(t));
+    (l.is_unknown() && r.is_unknown()) || (l.is_unknown() && passes(r)) || (r.is_unknown() && passes(l))
+}
+
+fn comparable(l: &Ty, r: &Ty) -> bool {
+    l.is_unknown()
+        || r.is_unknown()
+        || matches!(l, Ty::Nil)
+        || matches!(r, Ty::Nil)
+        || (l.is_number() && r.is_number())
+        || (l.is_array() && r.is_array())
+        || l.assignable_to(r)
+}
+
+fn is_bool(t: &Ty) -> bool {
+    *t == Ty::Bool
+}
+fn is_int(t: &Ty) -> bool {
+    *t == Ty::Int
+}
+fn is_number(t: &Ty) -> bool {
+    t.is_number()
+}
+fn is_string(t: &Ty) -> bool {
+    *t == Ty::String
+}
+
+/// Where expr locates a node's errors: the operator of a unary or binary node, the name after a
+/// dot or the `[`, a call's name, the `[`/`{` of a literal, the token after a ternary.
+fn location(node: &Node) -> Span {
+    let start = node.span.start;
+    match &node.kind {
+        NodeKind::Binary { op_span, .. } | NodeKind::Matches { op_span, .. } => *op_span,
+        NodeKind::Member { at, .. } | NodeKind::Slice { at, .. } | NodeKind::Ternary { at, .. } => *at,
+        NodeKind::Call { name, .. } => Span::new(start, start + name.len()),
+        // `a not in b` is a `not` around the `in`, located at the `in`.
+        NodeKind::Unary { operand, .. } if operand.span.start == start => location(operand),
+        NodeKind::Unary { op, .. } => Span::new(start, start + op.len()),
+        NodeKind::Array(_) | NodeKind::Map(_) => Span::new(start, start + 1),
+        NodeKind::Literal(_) | NodeKind::Ident(_) => node.span,
+    }
+}
+
+fn error(message: String, at: Span) -> ExprError {
+    ExprError::new(message, at)
+}
+
+/// Checks `node`; an error is a compile error of the expression.
+pub fn check(node: &Node, functions: Functions) -> Result<()> {
+    visit(node, functions).map(|_| ())
+}
+
+fn visit(node: &Node, functions: Functions) -> Result<Ty> {
+    match &node.kind {
+        NodeKind::Literal(value) => Ok(match value {
+            Value::Null => Ty::Nil,
+            Value::Bool(_) => Ty::Bool,
+            Value::Number(n) if n.is_i64() => Ty::Int,
+            Value::Number(_) => Ty::Float,
+            Value::String(_) => Ty::String,
+            Value::Array(_) | Value::Object(_) => Ty::Unknown,
+        }),
+        NodeKind::Ident(_) => Ok(Ty::Unknown),
+        NodeKind::Unary { op, operand } => {
+            let nt = visit(operand, functions)?;
+            match *op {
+                "!" | "not" if is_bool(&nt) || nt.is_unknown() => Ok(Ty::Bool),
+                "-" | "+" if nt.is_number() => Ok(nt),
+                "-" | "+" if nt.is_unknown() => Ok(Ty::Unknown),
+                _ => Err(error(format!("invalid operation: {op} (mismatched type {nt})"), location(node))),
+            }
+        }
+        NodeKind::Binary { op, op_span, left, right } => {
+            let l = visit(left, functions)?;
+            let r = visit(right, functions)?;
+            binary(op, l, r, *op_span)
+        }
+        NodeKind::Matches { subject, op_span, .. } => {
+            binary("matches", visit(subject, functions)?, Ty::String, *op_span)
+        }
+        NodeKind::Member { object, key, .. } => {
+            let base = visit(object, functions)?;
+            let prop = visit(key, functions)?;
+            if base.is_unknown() {
+                return Ok(Ty::Unknown);
+            }
+            let name = match &key.kind {
+                NodeKind::Literal(Value::String(name)) => Some(name),
+                _ => None,
+            };
+            match (&base, name) {
+                (Ty::Nil, Some(name)) => Err(error(format!("type nil has no field {name}"), location(node))),
+                (Ty::Map, _) if !prop.assignable_to(&Ty::String) && !prop.is_unknown() => Err(error(
+                    format!("cannot use {prop} to get an element from map[string]interface {{}}"),
+                    location(key),
+                )),
+                (Ty::Array(_) | Ty::Strings, _) if !is_int(&prop) && !prop.is_unknown() => Err(error(
+                    format!("array elements can only be selected using an integer (got {prop})"),
+                    location(key),
+                )),
+                (Ty::Map | Ty::Array(_) | Ty::Strings, _) => Ok(base.elem()),
+                (_, Some(name)) => Err(error(format!("type {base} has no field {name}"), location(node))),
+                (_, None) => Err(error(format!("type {base}[{prop}] is undefined"), location(node))),
+            }
+        }
+        NodeKind::Slice { object, from, to, .. } => {
+            let nt = visit(object, functions)?;
+            if nt.is_unknown() {
+                return Ok(Ty::Unknown);
+            }
+            if !matches!(nt, Ty::String | Ty::Array(_) | Ty::Strings) {
+                return Err(error(format!("cannot slice {nt}"), location(node)));
+            }
+            for bound in [from, to].into_iter().flatten() {
+                let index = visit(bound, functions)?;
+                if !is_int(&index) && !index.is_unknown() {
+                    return Err(error(format!("non-integer slice index {index}"), location(bound)));
+                }
+            }
+            Ok(nt)
+        }
+        NodeKind::Ternary { cond, then, otherwise, .. } => {
+            let c = visit(cond, functions)?;
+            if !is_bool(&c) && !c.is_unknown() {
+                return Err(error(format!("non-bool expression (type {c}) used as condition"), location(cond)));
+            }
+            // `a ?: b` is `a ? a : b` in expr.
+            let t1 = match then {
+                Some(then) => visit(then, functions)?,
+                None => c,
+            };
+            let t2 = visit(otherwise, functions)?;
+            Ok(match (&t1, &t2) {
+                (Ty::Nil, _) => t2,
+                (_, Ty::Nil) => t1,
+                _ if t1.assignable_to(&t2) => t1,
+                _ => Ty::Unknown,
+            })
+        }
+        NodeKind::Call { name, args } => call(name, args, location(node), functions),
+        NodeKind::Array(items) => {
+            // Elements of one kind type the list (`[1, 2][0]` is an int); mixed kinds give
+            // `interface {}` elements.
+            let mut previous = Ty::Unknown;
+            let mut same = true;
+            for (i, item) in items.iter().enumerate() {
+                let current = visit(item, functions)?;
+                if i > 0 && current.kind() != previous.kind() {
+                    same = false;
+                }
+                previous = current;
+            }
+            Ok(Ty::Array(Box::new(if same { previous } else { Ty::Any })))
+        }
+        NodeKind::Map(entries) => {
+            for (_, value) in entries {
+                visit(value, functions)?;
+            }
+            Ok(Ty::Map)
+        }
+    }
+}
+
+fn binary(op: &str, l: Ty, r: Ty, at: Span) -> Result<Ty> {
+    let ok = |t: Ty| Ok(t);
+    match op {
+        "==" | "!=" if comparable(&l, &r) => return ok(Ty::Bool),
+        "or" | "||" | "and" | "&&" if (is_bool(&l) && is_bool(&r)) || either(&l, &r, &[is_bool]) => {
+            return ok(Ty::Bool)
+        }
+        "<" | ">" | "<=" | ">="
+            if (l.is_number() && r.is_number())
+                || (is_string(&l) && is_string(&r))
+                || either(&l, &r, &[is_number, is_string]) =>
+        {
+            return ok(Ty::Bool)
+        }
+        "+" | "-" | "*" if l.is_number() && r.is_number() => {
+            return ok(if l == Ty::Float || r == Ty::Float { Ty::Float } else { Ty::Int })
+        }
+        "+" if is_string(&l) && is_string(&r) => return ok(Ty::String),
+        "+" if either(&l, &r, &[is_number, is_string]) => return ok(Ty::Unknown),
+        "-" | "*" if either(&l, &r, &[is_number]) => return ok(Ty::Unknown),
+        "/" | "**" | "^" if (l.is_number() && r.is_number()) || either(&l, &r, &[is_number]) => return ok(Ty::Float),
+        "%" if (is_int(&l) && is_int(&r)) || either(&l, &r, &[is_int]) => return ok(Ty::Int),
+        "in" => {
+            if r == Ty::Map {
+                if !l.is_unknown() && !l.assignable_to(&Ty::String) {
+                    return Err(error(format!("cannot use {l} as type string in map key"), at));
+                }
+                return ok(Ty::Bool);
+            }
+            if r.is_array() {
+                let elem = r.elem();
+                if !comparable(&l, &elem) {
+                    return Err(error(format!("cannot use {l} as type {elem} in array"), at));
+                }
+                return ok(Ty::Bool);
+            }
+            if (l.is_unknown() && (is_string(&r) || r.is_array())) || r.is_unknown() {
+                return ok(Ty::Bool);
+            }
+        }
+        "matches" | "contains" | "startsWith" | "endsWith"
+            if (is_string(&l) && is_string(&r)) || either(&l, &r, &[is_string]) =>
+        {
+            return ok(Ty::Bool)
+        }
+        "??" => {
+            return ok(match (&l, &r) {
+                (Ty::Nil, _) => r,
+                (_, Ty::Nil) => l,
+                _ if r.assignable_to(&l) => l,
+                _ => Ty::Unknown,
+            })
+        }
+        _ => {}
+    }
+    Err(error(format!("invalid operation: {op} (mismatched types {l} and {r})"), at))
+}
+
+/// A builtin with a `Validate` function in expr: it sees all arguments, unknown ones as
+/// `interface {}`.
+fn validate(name: &str, args: &[Ty]) -> std::result::Result<Ty, String> {
+    let [arg] = args else {
+        return Err(format!("invalid number of arguments (expected 1, got {})", args.len()));
+    };
+    let arg = if arg.is_unknown() { Ty::Any } else { arg.clone() };
+    let out = match (name, &arg) {
+        ("len", Ty::Any | Ty::Array(_) | Ty::Strings | Ty::Map | Ty::String) => Ty::Int,
+        ("abs", Ty::Any | Ty::Int | Ty::Float) => arg.clone(),
+        ("int", Ty::Any | Ty::Int | Ty::Float | Ty::String) => Ty::Int,
+        ("float", Ty::Any | Ty::Int | Ty::Float | Ty::String) => Ty::Float,
+        ("keys" | "values", Ty::Any | Ty::Map) => Ty::Array(Box::new(Ty::Any)),
+        ("keys" | "values", _) => return Err(format!("cannot get {name} from {}", arg.validated())),
+        _ => return Err(format!("invalid argument for {name} (type {})", arg.validated())),
+    };
+    Ok(out)
+}
+
+/// The typed overloads of a function, tried in expr's order; the last failure is reported.
+fn overloads(name: &str, functions: Functions) -> Vec<(Vec<Ty>, Ty)> {
+    use Ty::{Any, String as Str, Strings};
+    let any_array = || Ty::Array(Box::new(Any));
+    match (name, functions) {
+        ("lower" | "upper", _) => vec![(vec![Str], Str)],
+        ("trim", _) => vec![(vec![Str], Str), (vec![Str, Str], Str)],
+        ("split", Functions::Builtins) => vec![(vec![Str, Str], Strings), (vec![Str, Str, Ty::Int], Strings)],
+        ("split", Functions::Windsor) => vec![(vec![Str, Str], any_array())],
+        ("join", _) => vec![
+            (vec![Strings, Str], Str),
+            (vec![any_array(), Str], Str),
+            (vec![any_array()], Str),
+            (vec![Strings, Str], Str),
+            (vec![Strings], Str),
+        ],
+        ("string" | "toJSON", _) => vec![(vec![Any], Str)],
+        ("file", _) => vec![(vec![Str], Str)],
+        ("jsonnet", _) => vec![(vec![Str], Any)],
+        _ => Vec::new(),
+    }
+}
+
+fn call(name: &str, args: &[Node], at: Span, functions: Functions) -> Result<Ty> {
+    if matches!(name, "file" | "jsonnet") && functions == Functions::Builtins {
+        // Windsor's `when` does not declare them (expr would fail when running); ours reads
+        // files here too. Nothing is known of them, so their arguments are not checked, as expr
+        // does with an unknown callee.
+        if args.len() != 1 {
+            return Err(error(format!("invalid number of arguments (expected 1, got {})", args.len()), at));
+        }
+        return Ok(Ty::Unknown);
+    }
+    if matches!(name, "len" | "abs" | "int" | "float" | "keys" | "values") {
+        let types = args.iter().map(|a| visit(a, functions)).collect::<Result<Vec<_>>>()?;
+        return validate(name, &types).map_err(|message| error(message, at));
+    }
+    // Arguments are visited as the overloads reach them, each once: an error inside one is
+    // reported before any mismatch, as in expr.
+    let mut types: Vec<Option<Ty>> = vec![None; args.len()];
+    let nature = |i: usize, types: &mut Vec<Option<Ty>>| -> Result<Ty> {
+        if let Some(Some(t)) = types.get(i) {
+            return Ok(t.clone());
+        }
+        let t = visit(&args[i], functions)?;
+        types[i] = Some(t.clone());
+        Ok(t)
+    };
+    let mut last = None;
+    'overloads: for (params, out) in overloads(name, functions) {
+        if args.len() != params.len() {
+            for i in 0..args.len() {
+                nature(i, &mut types)?;
+            }
+            let which = if args.len() > params.len() { "too many" } else { "not enough" };
+            last = Some(error(format!("{which} arguments to call {name}"), at));
+            continue;
+        }
+        for (i, param) in params.iter().enumerate() {
+            let arg = nature(i, &mut types)?;
+            let message = match arg {
+                Ty::Nil if *param == Ty::Any => continue,
+                Ty::Nil => format!("cannot use nil as argument (type {param}) to call {name}"),
+                _ if arg.assignable_to(param) || arg.is_unknown() => continue,
+                // expr's message ends in a space.
+                _ => format!("cannot use {arg} as argument (type {param}) to call {name} "),
+            };
+            last = Some(error(message, location(&args[i])));
+            continue 'overloads;
+        }
+        return Ok(out);
+    }
+    Err(last.unwrap_or_else(|| error(format!("no matching overload for {name}"), at)))
+}
