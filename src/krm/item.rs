@@ -7,6 +7,11 @@
 //! [`Item::header`], the whole item for [`std::ops::Deref`]. Every step stays correct through
 //! `Deref`; filters use [`Item::type_of`] and text scans ([`Item::contains_text`],
 //! [`Item::header_contains`]) first, so untouched items are never built.
+//!
+//! An item read from YAML also keeps its source text ([`Item::set_source`]). As long as no step
+//! changed its value, the writer copies that text instead of emitting the value again, so quoting,
+//! flow style, number spellings, block scalar indicators and comments inside the item stay as the
+//! user wrote them, and kpt writes back an unchanged file.
 
 use crate::doc::{Map, Value};
 use std::cell::OnceCell;
@@ -30,6 +35,12 @@ pub struct Item {
     /// kept in the package whose meaning depends on its quotes (KOTS types a plain template's
     /// result, not a quoted one's), so writing it back plain would change the next render.
     keep_quoted: Option<Box<[String]>>,
+    /// The item's YAML as read, its first line at column 0 and the others moved left with it.
+    source: Option<Box<str>>,
+    /// Hash of the compact texts as read: an item a step changed and changed back is unchanged.
+    read_hash: u64,
+    /// Whether a step asked for the item mutably (it may have changed).
+    touched: bool,
 }
 
 impl std::fmt::Debug for Item {
@@ -68,11 +79,43 @@ impl From<Value> for Item {
             text: json(&value),
             full: OnceCell::new(),
             keep_quoted: None,
+            source: None,
+            read_hash: 0,
+            touched: false,
         }
     }
 }
 
+fn hash_texts(head: &str, text: &str) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    head.hash(&mut hasher);
+    text.hash(&mut hasher);
+    hasher.finish()
+}
+
 impl Item {
+    /// Keeps `source`, the item's YAML as read (see the module's doc comment).
+    pub fn set_source(&mut self, source: Box<str>) {
+        self.read_hash = hash_texts(&self.head_text, &self.text);
+        self.source = Some(source);
+    }
+
+    /// The item's source text when its value is still the one read; `None` when it must be
+    /// written from its value.
+    pub fn unchanged_source(&self) -> Option<&str> {
+        let source = self.source.as_deref()?;
+        if !self.touched {
+            return Some(source);
+        }
+        let now = match self.full.get() {
+            Some(full) => Item::from(full.clone()),
+            None if self.head_text.is_empty() => Item::from(self.load()),
+            None => return (hash_texts(&self.head_text, &self.text) == self.read_hash).then_some(source),
+        };
+        (hash_texts(&now.head_text, &now.text) == self.read_hash).then_some(source)
+    }
+
     /// The length of the item's compact text: an upper bound for any string in it.
     pub fn text_len(&self) -> usize {
         self.text.len() + self.head_text.len()
@@ -97,6 +140,7 @@ impl Item {
 
     /// The header, to change annotations or labels without building the whole item.
     pub fn header_mut(&mut self) -> &mut Value {
+        self.touched = true;
         if self.full.get().is_some() {
             return cell_mut(&mut self.full);
         }
@@ -173,8 +217,9 @@ impl Item {
     pub fn compact(&mut self) {
         if let Some(full) = self.full.take() {
             let keep_quoted = self.keep_quoted.take();
+            let (source, read_hash, touched) = (self.source.take(), self.read_hash, self.touched);
             *self = Item::from(full);
-            self.keep_quoted = keep_quoted;
+            (self.keep_quoted, self.source, self.read_hash, self.touched) = (keep_quoted, source, read_hash, touched);
         } else if let Some(head) = self.head.take() {
             if self.head_text.is_empty() {
                 let (api_version, kind) = crate::krm::type_of(&head);
@@ -217,6 +262,7 @@ impl Deref for Item {
 
 impl DerefMut for Item {
     fn deref_mut(&mut self) -> &mut Value {
+        self.touched = true;
         if self.full.get().is_none() {
             let loaded = self.load();
             let _ = self.full.set(loaded);

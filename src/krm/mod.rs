@@ -124,7 +124,10 @@ impl ResourceList {
                      with apiVersion, kind and metadata"
                 )));
             }
-            Items::List(items, None) => {
+            Items::List(mut items, None) => {
+                if format == Format::Yaml {
+                    attach_sources(text, &mut items, &parts.item_starts, parts.after_items);
+                }
                 // Only an item whose whole text is longer than the limit can hold such a string.
                 for (i, item) in items.iter().enumerate().filter(|(_, item)| item.text_len() as u64 > max_string) {
                     if let Some((field, len)) = item.with_value(|value| oversized_string(value, max_string)) {
@@ -165,6 +168,10 @@ impl ResourceList {
         out.write_all(to_yaml(&Value::Object(head)).as_bytes())?;
         out.write_all(b"items:\n")?;
         for mut item in items {
+            if let Some(source) = item.unchanged_source() {
+                write_list_element(out, source)?;
+                continue;
+            }
             let text = match item.take_keep_quoted() {
                 Some(pointers) => crate::doc::to_yaml_keeping_quotes(&item.into_value(), &pointers),
                 None => to_yaml(&item.into_value()),
@@ -199,6 +206,83 @@ impl ResourceList {
             }
         }
     }
+}
+
+/// Gives each item of a block `items` list its source text, from its first character to the
+/// next item's dash (or the next key, or the end of the document), moved to column 0. An item
+/// whose text cannot be cut out safely keeps none and is written from its value: one in a flow
+/// list, one using anchors or aliases (its text would not stand alone), one whose lines are less
+/// indented than its first.
+fn attach_sources(text: &str, items: &mut [Item], starts: &[Option<(usize, usize)>], after_items: Option<usize>) {
+    if starts.len() != items.len() {
+        return;
+    }
+    for i in 0..items.len() {
+        let Some((start, column)) = starts[i] else { continue };
+        let end = match starts.get(i + 1) {
+            Some(Some((next, _))) => *next,
+            Some(None) => continue,
+            None => after_items.unwrap_or(text.len()),
+        };
+        if let Some(source) = item_source(text, start, end, column, i + 1 == items.len()) {
+            items[i].set_source(source.into_boxed_str());
+        }
+    }
+}
+
+/// The text of one block-list item; see [`attach_sources`].
+fn item_source(text: &str, start: usize, end: usize, column: usize, last: bool) -> Option<String> {
+    // A block list element: a dash, alone on its line before the item (or before a comment).
+    let before = text.get(..start)?;
+    let dash_line = &before[before.rfind('\n').map_or(0, |at| at + 1)..];
+    if !dash_line.trim_end().ends_with('-') || !dash_line.trim().trim_end_matches('-').trim().is_empty() {
+        return None;
+    }
+    let mut slice = text.get(start..end)?;
+    if last {
+        // Nothing after the list but document markers may follow.
+        for marker in ["\n---", "\n..."] {
+            if let Some(at) = slice.find(marker) {
+                slice = &slice[..at];
+            }
+        }
+    }
+    let mut slice = slice.trim_end();
+    if !last {
+        // Up to the next element's dash, which stands alone at the start of its line.
+        slice = slice.strip_suffix('-')?;
+        let (body, dash_indent) = slice.rsplit_once('\n')?;
+        if !dash_indent.trim().is_empty() {
+            return None;
+        }
+        slice = body.trim_end();
+    }
+    // Anchors and aliases tie an item to text elsewhere; tags and the rest stand alone.
+    let bytes = slice.as_bytes();
+    let tied = bytes
+        .windows(2)
+        .any(|w| matches!(w[0], b' ' | b'\n' | b'[' | b'{' | b',' | b'-') && matches!(w[1], b'&' | b'*'))
+        || matches!(bytes.first(), Some(b'&' | b'*'));
+    if tied {
+        return None;
+    }
+    let indent = column.checked_sub(1)?;
+    let mut out = String::with_capacity(slice.len());
+    for (n, line) in slice.split('\n').enumerate() {
+        if n > 0 {
+            out.push('\n');
+            let spaces = line.len() - line.trim_start_matches(' ').len();
+            let content = line.trim_start_matches(' ');
+            if spaces < indent && !content.is_empty() && !content.starts_with('#') {
+                return None;
+            }
+            out.push_str(&line[spaces.min(indent)..]);
+        } else {
+            out.push_str(line);
+        }
+    }
+    out.push('\n');
+    Some(out)
 }
 
 /// One element of a block sequence at column 0, as the YAML writer lays it out: `- ` before the

@@ -6,6 +6,7 @@ use super::{shape_of, Item};
 use crate::doc::{duplicate_key_message, Strict, Value};
 use serde::de::Error;
 use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde_saphyr::Spanned;
 use std::fmt;
 
 /// One document of the input, as far as the ResourceList checks need it.
@@ -23,6 +24,10 @@ pub struct Parts {
     pub kind: Option<Value>,
     pub items: Items,
     pub function_config: Option<Value>,
+    /// Where each item starts in the YAML text (byte offset, 1-based column), when known.
+    pub item_starts: Vec<Option<(usize, usize)>>,
+    /// Where the first key after `items` starts (byte offset): the end of the last item.
+    pub after_items: Option<usize>,
 }
 
 #[derive(Default)]
@@ -90,14 +95,22 @@ impl<'de> Visitor<'de> for TopVisitor {
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Top, A::Error> {
         let mut parts = Parts::default();
         let mut seen = std::collections::HashSet::new();
-        while let Some(key) = map.next_key::<String>()? {
+        let mut items_read = false;
+        while let Some(key) = map.next_key::<Spanned<String>>()? {
+            if items_read && parts.after_items.is_none() {
+                parts.after_items = byte_offset(&key.referenced);
+            }
+            let key = key.value;
             if !seen.insert(key.clone()) {
                 return Err(A::Error::custom(duplicate_key_message(&key)));
             }
             match key.as_str() {
                 "apiVersion" => parts.api_version = Some(map.next_value::<Strict>()?.0),
                 "kind" => parts.kind = Some(map.next_value::<Strict>()?.0),
-                "items" => parts.items = map.next_value_seed(ItemsSeed)?,
+                "items" => {
+                    (parts.items, parts.item_starts) = map.next_value_seed(ItemsSeed)?;
+                    items_read = true;
+                }
                 "functionConfig" => parts.function_config = Some(map.next_value::<Strict>()?.0),
                 // `results` of an earlier function are not carried over; nothing else is read.
                 _ => {
@@ -111,46 +124,59 @@ impl<'de> Visitor<'de> for TopVisitor {
 
 struct ItemsSeed;
 
-impl<'de> DeserializeSeed<'de> for ItemsSeed {
-    type Value = Items;
+/// Items that are not a list, with no positions.
+fn not_list(shape: &'static str) -> (Items, Vec<Option<(usize, usize)>>) {
+    (Items::NotList(shape), Vec::new())
+}
 
-    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Items, D::Error> {
+/// The byte offset a location names, when the reader knows it (it does for YAML text).
+fn byte_offset(location: &serde_saphyr::Location) -> Option<usize> {
+    location.span().byte_offset().and_then(|offset| usize::try_from(offset).ok())
+}
+
+impl<'de> DeserializeSeed<'de> for ItemsSeed {
+    type Value = (Items, Vec<Option<(usize, usize)>>);
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
         deserializer.deserialize_any(self)
     }
 }
 
 impl<'de> Visitor<'de> for ItemsSeed {
-    type Value = Items;
+    type Value = (Items, Vec<Option<(usize, usize)>>);
 
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
         f.write_str("a list of items")
     }
 
-    other_shapes!(Items::NotList);
+    other_shapes!(not_list);
 
-    fn visit_unit<E>(self) -> Result<Items, E> {
-        Ok(Items::None)
+    fn visit_unit<E>(self) -> Result<Self::Value, E> {
+        Ok((Items::None, Vec::new()))
     }
 
-    fn visit_none<E>(self) -> Result<Items, E> {
-        Ok(Items::None)
+    fn visit_none<E>(self) -> Result<Self::Value, E> {
+        Ok((Items::None, Vec::new()))
     }
 
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Items, A::Error> {
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
         while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
-        Ok(Items::NotList("a mapping"))
+        Ok((Items::NotList("a mapping"), Vec::new()))
     }
 
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Items, A::Error> {
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
         let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(0));
+        let mut starts = Vec::with_capacity(items.capacity());
         let mut not_mapping = None;
         // Strict: JSON's reader would keep the last of two equal keys without a word.
-        while let Some(Strict(value)) = seq.next_element::<Strict>()? {
+        while let Some(Spanned { value: Strict(value), referenced, .. }) = seq.next_element::<Spanned<Strict>>()? {
             if !value.is_object() {
                 not_mapping = not_mapping.or(Some((items.len(), shape_of(&value))));
             }
+            let column = usize::try_from(referenced.column()).ok();
+            starts.push(byte_offset(&referenced).zip(column));
             items.push(Item::from(value));
         }
-        Ok(Items::List(items, not_mapping))
+        Ok((Items::List(items, not_mapping), starts))
     }
 }
