@@ -257,8 +257,15 @@ fn item_source(text: &str, start: usize, end: usize, column: usize, last: bool) 
         }
         slice = body.trim_end();
     }
-    // Anchors and aliases tie an item to text elsewhere; tags and the rest stand alone.
+    // Anchors and aliases tie an item to text elsewhere; tags and the rest stand alone. A block
+    // scalar that keeps its trailing blank lines (`|+`) may end where the cut trims.
     let bytes = slice.as_bytes();
+    let keeps_trailing = bytes
+        .windows(3)
+        .any(|w| matches!(w[0], b'|' | b'>') && (w[1] == b'+' || (w[1].is_ascii_digit() && w[2] == b'+')));
+    if keeps_trailing {
+        return None;
+    }
     let tied = bytes
         .windows(2)
         .any(|w| matches!(w[0], b' ' | b'\n' | b'[' | b'{' | b',' | b'-') && matches!(w[1], b'&' | b'*'))
@@ -504,6 +511,51 @@ mod tests {
         }
         let err = ok(&format!("{head}items: []\n---\n{head}items: []\n")).err().unwrap_or_default();
         assert!(err.contains("2 YAML documents"), "{err}");
+    }
+
+    /// What `render-blueprint` writes for `input` when no step changes anything.
+    fn passthrough(input: &str) -> String {
+        let list = ResourceList::parse(input.as_bytes()).unwrap_or_else(|err| panic!("{err}"));
+        let mut out = Vec::new();
+        list.write_to(&mut out, list.items.clone(), Vec::new()).unwrap_or_else(|err| panic!("{err}"));
+        String::from_utf8(out).unwrap_or_default()
+    }
+
+    #[test]
+    fn unchanged_items_are_written_as_read() {
+        let items = "- apiVersion: v1\n  kind: ConfigMap # why\n  metadata: {name: a}\n  data:\n    n: 0x1F\n    \
+                     f: 1.50\n    q: 'single'\n    mode: 0644\n    s: |-\n      text\n    # inside\n    \
+                     list:\n      - 1\n- apiVersion: v1\n  kind: Secret\n  metadata:\n    name: b\n";
+        let input = format!("apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n{items}");
+        let expected = format!("apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n{items}");
+        assert_eq!(passthrough(&input), expected);
+        // Indented lists, a functionConfig after them, trailing comments and blank lines.
+        let indented: String = items.lines().map(|l| format!("    {l}\n")).collect();
+        let input = format!(
+            "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n{indented}\n  # end\n\nfunctionConfig:\n  a: 1\n"
+        );
+        // The comment after the last item is in its text, so it stays.
+        assert_eq!(passthrough(&input), format!("{expected}\n  # end\n"));
+        // The last item before a document end marker.
+        assert_eq!(passthrough(&format!("{expected}...\n")), expected);
+    }
+
+    #[test]
+    fn items_that_cannot_stand_alone_are_emitted() {
+        let head = "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\n";
+        let emitted = format!("{head}items:\n- a: 1\n  b:\n    c: 2\n");
+        // A flow list, an alias, a block scalar that keeps its trailing lines.
+        assert_eq!(passthrough(&format!("{head}items: [{{a: 1, b: {{c: 2}}}}]\n")), emitted);
+        assert_eq!(passthrough(&format!("{head}x: &c {{c: 2}}\nitems:\n- a: 1\n  b: *c\n")), emitted);
+        let input = format!("{head}items:\n- a: |+\n    x\n\n- b: 1\n");
+        let values = |text: &str| -> Vec<Value> {
+            ResourceList::parse(text.as_bytes())
+                .map(|l| l.items.into_iter().map(Item::into_value).collect())
+                .unwrap_or_default()
+        };
+        let kept = passthrough(&input);
+        assert_eq!(values(&kept), vec![json!({"a": "x\n\n"}), json!({"b": 1})], "{kept}");
+        assert_ne!(kept, input);
     }
 
     #[test]
