@@ -48,7 +48,7 @@ impl<'a> Emitter<'a> {
                 continue;
             }
             self.out.extend(std::iter::repeat_n(b' ', indent));
-            self.out.extend_from_slice(line[least..].as_bytes());
+            self.out.extend_from_slice(&line.as_bytes()[least..]);
         }
     }
 
