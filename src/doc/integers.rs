@@ -94,8 +94,8 @@ pub fn oversized_json_integer(text: &str) -> Option<(usize, String)> {
 pub fn oversized_integer_message(literal: &str) -> String {
     format!(
         "the integer {} is too large for 64 bits and would lose digits: quote it (\"{}\") to keep it as written",
-        crate::expr::excerpt(literal),
-        crate::expr::excerpt(literal)
+        super::excerpt(literal),
+        super::excerpt(literal)
     )
 }
 

@@ -166,6 +166,15 @@ pub fn type_name(value: &Value) -> &'static str {
     }
 }
 
+/// A text for a message (an expression, a literal): whole when short, else its first 60
+/// characters and its length.
+pub fn excerpt(source: &str) -> String {
+    match source.char_indices().nth(60) {
+        None => source.to_string(),
+        Some((at, _)) => format!("{}… ({} characters)", &source[..at], source.chars().count()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -92,13 +92,7 @@ impl ExprError {
 /// Characters shown either side of an error's column.
 const WINDOW: usize = 60;
 
-/// An expression for a message: whole when short, else its start and length.
-pub fn excerpt(source: &str) -> String {
-    match source.char_indices().nth(WINDOW) {
-        None => source.to_string(),
-        Some((at, _)) => format!("{}… ({} characters)", &source[..at], source.chars().count()),
-    }
-}
+pub use crate::doc::excerpt;
 
 impl fmt::Display for ExprError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
