@@ -211,10 +211,11 @@ impl ResourceList {
 /// Gives each item of a block `items` list its source text, from its first character to the
 /// next item's dash (or the next key, or the end of the document), moved to column 0. An item
 /// whose text cannot be cut out safely keeps none and is written from its value: one in a flow
-/// list, one using anchors or aliases (its text would not stand alone), one whose lines are less
-/// indented than its first.
+/// list, one using anchors or aliases or under a `%TAG` directive (its text would not stand
+/// alone), one whose lines are less indented than its first, one with a carriage return alone.
 fn attach_sources(text: &str, items: &mut [Item], starts: &[Option<(usize, usize)>], after_items: Option<usize>) {
-    if starts.len() != items.len() {
+    // A `%TAG` directive gives tag handles a meaning the output, which has none, would lose.
+    if starts.len() != items.len() || text.lines().any(|line| line.starts_with("%TAG")) {
         return;
     }
     for i in 0..items.len() {
@@ -231,56 +232,71 @@ fn attach_sources(text: &str, items: &mut [Item], starts: &[Option<(usize, usize
 }
 
 /// The text of one block-list item; see [`attach_sources`].
+///
+/// Only what can never be content is cut off: the next element's dash, blank lines at the end,
+/// and document markers after the last item. Whitespace at the end of a line is kept (in a block
+/// scalar it is content, and YAML's own whitespace is only spaces and tabs: `trim_end` would also
+/// take a no-break space), and so is a line of spaces deeper than the item (a block scalar's
+/// content line when the scalar reaches it).
 fn item_source(text: &str, start: usize, end: usize, column: usize, last: bool) -> Option<String> {
-    // A block list element: a dash, alone on its line before the item (or before a comment).
+    let indent = column.checked_sub(1)?;
+    // A block list element: spaces, a dash and spaces before the item on its line.
     let before = text.get(..start)?;
     let dash_line = &before[before.rfind('\n').map_or(0, |at| at + 1)..];
-    if !dash_line.trim_end().ends_with('-') || !dash_line.trim().trim_end_matches('-').trim().is_empty() {
+    if !dash_line.trim_start_matches(' ').strip_prefix('-')?.bytes().all(|b| b == b' ') {
         return None;
     }
     let mut slice = text.get(start..end)?;
     if last {
         // Nothing after the list but document markers may follow.
-        for marker in ["\n---", "\n..."] {
-            if let Some(at) = slice.find(marker) {
-                slice = &slice[..at];
-            }
+        if let Some(at) = document_marker(slice) {
+            slice = &slice[..at];
         }
-    }
-    let mut slice = slice.trim_end();
-    if !last {
+    } else {
         // Up to the next element's dash, which stands alone at the start of its line.
-        slice = slice.strip_suffix('-')?;
-        let (body, dash_indent) = slice.rsplit_once('\n')?;
-        if !dash_indent.trim().is_empty() {
+        let (body, dash_indent) = slice.trim_end_matches(' ').strip_suffix('-')?.rsplit_once('\n')?;
+        if !dash_indent.bytes().all(|b| b == b' ') {
             return None;
         }
-        slice = body.trim_end();
+        slice = body;
     }
-    // Anchors and aliases tie an item to text elsewhere; tags and the rest stand alone. A block
-    // scalar that keeps its trailing blank lines (`|+`) may end where the cut trims.
+    // Lines at the end that hold nothing, or no more spaces than the item's indentation: never
+    // content (a block scalar in the item is indented deeper), only the end of one.
+    while let Some((body, line)) = slice.rsplit_once('\n') {
+        let line = line.strip_suffix('\r').unwrap_or(line);
+        if line.len() > indent || line.bytes().any(|b| b != b' ') {
+            break;
+        }
+        slice = body;
+    }
+    let slice = slice.strip_suffix('\r').unwrap_or(slice);
     let bytes = slice.as_bytes();
+    // A carriage return alone breaks a line for YAML and for nothing below.
+    if bytes.windows(2).any(|w| w[0] == b'\r' && w[1] != b'\n') || bytes.last() == Some(&b'\r') {
+        return None;
+    }
+    // A block scalar that keeps its trailing blank lines (`|+`) may end where the cut trims.
     let keeps_trailing = bytes
         .windows(3)
         .any(|w| matches!(w[0], b'|' | b'>') && (w[1] == b'+' || (w[1].is_ascii_digit() && w[2] == b'+')));
     if keeps_trailing {
         return None;
     }
-    let tied = bytes
-        .windows(2)
-        .any(|w| matches!(w[0], b' ' | b'\n' | b'[' | b'{' | b',' | b'-') && matches!(w[1], b'&' | b'*'))
-        || matches!(bytes.first(), Some(b'&' | b'*'));
+    // Anchors and aliases tie an item to text elsewhere; tags and the rest stand alone.
+    let tied = bytes.windows(2).any(|w| {
+        (w[0].is_ascii_whitespace() || matches!(w[0], b'[' | b'{' | b',' | b'-' | b':' | b'?'))
+            && matches!(w[1], b'&' | b'*')
+    }) || matches!(bytes.first(), Some(b'&' | b'*'));
     if tied {
         return None;
     }
-    let indent = column.checked_sub(1)?;
     let mut out = String::with_capacity(slice.len());
     for (n, line) in slice.split('\n').enumerate() {
         if n > 0 {
             out.push('\n');
             let spaces = line.len() - line.trim_start_matches(' ').len();
             let content = line.trim_start_matches(' ');
-            if spaces < indent && !content.is_empty() && !content.starts_with('#') {
+            if spaces < indent && !content.trim_end_matches('\r').is_empty() && !content.starts_with('#') {
                 return None;
             }
             out.push_str(&line[spaces.min(indent)..]);
@@ -290,6 +306,22 @@ fn item_source(text: &str, start: usize, end: usize, column: usize, last: bool) 
     }
     out.push('\n');
     Some(out)
+}
+
+/// Where the first document marker (`---` or `...` at the start of a line, then whitespace or
+/// the end) in `slice` begins, counting from the line break before it.
+fn document_marker(slice: &str) -> Option<usize> {
+    let mut from = 0;
+    while let Some(at) = slice[from..].find('\n').map(|at| from + at) {
+        let rest = &slice[at + 1..];
+        if (rest.starts_with("---") || rest.starts_with("..."))
+            && rest[3..].chars().next().is_none_or(|c| matches!(c, ' ' | '\t' | '\r' | '\n'))
+        {
+            return Some(at);
+        }
+        from = at + 1;
+    }
+    None
 }
 
 /// One element of a block sequence at column 0, as the YAML writer lays it out: `- ` before the
@@ -556,6 +588,46 @@ mod tests {
         let kept = passthrough(&input);
         assert_eq!(values(&kept), vec![json!({"a": "x\n\n"}), json!({"b": 1})], "{kept}");
         assert_ne!(kept, input);
+    }
+
+    /// Each text reads to the same items after a passthrough, and a second passthrough changes
+    /// nothing: what the cut takes off an item's text is never content.
+    #[test]
+    fn copied_items_keep_every_value() {
+        let head = "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\n";
+        let values = |text: &str| -> Vec<Value> {
+            let list = ResourceList::parse(text.as_bytes()).unwrap_or_else(|err| panic!("{err}: {text:?}"));
+            list.items.into_iter().map(Item::into_value).collect()
+        };
+        for (items, copied) in [
+            // Spaces and tabs at the end of a block scalar's last line are content.
+            ("- a: |\n    x  \n- b: 1\n", true),
+            ("- a: >-\n    x\t\n", true),
+            ("- a: |-\n    x  \nfunctionConfig: ~\n", true),
+            ("- a: |\n    x  ", true),
+            // So is a line of spaces deeper than the scalar's indentation, and a lone `- `.
+            ("    - a: |\n        x\n          \n    - b: 1\n", true),
+            ("- a: |\n    x\n      \n\n", true),
+            ("- a: |\n    x\n    - \n- b: 1\n", true),
+            ("- a: |\r\n    x  \r\n- b: 1\r\n", true),
+            // A no-break space or an ideographic space ends a plain scalar as any letter would.
+            ("- a: x\u{a0}\n- b: y\u{3000}\n", true),
+            // A document end after the last item.
+            ("- a: |\n    x  \n...\n", true),
+            // An alias after a tab, a tag handle of a %TAG directive, a carriage return alone.
+            ("- a:\t*x\n", false),
+            ("- a: !e!t x\n", false),
+            ("    - a: 1\r      b: 2\n", false),
+        ] {
+            let input = format!("{head}x: &x 1\nitems:\n{items}");
+            let input =
+                if items.contains("!e!") { format!("%TAG !e! tag:example.com,2000:\n---\n{input}") } else { input };
+            let once = passthrough(&input);
+            assert_eq!(values(&once), values(&input), "{input:?} gave {once:?}");
+            assert_eq!(passthrough(&once), once, "{input:?}");
+            let list = ResourceList::parse(input.as_bytes()).unwrap_or_else(|err| panic!("{err}"));
+            assert_eq!(list.items[0].unchanged_source().is_some(), copied, "{input:?}");
+        }
     }
 
     #[test]
