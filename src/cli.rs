@@ -381,12 +381,16 @@ fn write_with(write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>) -> Exit
 }
 
 /// A YAML stream, one document at a time.
-fn write_stream(out: &mut dyn Write, items: impl Iterator<Item = Value>) -> std::io::Result<()> {
+/// A stream of documents: each item no step changed as it was written, the others emitted.
+fn write_stream(out: &mut dyn Write, items: impl Iterator<Item = Item>) -> std::io::Result<()> {
     for (i, item) in items.enumerate() {
         if i > 0 {
             out.write_all(b"---\n")?;
         }
-        out.write_all(crate::doc::to_yaml(&item).as_bytes())?;
+        match item.unchanged_source() {
+            Some(source) => out.write_all(source.as_bytes())?,
+            None => out.write_all(crate::doc::to_yaml(&item.into_value()).as_bytes())?,
+        }
     }
     Ok(())
 }
@@ -455,16 +459,17 @@ fn render(args: RenderArgs, root: Option<PathBuf>, limits: Limits) -> Exit {
         // The CLI prints nothing rather than a package that is missing its failed parts.
         return Exit::Errors;
     };
-    // One item at a time is built, cleaned and written.
-    let items = items
-        .into_iter()
-        .map(Item::into_value)
-        .filter(|item| args.keep_local_config || !is_local_config(item))
-        .map(strip_build_annotations);
+    // One item at a time is cleaned and written; only its header is built for that.
+    let items =
+        items.into_iter().filter(|item| args.keep_local_config || !is_local_config(item.header())).map(|mut item| {
+            let header = std::mem::take(item.header_mut());
+            *item.header_mut() = strip_build_annotations(header);
+            item
+        });
     match args.output {
         OutputFormat::Yaml => write_with(|out| write_stream(out, items)),
         OutputFormat::Json => {
-            let items: Vec<Value> = items.collect();
+            let items: Vec<Value> = items.map(Item::into_value).collect();
             let list = json!({"apiVersion": "v1", "kind": "List", "items": items});
             write_stdout(&format!("{}\n", serde_json::to_string_pretty(&list).unwrap_or_default()))
         }
@@ -671,12 +676,14 @@ impl Walk<'_> {
 
     fn read_file(&mut self, path: &Path, items: &mut Vec<Item>, styles: &mut SourceStyles) -> Result<(), String> {
         let text = read_regular_file(path, self.limit).map_err(|err| format!("{}: {err}", path.display()))?;
-        let documents = read_yaml_documents(&text).map_err(|err| yaml_error(path, &err))?;
+        let documents = crate::doc::read_yaml_documents_with_starts(&text).map_err(|err| yaml_error(path, &err))?;
         let package_path = package_path(path, &self.root);
         self.files.note(&package_path);
         styles.texts.push(Source::File(path.to_path_buf(), self.limit));
         let text_index = styles.texts.len() - 1;
-        for (index, mut document) in documents.into_iter().enumerate() {
+        // A `%TAG` directive gives tag handles a meaning a document copied alone would lose.
+        let copyable = !text.lines().any(|line| line.starts_with("%TAG"));
+        for (index, (document, start)) in documents.into_iter().enumerate() {
             if !document.is_object() {
                 let place = document_place(path, &text, index);
                 return Err(format!("{place}: document {} is not a mapping (a Kubernetes object)", index + 1));
@@ -686,8 +693,17 @@ impl Walk<'_> {
             if document.get("kind").is_none() && document.get("apiVersion").is_none() {
                 continue;
             }
-            tag_location(&mut document, &package_path, index);
-            items.push(Item::from(document));
+            let mut item = Item::from(document);
+            // The document as written, for printing it unchanged (see `Item::set_source`).
+            if let Some((start, 1)) = start.filter(|_| copyable) {
+                let rest = text.get(start..).unwrap_or_default();
+                let body = &rest[..crate::krm::document_marker(rest).unwrap_or(rest.len())];
+                if let Some(source) = crate::krm::standalone_source(body, 0) {
+                    item.set_source(source.into_boxed_str());
+                }
+            }
+            tag_location(item.header_mut(), &package_path, index);
+            items.push(item);
             styles.items.push((text_index, index));
         }
         Ok(())
@@ -812,7 +828,7 @@ fn legacy_plugin(config_file: &Path) -> Exit {
     let output = pipeline::render(input, &files);
     report_results(&output.results, None);
     match output.items {
-        Some(items) => write_with(|out| write_stream(out, items.into_iter().map(Item::into_value))),
+        Some(items) => write_with(|out| write_stream(out, items.into_iter())),
         None => Exit::Errors,
     }
 }

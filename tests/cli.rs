@@ -457,3 +457,22 @@ fn landscaper_backup_renders_the_same_in_gotemplate_and_handlebars() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `render` prints a document no step changed as it was written (without the comments before
+/// its first line), and a changed one from its value.
+#[test]
+fn render_prints_unchanged_documents_as_written() {
+    let dir = scratch("render-as-written");
+    let first = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a   # kept\ndata: {x: \"1\", y: 'q'}\n";
+    let second = "apiVersion: v1\nkind: Secret\nmetadata:\n  name: s\nstringData:\n  mode: 0644\n  n: 1.50\n";
+    let third = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: patched\ndata: {x: '1'}\n";
+    std::fs::write(dir.join("a.yaml"), format!("# about the file\n{first}---\n{second}\n\n---\n{third}"))
+        .unwrap_or_else(|err| panic!("{err}"));
+    let config = "apiVersion: fn.blueprint.dev/v1alpha1\nkind: RenderBlueprint\nmetadata:\n  name: r\nspec:\n  \
+                  patches:\n  - target: {name: patched}\n    patch: '[{\"op\": \"add\", \"path\": \"/data/z\", \"value\": \"2\"}]'\n";
+    std::fs::write(dir.join("render.yaml"), config).unwrap_or_else(|err| panic!("{err}"));
+    let (code, stdout, stderr) = bin_output(&["render", "."], Some(&dir));
+    assert_eq!(code, Some(0), "{stderr}");
+    let patched = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: patched\ndata:\n  x: \"1\"\n  z: \"2\"\n";
+    assert_eq!(stdout, format!("{first}---\n{second}---\n{patched}"));
+}

@@ -91,8 +91,8 @@ pub fn oversized_message(place: &str, field: &FieldPath, len: usize, limit: u64)
 }
 
 pub use yaml::{
-    parse_scalar, read_yaml_documents, read_yaml_documents_as, to_yaml, to_yaml_keeping_quotes, to_yaml_stream,
-    YamlError,
+    parse_scalar, read_yaml_documents, read_yaml_documents_as, read_yaml_documents_with_starts, to_yaml,
+    to_yaml_keeping_quotes, to_yaml_stream, YamlError,
 };
 
 /// A document node. Mappings keep their key order.

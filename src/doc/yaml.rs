@@ -60,6 +60,23 @@ pub fn read_yaml_documents(text: &str) -> Result<Vec<Value>, YamlError> {
     Ok(documents.into_iter().filter(|d| !d.is_null()).collect())
 }
 
+/// Where a document starts: byte offset and 1-based column of its first character.
+pub type Start = Option<(usize, usize)>;
+
+/// [`read_yaml_documents`], with each document's [`Start`] when the reader knows it.
+pub fn read_yaml_documents_with_starts(text: &str) -> Result<Vec<(Value, Start)>, YamlError> {
+    let documents: Vec<serde_saphyr::Spanned<Value>> = read_yaml_documents_as(text)?;
+    Ok(documents
+        .into_iter()
+        .filter(|d| !d.value.is_null())
+        .map(|d| {
+            let offset = d.referenced.span().byte_offset().and_then(|o| usize::try_from(o).ok());
+            let column = usize::try_from(d.referenced.column()).ok();
+            (d.value, offset.zip(column))
+        })
+        .collect())
+}
+
 /// Reads a stream of YAML documents into `T` as they are parsed (a caller's own visitor can
 /// keep less than a whole value tree). Empty documents reach `T` as a unit.
 pub fn read_yaml_documents_as<T: serde::de::DeserializeOwned>(text: &str) -> Result<Vec<T>, YamlError> {

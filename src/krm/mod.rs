@@ -260,6 +260,16 @@ fn item_source(text: &str, start: usize, end: usize, column: usize, last: bool) 
         }
         slice = body;
     }
+    standalone_source(slice, indent)
+}
+
+/// The text of one node cut out of a YAML document (a list item, or a whole document at
+/// `indent` 0), moved `indent` columns left, when it can stand alone as its own document: `None`
+/// when it may be tied to text elsewhere (anchors and aliases), holds a line break YAML sees and
+/// the line-based mover does not (a carriage return alone), keeps trailing blank lines (`|+`),
+/// or has a line less indented than `indent` that is not a comment.
+pub fn standalone_source(slice: &str, indent: usize) -> Option<String> {
+    let mut slice = slice;
     // Lines at the end that hold nothing, or no more spaces than the item's indentation: never
     // content (a block scalar in the item is indented deeper), only the end of one.
     while let Some((body, line)) = slice.rsplit_once('\n') {
@@ -310,7 +320,7 @@ fn item_source(text: &str, start: usize, end: usize, column: usize, last: bool) 
 
 /// Where the first document marker (`---` or `...` at the start of a line, then whitespace or
 /// the end) in `slice` begins, counting from the line break before it.
-fn document_marker(slice: &str) -> Option<usize> {
+pub fn document_marker(slice: &str) -> Option<usize> {
     let mut from = 0;
     while let Some(at) = slice[from..].find('\n').map(|at| from + at) {
         let rest = &slice[at + 1..];
