@@ -681,8 +681,7 @@ impl Walk<'_> {
         self.files.note(&package_path);
         styles.texts.push(Source::File(path.to_path_buf(), self.limit));
         let text_index = styles.texts.len() - 1;
-        // A `%TAG` directive gives tag handles a meaning a document copied alone would lose.
-        let copyable = !text.lines().any(|line| line.starts_with("%TAG"));
+        let copyable = !crate::doc::declares_tag_handles(&text);
         for (index, (document, start)) in documents.into_iter().enumerate() {
             if !document.is_object() {
                 let place = document_place(path, &text, index);

@@ -63,18 +63,22 @@ pub fn read_yaml_documents(text: &str) -> Result<Vec<Value>, YamlError> {
 /// Where a document starts: byte offset and 1-based column of its first character.
 pub type Start = Option<(usize, usize)>;
 
+/// The [`Start`] a reader location names; the reader knows byte offsets for YAML text.
+pub fn start_of(location: &serde_saphyr::Location) -> Start {
+    let offset = location.span().byte_offset().and_then(|o| usize::try_from(o).ok());
+    offset.zip(usize::try_from(location.column()).ok())
+}
+
+/// Whether a stream declares `%TAG` handles: a node copied out of it alone would lose their
+/// meaning, so it is written from its value instead.
+pub fn declares_tag_handles(text: &str) -> bool {
+    text.lines().any(|line| line.starts_with("%TAG"))
+}
+
 /// [`read_yaml_documents`], with each document's [`Start`] when the reader knows it.
 pub fn read_yaml_documents_with_starts(text: &str) -> Result<Vec<(Value, Start)>, YamlError> {
     let documents: Vec<serde_saphyr::Spanned<Value>> = read_yaml_documents_as(text)?;
-    Ok(documents
-        .into_iter()
-        .filter(|d| !d.value.is_null())
-        .map(|d| {
-            let offset = d.referenced.span().byte_offset().and_then(|o| usize::try_from(o).ok());
-            let column = usize::try_from(d.referenced.column()).ok();
-            (d.value, offset.zip(column))
-        })
-        .collect())
+    Ok(documents.into_iter().filter(|d| !d.value.is_null()).map(|d| (d.value, start_of(&d.referenced))).collect())
 }
 
 /// Reads a stream of YAML documents into `T` as they are parsed (a caller's own visitor can

@@ -514,7 +514,7 @@ fn call(name: &str, args: &[Cow<'_, Value>], host: &dyn Host, budget: &Budget, s
 /// What one more value in a list takes besides its text.
 const PART_BYTES: usize = 32;
 
-fn sorted_entries(map: &Map) -> Vec<(&String, &Value)> {
+pub(super) fn sorted_entries(map: &Map) -> Vec<(&String, &Value)> {
     let mut entries: Vec<(&String, &Value)> = map.iter().collect();
     entries.sort_by(|a, b| a.0.cmp(b.0));
     entries

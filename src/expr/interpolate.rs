@@ -22,11 +22,9 @@ enum Piece {
 pub fn embedded_text(value: &Value) -> String {
     fn sorted(value: &Value) -> Value {
         match value {
-            Value::Object(map) => {
-                let mut entries: Vec<_> = map.iter().collect();
-                entries.sort_by(|a, b| a.0.cmp(b.0));
-                Value::Object(entries.into_iter().map(|(k, v)| (k.clone(), sorted(v))).collect())
-            }
+            Value::Object(map) => Value::Object(
+                super::eval::sorted_entries(map).into_iter().map(|(k, v)| (k.clone(), sorted(v))).collect(),
+            ),
             Value::Array(items) => Value::Array(items.iter().map(sorted).collect()),
             other => other.clone(),
         }

@@ -213,9 +213,8 @@ impl ResourceList {
 /// whose text cannot be cut out safely keeps none and is written from its value: one in a flow
 /// list, one using anchors or aliases or under a `%TAG` directive (its text would not stand
 /// alone), one whose lines are less indented than its first, one with a carriage return alone.
-fn attach_sources(text: &str, items: &mut [Item], starts: &[Option<(usize, usize)>], after_items: Option<usize>) {
-    // A `%TAG` directive gives tag handles a meaning the output, which has none, would lose.
-    if starts.len() != items.len() || text.lines().any(|line| line.starts_with("%TAG")) {
+fn attach_sources(text: &str, items: &mut [Item], starts: &[crate::doc::Start], after_items: Option<usize>) {
+    if starts.len() != items.len() || crate::doc::declares_tag_handles(text) {
         return;
     }
     for i in 0..items.len() {

@@ -3,7 +3,7 @@
 //! times the text). Written by hand because it is a serde visitor over our own shape.
 
 use super::{shape_of, Item};
-use crate::doc::{duplicate_key_message, Strict, Value};
+use crate::doc::{duplicate_key_message, start_of, Start, Strict, Value};
 use serde::de::Error;
 use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_saphyr::Spanned;
@@ -25,7 +25,7 @@ pub struct Parts {
     pub items: Items,
     pub function_config: Option<Value>,
     /// Where each item starts in the YAML text (byte offset, 1-based column), when known.
-    pub item_starts: Vec<Option<(usize, usize)>>,
+    pub item_starts: Vec<Start>,
     /// Where the first key after `items` starts (byte offset): the end of the last item.
     pub after_items: Option<usize>,
 }
@@ -98,7 +98,7 @@ impl<'de> Visitor<'de> for TopVisitor {
         let mut items_read = false;
         while let Some(key) = map.next_key::<Spanned<String>>()? {
             if items_read && parts.after_items.is_none() {
-                parts.after_items = byte_offset(&key.referenced);
+                parts.after_items = start_of(&key.referenced).map(|(offset, _)| offset);
             }
             let key = key.value;
             if !seen.insert(key.clone()) {
@@ -125,17 +125,12 @@ impl<'de> Visitor<'de> for TopVisitor {
 struct ItemsSeed;
 
 /// Items that are not a list, with no positions.
-fn not_list(shape: &'static str) -> (Items, Vec<Option<(usize, usize)>>) {
+fn not_list(shape: &'static str) -> (Items, Vec<Start>) {
     (Items::NotList(shape), Vec::new())
 }
 
-/// The byte offset a location names, when the reader knows it (it does for YAML text).
-fn byte_offset(location: &serde_saphyr::Location) -> Option<usize> {
-    location.span().byte_offset().and_then(|offset| usize::try_from(offset).ok())
-}
-
 impl<'de> DeserializeSeed<'de> for ItemsSeed {
-    type Value = (Items, Vec<Option<(usize, usize)>>);
+    type Value = (Items, Vec<Start>);
 
     fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
         deserializer.deserialize_any(self)
@@ -143,7 +138,7 @@ impl<'de> DeserializeSeed<'de> for ItemsSeed {
 }
 
 impl<'de> Visitor<'de> for ItemsSeed {
-    type Value = (Items, Vec<Option<(usize, usize)>>);
+    type Value = (Items, Vec<Start>);
 
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
         f.write_str("a list of items")
@@ -173,8 +168,7 @@ impl<'de> Visitor<'de> for ItemsSeed {
             if !value.is_object() {
                 not_mapping = not_mapping.or(Some((items.len(), shape_of(&value))));
             }
-            let column = usize::try_from(referenced.column()).ok();
-            starts.push(byte_offset(&referenced).zip(column));
+            starts.push(start_of(&referenced));
             items.push(Item::from(value));
         }
         Ok((Items::List(items, not_mapping), starts))
