@@ -37,8 +37,12 @@ pub struct Item {
     keep_quoted: Option<Box<[String]>>,
     /// The item's YAML as read, its first line at column 0 and the others moved left with it.
     source: Option<Box<str>>,
+    /// Whether `text` is empty and the item is read from `source` when asked for
+    /// ([`Item::from_source`]).
+    lazy: bool,
     /// Hash of the compact texts as read: an item a step changed and changed back is unchanged.
-    read_hash: u64,
+    /// Taken when the source is attached, or for a lazy item when first needed.
+    read_hash: OnceCell<u64>,
     /// Whether a step asked for the item mutably (it may have changed).
     touched: bool,
 }
@@ -80,7 +84,8 @@ impl From<Value> for Item {
             full: OnceCell::new(),
             keep_quoted: None,
             source: None,
-            read_hash: 0,
+            lazy: false,
+            read_hash: OnceCell::new(),
             touched: false,
         }
     }
@@ -95,9 +100,30 @@ fn hash_texts(head: &str, text: &str) -> u64 {
 }
 
 impl Item {
+    /// An item known by its header and its YAML `source` (standing alone, as
+    /// [`Item::set_source`] keeps it); the rest is read from the source when a step asks for it.
+    /// The caller has made sure the source reads without error to the item it was cut from.
+    pub fn from_source(header: Map, source: Box<str>) -> Self {
+        let field = |key: &str| header.get(key).and_then(Value::as_str).unwrap_or_default().into();
+        let (api_version, kind) = (field("apiVersion"), field("kind"));
+        Item {
+            api_version,
+            kind,
+            head_text: serde_json::to_string(&header).unwrap_or_default().into_boxed_str(),
+            head: OnceCell::from(Value::Object(header)),
+            text: Box::default(),
+            full: OnceCell::new(),
+            keep_quoted: None,
+            source: Some(source),
+            lazy: true,
+            read_hash: OnceCell::new(),
+            touched: false,
+        }
+    }
+
     /// Keeps `source`, the item's YAML as read (see the module's doc comment).
     pub fn set_source(&mut self, source: Box<str>) {
-        self.read_hash = hash_texts(&self.head_text, &self.text);
+        self.read_hash = OnceCell::from(hash_texts(&self.head_text, &self.text));
         self.source = Some(source);
     }
 
@@ -108,17 +134,23 @@ impl Item {
         if !self.touched {
             return Some(source);
         }
+        let read_hash = *self.read_hash.get_or_init(|| {
+            let read = Item::from(read_source(source));
+            hash_texts(&read.head_text, &read.text)
+        });
         let now = match self.full.get() {
             Some(full) => Item::from(full.clone()),
-            None if self.head_text.is_empty() => Item::from(self.load()),
-            None => return (hash_texts(&self.head_text, &self.text) == self.read_hash).then_some(source),
+            None if self.head_text.is_empty() || self.lazy => Item::from(self.load()),
+            None => return (hash_texts(&self.head_text, &self.text) == read_hash).then_some(source),
         };
-        (hash_texts(&now.head_text, &now.text) == self.read_hash).then_some(source)
+        (hash_texts(&now.head_text, &now.text) == read_hash).then_some(source)
     }
 
-    /// The length of the item's compact text: an upper bound for any string in it.
+    /// An upper bound for the length of any string in the item: its compact text's length, or
+    /// its source's (escapes and folding only shorten a string).
     pub fn text_len(&self) -> usize {
-        self.text.len() + self.head_text.len()
+        let source = if self.lazy { self.source.as_deref().map_or(0, str::len) } else { 0 };
+        self.text.len() + self.head_text.len() + source
     }
 
     /// `apiVersion` and `kind`, as [`crate::krm::type_of`] reads them, without building anything.
@@ -154,9 +186,13 @@ impl Item {
     /// Strings are JSON-escaped in the text: a test for text without quotes or backslashes
     /// answers as it would on the strings themselves.
     pub fn scan_text(&self, test: impl Fn(&str) -> bool) -> bool {
-        match self.full.get() {
-            Some(full) => test(&serde_json::to_string(full).unwrap_or_default()),
-            None => test(&self.text) || self.scan_header(&test),
+        match (self.full.get(), self.source.as_deref()) {
+            (Some(full), _) => test(&serde_json::to_string(full).unwrap_or_default()),
+            // Without escapes a string's text is in the source as it is in the value (folded
+            // lines join with a space, which no test looks for).
+            (None, Some(source)) if self.lazy && !source.contains('\\') => test(source) || self.scan_header(&test),
+            (None, _) if self.lazy => self.with_value(|value| test(&serde_json::to_string(value).unwrap_or_default())),
+            (None, _) => test(&self.text) || self.scan_header(&test),
         }
     }
 
@@ -179,7 +215,17 @@ impl Item {
     }
 
     fn load(&self) -> Value {
-        let mut value = parse(&self.text);
+        let mut value = match (self.lazy, self.source.as_deref()) {
+            (true, Some(source)) => {
+                let value = read_source(source);
+                if !self.touched {
+                    // The header is as read.
+                    return value;
+                }
+                value
+            }
+            _ => parse(&self.text),
+        };
         let parsed;
         let header = match self.head.get() {
             Some(head) => head,
@@ -215,11 +261,15 @@ impl Item {
 
     /// Back to the compact form once a step is done with the whole item.
     pub fn compact(&mut self) {
-        if let Some(full) = self.full.take() {
+        if self.lazy && !self.touched {
+            // The source still says it all.
+            self.full.take();
+        } else if let Some(full) = self.full.take() {
             let keep_quoted = self.keep_quoted.take();
-            let (source, read_hash, touched) = (self.source.take(), self.read_hash, self.touched);
+            let (source, read_hash, touched) = (self.source.take(), self.read_hash.take(), self.touched);
             *self = Item::from(full);
-            (self.keep_quoted, self.source, self.read_hash, self.touched) = (keep_quoted, source, read_hash, touched);
+            (self.keep_quoted, self.source, self.touched) = (keep_quoted, source, touched);
+            self.read_hash = read_hash.map_or_else(OnceCell::new, OnceCell::from);
         } else if let Some(head) = self.head.take() {
             if self.head_text.is_empty() {
                 let (api_version, kind) = crate::krm::type_of(&head);
@@ -243,6 +293,15 @@ impl Item {
             Some(full) => read(full),
             None => read(&self.load()),
         }
+    }
+}
+
+/// A lazy item's source, which the reader proved reads without error (`krm::scan`); null only
+/// keeps this total.
+fn read_source(source: &str) -> Value {
+    match crate::doc::read_yaml_documents_as::<crate::doc::Strict>(source) {
+        Ok(mut documents) if documents.len() == 1 => documents.pop().map(|d| d.0).unwrap_or_default(),
+        _ => Value::Null,
     }
 }
 
@@ -271,6 +330,8 @@ impl DerefMut for Item {
         self.head = OnceCell::new();
         self.head_text = Box::default();
         self.text = Box::default();
+        // Changes live in `full` now; the source is the reference only for `unchanged_source`.
+        self.lazy = false;
         cell_mut(&mut self.full)
     }
 }

@@ -7,6 +7,7 @@
 
 pub mod annotations;
 mod item;
+mod scan;
 mod stream;
 
 pub use item::Item;
@@ -125,7 +126,7 @@ impl ResourceList {
                 )));
             }
             Items::List(mut items, None) => {
-                if format == Format::Yaml {
+                if format == Format::Yaml && !parts.sources_attached {
                     attach_sources(text, &mut items, &parts.item_starts, parts.after_items);
                 }
                 // Only an item whose whole text is longer than the limit can hold such a string.
@@ -394,6 +395,9 @@ fn parse_document(text: &str) -> Result<(Top, Format), UnusableInput> {
             };
             UnusableInput { message, line: Some(err.line() as u64), column: Some(err.column() as u64) }
         });
+    }
+    if let Some(parts) = scan::scan(text) {
+        return Ok((Top::List(Box::new(parts)), Format::Yaml));
     }
     let documents: Vec<Top> = read_yaml_documents_as(text).map_err(|err| UnusableInput {
         // Valid YAML the value model cannot hold says so itself.

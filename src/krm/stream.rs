@@ -28,6 +28,8 @@ pub struct Parts {
     pub item_starts: Vec<Start>,
     /// Where the first key after `items` starts (byte offset): the end of the last item.
     pub after_items: Option<usize>,
+    /// Whether the items came with their sources (the fast reader, `krm::scan`).
+    pub sources_attached: bool,
 }
 
 #[derive(Default)]

@@ -1,0 +1,480 @@
+//! The fast reader of a YAML ResourceList: one walk over the parser's events that finds each
+//! item's text and builds only its header (`apiVersion`, `kind`, `metadata`) and the
+//! `functionConfig`. An item's body is parsed from its own text when a step first asks for it
+//! ([`Item::from_source`]), so items no step reads are never built and are written back as read.
+//!
+//! Written by hand: the YAML crates either build every value (serde-saphyr, which this replaces
+//! on the hot path and still reads everything else) or only hand out events (granit-parser, which
+//! this walks). The walk reads values with serde-saphyr's rules where it must (headers and the
+//! config), and proves the rest of each item would read without error and to the same value
+//! from its text alone: no tags, anchors, aliases or merge keys, keys that are plain text, no
+//! duplicate keys, no non-finite floats, no 19-digit numbers, bounded depth. Anything it cannot
+//! prove returns `None`, and the caller reads the list the old way, whose errors and values are
+//! the reference.
+
+use super::stream::{Items, Parts};
+use super::Item;
+use crate::doc::{Map, Strict, Value};
+use granit_parser::{Event, Parser, ScalarStyle, StructureStyle};
+use std::borrow::Cow;
+
+/// Deeper nesting is left to the full reader, whose budget and messages apply.
+const MAX_DEPTH: usize = 200;
+
+/// Mappings with more keys check duplicates with a hash set.
+const LINEAR_KEYS: usize = 16;
+
+/// Reads `text` as a ResourceList with lazily built items, or `None` to leave it to the full
+/// reader (anything unusual, and every error).
+pub fn scan(text: &str) -> Option<Parts> {
+    // Directives change how the rest reads; a long digit run may be an integer the full reader
+    // refuses; past its scalar budget (64 MiB of scalar text) it refuses the input.
+    if text.len() > 64 << 20 || text.lines().any(|line| line.starts_with('%')) || has_long_digit_run(text) {
+        return None;
+    }
+    let mut walk = Walk { events: Parser::new_from_str(text), text };
+    walk.expect(|e| matches!(e, Event::StreamStart))?;
+    walk.expect(|e| matches!(e, Event::DocumentStart(..)))?;
+    let (event, _) = walk.next()?;
+    if !matches!(event, Event::MappingStart(StructureStyle::Block, 0, None)) {
+        return None;
+    }
+    let mut parts = Parts::default();
+    let mut keys = KeySet::default();
+    let mut item_starts = Vec::new();
+    let mut header_maps = Vec::new();
+    let mut items_read = false;
+    loop {
+        let (event, start) = walk.next()?;
+        let key = match event {
+            Event::MappingEnd => break,
+            Event::Scalar(key, style, 0, None) if plain_text_key(&key, style) => key,
+            _ => return None,
+        };
+        if items_read && parts.after_items.is_none() {
+            parts.after_items = Some(start);
+        }
+        if !keys.insert(key.clone()) {
+            return None;
+        }
+        match &*key {
+            "apiVersion" => parts.api_version = Some(walk.build(1)?),
+            "kind" => parts.kind = Some(walk.build(1)?),
+            "functionConfig" => parts.function_config = Some(walk.build(1)?),
+            "items" => {
+                walk.items(&mut item_starts, &mut header_maps)?;
+                items_read = true;
+            }
+            _ => walk.check(1)?,
+        }
+    }
+    walk.expect(|e| matches!(e, Event::DocumentEnd))?;
+    walk.expect(|e| matches!(e, Event::StreamEnd))?;
+    if !items_read {
+        return None;
+    }
+    let mut items = Vec::with_capacity(header_maps.len());
+    for (i, header) in header_maps.into_iter().enumerate() {
+        let (start, column) = item_starts[i];
+        let end = match item_starts.get(i + 1) {
+            Some((next, _)) => *next,
+            None => parts.after_items.unwrap_or(text.len()),
+        };
+        let source = super::item_source(text, start, end, column, i + 1 == item_starts.len())?;
+        items.push(Item::from_source(header, source.into_boxed_str()));
+    }
+    parts.items = Items::List(items, None);
+    parts.sources_attached = true;
+    Some(parts)
+}
+
+struct Walk<'a> {
+    events: Parser<'a, granit_parser::StrInput<'a>>,
+    text: &'a str,
+}
+
+impl<'a> Walk<'a> {
+    /// The next event and where it starts; `None` at a syntax error.
+    fn next(&mut self) -> Option<(Event<'a>, usize)> {
+        let (event, span) = self.events.next()?.ok()?;
+        Some((event, span.byte_range()?.start))
+    }
+
+    fn expect(&mut self, test: impl Fn(&Event<'a>) -> bool) -> Option<()> {
+        let (event, _) = self.next()?;
+        test(&event).then_some(())
+    }
+
+    /// The block list of items: each a block mapping, its start and header kept.
+    fn items(&mut self, starts: &mut Vec<(usize, usize)>, headers: &mut Vec<Map>) -> Option<()> {
+        let (event, _) = self.next()?;
+        if !matches!(event, Event::SequenceStart(StructureStyle::Block, 0, None)) {
+            return None;
+        }
+        loop {
+            let (event, start) = self.next()?;
+            match event {
+                Event::SequenceEnd => return Some(()),
+                Event::MappingStart(StructureStyle::Block, 0, None) => {}
+                _ => return None,
+            }
+            let before = self.text.get(..start)?;
+            let column = before.len() - before.rfind('\n').map_or(0, |at| at + 1) + 1;
+            starts.push((start, column));
+            headers.push(self.item()?);
+        }
+    }
+
+    /// One item's keys: the header's values built, the rest checked.
+    fn item(&mut self) -> Option<Map> {
+        let mut keys = KeySet::default();
+        let mut fields: [Option<Value>; 3] = Default::default();
+        loop {
+            let (event, _) = self.next()?;
+            let key = match event {
+                Event::MappingEnd => break,
+                Event::Scalar(key, style, 0, None) if plain_text_key(&key, style) => key,
+                _ => return None,
+            };
+            if !keys.insert(key.clone()) {
+                return None;
+            }
+            match &*key {
+                "apiVersion" => fields[0] = Some(self.build(2)?),
+                "kind" => fields[1] = Some(self.build(2)?),
+                "metadata" => fields[2] = Some(self.build(2)?),
+                _ => self.check(2)?,
+            }
+        }
+        // The header's own order, as `Item::from` keeps it.
+        let mut header = Map::new();
+        for (key, field) in ["apiVersion", "kind", "metadata"].into_iter().zip(fields) {
+            if let Some(field) = field {
+                header.insert(key.to_string(), field);
+            }
+        }
+        Some(header)
+    }
+
+    /// The next node as a value, read as the full reader reads it.
+    fn build(&mut self, depth: usize) -> Option<Value> {
+        if depth > MAX_DEPTH {
+            return None;
+        }
+        let (event, _) = self.next()?;
+        match event {
+            Event::Scalar(value, style, 0, None) => scalar(value, style),
+            Event::SequenceStart(_, 0, None) => {
+                let mut list = Vec::new();
+                loop {
+                    if let Some(Ok((Event::SequenceEnd, _))) = self.events.peek() {
+                        self.next()?;
+                        return Some(Value::Array(list));
+                    }
+                    list.push(self.build(depth + 1)?);
+                }
+            }
+            Event::MappingStart(_, 0, None) => {
+                let mut map = Map::new();
+                loop {
+                    let (event, _) = self.next()?;
+                    let key = match event {
+                        Event::MappingEnd => return Some(Value::Object(map)),
+                        Event::Scalar(key, style, 0, None) if plain_text_key(&key, style) => key,
+                        _ => return None,
+                    };
+                    if map.contains_key(&*key) {
+                        return None;
+                    }
+                    let value = self.build(depth + 1)?;
+                    map.insert(key.into_owned(), value);
+                }
+            }
+            _ => None,
+        }
+    }
+
+    /// Walks the next node without building it, proving it reads without error (see the module).
+    fn check(&mut self, depth: usize) -> Option<()> {
+        if depth > MAX_DEPTH {
+            return None;
+        }
+        let (event, _) = self.next()?;
+        match event {
+            Event::Scalar(value, style, 0, None) => (style != ScalarStyle::Plain || finite(&value)).then_some(()),
+            Event::SequenceStart(_, 0, None) => loop {
+                if let Some(Ok((Event::SequenceEnd, _))) = self.events.peek() {
+                    self.next()?;
+                    return Some(());
+                }
+                self.check(depth + 1)?;
+            },
+            Event::MappingStart(_, 0, None) => {
+                let mut keys = KeySet::default();
+                loop {
+                    let (event, _) = self.next()?;
+                    let key = match event {
+                        Event::MappingEnd => return Some(()),
+                        Event::Scalar(key, style, 0, None) if plain_text_key(&key, style) => key,
+                        _ => return None,
+                    };
+                    if !keys.insert(key) {
+                        return None;
+                    }
+                    self.check(depth + 1)?;
+                }
+            }
+            _ => None,
+        }
+    }
+}
+
+/// A key the full reader takes as the same text: not a merge key, and when plain, a string.
+fn plain_text_key(key: &str, style: ScalarStyle) -> bool {
+    key != "<<" && (style != ScalarStyle::Plain || matches!(resolve(key), Resolved::Text))
+}
+
+/// What the full reader makes of a plain scalar, when that is sure without asking it.
+#[derive(Debug, PartialEq)]
+enum Resolved {
+    Null,
+    Bool(bool),
+    Text,
+    /// Looks like a number: ask the full reader.
+    Ask,
+}
+
+/// serde-saphyr with our options (`strict_booleans`, `legacy_octal_numbers`) reads nothing
+/// but null, booleans, numbers and text from an untagged plain scalar. Sure: the empty text and
+/// `~` are null, and text is text unless it is a word some YAML reads otherwise (in any case:
+/// `Null`, `tRUE`, `yes`, `inf`…) or starts, after a sign, with a digit or a dot. The rest is asked.
+fn resolve(text: &str) -> Resolved {
+    const WORDS: [&str; 12] = ["null", "true", "false", "yes", "no", "on", "off", "y", "n", "inf", "nan", "infinity"];
+    match text {
+        "" | "~" => Resolved::Null,
+        "true" => Resolved::Bool(true),
+        "false" => Resolved::Bool(false),
+        _ if WORDS.iter().any(|word| text.eq_ignore_ascii_case(word)) => Resolved::Ask,
+        _ => {
+            let unsigned = text.strip_prefix(['+', '-']).unwrap_or(text);
+            match unsigned.bytes().next() {
+                Some(b'0'..=b'9' | b'.') => Resolved::Ask,
+                _ => Resolved::Text,
+            }
+        }
+    }
+}
+
+/// A scalar's value; `None` when only the full reader can say.
+fn scalar(value: Cow<'_, str>, style: ScalarStyle) -> Option<Value> {
+    if style != ScalarStyle::Plain {
+        return Some(Value::String(value.into_owned()));
+    }
+    match resolve(&value) {
+        Resolved::Null => Some(Value::Null),
+        Resolved::Bool(b) => Some(Value::Bool(b)),
+        Resolved::Text => Some(Value::String(value.into_owned())),
+        Resolved::Ask => ask(&value),
+    }
+}
+
+/// The full reader's value of a number-like plain scalar standing alone; `None` when it is not
+/// one plain scalar on its own (whitespace, or it reads as a collection), or not a finite value.
+fn ask(text: &str) -> Option<Value> {
+    if text.contains(char::is_whitespace) || !finite(text) {
+        return None;
+    }
+    let mut documents = crate::doc::read_yaml_documents_as::<Strict>(text).ok()?;
+    match documents.pop() {
+        Some(Strict(value)) if documents.is_empty() && !value.is_object() && !value.is_array() => Some(value),
+        _ => None,
+    }
+}
+
+/// Whether a plain scalar is not one the full reader reads as an infinite or NaN float (which it
+/// refuses or turns into null): `.inf`, `.nan` in their spellings, or a literal that overflows.
+fn finite(text: &str) -> bool {
+    if !matches!(resolve(text), Resolved::Ask) {
+        return true;
+    }
+    let unsigned = text.strip_prefix(['+', '-']).unwrap_or(text);
+    if let Some(rest) = unsigned.strip_prefix('.') {
+        return !(rest.eq_ignore_ascii_case("inf") || rest.eq_ignore_ascii_case("nan"));
+    }
+    !(unsigned.starts_with(|c: char| c.is_ascii_digit()) && text.parse::<f64>().is_ok_and(f64::is_infinite))
+}
+
+/// The digit run past which an integer may not fit in 64 bits (the full reader checks those).
+fn has_long_digit_run(text: &str) -> bool {
+    let mut run = 0;
+    text.bytes().any(|byte| {
+        run = if byte.is_ascii_digit() { run + 1 } else { 0 };
+        run >= 19
+    })
+}
+
+/// The keys of one mapping, for the duplicate check.
+#[derive(Default)]
+struct KeySet<'a> {
+    few: Vec<Cow<'a, str>>,
+    many: Option<std::collections::HashSet<Cow<'a, str>>>,
+}
+
+impl<'a> KeySet<'a> {
+    /// Adds `key`; false when it was there.
+    fn insert(&mut self, key: Cow<'a, str>) -> bool {
+        if let Some(many) = &mut self.many {
+            return many.insert(key);
+        }
+        if self.few.contains(&key) {
+            return false;
+        }
+        self.few.push(key);
+        if self.few.len() > LINEAR_KEYS {
+            self.many = Some(self.few.drain(..).collect());
+        }
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The full reader's value of a plain scalar, for comparison.
+    fn full(text: &str) -> Option<Value> {
+        let mut documents = crate::doc::read_yaml_documents_as::<Strict>(&format!("k: {text}\n")).ok()?;
+        documents.pop()?.0.get("k").cloned()
+    }
+
+    #[test]
+    fn plain_scalars_read_as_the_full_reader_reads_them() {
+        let cases = [
+            "",
+            "~",
+            "null",
+            "Null",
+            "NULL",
+            "nULL",
+            "true",
+            "True",
+            "TRUE",
+            "tRUE",
+            "false",
+            "yes",
+            "no",
+            "on",
+            "off",
+            "y",
+            "n",
+            "Y",
+            "0644",
+            "0",
+            "-0",
+            "+1",
+            "1.50",
+            "1e3",
+            "1E3",
+            "-1e-3",
+            "0x1F",
+            "0o17",
+            "0b101",
+            ".5",
+            "-.5",
+            "1_000",
+            "12:30",
+            "1.2.3",
+            "10.0.0.1",
+            "10.0.0.1:5000/img",
+            "1/2",
+            "inf",
+            "nan",
+            "Infinity",
+            "-inf",
+            "1.0.0-alpha",
+            "3m",
+            "100Mi",
+            "0.5",
+            "1e",
+            "e1",
+            "+",
+            "-a",
+            "+a",
+            ".",
+            "..",
+            "._",
+            "0.",
+            "00",
+            "08",
+            "09",
+            "-08",
+            "0x",
+            "0xZ",
+            "1__2",
+            "9223372036854775807",
+            "18446744073709551615",
+            "-9223372036854775808",
+        ];
+        for text in cases {
+            let ours = scalar(Cow::Borrowed(text), ScalarStyle::Plain);
+            if let Some(ours) = ours {
+                assert_eq!(Some(ours), full(text), "{text:?}");
+            }
+        }
+        // Sure answers are never asked.
+        for text in ["web", "eu-west-1", "-a", "", "true", "registry.example.com/x:1.0", "nulls", "Yess"] {
+            assert_ne!(resolve(text), Resolved::Ask, "{text:?}");
+        }
+    }
+
+    #[test]
+    fn non_finite_floats_are_left_to_the_full_reader() {
+        for text in [".inf", "-.Inf", "+.INF", ".nan", ".NaN", "1e999", "-9e400"] {
+            assert!(!finite(text), "{text:?}");
+        }
+        for text in ["1e3", ".5", "inf", "nan", "web", "1.0"] {
+            assert!(finite(text), "{text:?}");
+        }
+    }
+
+    #[test]
+    fn lazy_items_read_as_the_full_reader_reads_them() {
+        let text = "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n  - apiVersion: v1\n    kind: \
+                    ConfigMap\n    metadata:\n      name: x\n      labels: {a: '1', b: 2}\n    data:\n      k: |\n        \
+                    line\n      o: 0644\n      f: 1.50\n  -   kind: B\n      x: 'y'\nfunctionConfig:\n  k: v\n";
+        let parts = scan(text).expect("scanned");
+        let Items::List(items, None) = parts.items else { panic!("no items") };
+        let reference: Vec<Value> =
+            crate::doc::read_yaml_documents(text).expect("read")[0]["items"].as_array().cloned().unwrap_or_default();
+        assert_eq!(items.len(), reference.len());
+        for (item, reference) in items.iter().zip(&reference) {
+            assert!(item.unchanged_source().is_some());
+            assert_eq!(item.header().get("metadata"), reference.get("metadata"));
+            assert_eq!(&**item, reference);
+        }
+        assert_eq!(parts.function_config, Some(serde_json::json!({"k": "v"})));
+    }
+
+    #[test]
+    fn what_it_cannot_prove_is_left_to_the_full_reader() {
+        let head = "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n";
+        for items in [
+            "  - a: &x 1\n    b: *x\n",
+            "  - a: !!str 1\n",
+            "  - <<: {a: 1}\n",
+            "  - a: 1\n    a: 2\n",
+            "  - a: .inf\n",
+            "  - a: 12345678901234567890123\n",
+            "  - 1: a\n",
+            "  - null: a\n",
+            "  - {a: 1}\n",
+            "  - a\n",
+            "  - a: |+\n      x\n\n",
+            "  []\n",
+        ] {
+            assert!(scan(&format!("{head}{items}")).is_none(), "{items:?}");
+        }
+        assert!(scan(&format!("%YAML 1.2\n---\n{head}  - a: 1\n")).is_none());
+        assert!(scan(&format!("{head}  - a: 1\n---\n{head}")).is_none());
+    }
+}
