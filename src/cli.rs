@@ -16,7 +16,6 @@ use std::ffi::OsString;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{ExitCode, Stdio};
-use std::rc::Rc;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -324,8 +323,13 @@ fn krm(root: Option<PathBuf>, limits: Limits) -> Exit {
     if let Err(err) = std::io::stdin().lock().read_to_end(&mut bytes) {
         return Exit::Unusable(format!("cannot read stdin: {err}"));
     }
-    let bytes = Rc::new(bytes);
-    let mut list = match ResourceList::parse_with_limit(&bytes, limits.max_file_bytes) {
+    // Shared by the items no step changes, which are written back from it.
+    let text: Arc<str> = match crate::krm::utf8(&bytes) {
+        Ok(text) => Arc::from(text),
+        Err(err) => return Exit::Unusable(err.to_string()),
+    };
+    drop(bytes);
+    let mut list = match ResourceList::parse_shared(&text, limits.max_file_bytes) {
         Ok(list) => list,
         Err(err) => return Exit::Unusable(err.to_string()),
     };
@@ -335,7 +339,7 @@ fn krm(root: Option<PathBuf>, limits: Limits) -> Exit {
         // JSON strings are all quoted.
         crate::krm::Format::Json => SourceStyles::all_quoted(),
         crate::krm::Format::Yaml => SourceStyles {
-            texts: vec![Source::Bytes(bytes.clone())],
+            texts: vec![Source::Shared(text.clone())],
             items: vec![(0, 0); list.items.len()],
             resource_list: true,
             ..Default::default()
@@ -357,13 +361,12 @@ fn krm(root: Option<PathBuf>, limits: Limits) -> Exit {
     // path) is cheaper than keeping a copy of every item on the path that succeeds.
     let items = match output.items {
         Some(items) => items,
-        None => match ResourceList::parse_with_limit(&bytes, limits.max_file_bytes) {
+        None => match ResourceList::parse_shared(&text, limits.max_file_bytes) {
             Ok(original) => original.items,
             // The same bytes parsed a moment ago; never write an empty package instead.
             Err(err) => return Exit::Unusable(err.to_string()),
         },
     };
-    drop(bytes);
     match write_with(|out| list.write_to(out, items, results)) {
         Exit::Ok => exit,
         failure => failure,
@@ -388,8 +391,9 @@ fn write_stream(out: &mut dyn Write, items: impl Iterator<Item = Item>) -> std::
             out.write_all(b"---\n")?;
         }
         match item.unchanged_source() {
-            Some(source) => out.write_all(source.as_bytes())?,
-            None => out.write_all(crate::doc::to_yaml(&item.into_value()).as_bytes())?,
+            // A document is its own copy at column 0.
+            Some((source, 0)) => out.write_all(source.as_bytes())?,
+            _ => out.write_all(crate::doc::to_yaml(&item.into_value()).as_bytes())?,
         }
     }
     Ok(())
@@ -554,7 +558,7 @@ struct SourceStyles {
 /// Where a source text is, read again only if substitution asks about a style: render mode
 /// re-reads the file, KRM mode shares stdin's bytes, so no copy is kept alive.
 enum Source {
-    Bytes(Rc<Vec<u8>>),
+    Shared(Arc<str>),
     /// A file the command line read, and the file-size limit it was read with.
     File(PathBuf, u64),
     Text(String),
@@ -563,7 +567,7 @@ enum Source {
 impl Source {
     fn scan(&self) -> Vec<HashSet<String>> {
         match self {
-            Source::Bytes(bytes) => quoted_template_scalars(&String::from_utf8_lossy(bytes)),
+            Source::Shared(text) => quoted_template_scalars(text),
             Source::File(path, limit) => {
                 read_regular_file(path, *limit).map(|t| quoted_template_scalars(&t)).unwrap_or_default()
             }

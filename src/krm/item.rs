@@ -16,8 +16,37 @@
 use crate::doc::{Map, Value};
 use std::cell::OnceCell;
 use std::ops::{Deref, DerefMut};
+use std::sync::Arc;
 
 const HEADER: [&str; 3] = ["apiVersion", "kind", "metadata"];
+
+/// An item's YAML as read: its own copy at column 0, or where it is in the shared input (its
+/// lines after the first to be moved `indent` columns left), which costs no copy.
+#[derive(Clone)]
+pub enum Source {
+    Own(Box<str>),
+    Cut { input: Arc<str>, start: usize, end: usize, indent: usize },
+}
+
+impl Source {
+    /// The text as it is in the input, and how far its lines after the first move left.
+    fn raw(&self) -> (&str, usize) {
+        match self {
+            Source::Own(text) => (text, 0),
+            Source::Cut { input, start, end, indent } => (input.get(*start..*end).unwrap_or_default(), *indent),
+        }
+    }
+
+    /// The text at column 0, a document of its own.
+    fn standalone(&self) -> std::borrow::Cow<'_, str> {
+        match self.raw() {
+            (text, 0) if text.ends_with('\n') => std::borrow::Cow::Borrowed(text),
+            (text, indent) => {
+                std::borrow::Cow::Owned(super::moved_left(text.strip_suffix('\n').unwrap_or(text), indent))
+            }
+        }
+    }
+}
 
 #[derive(Clone)]
 pub struct Item {
@@ -35,14 +64,14 @@ pub struct Item {
     /// kept in the package whose meaning depends on its quotes (KOTS types a plain template's
     /// result, not a quoted one's), so writing it back plain would change the next render.
     keep_quoted: Option<Box<[String]>>,
-    /// The item's YAML as read, its first line at column 0 and the others moved left with it.
-    source: Option<Box<str>>,
+    /// The item's YAML as read.
+    source: Option<Source>,
     /// Whether `text` is empty and the item is read from `source` when asked for
     /// ([`Item::from_source`]).
     lazy: bool,
-    /// Hash of the compact texts as read: an item a step changed and changed back is unchanged.
-    /// Taken when the source is attached, or for a lazy item when first needed.
-    read_hash: OnceCell<u64>,
+    /// Hash of the value as read, taken when a step first asks to change it: an item a step
+    /// changed and changed back is unchanged.
+    read_hash: Option<u64>,
     /// Whether a step asked for the item mutably (it may have changed).
     touched: bool,
 }
@@ -85,17 +114,36 @@ impl From<Value> for Item {
             keep_quoted: None,
             source: None,
             lazy: false,
-            read_hash: OnceCell::new(),
+            read_hash: None,
             touched: false,
         }
     }
 }
 
-fn hash_texts(head: &str, text: &str) -> u64 {
+/// A hash of a value, keys in their order (which the output keeps).
+fn hash_value(value: &Value) -> u64 {
     use std::hash::{Hash, Hasher};
+    fn feed(value: &Value, hasher: &mut impl Hasher) {
+        match value {
+            Value::Null => 0u8.hash(hasher),
+            Value::Bool(b) => (1u8, b).hash(hasher),
+            Value::Number(n) => (2u8, n).hash(hasher),
+            Value::String(s) => (3u8, s).hash(hasher),
+            Value::Array(list) => {
+                (4u8, list.len()).hash(hasher);
+                list.iter().for_each(|v| feed(v, hasher));
+            }
+            Value::Object(map) => {
+                (5u8, map.len()).hash(hasher);
+                for (k, v) in map {
+                    k.hash(hasher);
+                    feed(v, hasher);
+                }
+            }
+        }
+    }
     let mut hasher = std::collections::hash_map::DefaultHasher::new();
-    head.hash(&mut hasher);
-    text.hash(&mut hasher);
+    feed(value, &mut hasher);
     hasher.finish()
 }
 
@@ -103,53 +151,61 @@ impl Item {
     /// An item known by its header and its YAML `source` (standing alone, as
     /// [`Item::set_source`] keeps it); the rest is read from the source when a step asks for it.
     /// The caller has made sure the source reads without error to the item it was cut from.
-    pub fn from_source(header: Map, source: Box<str>) -> Self {
+    pub fn from_source(header: Map, source: Source) -> Self {
         let field = |key: &str| header.get(key).and_then(Value::as_str).unwrap_or_default().into();
         let (api_version, kind) = (field("apiVersion"), field("kind"));
         Item {
             api_version,
             kind,
             head_text: serde_json::to_string(&header).unwrap_or_default().into_boxed_str(),
-            head: OnceCell::from(Value::Object(header)),
+            head: OnceCell::new(),
             text: Box::default(),
             full: OnceCell::new(),
             keep_quoted: None,
             source: Some(source),
             lazy: true,
-            read_hash: OnceCell::new(),
+            read_hash: None,
             touched: false,
         }
     }
 
     /// Keeps `source`, the item's YAML as read (see the module's doc comment).
     pub fn set_source(&mut self, source: Box<str>) {
-        self.read_hash = OnceCell::from(hash_texts(&self.head_text, &self.text));
-        self.source = Some(source);
+        self.source = Some(Source::Own(source));
+    }
+
+    /// Before the first change: remembers what was read, for [`Item::unchanged_source`].
+    fn remember_read(&mut self) {
+        if self.touched || self.source.is_none() || self.read_hash.is_some() {
+            return;
+        }
+        self.read_hash = Some(match self.full.get() {
+            Some(full) => hash_value(full),
+            None => hash_value(&self.load()),
+        });
     }
 
     /// The item's source text when its value is still the one read; `None` when it must be
     /// written from its value.
-    pub fn unchanged_source(&self) -> Option<&str> {
-        let source = self.source.as_deref()?;
+    pub fn unchanged_source(&self) -> Option<(&str, usize)> {
+        let source = self.source.as_ref()?.raw();
         if !self.touched {
             return Some(source);
         }
-        let read_hash = *self.read_hash.get_or_init(|| {
-            let read = Item::from(read_source(source));
-            hash_texts(&read.head_text, &read.text)
-        });
         let now = match self.full.get() {
-            Some(full) => Item::from(full.clone()),
-            None if self.head_text.is_empty() || self.lazy => Item::from(self.load()),
-            None => return (hash_texts(&self.head_text, &self.text) == read_hash).then_some(source),
+            Some(full) => hash_value(full),
+            None => hash_value(&self.load()),
         };
-        (hash_texts(&now.head_text, &now.text) == read_hash).then_some(source)
+        (Some(now) == self.read_hash).then_some(source)
     }
 
     /// An upper bound for the length of any string in the item: its compact text's length, or
     /// its source's (escapes and folding only shorten a string).
     pub fn text_len(&self) -> usize {
-        let source = if self.lazy { self.source.as_deref().map_or(0, str::len) } else { 0 };
+        let source = match (&self.source, self.lazy) {
+            (Some(source), true) => source.raw().0.len(),
+            _ => 0,
+        };
         self.text.len() + self.head_text.len() + source
     }
 
@@ -172,6 +228,7 @@ impl Item {
 
     /// The header, to change annotations or labels without building the whole item.
     pub fn header_mut(&mut self) -> &mut Value {
+        self.remember_read();
         self.touched = true;
         if self.full.get().is_some() {
             return cell_mut(&mut self.full);
@@ -186,7 +243,7 @@ impl Item {
     /// Strings are JSON-escaped in the text: a test for text without quotes or backslashes
     /// answers as it would on the strings themselves.
     pub fn scan_text(&self, test: impl Fn(&str) -> bool) -> bool {
-        match (self.full.get(), self.source.as_deref()) {
+        match (self.full.get(), self.source.as_ref().map(|source| source.raw().0)) {
             (Some(full), _) => test(&serde_json::to_string(full).unwrap_or_default()),
             // Without escapes a string's text is in the source as it is in the value (folded
             // lines join with a space, which no test looks for).
@@ -215,9 +272,9 @@ impl Item {
     }
 
     fn load(&self) -> Value {
-        let mut value = match (self.lazy, self.source.as_deref()) {
+        let mut value = match (self.lazy, &self.source) {
             (true, Some(source)) => {
-                let value = read_source(source);
+                let value = read_source(&source.standalone());
                 if !self.touched {
                     // The header is as read.
                     return value;
@@ -261,15 +318,11 @@ impl Item {
 
     /// Back to the compact form once a step is done with the whole item.
     pub fn compact(&mut self) {
-        if self.lazy && !self.touched {
-            // The source still says it all.
-            self.full.take();
-        } else if let Some(full) = self.full.take() {
+        if let Some(full) = self.full.take() {
             let keep_quoted = self.keep_quoted.take();
-            let (source, read_hash, touched) = (self.source.take(), self.read_hash.take(), self.touched);
+            let (source, touched, read_hash) = (self.source.take(), self.touched, self.read_hash);
             *self = Item::from(full);
-            (self.keep_quoted, self.source, self.touched) = (keep_quoted, source, touched);
-            self.read_hash = read_hash.map_or_else(OnceCell::new, OnceCell::from);
+            (self.keep_quoted, self.source, self.touched, self.read_hash) = (keep_quoted, source, touched, read_hash);
         } else if let Some(head) = self.head.take() {
             if self.head_text.is_empty() {
                 let (api_version, kind) = crate::krm::type_of(&head);
@@ -299,6 +352,9 @@ impl Item {
 /// A lazy item's source, which the reader proved reads without error (`krm::scan`); null only
 /// keeps this total.
 fn read_source(source: &str) -> Value {
+    if let Some(value) = super::scan::read_item(source) {
+        return value;
+    }
     match crate::doc::read_yaml_documents_as::<crate::doc::Strict>(source) {
         Ok(mut documents) if documents.len() == 1 => documents.pop().map(|d| d.0).unwrap_or_default(),
         _ => Value::Null,
@@ -321,11 +377,12 @@ impl Deref for Item {
 
 impl DerefMut for Item {
     fn deref_mut(&mut self) -> &mut Value {
-        self.touched = true;
         if self.full.get().is_none() {
             let loaded = self.load();
             let _ = self.full.set(loaded);
         }
+        self.remember_read();
+        self.touched = true;
         // The whole item now holds the header; drop the separate copies.
         self.head = OnceCell::new();
         self.head_text = Box::default();

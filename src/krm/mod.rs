@@ -16,6 +16,7 @@ use crate::diag::{Diagnostic, ResourceRef};
 use crate::doc::{oversized_message, oversized_string, read_yaml_documents_as, to_yaml, Map, Value, MAX_STRING_BYTES};
 use serde_json::json;
 use std::fmt;
+use std::sync::Arc;
 use stream::{Items, Top};
 
 pub use annotations::{annotation, is_local_config, item_location, remove_annotation, set_annotation};
@@ -75,10 +76,17 @@ impl ResourceList {
     /// Parses stdin. Anything that is not one ResourceList (or `kind: List`) of mappings is
     /// unusable, and so is a string longer than `max_string` (`--max-file-size`).
     pub fn parse_with_limit(bytes: &[u8], max_string: u64) -> Result<Self, UnusableInput> {
-        let text = std::str::from_utf8(bytes).map_err(|err| {
-            UnusableInput::new(format!("input is not UTF-8 text (invalid byte at offset {})", err.valid_up_to()))
-        })?;
-        let (top, format) = parse_document(text)?;
+        Self::parse_text(utf8(bytes)?, None, max_string)
+    }
+
+    /// [`ResourceList::parse_with_limit`] of text the items may share: an item no step changes
+    /// is written back from it, not from a copy of its own.
+    pub fn parse_shared(input: &Arc<str>, max_string: u64) -> Result<Self, UnusableInput> {
+        Self::parse_text(input, Some(input), max_string)
+    }
+
+    fn parse_text(text: &str, shared: Option<&Arc<str>>, max_string: u64) -> Result<Self, UnusableInput> {
+        let (top, format) = parse_document(text, shared)?;
         let parts = match top {
             Top::List(parts) => *parts,
             Top::NotMapping(shape) => {
@@ -169,20 +177,20 @@ impl ResourceList {
         out.write_all(to_yaml(&Value::Object(head)).as_bytes())?;
         out.write_all(b"items:\n")?;
         for mut item in items {
-            if let Some(source) = item.unchanged_source() {
-                write_list_element(out, source)?;
+            if let Some((source, indent)) = item.unchanged_source() {
+                write_list_element(out, source, indent)?;
                 continue;
             }
             let text = match item.take_keep_quoted() {
                 Some(pointers) => crate::doc::to_yaml_keeping_quotes(&item.into_value(), &pointers),
                 None => to_yaml(&item.into_value()),
             };
-            write_list_element(out, &text)?;
+            write_list_element(out, &text, 0)?;
         }
         if !results.is_empty() {
             out.write_all(b"results:\n")?;
             for result in &results {
-                write_list_element(out, &to_yaml(result))?;
+                write_list_element(out, &to_yaml(result), 0)?;
             }
         }
         Ok(())
@@ -231,14 +239,15 @@ fn attach_sources(text: &str, items: &mut [Item], starts: &[crate::doc::Start], 
     }
 }
 
-/// The text of one block-list item; see [`attach_sources`].
+/// Where one block-list item's text is: `(start, end, indent)`, its end trimmed and its text
+/// checked to stand alone once moved `indent` columns left; see [`attach_sources`].
 ///
 /// Only what can never be content is cut off: the next element's dash, blank lines at the end,
 /// and document markers after the last item. Whitespace at the end of a line is kept (in a block
 /// scalar it is content, and YAML's own whitespace is only spaces and tabs: `trim_end` would also
 /// take a no-break space), and so is a line of spaces deeper than the item (a block scalar's
 /// content line when the scalar reaches it).
-fn item_source(text: &str, start: usize, end: usize, column: usize, last: bool) -> Option<String> {
+fn item_cut(text: &str, start: usize, end: usize, column: usize, last: bool) -> Option<(usize, usize, usize)> {
     let indent = column.checked_sub(1)?;
     // A block list element: spaces, a dash and spaces before the item on its line.
     let before = text.get(..start)?;
@@ -260,7 +269,14 @@ fn item_source(text: &str, start: usize, end: usize, column: usize, last: bool) 
         }
         slice = body;
     }
-    standalone_source(slice, indent)
+    let len = standalone_len(slice, indent)?;
+    Some((start, start + len, indent))
+}
+
+/// The text of one item cut out of a list with [`item_cut`], moved to column 0.
+fn item_source(text: &str, start: usize, end: usize, column: usize, last: bool) -> Option<String> {
+    let (start, end, indent) = item_cut(text, start, end, column, last)?;
+    Some(moved_left(&text[start..end], indent))
 }
 
 /// The text of one node cut out of a YAML document (a list item, or a whole document at
@@ -269,6 +285,11 @@ fn item_source(text: &str, start: usize, end: usize, column: usize, last: bool) 
 /// the line-based mover does not (a carriage return alone), keeps trailing blank lines (`|+`),
 /// or has a line less indented than `indent` that is not a comment.
 pub fn standalone_source(slice: &str, indent: usize) -> Option<String> {
+    standalone_len(slice, indent).map(|len| moved_left(&slice[..len], indent))
+}
+
+/// How much of `slice` is the node, when it can stand alone (see [`standalone_source`]).
+fn standalone_len(slice: &str, indent: usize) -> Option<usize> {
     let mut slice = slice;
     // Lines at the end that hold nothing, or no more spaces than the item's indentation: never
     // content (a block scalar in the item is indented deeper), only the end of one.
@@ -300,22 +321,33 @@ pub fn standalone_source(slice: &str, indent: usize) -> Option<String> {
     if tied {
         return None;
     }
-    let mut out = String::with_capacity(slice.len());
-    for (n, line) in slice.split('\n').enumerate() {
+    for line in slice.split('\n').skip(1) {
+        let content = line.trim_start_matches(' ');
+        if line.len() - content.len() < indent
+            && !content.trim_end_matches('\r').is_empty()
+            && !content.starts_with('#')
+        {
+            return None;
+        }
+    }
+    Some(slice.len())
+}
+
+/// `text` with every line after the first moved `indent` columns left (fewer when it has fewer
+/// leading spaces), ending in a line break.
+fn moved_left(text: &str, indent: usize) -> String {
+    let mut out = String::with_capacity(text.len() + 1);
+    for (n, line) in text.split('\n').enumerate() {
         if n > 0 {
             out.push('\n');
             let spaces = line.len() - line.trim_start_matches(' ').len();
-            let content = line.trim_start_matches(' ');
-            if spaces < indent && !content.trim_end_matches('\r').is_empty() && !content.starts_with('#') {
-                return None;
-            }
             out.push_str(&line[spaces.min(indent)..]);
         } else {
             out.push_str(line);
         }
     }
     out.push('\n');
-    Some(out)
+    out
 }
 
 /// Where the first document marker (`---` or `...` at the start of a line, then whitespace or
@@ -335,25 +367,38 @@ pub fn document_marker(slice: &str) -> Option<usize> {
 }
 
 /// One element of a block sequence at column 0, as the YAML writer lays it out: `- ` before the
-/// first line, two spaces before the others.
-fn write_list_element(out: &mut dyn std::io::Write, text: &str) -> std::io::Result<()> {
+/// first line, two spaces before the others. `text`'s lines after the first are first moved
+/// `indent` columns left (see [`moved_left`]); the element is written with one call.
+fn write_list_element(out: &mut dyn std::io::Write, text: &str, indent: usize) -> std::io::Result<()> {
+    let mut element = Vec::with_capacity(text.len() + text.len() / 16 + 4);
     for (i, line) in text.lines().enumerate() {
-        let prefix: &[u8] = if i == 0 {
-            b"- "
-        } else if line.is_empty() {
-            b""
+        if i == 0 {
+            element.extend_from_slice(b"- ");
         } else {
-            b"  "
-        };
-        out.write_all(prefix)?;
-        out.write_all(line.as_bytes())?;
-        out.write_all(b"\n")?;
+            let spaces = line.len() - line.trim_start_matches(' ').len();
+            let line = &line[spaces.min(indent)..];
+            if !line.is_empty() {
+                element.extend_from_slice(b"  ");
+            }
+            element.extend_from_slice(line.as_bytes());
+            element.push(b'\n');
+            continue;
+        }
+        element.extend_from_slice(line.as_bytes());
+        element.push(b'\n');
     }
-    Ok(())
+    out.write_all(&element)
+}
+
+/// The input as text, or why it is not.
+pub fn utf8(bytes: &[u8]) -> Result<&str, UnusableInput> {
+    std::str::from_utf8(bytes).map_err(|err| {
+        UnusableInput::new(format!("input is not UTF-8 text (invalid byte at offset {})", err.valid_up_to()))
+    })
 }
 
 /// JSON is read by serde_json (faster and exact); everything else as YAML.
-fn parse_document(text: &str) -> Result<(Top, Format), UnusableInput> {
+fn parse_document(text: &str, shared: Option<&Arc<str>>) -> Result<(Top, Format), UnusableInput> {
     if text.trim_start().starts_with('{') {
         // The YAML reader's depth limit, checked before the recursive reader runs (its own limit
         // of 128 is off, so JSON and YAML input may nest equally deep).
@@ -396,7 +441,7 @@ fn parse_document(text: &str) -> Result<(Top, Format), UnusableInput> {
             UnusableInput { message, line: Some(err.line() as u64), column: Some(err.column() as u64) }
         });
     }
-    if let Some(parts) = scan::scan(text) {
+    if let Some(parts) = scan::scan(text, shared) {
         return Ok((Top::List(Box::new(parts)), Format::Yaml));
     }
     let documents: Vec<Top> = read_yaml_documents_as(text).map_err(|err| UnusableInput {

@@ -12,11 +12,12 @@
 //! prove returns `None`, and the caller reads the list the old way, whose errors and values are
 //! the reference.
 
+use super::item::{Item, Source};
 use super::stream::{Items, Parts};
-use super::Item;
 use crate::doc::{Map, Strict, Value};
 use granit_parser::{Event, Parser, ScalarStyle, StructureStyle};
 use std::borrow::Cow;
+use std::sync::Arc;
 
 /// Deeper nesting is left to the full reader, whose budget and messages apply.
 const MAX_DEPTH: usize = 200;
@@ -26,13 +27,13 @@ const LINEAR_KEYS: usize = 16;
 
 /// Reads `text` as a ResourceList with lazily built items, or `None` to leave it to the full
 /// reader (anything unusual, and every error).
-pub fn scan(text: &str) -> Option<Parts> {
+pub fn scan(text: &str, shared: Option<&Arc<str>>) -> Option<Parts> {
     // Directives change how the rest reads; a long digit run may be an integer the full reader
     // refuses; past its scalar budget (64 MiB of scalar text) it refuses the input.
     if text.len() > 64 << 20 || text.lines().any(|line| line.starts_with('%')) || has_long_digit_run(text) {
         return None;
     }
-    let mut walk = Walk { events: Parser::new_from_str(text), text };
+    let mut walk = Walk { events: Parser::new_from_str(text), text, keys: Vec::new() };
     walk.expect(|e| matches!(e, Event::StreamStart))?;
     walk.expect(|e| matches!(e, Event::DocumentStart(..)))?;
     let (event, _) = walk.next()?;
@@ -80,17 +81,36 @@ pub fn scan(text: &str) -> Option<Parts> {
             Some((next, _)) => *next,
             None => parts.after_items.unwrap_or(text.len()),
         };
-        let source = super::item_source(text, start, end, column, i + 1 == item_starts.len())?;
-        items.push(Item::from_source(header, source.into_boxed_str()));
+        let (start, end, indent) = super::item_cut(text, start, end, column, i + 1 == item_starts.len())?;
+        let source = match shared {
+            Some(input) => Source::Cut { input: input.clone(), start, end, indent },
+            None => Source::Own(super::moved_left(&text[start..end], indent).into_boxed_str()),
+        };
+        items.push(Item::from_source(header, source));
     }
     parts.items = Items::List(items, None);
     parts.sources_attached = true;
     Some(parts)
 }
 
+/// A lazy item's value, read from its own text (which [`scan`] proved reads without error):
+/// the events walked into a value, as the full reader would build it, several times faster.
+/// `None` only if the text holds what the walk leaves to the full reader.
+pub fn read_item(source: &str) -> Option<Value> {
+    let mut walk = Walk { events: Parser::new_from_str(source), text: source, keys: Vec::new() };
+    walk.expect(|e| matches!(e, Event::StreamStart))?;
+    walk.expect(|e| matches!(e, Event::DocumentStart(..)))?;
+    let value = walk.build(1)?;
+    walk.expect(|e| matches!(e, Event::DocumentEnd))?;
+    walk.expect(|e| matches!(e, Event::StreamEnd))?;
+    Some(value)
+}
+
 struct Walk<'a> {
     events: Parser<'a, granit_parser::StrInput<'a>>,
     text: &'a str,
+    /// Keys of the mappings being checked, innermost last (see [`Walk::check`]).
+    keys: Vec<Cow<'a, str>>,
 }
 
 impl<'a> Walk<'a> {
@@ -183,11 +203,10 @@ impl<'a> Walk<'a> {
                         Event::Scalar(key, style, 0, None) if plain_text_key(&key, style) => key,
                         _ => return None,
                     };
-                    if map.contains_key(&*key) {
+                    let value = self.build(depth + 1)?;
+                    if map.insert(key.into_owned(), value).is_some() {
                         return None;
                     }
-                    let value = self.build(depth + 1)?;
-                    map.insert(key.into_owned(), value);
                 }
             }
             _ => None,
@@ -210,19 +229,33 @@ impl<'a> Walk<'a> {
                 self.check(depth + 1)?;
             },
             Event::MappingStart(_, 0, None) => {
-                let mut keys = KeySet::default();
-                loop {
-                    let (event, _) = self.next()?;
+                // The keys of this mapping sit on the shared stack above `base`.
+                let base = self.keys.len();
+                let mut many: Option<std::collections::HashSet<Cow<'a, str>>> = None;
+                let result = loop {
+                    let Some((event, _)) = self.next() else { break None };
                     let key = match event {
-                        Event::MappingEnd => return Some(()),
+                        Event::MappingEnd => break Some(()),
                         Event::Scalar(key, style, 0, None) if plain_text_key(&key, style) => key,
-                        _ => return None,
+                        _ => break None,
                     };
-                    if !keys.insert(key) {
-                        return None;
+                    let fresh = match &mut many {
+                        Some(many) => many.insert(key),
+                        None if self.keys[base..].contains(&key) => false,
+                        None => {
+                            self.keys.push(key);
+                            if self.keys.len() - base > LINEAR_KEYS {
+                                many = Some(self.keys.drain(base..).collect());
+                            }
+                            true
+                        }
+                    };
+                    if !fresh || self.check(depth + 1).is_none() {
+                        break None;
                     }
-                    self.check(depth + 1)?;
-                }
+                };
+                self.keys.truncate(base);
+                result
             }
             _ => None,
         }
@@ -254,7 +287,12 @@ fn resolve(text: &str) -> Resolved {
         "" | "~" => Resolved::Null,
         "true" => Resolved::Bool(true),
         "false" => Resolved::Bool(false),
-        _ if WORDS.iter().any(|word| text.eq_ignore_ascii_case(word)) => Resolved::Ask,
+        _ if text.len() <= 8
+            && matches!(text.as_bytes()[0] | 0x20, b'n' | b't' | b'f' | b'y' | b'o' | b'i')
+            && WORDS.iter().any(|word| text.eq_ignore_ascii_case(word)) =>
+        {
+            Resolved::Ask
+        }
         _ => {
             let unsigned = text.strip_prefix(['+', '-']).unwrap_or(text);
             match unsigned.bytes().next() {
@@ -274,8 +312,24 @@ fn scalar(value: Cow<'_, str>, style: ScalarStyle) -> Option<Value> {
         Resolved::Null => Some(Value::Null),
         Resolved::Bool(b) => Some(Value::Bool(b)),
         Resolved::Text => Some(Value::String(value.into_owned())),
-        Resolved::Ask => ask(&value),
+        Resolved::Ask => decimal(&value).or_else(|| ask(&value)),
     }
+}
+
+/// The common number spelling, read without asking: an optional minus and up to 18 decimal
+/// digits without a leading zero (a leading zero is octal, read by the full reader).
+fn decimal(text: &str) -> Option<Value> {
+    let digits = text.strip_prefix('-').unwrap_or(text);
+    let plain = !digits.is_empty() && digits.len() <= 18 && digits.bytes().all(|b| b.is_ascii_digit());
+    if !plain || (digits.starts_with('0') && digits != "0") {
+        return None;
+    }
+    let number: i64 = text.parse().ok()?;
+    // Unsigned when not negative, as the full reader visits it.
+    Some(match u64::try_from(number) {
+        Ok(unsigned) => Value::from(unsigned),
+        Err(_) => Value::from(number),
+    })
 }
 
 /// The full reader's value of a number-like plain scalar standing alone; `None` when it is not
@@ -442,7 +496,7 @@ mod tests {
         let text = "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n  - apiVersion: v1\n    kind: \
                     ConfigMap\n    metadata:\n      name: x\n      labels: {a: '1', b: 2}\n    data:\n      k: |\n        \
                     line\n      o: 0644\n      f: 1.50\n  -   kind: B\n      x: 'y'\nfunctionConfig:\n  k: v\n";
-        let parts = scan(text).expect("scanned");
+        let parts = scan(text, None).expect("scanned");
         let Items::List(items, None) = parts.items else { panic!("no items") };
         let reference: Vec<Value> =
             crate::doc::read_yaml_documents(text).expect("read")[0]["items"].as_array().cloned().unwrap_or_default();
@@ -472,9 +526,9 @@ mod tests {
             "  - a: |+\n      x\n\n",
             "  []\n",
         ] {
-            assert!(scan(&format!("{head}{items}")).is_none(), "{items:?}");
+            assert!(scan(&format!("{head}{items}"), None).is_none(), "{items:?}");
         }
-        assert!(scan(&format!("%YAML 1.2\n---\n{head}  - a: 1\n")).is_none());
-        assert!(scan(&format!("{head}  - a: 1\n---\n{head}")).is_none());
+        assert!(scan(&format!("%YAML 1.2\n---\n{head}  - a: 1\n"), None).is_none());
+        assert!(scan(&format!("{head}  - a: 1\n---\n{head}"), None).is_none());
     }
 }
