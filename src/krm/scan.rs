@@ -25,6 +25,20 @@ const MAX_DEPTH: usize = 200;
 /// Mappings with more keys check duplicates with a hash set.
 const LINEAR_KEYS: usize = 16;
 
+/// Inputs at least this large are read on two threads when the machine has two cores.
+const SPLIT_BYTES: usize = 256 << 10;
+
+/// What one walk over (part of) the list found: the top-level fields, each item's start (byte
+/// offset and column) and header, and the top-level keys.
+#[derive(Default)]
+struct Found {
+    parts: Parts,
+    starts: Vec<(usize, usize)>,
+    headers: Vec<Map>,
+    keys: Vec<String>,
+    items_read: bool,
+}
+
 /// Reads `text` as a ResourceList with lazily built items, or `None` to leave it to the full
 /// reader (anything unusual, and every error).
 pub fn scan(text: &str, shared: Option<&Arc<str>>) -> Option<Parts> {
@@ -33,55 +47,23 @@ pub fn scan(text: &str, shared: Option<&Arc<str>>) -> Option<Parts> {
     if text.len() > 64 << 20 || text.lines().any(|line| line.starts_with('%')) || has_long_digit_run(text) {
         return None;
     }
-    let mut walk = Walk { events: Parser::new_from_str(text), text, keys: Vec::new() };
-    walk.expect(|e| matches!(e, Event::StreamStart))?;
-    walk.expect(|e| matches!(e, Event::DocumentStart(..)))?;
-    let (event, _) = walk.next()?;
-    if !matches!(event, Event::MappingStart(StructureStyle::Block, 0, None)) {
-        return None;
-    }
-    let mut parts = Parts::default();
-    let mut keys = KeySet::default();
-    let mut item_starts = Vec::new();
-    let mut header_maps = Vec::new();
-    let mut items_read = false;
-    loop {
-        let (event, start) = walk.next()?;
-        let key = match event {
-            Event::MappingEnd => break,
-            Event::Scalar(key, style, 0, None) if plain_text_key(&key, style) => key,
-            _ => return None,
-        };
-        if items_read && parts.after_items.is_none() {
-            parts.after_items = Some(start);
-        }
-        if !keys.insert(key.clone()) {
-            return None;
-        }
-        match &*key {
-            "apiVersion" => parts.api_version = Some(walk.build(1)?),
-            "kind" => parts.kind = Some(walk.build(1)?),
-            "functionConfig" => parts.function_config = Some(walk.build(1)?),
-            "items" => {
-                walk.items(&mut item_starts, &mut header_maps)?;
-                items_read = true;
-            }
-            _ => walk.check(1)?,
-        }
-    }
-    walk.expect(|e| matches!(e, Event::DocumentEnd))?;
-    walk.expect(|e| matches!(e, Event::StreamEnd))?;
+    let two_cores = std::thread::available_parallelism().is_ok_and(|n| n.get() >= 2);
+    let found = match (text.len() >= SPLIT_BYTES && two_cores).then(|| split_scan(text)).flatten() {
+        Some(found) => found,
+        None => top_level(text, 0)?,
+    };
+    let Found { mut parts, starts, headers, items_read, .. } = found;
     if !items_read {
         return None;
     }
-    let mut items = Vec::with_capacity(header_maps.len());
-    for (i, header) in header_maps.into_iter().enumerate() {
-        let (start, column) = item_starts[i];
-        let end = match item_starts.get(i + 1) {
+    let mut items = Vec::with_capacity(headers.len());
+    for (i, header) in headers.into_iter().enumerate() {
+        let (start, column) = starts[i];
+        let end = match starts.get(i + 1) {
             Some((next, _)) => *next,
             None => parts.after_items.unwrap_or(text.len()),
         };
-        let (start, end, indent) = super::item_cut(text, start, end, column, i + 1 == item_starts.len())?;
+        let (start, end, indent) = super::item_cut(text, start, end, column, i + 1 == starts.len())?;
         let source = match shared {
             Some(input) => Source::Cut { input: input.clone(), start, end, indent },
             None => Source::Own(super::moved_left(&text[start..end], indent).into_boxed_str()),
@@ -91,6 +73,166 @@ pub fn scan(text: &str, shared: Option<&Arc<str>>) -> Option<Parts> {
     parts.items = Items::List(items, None);
     parts.sources_attached = true;
     Some(parts)
+}
+
+/// The top-level mapping of `text` (at `offset` in the input), which must be a whole document:
+/// the ResourceList, the part of it before a split, or the keys after its items.
+fn top_level(text: &str, offset: usize) -> Option<Found> {
+    let mut walk = Walk { events: Parser::new_from_str(text), text, keys: Vec::new() };
+    walk.expect(|e| matches!(e, Event::StreamStart))?;
+    // Implicit: the keys after a split's items must not start a document of their own.
+    walk.expect(|e| {
+        matches!(e, Event::DocumentStart(false, _)) || (offset == 0 && matches!(e, Event::DocumentStart(..)))
+    })?;
+    let (event, _) = walk.next()?;
+    if !matches!(event, Event::MappingStart(StructureStyle::Block, 0, None)) {
+        return None;
+    }
+    let mut found = Found::default();
+    let mut keys = KeySet::default();
+    loop {
+        let (event, start) = walk.next()?;
+        let key = match event {
+            Event::MappingEnd => break,
+            Event::Scalar(key, style, 0, None) if plain_text_key(&key, style) => key,
+            _ => return None,
+        };
+        if found.items_read && found.parts.after_items.is_none() {
+            found.parts.after_items = Some(offset + start);
+        }
+        if !keys.insert(key.clone()) {
+            return None;
+        }
+        found.keys.push(key.to_string());
+        match &*key {
+            "apiVersion" => found.parts.api_version = Some(walk.build(1)?),
+            "kind" => found.parts.kind = Some(walk.build(1)?),
+            "functionConfig" => found.parts.function_config = Some(walk.build(1)?),
+            "items" => {
+                walk.items(&mut found.starts, &mut found.headers)?;
+                found.items_read = true;
+            }
+            _ => walk.check(1)?,
+        }
+    }
+    walk.expect(|e| matches!(e, Event::DocumentEnd))?;
+    walk.expect(|e| matches!(e, Event::StreamEnd))?;
+    for start in &mut found.starts {
+        start.0 += offset;
+    }
+    Some(found)
+}
+
+/// The list read on two threads: the text up to an item near the middle as a ResourceList whose
+/// items end there, and on another thread the items from there as a list of their own, up to
+/// where the list ends; the keys after it as a mapping of their own. `None` (read it on one
+/// thread) unless each part reads exactly as it does within the whole: the split line is a
+/// dash at the column of the items' dashes, the first part's list is its last key and ends at
+/// the split, and the list ends at a key at column 0.
+fn split_scan(text: &str) -> Option<Found> {
+    let dash = items_dash_column(text)?;
+    let split = split_point(text, dash)?;
+    let (head, tail) = std::thread::scope(|scope| {
+        let tail = scope.spawn(|| tail_items(&text[split..], split));
+        let head = top_level(&text[..split], 0);
+        (head, tail.join().ok().flatten())
+    });
+    let (mut found, (starts, headers, list_end)) = (head?, tail?);
+    // The first part's list must end where the text does.
+    if !found.items_read || found.parts.after_items.is_some() || found.keys.last().map(String::as_str) != Some("items")
+    {
+        return None;
+    }
+    found.starts.extend(starts);
+    found.headers.extend(headers);
+    if let Some(end) = list_end {
+        let rest = top_level(&text[end..], end)?;
+        if rest.items_read || rest.keys.iter().any(|key| found.keys.contains(key)) {
+            return None;
+        }
+        found.parts.after_items = Some(end);
+        found.parts.api_version = found.parts.api_version.or(rest.parts.api_version);
+        found.parts.kind = found.parts.kind.or(rest.parts.kind);
+        found.parts.function_config = found.parts.function_config.or(rest.parts.function_config);
+    }
+    Some(found)
+}
+
+/// The column (0-based) of the dashes of the top-level `items` list, when it is a block list
+/// of block mappings under a key at column 0.
+fn items_dash_column(text: &str) -> Option<usize> {
+    let mut walk = Walk { events: Parser::new_from_str(text), text, keys: Vec::new() };
+    walk.expect(|e| matches!(e, Event::StreamStart))?;
+    walk.expect(|e| matches!(e, Event::DocumentStart(..)))?;
+    walk.expect(|e| matches!(e, Event::MappingStart(StructureStyle::Block, 0, None)))?;
+    let line_of = |at: usize| &text[text[..at].rfind('\n').map_or(0, |n| n + 1)..at];
+    loop {
+        // Scalar keys with scalar values (apiVersion, kind) may come first; nothing else.
+        let (Event::Scalar(key, ..), start) = walk.next()? else { return None };
+        if key == "items" {
+            if !line_of(start).is_empty() {
+                return None;
+            }
+            walk.expect(|e| matches!(e, Event::SequenceStart(StructureStyle::Block, 0, None)))?;
+            let (Event::MappingStart(StructureStyle::Block, 0, None), first) = walk.next()? else { return None };
+            return line_of(first).find('-');
+        }
+        let (Event::Scalar(..), _) = walk.next()? else { return None };
+    }
+}
+
+/// The start of a line near the middle that is a dash at `dash` spaces of indentation: within
+/// the items, only the next item can start there (content is indented deeper, and a line at the
+/// dash's column ends any block scalar or flow text before it).
+fn split_point(text: &str, dash: usize) -> Option<usize> {
+    let mut from = text.len() / 2;
+    while let Some(at) = text[from..].find('\n').map(|at| from + at + 1) {
+        let line = &text[at..];
+        let rest = line.get(dash..)?;
+        if line.as_bytes()[..dash].iter().all(|b| *b == b' ') && (rest.starts_with("- ") || rest.starts_with("-\n")) {
+            return Some(at);
+        }
+        from = at;
+    }
+    None
+}
+
+/// Items from `text` on (at `offset` in the input), a block list of its own: their starts and
+/// headers, and where the list ends when a key follows it (`None` at the end of the document).
+#[allow(clippy::type_complexity)]
+fn tail_items(text: &str, offset: usize) -> Option<(Vec<(usize, usize)>, Vec<Map>, Option<usize>)> {
+    let mut walk = Walk { events: Parser::new_from_str(text), text, keys: Vec::new() };
+    walk.expect(|e| matches!(e, Event::StreamStart))?;
+    walk.expect(|e| matches!(e, Event::DocumentStart(false, _)))?;
+    walk.expect(|e| matches!(e, Event::SequenceStart(StructureStyle::Block, 0, None)))?;
+    let (mut starts, mut headers) = (Vec::new(), Vec::new());
+    // After the last item: the end of the list, or (dashes at column 0) a parse error at the key
+    // that follows it, which the whole document reads as its next key.
+    let end_at_column_0 = |at: usize| (at > 0 && text.as_bytes()[at - 1] == b'\n').then_some(offset + at);
+    loop {
+        let event = match walk.events.next()? {
+            Ok((event, span)) => (event, span.byte_range()?.start),
+            Err(err) => {
+                let at = err.marker().byte_offset()?;
+                return Some((starts, headers, Some(end_at_column_0(at)?)));
+            }
+        };
+        match event {
+            (Event::MappingStart(StructureStyle::Block, 0, None), start) => {
+                let line = &text[text[..start].rfind('\n').map_or(0, |at| at + 1)..start];
+                starts.push((offset + start, line.len() + 1));
+                headers.push(walk.item()?);
+            }
+            (Event::SequenceEnd, _) => break,
+            _ => return None,
+        }
+    }
+    walk.expect(|e| matches!(e, Event::DocumentEnd))?;
+    match walk.events.next()? {
+        Ok((Event::StreamEnd, _)) => Some((starts, headers, None)),
+        Err(err) => Some((starts, headers, Some(end_at_column_0(err.marker().byte_offset()?)?))),
+        Ok(_) => None,
+    }
 }
 
 /// A lazy item's value, read from its own text (which [`scan`] proved reads without error):
@@ -530,5 +672,50 @@ mod tests {
         }
         assert!(scan(&format!("%YAML 1.2\n---\n{head}  - a: 1\n"), None).is_none());
         assert!(scan(&format!("{head}  - a: 1\n---\n{head}"), None).is_none());
+    }
+
+    /// A list large enough to split, in the layouts lists come in.
+    fn big_list(dash: usize, after: &str) -> String {
+        let pad = " ".repeat(dash);
+        let mut text = String::from("apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n");
+        for i in 0..3000 {
+            text.push_str(&format!(
+                "{pad}- apiVersion: v1\n{pad}  kind: ConfigMap\n{pad}  metadata:\n{pad}    name: c{i}\n{pad}  data:\n\
+                 {pad}    script: |\n{pad}      - not an item\n{pad}      echo {i}\n{pad}    num: \"{i}\"\n"
+            ));
+        }
+        text.push_str(after);
+        text
+    }
+
+    #[test]
+    fn split_reading_finds_what_one_walk_finds() {
+        for (dash, after) in [
+            (0, ""),
+            (2, ""),
+            (0, "functionConfig:\n  k: v\n"),
+            (2, "# done\nfunctionConfig:\n  k: [v]\nresults: []\n"),
+            (4, "functionConfig:\n  k: v\n"),
+        ] {
+            let text = big_list(dash, after);
+            let whole = top_level(&text, 0).unwrap_or_else(|| panic!("one walk {dash} {after:?} {}", &text[..400]));
+            let split = split_scan(&text).unwrap_or_else(|| panic!("split {dash} {after:?}"));
+            assert_eq!(split.starts, whole.starts);
+            assert_eq!(split.headers, whole.headers);
+            assert_eq!(split.parts.after_items, whole.parts.after_items);
+            assert_eq!(split.parts.function_config, whole.parts.function_config);
+            assert_eq!(split.parts.kind, whole.parts.kind);
+        }
+    }
+
+    #[test]
+    fn split_reading_leaves_what_it_cannot_prove_to_one_walk() {
+        // Two documents, a duplicate key after the list, a list indented less than its dashes.
+        for after in ["---\nkind: X\n", "kind: Again\n", " x: 1\n", "items: []\n"] {
+            let text = big_list(2, after);
+            assert!(split_scan(&text).is_none(), "{after:?}");
+        }
+        let text = big_list(0, "").replace("items:\n", "functionConfig: {}\nitems:\n");
+        assert!(split_scan(&text).is_none());
     }
 }
