@@ -323,12 +323,12 @@ fn krm(root: Option<PathBuf>, limits: Limits) -> Exit {
     if let Err(err) = std::io::stdin().lock().read_to_end(&mut bytes) {
         return Exit::Unusable(format!("cannot read stdin: {err}"));
     }
-    // Shared by the items no step changes, which are written back from it.
-    let text: Arc<str> = match crate::krm::utf8(&bytes) {
-        Ok(text) => Arc::from(text),
-        Err(err) => return Exit::Unusable(err.to_string()),
-    };
-    drop(bytes);
+    // Shared by the items no step changes, which are written back from it (no copy).
+    if let Err(err) = crate::krm::utf8(&bytes) {
+        return Exit::Unusable(err.to_string());
+    }
+    bytes.shrink_to_fit();
+    let text = Arc::new(String::from_utf8(bytes).unwrap_or_default());
     let mut list = match ResourceList::parse_shared(&text, limits.max_file_bytes) {
         Ok(list) => list,
         Err(err) => return Exit::Unusable(err.to_string()),
@@ -558,7 +558,7 @@ struct SourceStyles {
 /// Where a source text is, read again only if substitution asks about a style: render mode
 /// re-reads the file, KRM mode shares stdin's bytes, so no copy is kept alive.
 enum Source {
-    Shared(Arc<str>),
+    Shared(Arc<String>),
     /// A file the command line read, and the file-size limit it was read with.
     File(PathBuf, u64),
     Text(String),

@@ -25,7 +25,7 @@ const HEADER: [&str; 3] = ["apiVersion", "kind", "metadata"];
 #[derive(Clone)]
 pub enum Source {
     Own(Box<str>),
-    Cut { input: Arc<str>, start: usize, end: usize, indent: usize },
+    Cut { input: Arc<String>, start: usize, end: usize, indent: usize },
 }
 
 impl Source {
@@ -45,6 +45,24 @@ impl Source {
                 std::borrow::Cow::Owned(super::moved_left(text.strip_suffix('\n').unwrap_or(text), indent))
             }
         }
+    }
+}
+
+/// An item's header in the compact form [`Item`] keeps: its type, and the header as JSON.
+#[derive(Debug, PartialEq)]
+pub struct Head {
+    api_version: Box<str>,
+    kind: Box<str>,
+    text: Box<str>,
+}
+
+impl From<Map> for Head {
+    fn from(header: Map) -> Self {
+        let field = |key: &str| header.get(key).and_then(Value::as_str).unwrap_or_default().into();
+        let (api_version, kind) = (field("apiVersion"), field("kind"));
+        // Serializing a Value cannot fail: keys are strings, numbers finite.
+        let text = serde_json::to_string(&header).unwrap_or_default().into_boxed_str();
+        Head { api_version, kind, text }
     }
 }
 
@@ -151,13 +169,11 @@ impl Item {
     /// An item known by its header and its YAML `source` (standing alone, as
     /// [`Item::set_source`] keeps it); the rest is read from the source when a step asks for it.
     /// The caller has made sure the source reads without error to the item it was cut from.
-    pub fn from_source(header: Map, source: Source) -> Self {
-        let field = |key: &str| header.get(key).and_then(Value::as_str).unwrap_or_default().into();
-        let (api_version, kind) = (field("apiVersion"), field("kind"));
+    pub fn from_source(head: Head, source: Source) -> Self {
         Item {
-            api_version,
-            kind,
-            head_text: serde_json::to_string(&header).unwrap_or_default().into_boxed_str(),
+            api_version: head.api_version,
+            kind: head.kind,
+            head_text: head.text,
             head: OnceCell::new(),
             text: Box::default(),
             full: OnceCell::new(),

@@ -81,11 +81,11 @@ impl ResourceList {
 
     /// [`ResourceList::parse_with_limit`] of text the items may share: an item no step changes
     /// is written back from it, not from a copy of its own.
-    pub fn parse_shared(input: &Arc<str>, max_string: u64) -> Result<Self, UnusableInput> {
+    pub fn parse_shared(input: &Arc<String>, max_string: u64) -> Result<Self, UnusableInput> {
         Self::parse_text(input, Some(input), max_string)
     }
 
-    fn parse_text(text: &str, shared: Option<&Arc<str>>, max_string: u64) -> Result<Self, UnusableInput> {
+    fn parse_text(text: &str, shared: Option<&Arc<String>>, max_string: u64) -> Result<Self, UnusableInput> {
         let (top, format) = parse_document(text, shared)?;
         let parts = match top {
             Top::List(parts) => *parts,
@@ -398,7 +398,7 @@ pub fn utf8(bytes: &[u8]) -> Result<&str, UnusableInput> {
 }
 
 /// JSON is read by serde_json (faster and exact); everything else as YAML.
-fn parse_document(text: &str, shared: Option<&Arc<str>>) -> Result<(Top, Format), UnusableInput> {
+fn parse_document(text: &str, shared: Option<&Arc<String>>) -> Result<(Top, Format), UnusableInput> {
     if text.trim_start().starts_with('{') {
         // The YAML reader's depth limit, checked before the recursive reader runs (its own limit
         // of 128 is off, so JSON and YAML input may nest equally deep).

@@ -12,7 +12,7 @@
 //! prove returns `None`, and the caller reads the list the old way, whose errors and values are
 //! the reference.
 
-use super::item::{Item, Source};
+use super::item::{Head, Item, Source};
 use super::stream::{Items, Parts};
 use crate::doc::{Map, Strict, Value};
 use granit_parser::{Event, Parser, ScalarStyle, StructureStyle};
@@ -34,14 +34,14 @@ const SPLIT_BYTES: usize = 256 << 10;
 struct Found {
     parts: Parts,
     starts: Vec<(usize, usize)>,
-    headers: Vec<Map>,
+    headers: Vec<Head>,
     keys: Vec<String>,
     items_read: bool,
 }
 
 /// Reads `text` as a ResourceList with lazily built items, or `None` to leave it to the full
 /// reader (anything unusual, and every error).
-pub fn scan(text: &str, shared: Option<&Arc<str>>) -> Option<Parts> {
+pub fn scan(text: &str, shared: Option<&Arc<String>>) -> Option<Parts> {
     // Directives change how the rest reads; a long digit run may be an integer the full reader
     // refuses; past its scalar budget (64 MiB of scalar text) it refuses the input.
     if text.len() > 64 << 20 || text.lines().any(|line| line.starts_with('%')) || has_long_digit_run(text) {
@@ -200,7 +200,7 @@ fn split_point(text: &str, dash: usize) -> Option<usize> {
 /// Items from `text` on (at `offset` in the input), a block list of its own: their starts and
 /// headers, and where the list ends when a key follows it (`None` at the end of the document).
 #[allow(clippy::type_complexity)]
-fn tail_items(text: &str, offset: usize) -> Option<(Vec<(usize, usize)>, Vec<Map>, Option<usize>)> {
+fn tail_items(text: &str, offset: usize) -> Option<(Vec<(usize, usize)>, Vec<Head>, Option<usize>)> {
     let mut walk = Walk { events: Parser::new_from_str(text), text, keys: Vec::new() };
     walk.expect(|e| matches!(e, Event::StreamStart))?;
     walk.expect(|e| matches!(e, Event::DocumentStart(false, _)))?;
@@ -221,7 +221,7 @@ fn tail_items(text: &str, offset: usize) -> Option<(Vec<(usize, usize)>, Vec<Map
             (Event::MappingStart(StructureStyle::Block, 0, None), start) => {
                 let line = &text[text[..start].rfind('\n').map_or(0, |at| at + 1)..start];
                 starts.push((offset + start, line.len() + 1));
-                headers.push(walk.item()?);
+                headers.push(walk.item()?.into());
             }
             (Event::SequenceEnd, _) => break,
             _ => return None,
@@ -268,7 +268,7 @@ impl<'a> Walk<'a> {
     }
 
     /// The block list of items: each a block mapping, its start and header kept.
-    fn items(&mut self, starts: &mut Vec<(usize, usize)>, headers: &mut Vec<Map>) -> Option<()> {
+    fn items(&mut self, starts: &mut Vec<(usize, usize)>, headers: &mut Vec<Head>) -> Option<()> {
         let (event, _) = self.next()?;
         if !matches!(event, Event::SequenceStart(StructureStyle::Block, 0, None)) {
             return None;
@@ -283,7 +283,7 @@ impl<'a> Walk<'a> {
             let before = self.text.get(..start)?;
             let column = before.len() - before.rfind('\n').map_or(0, |at| at + 1) + 1;
             starts.push((start, column));
-            headers.push(self.item()?);
+            headers.push(self.item()?.into());
         }
     }
 

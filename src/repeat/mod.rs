@@ -703,8 +703,17 @@ impl Step<'_> {
                 }
             }
         }
+        // Without templates only an item's own syntax makes it a target: its header is not
+        // built (and kept) for nothing.
+        let no_templates = plain_items.is_empty() && groups.is_empty();
         for (position, source) in items.iter_mut().enumerate() {
-            // Decide from the header and a text scan first, so untouched items stay compact.
+            // Decide from a text scan and the header first, so untouched items stay compact.
+            let has_syntax = source.header_contains(WHEN)
+                || source.header_contains(EXCLUDE)
+                || (source.scan_text(has_template) && contains_template(source));
+            if no_templates && !has_syntax {
+                continue;
+            }
             let header: &Value = source.header();
             if is_configuration(header) || is_local_config(header) {
                 continue;
@@ -733,9 +742,6 @@ impl Step<'_> {
                 })
                 .collect();
             let is_target = !targets.is_empty() || !group_templates.is_empty() || !group_item_clones.is_empty();
-            let has_syntax = source.header_contains(WHEN)
-                || source.header_contains(EXCLUDE)
-                || (source.scan_text(has_template) && contains_template(source));
             if !is_target && !has_syntax {
                 continue;
             }
