@@ -89,7 +89,7 @@ pub struct Item {
     lazy: bool,
     /// Hash of the value as read, taken when a step first asks to change it: an item a step
     /// changed and changed back is unchanged.
-    read_hash: Option<u64>,
+    read_hash: Option<ReadHash>,
     /// Whether a step asked for the item mutably (it may have changed).
     touched: bool,
 }
@@ -136,6 +136,23 @@ impl From<Value> for Item {
             touched: false,
         }
     }
+}
+
+/// What was read, to tell an item changed and changed back from a changed one.
+#[derive(Clone, Copy, PartialEq)]
+enum ReadHash {
+    /// Of the compact texts, for an item read whole (cheap: the texts are there).
+    Texts(u64),
+    /// Of the value, for an item read from its source when a step first changes it.
+    Value(u64),
+}
+
+fn hash_texts(head: &str, text: &str) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    head.hash(&mut hasher);
+    text.hash(&mut hasher);
+    hasher.finish()
 }
 
 /// A hash of a value, keys in their order (which the output keeps).
@@ -187,6 +204,7 @@ impl Item {
 
     /// Keeps `source`, the item's YAML as read (see the module's doc comment).
     pub fn set_source(&mut self, source: Box<str>) {
+        self.read_hash = Some(ReadHash::Texts(hash_texts(&self.head_text, &self.text)));
         self.source = Some(Source::Own(source));
     }
 
@@ -195,10 +213,10 @@ impl Item {
         if self.touched || self.source.is_none() || self.read_hash.is_some() {
             return;
         }
-        self.read_hash = Some(match self.full.get() {
+        self.read_hash = Some(ReadHash::Value(match self.full.get() {
             Some(full) => hash_value(full),
             None => hash_value(&self.load()),
-        });
+        }));
     }
 
     /// The item's source text when its value is still the one read; `None` when it must be
@@ -208,9 +226,22 @@ impl Item {
         if !self.touched {
             return Some(source);
         }
-        let now = match self.full.get() {
-            Some(full) => hash_value(full),
-            None => hash_value(&self.load()),
+        let now = match self.read_hash? {
+            ReadHash::Value(_) => ReadHash::Value(match self.full.get() {
+                Some(full) => hash_value(full),
+                None => hash_value(&self.load()),
+            }),
+            ReadHash::Texts(_) => {
+                let now = match self.full.get() {
+                    Some(full) => Item::from(full.clone()),
+                    None if self.head_text.is_empty() => Item::from(self.load()),
+                    None => {
+                        return (Some(ReadHash::Texts(hash_texts(&self.head_text, &self.text))) == self.read_hash)
+                            .then_some(source)
+                    }
+                };
+                ReadHash::Texts(hash_texts(&now.head_text, &now.text))
+            }
         };
         (Some(now) == self.read_hash).then_some(source)
     }
