@@ -90,13 +90,7 @@ fn top_level(text: &str, offset: usize) -> Option<Found> {
     }
     let mut found = Found::default();
     let mut keys = KeySet::default();
-    loop {
-        let (event, start) = walk.next()?;
-        let key = match event {
-            Event::MappingEnd => break,
-            Event::Scalar(key, style, 0, None) if plain_text_key(&key, style) => key,
-            _ => return None,
-        };
+    while let Some((key, start)) = walk.next_key()? {
         if found.items_read && found.parts.after_items.is_none() {
             found.parts.after_items = Some(offset + start);
         }
@@ -262,6 +256,16 @@ impl<'a> Walk<'a> {
         Some((event, span.byte_range()?.start))
     }
 
+    /// The next key of a mapping and where it starts, `Some(None)` at the mapping's end, `None`
+    /// for a key the full reader may read otherwise (see [`plain_text_key`]).
+    fn next_key(&mut self) -> Option<Option<(Cow<'a, str>, usize)>> {
+        match self.next()? {
+            (Event::MappingEnd, _) => Some(None),
+            (Event::Scalar(key, style, 0, None), start) if plain_text_key(&key, style) => Some(Some((key, start))),
+            _ => None,
+        }
+    }
+
     fn expect(&mut self, test: impl Fn(&Event<'a>) -> bool) -> Option<()> {
         let (event, _) = self.next()?;
         test(&event).then_some(())
@@ -291,13 +295,7 @@ impl<'a> Walk<'a> {
     fn item(&mut self) -> Option<Map> {
         let mut keys = KeySet::default();
         let mut fields: [Option<Value>; 3] = Default::default();
-        loop {
-            let (event, _) = self.next()?;
-            let key = match event {
-                Event::MappingEnd => break,
-                Event::Scalar(key, style, 0, None) if plain_text_key(&key, style) => key,
-                _ => return None,
-            };
+        while let Some((key, _)) = self.next_key()? {
             if !keys.insert(key.clone()) {
                 return None;
             }
@@ -338,18 +336,13 @@ impl<'a> Walk<'a> {
             }
             Event::MappingStart(_, 0, None) => {
                 let mut map = Map::new();
-                loop {
-                    let (event, _) = self.next()?;
-                    let key = match event {
-                        Event::MappingEnd => return Some(Value::Object(map)),
-                        Event::Scalar(key, style, 0, None) if plain_text_key(&key, style) => key,
-                        _ => return None,
-                    };
+                while let Some((key, _)) = self.next_key()? {
                     let value = self.build(depth + 1)?;
                     if map.insert(key.into_owned(), value).is_some() {
                         return None;
                     }
                 }
+                Some(Value::Object(map))
             }
             _ => None,
         }
@@ -375,11 +368,10 @@ impl<'a> Walk<'a> {
                 let base = self.keys.len();
                 let mut many: Option<std::collections::HashSet<Cow<'a, str>>> = None;
                 let result = loop {
-                    let Some((event, _)) = self.next() else { break None };
-                    let key = match event {
-                        Event::MappingEnd => break Some(()),
-                        Event::Scalar(key, style, 0, None) if plain_text_key(&key, style) => key,
-                        _ => break None,
+                    let key = match self.next_key() {
+                        Some(Some((key, _))) => key,
+                        Some(None) => break Some(()),
+                        None => break None,
                     };
                     let fresh = match &mut many {
                         Some(many) => many.insert(key),
