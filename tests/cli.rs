@@ -459,7 +459,8 @@ fn landscaper_backup_renders_the_same_in_gotemplate_and_handlebars() {
 }
 
 /// `render` prints a document no step changed as it was written (without the comments before
-/// its first line), and a changed one from its value.
+/// its first line), and in a changed one only the changed nodes anew (the flow mapping stays
+/// flow, `'1'` keeps its quotes).
 #[test]
 fn render_prints_unchanged_documents_as_written() {
     let dir = scratch("render-as-written");
@@ -473,6 +474,6 @@ fn render_prints_unchanged_documents_as_written() {
     std::fs::write(dir.join("render.yaml"), config).unwrap_or_else(|err| panic!("{err}"));
     let (code, stdout, stderr) = bin_output(&["render", "."], Some(&dir));
     assert_eq!(code, Some(0), "{stderr}");
-    let patched = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: patched\ndata:\n  x: \"1\"\n  z: \"2\"\n";
+    let patched = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: patched\ndata: {x: '1', z: \"2\"}\n";
     assert_eq!(stdout, format!("{first}---\n{second}---\n{patched}"));
 }

@@ -11,7 +11,8 @@
 //! An item read from YAML also keeps its source text ([`Item::set_source`]). As long as no step
 //! changed its value, the writer copies that text instead of emitting the value again, so quoting,
 //! flow style, number spellings, block scalar indicators and comments inside the item stay as the
-//! user wrote them, and kpt writes back an unchanged file.
+//! user wrote them, and kpt writes back an unchanged file. Once a step changed it, the source is
+//! still the base: only the changed nodes are written anew ([`Item::changed_yaml`]).
 
 use crate::doc::{Map, Value};
 use std::cell::OnceCell;
@@ -227,10 +228,8 @@ impl Item {
             return Some(source);
         }
         let now = match self.read_hash? {
-            ReadHash::Value(_) => ReadHash::Value(match self.full.get() {
-                Some(full) => hash_value(full),
-                None => hash_value(&self.load()),
-            }),
+            // Built once: an item that changed is written from this value next.
+            ReadHash::Value(_) => ReadHash::Value(hash_value(self.full.get_or_init(|| self.load()))),
             ReadHash::Texts(_) => {
                 let now = match self.full.get() {
                     Some(full) => Item::from(full.clone()),
@@ -385,6 +384,20 @@ impl Item {
             Some(_) => self.full.into_inner().unwrap_or_default(),
             None => self.load(),
         }
+    }
+
+    /// Whether a step asked for the item mutably (it may have changed).
+    pub fn is_touched(&self) -> bool {
+        self.touched
+    }
+
+    /// The item's YAML for an item a step changed: its source with only the changed nodes written
+    /// anew ([`super::splice`]), or, without a source the splice can keep, the value written whole.
+    pub fn changed_yaml(&self) -> String {
+        self.with_value(|value| {
+            let spliced = self.source.as_ref().and_then(|source| super::splice::write(&source.standalone(), value));
+            spliced.unwrap_or_else(|| crate::doc::to_yaml(value))
+        })
     }
 
     /// Hands the whole item to `read` without keeping it built afterwards.

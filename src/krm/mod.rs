@@ -8,6 +8,7 @@
 pub mod annotations;
 mod item;
 mod scan;
+mod splice;
 mod stream;
 
 pub use item::Item;
@@ -176,16 +177,28 @@ impl ResourceList {
         head.insert("kind".into(), json!(self.kind));
         out.write_all(to_yaml(&Value::Object(head)).as_bytes())?;
         out.write_all(b"items:\n")?;
-        for mut item in items {
-            if let Some((source, indent)) = item.unchanged_source() {
-                write_list_element(out, source, indent)?;
+        let two_cores = std::thread::available_parallelism().is_ok_and(|n| n.get() >= 2);
+        let mut items = items.into_iter().peekable();
+        while items.peek().is_some() {
+            let mut batch: Vec<Item> = items.by_ref().take(WRITE_BATCH).collect();
+            if !two_cores || batch.len() < 2 || !batch.iter().any(Item::is_touched) {
+                for item in batch {
+                    write_item(out, item)?;
+                }
                 continue;
             }
-            let text = match item.take_keep_quoted() {
-                Some(pointers) => crate::doc::to_yaml_keeping_quotes(&item.into_value(), &pointers),
-                None => to_yaml(&item.into_value()),
-            };
-            write_list_element(out, &text, 0)?;
+            // Items a step changed are written from their values, which costs parses: the
+            // batch's second half is written on another thread into a buffer.
+            let second = batch.split_off(batch.len() / 2);
+            let (first, second) = std::thread::scope(|scope| {
+                let second = scope.spawn(|| write_items(second));
+                (write_items(batch), second.join())
+            });
+            out.write_all(&first?)?;
+            match second {
+                Ok(second) => out.write_all(&second?)?,
+                Err(_) => return Err(std::io::Error::other("writing items failed")),
+            }
         }
         if !results.is_empty() {
             out.write_all(b"results:\n")?;
@@ -215,6 +228,29 @@ impl ResourceList {
             }
         }
     }
+}
+
+/// Items are written in batches of this many (see [`ResourceList::write_to`]).
+const WRITE_BATCH: usize = 256;
+
+/// One item as an element of the `items` list: its source when no step changed it.
+fn write_item(out: &mut dyn std::io::Write, mut item: Item) -> std::io::Result<()> {
+    if let Some((source, indent)) = item.unchanged_source() {
+        return write_list_element(out, source, indent);
+    }
+    let text = match item.take_keep_quoted() {
+        Some(pointers) => crate::doc::to_yaml_keeping_quotes(&item.into_value(), &pointers),
+        None => item.changed_yaml(),
+    };
+    write_list_element(out, &text, 0)
+}
+
+fn write_items(items: Vec<Item>) -> std::io::Result<Vec<u8>> {
+    let mut out = Vec::new();
+    for item in items {
+        write_item(&mut out, item)?;
+    }
+    Ok(out)
 }
 
 /// Gives each item of a block `items` list its source text, from its first character to the

@@ -348,6 +348,34 @@ impl<'a> Walk<'a> {
         }
     }
 
+    /// Walks the next node, `Some` when it reads as `value` (see [`reads_as`]).
+    fn matches(&mut self, value: &Value, depth: usize) -> Option<()> {
+        if depth > MAX_DEPTH {
+            return None;
+        }
+        let (event, _) = self.next()?;
+        match (event, value) {
+            (Event::Scalar(text, style, 0, None), value) => scalar_is(&text, style, value).then_some(()),
+            (Event::SequenceStart(_, 0, None), Value::Array(list)) => {
+                for value in list {
+                    self.matches(value, depth + 1)?;
+                }
+                self.expect(|e| matches!(e, Event::SequenceEnd))
+            }
+            (Event::MappingStart(_, 0, None), Value::Object(map)) => {
+                for (key, value) in map {
+                    let (read, _) = self.next_key()??;
+                    if read != key.as_str() {
+                        return None;
+                    }
+                    self.matches(value, depth + 1)?;
+                }
+                self.next_key()?.is_none().then_some(())
+            }
+            _ => None,
+        }
+    }
+
     /// Walks the next node without building it, proving it reads without error (see the module).
     fn check(&mut self, depth: usize) -> Option<()> {
         if depth > MAX_DEPTH {
@@ -397,7 +425,7 @@ impl<'a> Walk<'a> {
 }
 
 /// A key the full reader takes as the same text: not a merge key, and when plain, a string.
-fn plain_text_key(key: &str, style: ScalarStyle) -> bool {
+pub(super) fn plain_text_key(key: &str, style: ScalarStyle) -> bool {
     key != "<<" && (style != ScalarStyle::Plain || matches!(resolve(key), Resolved::Text))
 }
 
@@ -430,15 +458,58 @@ fn resolve(text: &str) -> Resolved {
         _ => {
             let unsigned = text.strip_prefix(['+', '-']).unwrap_or(text);
             match unsigned.bytes().next() {
-                Some(b'0'..=b'9' | b'.') => Resolved::Ask,
+                Some(b'0'..=b'9' | b'.') if number_like(unsigned) => Resolved::Ask,
                 _ => Resolved::Text,
             }
         }
     }
 }
 
+/// Whether an unsigned scalar starting with a digit or a dot may be a number in some YAML
+/// spelling (`0x1F`, `0o17`, `0b101`, `1_000`, `1e3`, `12:30`, `.inf`): quantities such as
+/// `100m` and `128Mi` hold a letter no number has, and are text without asking.
+fn number_like(unsigned: &str) -> bool {
+    if let Some(word) = unsigned.strip_prefix('.') {
+        if word.eq_ignore_ascii_case("inf") || word.eq_ignore_ascii_case("nan") {
+            return true;
+        }
+    }
+    unsigned
+        .bytes()
+        .all(|b| b.is_ascii_hexdigit() || matches!(b, b'x' | b'X' | b'o' | b'O' | b'_' | b'.' | b':' | b'+' | b'-'))
+}
+
+/// Whether a scalar reads as `value` (see [`scalar`]), without building a value.
+pub(super) fn scalar_is(text: &str, style: ScalarStyle, value: &Value) -> bool {
+    if style != ScalarStyle::Plain {
+        return value.as_str() == Some(text);
+    }
+    match resolve(text) {
+        Resolved::Null => value.is_null(),
+        Resolved::Bool(b) => value.as_bool() == Some(b),
+        Resolved::Text => value.as_str() == Some(text),
+        Resolved::Ask if value.is_object() || value.is_array() => false,
+        Resolved::Ask => decimal(text).or_else(|| ask(text)).as_ref() == Some(value),
+    }
+}
+
+/// Whether `text`, one YAML document, reads as `value` (keys in its order), walking its events
+/// against the value without building one; false too for what [`read_item`] leaves to the full
+/// reader.
+pub fn reads_as(text: &str, value: &Value) -> bool {
+    let mut walk = Walk { events: Parser::new_from_str(text), text, keys: Vec::new() };
+    let mut read = || {
+        walk.expect(|e| matches!(e, Event::StreamStart))?;
+        walk.expect(|e| matches!(e, Event::DocumentStart(..)))?;
+        walk.matches(value, 1)?;
+        walk.expect(|e| matches!(e, Event::DocumentEnd))?;
+        walk.expect(|e| matches!(e, Event::StreamEnd))
+    };
+    read().is_some()
+}
+
 /// A scalar's value; `None` when only the full reader can say.
-fn scalar(value: Cow<'_, str>, style: ScalarStyle) -> Option<Value> {
+pub(super) fn scalar(value: Cow<'_, str>, style: ScalarStyle) -> Option<Value> {
     if style != ScalarStyle::Plain {
         return Some(Value::String(value.into_owned()));
     }
@@ -602,6 +673,22 @@ mod tests {
             "9223372036854775807",
             "18446744073709551615",
             "-9223372036854775808",
+            "100m",
+            "128Mi",
+            "1h30m",
+            "2001-12-14t21:59:43.10-05:00",
+            "2001-12-14",
+            "1.0.0-rc1",
+            "0x1g",
+            "1 2",
+            "12:30:00",
+            "1e3",
+            "0o17",
+            "0b101",
+            "1_000",
+            ".5",
+            "+.5",
+            "-1.5E+3",
         ];
         for text in cases {
             let ours = scalar(Cow::Borrowed(text), ScalarStyle::Plain);
@@ -610,7 +697,9 @@ mod tests {
             }
         }
         // Sure answers are never asked.
-        for text in ["web", "eu-west-1", "-a", "", "true", "registry.example.com/x:1.0", "nulls", "Yess"] {
+        for text in
+            ["web", "eu-west-1", "-a", "", "true", "registry.example.com/x:1.0", "nulls", "Yess", "100m", "128Mi"]
+        {
             assert_ne!(resolve(text), Resolved::Ask, "{text:?}");
         }
     }
