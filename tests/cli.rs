@@ -477,3 +477,30 @@ fn render_prints_unchanged_documents_as_written() {
     let patched = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: patched\ndata: {x: '1', z: \"2\"}\n";
     assert_eq!(stdout, format!("{first}---\n{second}---\n{patched}"));
 }
+
+/// Items nested as deep as the reader allows are read and written on the second thread too
+/// (the list is long enough to be split) as they are on the main one.
+#[test]
+fn deep_items_read_and_write_on_either_thread() {
+    let mut input = String::from("apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n");
+    for i in 0..1000 {
+        input.push_str(&format!(
+            "- {{apiVersion: v1, kind: ConfigMap, metadata: {{name: c{i}}}, data: {{x: '${{v}}'}}}}\n"
+        ));
+    }
+    let deep = format!("{}\"${{v}}\"{}", "[".repeat(250), "]".repeat(250));
+    input.push_str(&format!("- apiVersion: v1\n  kind: ConfigMap\n  metadata: {{name: deep}}\n  deep: {deep}\n"));
+    input.push_str(
+        "functionConfig:\n  apiVersion: fn.blueprint.dev/v1alpha1\n  kind: RenderBlueprint\n  metadata: {name: x}\n  \
+         spec:\n    substitute: {v: reached}\n",
+    );
+    let output = bin().write_stdin(input).output().unwrap_or_else(|err| panic!("run: {err}"));
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
+    assert_eq!(stdout.matches("reached").count(), 1001);
+    assert!(
+        stdout.contains(&format!("{}reached", "- ".repeat(250))),
+        "{}",
+        &stdout[stdout.len().saturating_sub(800)..]
+    );
+}

@@ -386,6 +386,12 @@ impl Item {
         }
     }
 
+    /// The item's source at column 0, for tests of the writer.
+    #[cfg(test)]
+    pub fn source_text(&self) -> Option<String> {
+        self.source.as_ref().map(|source| source.standalone().into_owned())
+    }
+
     /// Whether a step asked for the item mutably (it may have changed).
     pub fn is_touched(&self) -> bool {
         self.touched

@@ -191,13 +191,16 @@ impl ResourceList {
             // batch's second half is written on another thread into a buffer.
             let second = batch.split_off(batch.len() / 2);
             let (first, second) = std::thread::scope(|scope| {
-                let second = scope.spawn(|| write_items(second));
-                (write_items(batch), second.join())
+                let second = std::thread::Builder::new()
+                    .stack_size(THREAD_STACK)
+                    .spawn_scoped(scope, || write_items(second))
+                    .map(|second| second.join());
+                (write_items(batch), second)
             });
             out.write_all(&first?)?;
             match second {
-                Ok(second) => out.write_all(&second?)?,
-                Err(_) => return Err(std::io::Error::other("writing items failed")),
+                Ok(Ok(second)) => out.write_all(&second?)?,
+                _ => return Err(std::io::Error::other("writing items failed")),
             }
         }
         if !results.is_empty() {
@@ -229,6 +232,10 @@ impl ResourceList {
         }
     }
 }
+
+/// Stack of the threads that read and write items: the main thread's, so that an item nested
+/// as deep as the reader allows reads and writes the same on either thread.
+const THREAD_STACK: usize = 8 << 20;
 
 /// Items are written in batches of this many (see [`ResourceList::write_to`]).
 const WRITE_BATCH: usize = 256;

@@ -127,9 +127,11 @@ fn split_scan(text: &str) -> Option<Found> {
     let dash = items_dash_column(text)?;
     let split = split_point(text, dash)?;
     let (head, tail) = std::thread::scope(|scope| {
-        let tail = scope.spawn(|| tail_items(&text[split..], split));
+        let tail = std::thread::Builder::new()
+            .stack_size(super::THREAD_STACK)
+            .spawn_scoped(scope, || tail_items(&text[split..], split));
         let head = top_level(&text[..split], 0);
-        (head, tail.join().ok().flatten())
+        (head, tail.ok().and_then(|tail| tail.join().ok().flatten()))
     });
     let (mut found, (starts, headers, list_end)) = (head?, tail?);
     // The first part's list must end where the text does.
