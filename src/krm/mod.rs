@@ -191,11 +191,10 @@ impl ResourceList {
             // batch's second half is written on another thread into a buffer.
             let second = batch.split_off(batch.len() / 2);
             let (first, second) = std::thread::scope(|scope| {
-                let second = std::thread::Builder::new()
-                    .stack_size(THREAD_STACK)
-                    .spawn_scoped(scope, || write_items(second))
-                    .map(|second| second.join());
-                (write_items(batch), second)
+                let second =
+                    std::thread::Builder::new().stack_size(THREAD_STACK).spawn_scoped(scope, || write_items(second));
+                let first = write_items(batch);
+                (first, second.map(|second| second.join()))
             });
             out.write_all(&first?)?;
             match second {
