@@ -343,34 +343,37 @@ fn standalone_len(slice: &str, indent: usize) -> Option<usize> {
         slice = body;
     }
     let slice = slice.strip_suffix('\r').unwrap_or(slice);
+    // One pass over the bytes (this runs on every item of every list).
     let bytes = slice.as_bytes();
-    // A carriage return alone breaks a line for YAML and for nothing below.
-    if bytes.windows(2).any(|w| w[0] == b'\r' && w[1] != b'\n') || bytes.last() == Some(&b'\r') {
-        return None;
-    }
-    // A block scalar that keeps its trailing blank lines (`|+`) may end where the cut trims.
-    let keeps_trailing = bytes
-        .windows(3)
-        .any(|w| matches!(w[0], b'|' | b'>') && (w[1] == b'+' || (w[1].is_ascii_digit() && w[2] == b'+')));
-    if keeps_trailing {
-        return None;
-    }
     // Anchors and aliases tie an item to text elsewhere; tags and the rest stand alone.
-    let tied = bytes.windows(2).any(|w| {
-        (w[0].is_ascii_whitespace() || matches!(w[0], b'[' | b'{' | b',' | b'-' | b':' | b'?'))
-            && matches!(w[1], b'&' | b'*')
-    }) || matches!(bytes.first(), Some(b'&' | b'*'));
-    if tied {
+    if matches!(bytes.first(), Some(b'&' | b'*')) {
         return None;
     }
-    for line in slice.split('\n').skip(1) {
-        let content = line.trim_start_matches(' ');
-        if line.len() - content.len() < indent
-            && !content.trim_end_matches('\r').is_empty()
-            && !content.starts_with('#')
-        {
-            return None;
+    let mut previous = b'\n';
+    let mut at = 0;
+    while let Some(&byte) = bytes.get(at) {
+        match byte {
+            // A carriage return alone breaks a line for YAML and for nothing below.
+            b'\r' if bytes.get(at + 1) != Some(&b'\n') => return None,
+            // A block scalar that keeps its trailing blank lines (`|+`) may end where the cut trims.
+            b'+' if matches!(previous, b'|' | b'>') => return None,
+            b'+' if previous.is_ascii_digit() && at >= 2 && matches!(bytes[at - 2], b'|' | b'>') => return None,
+            b'&' | b'*'
+                if previous.is_ascii_whitespace() || matches!(previous, b'[' | b'{' | b',' | b'-' | b':' | b'?') =>
+            {
+                return None
+            }
+            b'\n' => {
+                // A line less indented than the item must be blank or a comment.
+                let spaces = bytes[at + 1..].iter().take(indent).take_while(|&&b| b == b' ').count();
+                if spaces < indent && !matches!(bytes.get(at + 1 + spaces), None | Some(b'\n' | b'\r' | b'#')) {
+                    return None;
+                }
+            }
+            _ => {}
         }
+        previous = byte;
+        at += 1;
     }
     Some(slice.len())
 }
@@ -412,6 +415,21 @@ pub fn document_marker(slice: &str) -> Option<usize> {
 /// first line, two spaces before the others. `text`'s lines after the first are first moved
 /// `indent` columns left (see [`moved_left`]); the element is written with one call.
 fn write_list_element(out: &mut dyn std::io::Write, text: &str, indent: usize) -> std::io::Result<()> {
+    // Already at the element's column (the usual `- ` at column 0): the text as it is.
+    if indent == 2
+        && !text.contains('\r')
+        && text.match_indices('\n').all(|(at, _)| {
+            let next = &text.as_bytes()[at + 1..];
+            // A line of only the two spaces would lose them below.
+            next.is_empty()
+                || next.starts_with(b"\n")
+                || (next.starts_with(b"  ") && !matches!(next.get(2), None | Some(b'\n')))
+        })
+    {
+        out.write_all(b"- ")?;
+        out.write_all(text.as_bytes())?;
+        return if text.ends_with('\n') { Ok(()) } else { out.write_all(b"\n") };
+    }
     let mut element = Vec::with_capacity(text.len() + text.len() / 16 + 4);
     for (i, line) in text.lines().enumerate() {
         if i == 0 {
@@ -573,6 +591,89 @@ pub fn namespace_of(item: &Value) -> &str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The line-by-line forms of the one-pass scans, as they were written first (and refusing
+    /// `|+` at the very end, which the three-byte windows missed).
+    fn standalone_len_by_lines(slice: &str, indent: usize) -> Option<usize> {
+        let mut slice = slice;
+        while let Some((body, line)) = slice.rsplit_once('\n') {
+            let line = line.strip_suffix('\r').unwrap_or(line);
+            if line.len() > indent || line.bytes().any(|b| b != b' ') {
+                break;
+            }
+            slice = body;
+        }
+        let slice = slice.strip_suffix('\r').unwrap_or(slice);
+        let bytes = slice.as_bytes();
+        if bytes.windows(2).any(|w| w[0] == b'\r' && w[1] != b'\n') || bytes.last() == Some(&b'\r') {
+            return None;
+        }
+        if bytes
+            .windows(3)
+            .any(|w| matches!(w[0], b'|' | b'>') && (w[1] == b'+' || (w[1].is_ascii_digit() && w[2] == b'+')))
+            || bytes.ends_with(b"|+")
+            || bytes.ends_with(b">+")
+        {
+            return None;
+        }
+        let tied = bytes.windows(2).any(|w| {
+            (w[0].is_ascii_whitespace() || matches!(w[0], b'[' | b'{' | b',' | b'-' | b':' | b'?'))
+                && matches!(w[1], b'&' | b'*')
+        }) || matches!(bytes.first(), Some(b'&' | b'*'));
+        if tied {
+            return None;
+        }
+        for line in slice.split('\n').skip(1) {
+            let content = line.trim_start_matches(' ');
+            if line.len() - content.len() < indent
+                && !content.trim_end_matches('\r').is_empty()
+                && !content.starts_with('#')
+            {
+                return None;
+            }
+        }
+        Some(slice.len())
+    }
+
+    fn write_list_element_by_lines(text: &str, indent: usize) -> Vec<u8> {
+        let mut element = Vec::new();
+        for (i, line) in text.lines().enumerate() {
+            if i > 0 {
+                let line = &line[(line.len() - line.trim_start_matches(' ').len()).min(indent)..];
+                if !line.is_empty() {
+                    element.extend_from_slice(b"  ");
+                }
+                element.extend_from_slice(line.as_bytes());
+            } else {
+                element.extend_from_slice(b"- ");
+                element.extend_from_slice(line.as_bytes());
+            }
+            element.push(b'\n');
+        }
+        element
+    }
+
+    #[test]
+    fn one_pass_scans_agree_with_the_line_by_line_forms() {
+        const PIECES: [&str; 16] =
+            ["a", " ", "  ", "\n", "\r\n", "\r", "|", "|+", ">2+", "&x", " *y", "#c", "- ", "k: v", "[&a]", "+"];
+        let mut seed = 19u64;
+        for _ in 0..200_000 {
+            let mut text = String::new();
+            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            let mut bits = seed;
+            for _ in 0..(seed >> 60) + 1 {
+                text.push_str(PIECES[(bits & 15) as usize]);
+                bits >>= 4;
+            }
+            for indent in [0, 1, 2, 4] {
+                assert_eq!(standalone_len(&text, indent), standalone_len_by_lines(&text, indent), "{text:?} {indent}");
+                let mut out = Vec::new();
+                assert!(write_list_element(&mut out, &text, indent).is_ok());
+                assert_eq!(out, write_list_element_by_lines(&text, indent), "{text:?} {indent}");
+            }
+        }
+    }
 
     #[test]
     fn accepts_the_three_versions_and_list() {

@@ -44,7 +44,7 @@ struct Found {
 pub fn scan(text: &str, shared: Option<&Arc<String>>) -> Option<Parts> {
     // Directives change how the rest reads; a long digit run may be an integer the full reader
     // refuses; past its scalar budget (64 MiB of scalar text) it refuses the input.
-    if text.len() > 64 << 20 || text.lines().any(|line| line.starts_with('%')) || has_long_digit_run(text) {
+    if text.len() > 64 << 20 || text.starts_with('%') || text.contains("\n%") || has_long_digit_run(text) {
         return None;
     }
     let two_cores = std::thread::available_parallelism().is_ok_and(|n| n.get() >= 2);
@@ -56,14 +56,35 @@ pub fn scan(text: &str, shared: Option<&Arc<String>>) -> Option<Parts> {
     if !items_read {
         return None;
     }
+    let list_end = parts.after_items.unwrap_or(text.len());
+    let cut = |range: std::ops::Range<usize>| -> Option<Vec<(usize, usize, usize)>> {
+        range
+            .map(|i| {
+                let (start, column) = starts[i];
+                let end = starts.get(i + 1).map_or(list_end, |(next, _)| *next);
+                super::item_cut(text, start, end, column, i + 1 == starts.len())
+            })
+            .collect()
+    };
+    // Cutting looks at every byte of every item once: on two threads when reading was.
+    let half = starts.len() / 2;
+    let cuts = if text.len() >= SPLIT_BYTES && two_cores {
+        std::thread::scope(|scope| {
+            let second = std::thread::Builder::new()
+                .stack_size(super::THREAD_STACK)
+                .spawn_scoped(scope, || cut(half..starts.len()));
+            let first = cut(0..half);
+            let second = second.ok().and_then(|second| second.join().ok().flatten());
+            first.zip(second).map(|(mut first, second)| {
+                first.extend(second);
+                first
+            })
+        })
+    } else {
+        cut(0..starts.len())
+    }?;
     let mut items = Vec::with_capacity(headers.len());
-    for (i, header) in headers.into_iter().enumerate() {
-        let (start, column) = starts[i];
-        let end = match starts.get(i + 1) {
-            Some((next, _)) => *next,
-            None => parts.after_items.unwrap_or(text.len()),
-        };
-        let (start, end, indent) = super::item_cut(text, start, end, column, i + 1 == starts.len())?;
+    for (header, (start, end, indent)) in headers.into_iter().zip(cuts) {
         let source = match shared {
             Some(input) => Source::Cut { input: input.clone(), start, end, indent },
             None => Source::Own(super::moved_left(&text[start..end], indent).into_boxed_str()),
@@ -567,11 +588,24 @@ fn finite(text: &str) -> bool {
 
 /// The digit run past which an integer may not fit in 64 bits (the full reader checks those).
 fn has_long_digit_run(text: &str) -> bool {
-    let mut run = 0;
-    text.bytes().any(|byte| {
-        run = if byte.is_ascii_digit() { run + 1 } else { 0 };
-        run >= 19
-    })
+    const RUN: usize = 19;
+    let bytes = text.as_bytes();
+    // Any run of RUN digits covers one of every RUN consecutive positions: look at those, and
+    // measure the run around each digit found there.
+    let mut at = RUN - 1;
+    while let Some(byte) = bytes.get(at) {
+        if !byte.is_ascii_digit() {
+            at += RUN;
+            continue;
+        }
+        let start = bytes[..at].iter().rposition(|b| !b.is_ascii_digit()).map_or(0, |p| p + 1);
+        let end = bytes[at..].iter().position(|b| !b.is_ascii_digit()).map_or(bytes.len(), |p| at + p);
+        if end - start >= RUN {
+            return true;
+        }
+        at = end + RUN;
+    }
+    false
 }
 
 /// The keys of one mapping, for the duplicate check.
@@ -601,6 +635,31 @@ impl<'a> KeySet<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn long_digit_runs_are_found_wherever_they_are() {
+        let naive = |text: &str| {
+            let mut run = 0;
+            text.bytes().any(|byte| {
+                run = if byte.is_ascii_digit() { run + 1 } else { 0 };
+                run >= 19
+            })
+        };
+        let mut seed = 19u64;
+        let mut next = |n: u64| {
+            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (seed >> 33) % n
+        };
+        for _ in 0..100_000 {
+            // Digit runs of random lengths around 19, between other bytes.
+            let (len, gap) = (next(80), 10 + next(20));
+            let text: String =
+                (0..len).map(|_| if next(gap) == 0 { 'x' } else { char::from(b'0' + next(10) as u8) }).collect();
+            assert_eq!(has_long_digit_run(&text), naive(&text), "{text:?}");
+        }
+        assert!(has_long_digit_run("a: 1234567890123456789"));
+        assert!(!has_long_digit_run("a: 123456789012345678 b: 123456789012345678"));
+    }
 
     /// The full reader's value of a plain scalar, for comparison.
     fn full(text: &str) -> Option<Value> {
