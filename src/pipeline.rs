@@ -287,50 +287,32 @@ fn patch_and_substitute(render: &mut Render, files: &dyn Files) -> (Vec<patch::P
         }
         applied
     };
-    // The mark is the fingerprint, then (on an item the patches renamed) its identity before. A
-    // mark of other patches or variables goes before anything selects by annotations.
-    let marks: Vec<Option<(bool, Option<String>)>> = render
-        .items
-        .iter_mut()
-        .map(|item| {
-            if CONFIGURATION_KINDS.contains(&item.type_of()) || !item.header_contains(ann::APPLIED) {
-                return None;
-            }
-            let mark = annotation(item.header(), ann::APPLIED)?;
-            let (marked, from) = mark.split_once(' ').unwrap_or((mark, ""));
-            let mark = (marked == fingerprint, Some(from).filter(|f| !f.is_empty()).map(str::to_string));
-            if !mark.0 {
-                remove_annotation(item.header_mut(), ann::APPLIED);
-            }
-            Some(mark)
-        })
-        .collect();
-    // Only items a patch may target or whose text holds `${`/`$$` are built in full: all at
-    // once, on two threads, before they are changed one by one.
-    let build: Vec<bool> = render
-        .items
-        .iter()
-        .zip(&marks)
-        .map(|(item, mark)| {
-            let renamed_from = mark.as_ref().and_then(|(_, from)| from.as_deref());
-            !CONFIGURATION_KINDS.contains(&item.type_of())
-                && !mark.as_ref().is_some_and(|(marked, _)| *marked)
-                && ((variables.is_some() && item.scan_text(subst::envsubst::may_substitute))
-                    || patches.may_touch(item.header(), renamed_from))
-        })
-        .collect();
-    krm::build_all(render.items.iter_mut().zip(&build).filter(|(_, build)| **build).map(|(item, _)| item).collect());
-    for (i, (item, mark)) in render.items.iter_mut().zip(marks).enumerate() {
+    for (i, item) in render.items.iter_mut().enumerate() {
         if CONFIGURATION_KINDS.contains(&item.type_of()) {
             continue;
         }
-        let (marked, renamed_from) = mark.unwrap_or((false, None));
-        if marked {
-            // Already patched by a previous run: counted, so its warnings are the first's.
-            patches.count_matches(item.header(), renamed_from.as_deref(), &mut tally);
-            continue;
+        // The mark is the fingerprint, then (on an item the patches renamed) its identity before.
+        let mark = item.header_contains(ann::APPLIED).then(|| annotation(item.header(), ann::APPLIED)).flatten();
+        let (marked, renamed_from) = match mark.map(|mark| mark.split_once(' ').unwrap_or((mark, ""))) {
+            Some((marked, from)) => {
+                (Some(marked == fingerprint), Some(from).filter(|f| !f.is_empty()).map(str::to_string))
+            }
+            None => (None, None),
+        };
+        match marked {
+            Some(true) => {
+                // Already patched by a previous run: counted, so its warnings are the first's.
+                patches.count_matches(item.header(), renamed_from.as_deref(), &mut tally);
+                continue;
+            }
+            Some(false) => {
+                remove_annotation(item.header_mut(), ann::APPLIED);
+            }
+            None => {}
         }
-        if !build[i] {
+        // Only items a patch may target or whose text holds `${`/`$$` are built in full.
+        let substituted = variables.is_some() && item.scan_text(subst::envsubst::may_substitute);
+        if !substituted && !patches.may_touch(item.header(), renamed_from.as_deref()) {
             item.compact();
             continue;
         }

@@ -232,29 +232,6 @@ impl ResourceList {
     }
 }
 
-/// Builds the values of `items` (a step is about to change each of them), on two threads when
-/// there are enough to be worth one.
-pub fn build_all(mut items: Vec<&mut Item>) {
-    const WORTH_A_THREAD: usize = 64;
-    let two_cores = std::thread::available_parallelism().is_ok_and(|n| n.get() >= 2);
-    if items.len() < WORTH_A_THREAD || !two_cores {
-        return;
-    }
-    let build = |items: &mut [&mut Item]| {
-        for item in items {
-            let _: &Value = item;
-        }
-    };
-    let half = items.len() / 2;
-    let (first, second) = items.split_at_mut(half);
-    std::thread::scope(|scope| {
-        let second = std::thread::Builder::new().stack_size(THREAD_STACK).spawn_scoped(scope, || build(second));
-        build(first);
-        // A thread that could not start or failed leaves its items to be built when used.
-        let _ = second.map(|second| second.join());
-    });
-}
-
 /// Stack of the threads that read and write items: the main thread's, so that an item nested
 /// as deep as the reader allows reads and writes the same on either thread.
 const THREAD_STACK: usize = 8 << 20;
