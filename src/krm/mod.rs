@@ -15,6 +15,7 @@ pub use item::Item;
 
 use crate::diag::{Diagnostic, ResourceRef};
 use crate::doc::{oversized_message, oversized_string, read_yaml_documents_as, to_yaml, Map, Value, MAX_STRING_BYTES};
+use granit_parser::{Event, Parser};
 use serde_json::json;
 use std::fmt;
 use std::sync::Arc;
@@ -345,10 +346,10 @@ fn standalone_len(slice: &str, indent: usize) -> Option<usize> {
     let slice = slice.strip_suffix('\r').unwrap_or(slice);
     // One pass over the bytes (this runs on every item of every list).
     let bytes = slice.as_bytes();
-    // Anchors and aliases tie an item to text elsewhere; tags and the rest stand alone.
-    if matches!(bytes.first(), Some(b'&' | b'*')) {
-        return None;
-    }
+    // Anchors and aliases tie an item to text elsewhere; tags and the rest stand alone. A `&` or
+    // `*` where one may begin is often neither (`# a & b`, `cmd && run`, `"5 10 * * 1"`): the
+    // parser decides, after the pass.
+    let mut maybe_tied = matches!(bytes.first(), Some(b'&' | b'*'));
     let mut previous = b'\n';
     let mut at = 0;
     while let Some(&byte) = bytes.get(at) {
@@ -361,7 +362,7 @@ fn standalone_len(slice: &str, indent: usize) -> Option<usize> {
             b'&' | b'*'
                 if previous.is_ascii_whitespace() || matches!(previous, b'[' | b'{' | b',' | b'-' | b':' | b'?') =>
             {
-                return None
+                maybe_tied = true;
             }
             b'\n' => {
                 // A line less indented than the item must be blank or a comment.
@@ -375,7 +376,24 @@ fn standalone_len(slice: &str, indent: usize) -> Option<usize> {
         previous = byte;
         at += 1;
     }
+    if maybe_tied && uses_anchors(&moved_left(slice, indent)) {
+        return None;
+    }
     Some(slice.len())
+}
+
+/// Whether YAML text defines an anchor or uses an alias (text the parser refuses counts as
+/// tied: the caller then reads it with its list).
+fn uses_anchors(text: &str) -> bool {
+    Parser::new_from_str(text).any(|event| match event {
+        Ok((Event::Alias(_) | Event::UnresolvedAlias(_), _)) => true,
+        Ok((
+            Event::Scalar(_, _, anchor, _) | Event::MappingStart(_, anchor, _) | Event::SequenceStart(_, anchor, _),
+            _,
+        )) => anchor != 0,
+        Ok(_) => false,
+        Err(_) => true,
+    })
 }
 
 /// `text` with every line after the first moved `indent` columns left (fewer when it has fewer
@@ -620,7 +638,7 @@ mod tests {
             (w[0].is_ascii_whitespace() || matches!(w[0], b'[' | b'{' | b',' | b'-' | b':' | b'?'))
                 && matches!(w[1], b'&' | b'*')
         }) || matches!(bytes.first(), Some(b'&' | b'*'));
-        if tied {
+        if tied && uses_anchors(&moved_left(slice, indent)) {
             return None;
         }
         for line in slice.split('\n').skip(1) {
