@@ -544,12 +544,23 @@ pub(super) fn scalar(value: Cow<'_, str>, style: ScalarStyle) -> Option<Value> {
     }
 }
 
-/// The common number spelling, read without asking: an optional minus and up to 18 decimal
-/// digits without a leading zero (a leading zero is octal, read by the full reader).
+/// The common number spellings, read without asking: an optional minus and up to 18 decimal
+/// digits without a leading zero, or a zero and up to 20 octal digits (YAML 1.1's `0644`, which
+/// the full reader reads as octal: file modes in every Deployment's volumes).
 fn decimal(text: &str) -> Option<Value> {
     let digits = text.strip_prefix('-').unwrap_or(text);
+    if let Some(octal) = digits.strip_prefix('0').filter(|octal| !octal.is_empty()) {
+        if octal.len() > 20 || !octal.bytes().all(|b| matches!(b, b'0'..=b'7')) {
+            return None;
+        }
+        let magnitude = i64::from_str_radix(octal, 8).ok()?;
+        return Some(match text.starts_with('-') {
+            true => Value::from(-magnitude),
+            false => Value::from(magnitude as u64),
+        });
+    }
     let plain = !digits.is_empty() && digits.len() <= 18 && digits.bytes().all(|b| b.is_ascii_digit());
-    if !plain || (digits.starts_with('0') && digits != "0") {
+    if !plain {
         return None;
     }
     let number: i64 = text.parse().ok()?;
@@ -689,6 +700,16 @@ mod tests {
             "n",
             "Y",
             "0644",
+            "-0644",
+            "+0644",
+            "00",
+            "-00",
+            "007",
+            "08",
+            "0_644",
+            "01234567012345670123",
+            "012345670123456701234",
+            "0777777777777777777777",
             "0",
             "-0",
             "+1",
