@@ -327,6 +327,11 @@ pub struct Tally {
     renamed: Vec<(String, usize, Diagnostic)>,
     /// Set once the render's budget ran out: reported once, and nothing more is patched.
     exhausted: bool,
+    /// A name or kind a targeted patch holds and does not apply is reported once per patch
+    /// (kustomize's documentation writes such names into patches that select many resources):
+    /// the patch and its document, the field, where its warning is in `results`, and how many
+    /// more resources.
+    not_applied: Vec<(usize, usize, &'static str, usize, usize)>,
 }
 
 /// What the patches did to one item.
@@ -426,6 +431,7 @@ impl Patches {
             results: vec![Vec::new(); count],
             renamed: Vec::new(),
             exhausted: false,
+            not_applied: Vec::new(),
         }
     }
 
@@ -475,7 +481,7 @@ impl Patches {
         let mut renamed_by = None;
         for (p, patch) in self.patches.iter().enumerate() {
             let mut named = false;
-            for document in &patch.documents {
+            for (d, document) in patch.documents.iter().enumerate() {
                 if !selects(patch, document, item, Some(&first)) {
                     continue;
                 }
@@ -506,6 +512,13 @@ impl Patches {
                     Ok(outcome) => {
                         applied.repeatable |= outcome.repeatable;
                         for (message, pointer) in outcome.warnings {
+                            let seen =
+                                tally.not_applied.iter_mut().find(|seen| (seen.0, seen.1, seen.2) == (p, d, pointer));
+                            if let Some((.., more)) = seen {
+                                *more += 1;
+                                continue;
+                            }
+                            tally.not_applied.push((p, d, pointer, tally.results[p].len(), 0));
                             let mut warning =
                                 Diagnostic::warning(Kind::Render, format!("patch {}: {message}", patch.field))
                                     .about(item);
@@ -583,8 +596,15 @@ impl Patches {
                 }
             }
         }
+        let mut own_results = tally.results;
+        for (p, _, _, at, more) in tally.not_applied {
+            if let Some(warning) = own_results[p].get_mut(at).filter(|_| more > 0) {
+                let s = if more == 1 { "" } else { "s" };
+                warning.message.push_str(&format!(" (the same for {more} more resource{s} the patch selects)"));
+            }
+        }
         let mut results = Vec::new();
-        let per_patch = self.patches.iter().zip(tally.matched).zip(tally.results).zip(collisions);
+        let per_patch = self.patches.iter().zip(tally.matched).zip(own_results).zip(collisions);
         for (((patch, matched), own), collided) in per_patch {
             results.extend(own);
             results.extend(collided);
