@@ -292,6 +292,8 @@ fn attach_sources(text: &str, items: &mut [Item], starts: &[crate::doc::Start], 
 /// content line when the scalar reaches it).
 fn item_cut(text: &str, start: usize, end: usize, column: usize, last: bool) -> Option<(usize, usize, usize)> {
     let indent = column.checked_sub(1)?;
+    let start = element_start(text, start);
+    let end = if last { end } else { element_start(text, end) };
     // A block list element: spaces, a dash and spaces before the item on its line.
     let before = text.get(..start)?;
     let dash_line = &before[before.rfind('\n').map_or(0, |at| at + 1)..];
@@ -314,6 +316,41 @@ fn item_cut(text: &str, start: usize, end: usize, column: usize, last: bool) -> 
     }
     let len = standalone_len(slice, indent)?;
     Some((start, start + len, indent))
+}
+
+/// Where a list element whose mapping starts at `start` begins: at `start`, or, when the mapping
+/// starts on a line of its own (kpt writes a file's first comment onto the dash line: `- # …`),
+/// after the dash and one space before that comment, or right after a dash with nothing else
+/// on its line. Only
+/// comment lines may lie between that dash and the mapping; anything else keeps `start`, and the
+/// cut then fails as before.
+fn element_start(text: &str, start: usize) -> usize {
+    let Some(before) = text.get(..start) else { return start };
+    let line_start = before.rfind('\n').map_or(0, |at| at + 1);
+    if line_start == 0 || !before[line_start..].bytes().all(|b| b == b' ') {
+        return start;
+    }
+    let mut line_end = line_start - 1;
+    loop {
+        let line_start = before[..line_end].rfind('\n').map_or(0, |at| at + 1);
+        let line = &before[line_start..line_end];
+        let content = line.trim_start_matches(' ');
+        if content.starts_with('#') {
+            if line_start == 0 {
+                return start;
+            }
+            line_end = line_start - 1;
+            continue;
+        }
+        let Some(after_dash) = content.strip_prefix('-') else { return start };
+        let comment = after_dash.trim_start_matches(' ');
+        return match (after_dash.is_empty(), comment.starts_with('#') && comment.len() < after_dash.len()) {
+            (true, _) => line_end,
+            // After the dash's first space, so the spaces before the comment stay.
+            (false, true) => line_end - after_dash.len() + 1,
+            (false, false) => start,
+        };
+    }
 }
 
 /// The text of one item cut out of a list with [`item_cut`], moved to column 0.
@@ -444,14 +481,14 @@ fn write_list_element(out: &mut dyn std::io::Write, text: &str, indent: usize) -
                 || (next.starts_with(b"  ") && !matches!(next.get(2), None | Some(b'\n')))
         })
     {
-        out.write_all(b"- ")?;
+        out.write_all(dash(text))?;
         out.write_all(text.as_bytes())?;
         return if text.ends_with('\n') { Ok(()) } else { out.write_all(b"\n") };
     }
     let mut element = Vec::with_capacity(text.len() + text.len() / 16 + 4);
     for (i, line) in text.lines().enumerate() {
         if i == 0 {
-            element.extend_from_slice(b"- ");
+            element.extend_from_slice(dash(text));
         } else {
             let spaces = line.len() - line.trim_start_matches(' ').len();
             let line = &line[spaces.min(indent)..];
@@ -466,6 +503,16 @@ fn write_list_element(out: &mut dyn std::io::Write, text: &str, indent: usize) -
         element.push(b'\n');
     }
     out.write_all(&element)
+}
+
+/// The dash before an element's first line: without a space when that line is empty (an
+/// element read from `-` alone on its line, see [`element_start`]).
+fn dash(text: &str) -> &'static [u8] {
+    if text.starts_with('\n') {
+        b"-"
+    } else {
+        b"- "
+    }
 }
 
 /// The input as text, or why it is not.
@@ -663,7 +710,7 @@ mod tests {
                 }
                 element.extend_from_slice(line.as_bytes());
             } else {
-                element.extend_from_slice(b"- ");
+                element.extend_from_slice(if text.starts_with('\n') { b"-" } else { b"- " });
                 element.extend_from_slice(line.as_bytes());
             }
             element.push(b'\n');
