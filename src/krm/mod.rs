@@ -6,6 +6,8 @@
 //! with the items.
 
 pub mod annotations;
+#[cfg(test)]
+mod differential;
 mod item;
 mod scan;
 mod splice;
@@ -522,6 +524,20 @@ pub fn utf8(bytes: &[u8]) -> Result<&str, UnusableInput> {
     })
 }
 
+#[cfg(test)]
+thread_local! {
+    /// Tests set it to read YAML with the full reader only, the reference of the fast one.
+    static FULL_READER_ONLY: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Whether this thread reads YAML lists with the full reader only (tests; never otherwise).
+fn full_reader_only() -> bool {
+    #[cfg(test)]
+    return FULL_READER_ONLY.with(std::cell::Cell::get);
+    #[cfg(not(test))]
+    false
+}
+
 /// JSON is read by serde_json (faster and exact); everything else as YAML.
 fn parse_document(text: &str, shared: Option<&Arc<String>>) -> Result<(Top, Format), UnusableInput> {
     if text.trim_start().starts_with('{') {
@@ -566,8 +582,10 @@ fn parse_document(text: &str, shared: Option<&Arc<String>>) -> Result<(Top, Form
             UnusableInput { message, line: Some(err.line() as u64), column: Some(err.column() as u64) }
         });
     }
-    if let Some(parts) = scan::scan(text, shared) {
-        return Ok((Top::List(Box::new(parts)), Format::Yaml));
+    if !full_reader_only() {
+        if let Some(parts) = scan::scan(text, shared) {
+            return Ok((Top::List(Box::new(parts)), Format::Yaml));
+        }
     }
     let documents: Vec<Top> = read_yaml_documents_as(text).map_err(|err| UnusableInput {
         // Valid YAML the value model cannot hold says so itself.

@@ -31,10 +31,10 @@ const SPLIT_BYTES: usize = 256 << 10;
 /// What one walk over (part of) the list found: the top-level fields, each item's start (byte
 /// offset and column) and header, and the top-level keys.
 #[derive(Default)]
-struct Found {
-    parts: Parts,
-    starts: Vec<(usize, usize)>,
-    headers: Vec<Head>,
+pub(super) struct Found {
+    pub(super) parts: Parts,
+    pub(super) starts: Vec<(usize, usize)>,
+    pub(super) headers: Vec<Head>,
     keys: Vec<String>,
     items_read: bool,
 }
@@ -98,7 +98,7 @@ pub fn scan(text: &str, shared: Option<&Arc<String>>) -> Option<Parts> {
 
 /// The top-level mapping of `text` (at `offset` in the input), which must be a whole document:
 /// the ResourceList, the part of it before a split, or the keys after its items.
-fn top_level(text: &str, offset: usize) -> Option<Found> {
+pub(super) fn top_level(text: &str, offset: usize) -> Option<Found> {
     let mut walk = Walk { events: Parser::new_from_str(text), text, keys: Vec::new() };
     walk.expect(|e| matches!(e, Event::StreamStart))?;
     // Implicit: the keys after a split's items must not start a document of their own.
@@ -144,7 +144,7 @@ fn top_level(text: &str, offset: usize) -> Option<Found> {
 /// thread) unless each part reads exactly as it does within the whole: the split line is a
 /// dash at the column of the items' dashes, the first part's list is its last key and ends at
 /// the split, and the list ends at a key at column 0.
-fn split_scan(text: &str) -> Option<Found> {
+pub(super) fn split_scan(text: &str) -> Option<Found> {
     let dash = items_dash_column(text)?;
     let split = split_point(text, dash)?;
     let (head, tail) = std::thread::scope(|scope| {
@@ -202,14 +202,16 @@ fn items_dash_column(text: &str) -> Option<usize> {
 /// the items, only the next item can start there (content is indented deeper, and a line at the
 /// dash's column ends any block scalar or flow text before it).
 fn split_point(text: &str, dash: usize) -> Option<usize> {
+    // The middle may fall inside a character: look for the line break among the bytes.
     let mut from = text.len() / 2;
-    while let Some(at) = text[from..].find('\n').map(|at| from + at + 1) {
+    while let Some(at) = text.as_bytes()[from..].iter().position(|&b| b == b'\n').map(|at| from + at + 1) {
         let line = &text[at..];
-        let rest = line.get(dash..)?;
+        from = at;
+        // A line whose first characters are not ASCII is not a dash at `dash` spaces.
+        let Some(rest) = line.get(dash..) else { continue };
         if line.as_bytes()[..dash].iter().all(|b| *b == b' ') && (rest.starts_with("- ") || rest.starts_with("-\n")) {
             return Some(at);
         }
-        from = at;
     }
     None
 }
@@ -869,6 +871,23 @@ mod tests {
             assert_eq!(split.parts.function_config, whole.parts.function_config);
             assert_eq!(split.parts.kind, whole.parts.kind);
         }
+    }
+
+    #[test]
+    fn the_split_may_start_inside_a_character() {
+        // The middle byte (4) is inside the second `é`.
+        assert_eq!(split_point("a\néé\n- b\n", 0), Some(7));
+        assert_eq!(split_point("a\nééé\n", 0), None);
+        // A list of 256 KiB or more whose middle byte is inside a character (it panicked, exit
+        // 101; no golden fixture: tests/locate.rs takes minutes on a file this size).
+        let item =
+            |i: usize| format!("- kind: ConfigMap\n  metadata:\n    name: c{i}\n  data:\n    g: grüße aus köln\n");
+        let text = (0..)
+            .map(|n| format!("kind: ResourceList\nitems:\n{}", (0..3000 + n).map(item).collect::<String>()))
+            .find(|text| !text.is_char_boundary(text.len() / 2))
+            .unwrap_or_default();
+        assert!(text.len() >= SPLIT_BYTES);
+        assert!(split_scan(&text).is_some());
     }
 
     #[test]
