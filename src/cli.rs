@@ -393,7 +393,7 @@ fn write_stream(out: &mut dyn Write, items: impl Iterator<Item = Item>) -> std::
         match item.unchanged_source() {
             // A document is its own copy at column 0.
             Some((source, 0)) => out.write_all(source.as_bytes())?,
-            _ => out.write_all(item.changed_yaml().as_bytes())?,
+            _ => out.write_all(item.changed_yaml(None).as_bytes())?,
         }
     }
     Ok(())

@@ -112,7 +112,7 @@ fn elements(stdout: &str) -> Vec<&str> {
     let mut starts: Vec<usize> = items[start..]
         .match_indices('\n')
         .map(|(at, _)| start + at + 1)
-        .filter(|&at| items[at..].starts_with("- "))
+        .filter(|&at| items[at..].starts_with("- ") || items[at..].starts_with("-\n"))
         .collect();
     starts.insert(0, start);
     starts.dedup();

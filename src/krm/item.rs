@@ -399,11 +399,16 @@ impl Item {
     }
 
     /// The item's YAML for an item a step changed: its source with only the changed nodes written
-    /// anew ([`super::splice`]), or, without a source the splice can keep, the value written whole.
-    pub fn changed_yaml(&self) -> String {
+    /// anew ([`super::splice`]), or, without a source the splice can keep, the value written whole
+    /// (the strings at the JSON pointers `quoted` double-quoted; the splice keeps every untouched
+    /// string's quotes anyway).
+    pub fn changed_yaml(&self, quoted: Option<&[String]>) -> String {
         self.with_value(|value| {
             let spliced = self.source.as_ref().and_then(|source| super::splice::write(&source.standalone(), value));
-            spliced.unwrap_or_else(|| crate::doc::to_yaml(value))
+            spliced.unwrap_or_else(|| match quoted {
+                Some(pointers) => crate::doc::to_yaml_keeping_quotes(value, pointers),
+                None => crate::doc::to_yaml(value),
+            })
         })
     }
 

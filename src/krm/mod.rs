@@ -247,10 +247,8 @@ fn write_item(out: &mut dyn std::io::Write, mut item: Item) -> std::io::Result<(
     if let Some((source, indent)) = item.unchanged_source() {
         return write_list_element(out, source, indent);
     }
-    let text = match item.take_keep_quoted() {
-        Some(pointers) => crate::doc::to_yaml_keeping_quotes(&item.into_value(), &pointers),
-        None => item.changed_yaml(),
-    };
+    let quoted = item.take_keep_quoted();
+    let text = item.changed_yaml(quoted.as_deref());
     write_list_element(out, &text, 0)
 }
 
@@ -265,12 +263,14 @@ fn write_items(items: Vec<Item>) -> std::io::Result<Vec<u8>> {
 /// Gives each item of a block `items` list its source text, from its first character to the
 /// next item's dash (or the next key, or the end of the document), moved to column 0. An item
 /// whose text cannot be cut out safely keeps none and is written from its value: one in a flow
-/// list, one using anchors or aliases or under a `%TAG` directive (its text would not stand
-/// alone), one whose lines are less indented than its first, one with a carriage return alone.
+/// list, one using anchors or aliases, one with a `!` under a `%TAG` directive (it may use the
+/// directive's tag handle, and its text would not stand alone), one whose lines are less
+/// indented than its first, one with a carriage return alone.
 fn attach_sources(text: &str, items: &mut [Item], starts: &[crate::doc::Start], after_items: Option<usize>) {
-    if starts.len() != items.len() || crate::doc::declares_tag_handles(text) {
+    if starts.len() != items.len() {
         return;
     }
+    let tag_handles = crate::doc::declares_tag_handles(text);
     for i in 0..items.len() {
         let Some((start, column)) = starts[i] else { continue };
         let end = match starts.get(i + 1) {
@@ -278,6 +278,9 @@ fn attach_sources(text: &str, items: &mut [Item], starts: &[crate::doc::Start], 
             Some(None) => continue,
             None => after_items.unwrap_or(text.len()),
         };
+        if tag_handles && text.get(start..end).is_none_or(|item| item.contains('!')) {
+            continue;
+        }
         if let Some(source) = item_source(text, start, end, column, i + 1 == items.len()) {
             items[i].set_source(source.into_boxed_str());
         }
