@@ -67,6 +67,12 @@ fn check_every_field() {
                     let column = line.char_indices().nth(at.column as usize - 1).map_or(line.len(), |(i, _)| i);
                     let (before, after) = line.split_at(column);
                     let at_key = after.trim_start_matches(['"', '\'']).starts_with(&key);
+                    // A tag (`!e!text`) may stand between the key and its value.
+                    let before = before.trim_end();
+                    let before = match before.rsplit_once(' ') {
+                        Some((head, tag)) if tag.starts_with('!') => head,
+                        _ => before,
+                    };
                     let at_value =
                         before.trim_end().trim_end_matches(':').trim_end_matches(['"', '\'']).ends_with(&key);
                     assert!(
