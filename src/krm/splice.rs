@@ -457,7 +457,8 @@ fn column_of(text: &str, at: usize) -> Option<usize> {
 
 /// Which source element each new element is written over (see [`Out::list`]): one equal to it,
 /// else a mapping whose first entry is the same (`name: web`: the element a merge patch
-/// changed, wherever it moved), else none (written anew). Past [`MATCH_LIMIT`] elements (the
+/// changed, wherever it moved), else a mapping or list at the same position, else none (written
+/// anew). Past [`MATCH_LIMIT`] elements (the
 /// search is quadratic), elements pair by position.
 fn pair(list: &[Value], items: &[Element]) -> Vec<Option<usize>> {
     if list.len().saturating_mul(items.len()) > MATCH_LIMIT * MATCH_LIMIT {
@@ -474,6 +475,17 @@ fn pair(list: &[Value], items: &[Element]) -> Vec<Option<usize>> {
                 used[found] = true;
                 *partner = Some(found);
             }
+        }
+    }
+    // What is left: a mapping or list over the one at its own position, if that is left too (a
+    // JSON patch's `/rules/0/verbs/-` changes an element in place whose first entry is a list).
+    for (i, (value, partner)) in list.iter().zip(pairs.iter_mut()).enumerate() {
+        let same_kind = |node: &Node| {
+            matches!((value, node), (Value::Object(_), Node::Map { .. }) | (Value::Array(_), Node::List { .. }))
+        };
+        if partner.is_none() && i < items.len() && !used[i] && same_kind(&items[i].value) {
+            used[i] = true;
+            *partner = Some(i);
         }
     }
     pairs
