@@ -15,7 +15,7 @@
 //! with the two outputs (`actual.yaml` from the default reading, `expected.yaml` from the full
 //! reader's).
 
-mod generate;
+pub(super) mod generate;
 
 use super::stream::Top;
 use super::{parse_document, Item, ResourceList, FULL_READER_ONLY};

@@ -525,6 +525,7 @@ fn inline(value: &Value, style: ScalarStyle) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::krm::differential::generate::{fixture_texts, Rng};
     use serde_json::json;
 
     fn spliced(source: &str, change: impl FnOnce(&mut Value)) -> Option<String> {
@@ -672,20 +673,10 @@ containers:
         }
     }
 
-    /// A small deterministic generator for the property test below.
-    struct Lcg(u64);
-
-    impl Lcg {
-        fn below(&mut self, n: usize) -> usize {
-            self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            ((self.0 >> 33) as usize) % n.max(1)
-        }
-    }
-
     /// One random change somewhere in `value`.
-    fn mutate(value: &mut Value, rng: &mut Lcg) {
+    fn mutate(value: &mut Value, rng: &mut Rng) {
         const SCALARS: [&str; 8] = ["x", "on", "0644", "1e3", "a: b", "two\nlines\n", "", "- item"];
-        let scalar = |rng: &mut Lcg| match rng.below(4) {
+        let scalar = |rng: &mut Rng| match rng.below(4) {
             0 => json!(SCALARS[rng.below(SCALARS.len())]),
             1 => json!(rng.below(1000)),
             2 => json!(rng.below(2) == 0),
@@ -762,25 +753,11 @@ containers:
 
     fn check_changed_fixture_items() {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
-        let mut inputs = Vec::new();
-        let mut dirs = vec![root];
-        while let Some(dir) = dirs.pop() {
-            for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
-                let path = entry.path();
-                // Fixtures hold symlink loops on purpose.
-                if entry.file_type().is_ok_and(|kind| kind.is_dir()) {
-                    dirs.push(path);
-                } else if path.file_name().is_some_and(|name| name == "input.yaml") {
-                    inputs.push(path);
-                }
-            }
-        }
-        inputs.sort();
-        let mut rng = Lcg(19);
+        let inputs = fixture_texts(&root).into_iter().filter(|(path, _)| path.ends_with("input.yaml"));
+        let mut rng = Rng(19);
         let (mut spliced, mut whole) = (0, 0);
-        for input in &inputs {
-            let bytes = std::fs::read(input).unwrap_or_default();
-            let Ok(list) = super::super::ResourceList::parse(&bytes) else { continue };
+        for (input, text) in inputs {
+            let Ok(list) = super::super::ResourceList::parse(text.as_bytes()) else { continue };
             for item in &list.items {
                 let Some(source) = item.source_text() else { continue };
                 for _ in 0..8 {
