@@ -326,9 +326,8 @@ fn item_cut(text: &str, start: usize, end: usize, column: usize, last: bool) -> 
 /// Where a list element whose mapping starts at `start` begins: at `start`, or, when the mapping
 /// starts on a line of its own (kpt writes a file's first comment onto the dash line: `- # …`),
 /// after the dash and one space before that comment, or right after a dash with nothing else
-/// on its line. Only
-/// comment lines may lie between that dash and the mapping; anything else keeps `start`, and the
-/// cut then fails as before.
+/// on its line. Only comment lines may lie between that dash and the mapping; anything else
+/// keeps `start`, and the cut then fails as before.
 fn element_start(text: &str, start: usize) -> usize {
     let Some(before) = text.get(..start) else { return start };
     let line_start = before.rfind('\n').map_or(0, |at| at + 1);

@@ -556,10 +556,7 @@ fn decimal(text: &str) -> Option<Value> {
             return None;
         }
         let magnitude = i64::from_str_radix(octal, 8).ok()?;
-        return Some(match text.starts_with('-') {
-            true => Value::from(-magnitude),
-            false => Value::from(magnitude as u64),
-        });
+        return Some(if text.starts_with('-') { Value::from(-magnitude) } else { Value::from(magnitude as u64) });
     }
     let plain = !digits.is_empty() && digits.len() <= 18 && digits.bytes().all(|b| b.is_ascii_digit());
     if !plain {

@@ -458,8 +458,7 @@ fn column_of(text: &str, at: usize) -> Option<usize> {
 /// Which source element each new element is written over (see [`Out::list`]): one equal to it,
 /// else a mapping whose first entry is the same (`name: web`: the element a merge patch
 /// changed, wherever it moved), else a mapping or list at the same position, else none (written
-/// anew). Past [`MATCH_LIMIT`] elements (the
-/// search is quadratic), elements pair by position.
+/// anew). Past [`MATCH_LIMIT`] elements (the search is quadratic), elements pair by position.
 fn pair(list: &[Value], items: &[Element]) -> Vec<Option<usize>> {
     if list.len().saturating_mul(items.len()) > MATCH_LIMIT * MATCH_LIMIT {
         return (0..list.len()).map(|i| (i < items.len()).then_some(i)).collect();
