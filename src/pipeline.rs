@@ -259,82 +259,86 @@ fn patch_and_substitute(render: &mut Render, files: &dyn Files) -> (Vec<patch::P
         return (Vec::new(), None);
     }
     let fingerprint = fingerprint(&[&patches.fingerprint, variables.as_ref().map_or("", |v| v.fingerprint.as_str())]);
-    // One item at a time: built, patched, substituted, marked and compacted again, so only one
-    // item is ever held in full.
     let mut tally = patches.tally();
     let mut subst_results = Vec::new();
-    let styles = &mut render.styles;
-    let budget = &*render.budget;
-    let mut change = |item: &mut Value,
-                      renamed_from: Option<&str>,
-                      substitute: bool,
-                      origin: Option<usize>,
-                      tally: &mut patch::Tally| {
-        let mut applied = patches.apply_to(item, renamed_from, tally, budget);
-        if applied.deleted {
-            return applied;
-        }
-        if let (Some(variables), true) = (&variables, substitute) {
-            // Generated items have no source text: their scalars read as plain, as Flux would
-            // read them in our output.
-            let mut quoted = |_: usize, pointer: &str| match (origin, styles.as_mut()) {
-                (Some(origin), Some(styles)) => styles.is_quoted(origin, pointer),
-                _ => false,
-            };
-            let substituted = subst::apply(variables, budget, &mut [item], &mut quoted);
-            subst_results.extend(substituted.results);
-            applied.repeatable |= substituted.repeatable.into_iter().any(|r| r);
-        }
-        applied
+    let changer = Changer {
+        patches: &patches,
+        variables: variables.as_ref(),
+        budget: &render.budget,
+        styles: std::sync::Mutex::new(render.styles.as_mut()),
+        exhausted: std::sync::atomic::AtomicBool::new(false),
+        fingerprint: &fingerprint,
     };
-    for (i, item) in render.items.iter_mut().enumerate() {
-        if CONFIGURATION_KINDS.contains(&item.type_of()) {
-            continue;
-        }
-        // The mark is the fingerprint, then (on an item the patches renamed) its identity before.
-        let mark = item.header_contains(ann::APPLIED).then(|| annotation(item.header(), ann::APPLIED)).flatten();
-        let (marked, renamed_from) = match mark.map(|mark| mark.split_once(' ').unwrap_or((mark, ""))) {
-            Some((marked, from)) => {
-                (Some(marked == fingerprint), Some(from).filter(|f| !f.is_empty()).map(str::to_string))
-            }
-            None => (None, None),
-        };
-        match marked {
-            Some(true) => {
-                // Already patched by a previous run: counted, so its warnings are the first's.
-                patches.count_matches(item.header(), renamed_from.as_deref(), &mut tally);
+    // In batches, each item built, patched, substituted, marked and compacted on one of two
+    // threads, so only a batch's items are ever held in full; what each found is then counted
+    // in the items' order, so results read as one pass.
+    let origins = &render.origin;
+    for (b, batch) in render.items.chunks_mut(CHANGE_BATCH).enumerate() {
+        let mut slots: Vec<Slot> = Vec::new();
+        for (j, item) in batch.iter_mut().enumerate() {
+            if CONFIGURATION_KINDS.contains(&item.type_of()) {
                 continue;
             }
-            Some(false) => {
-                remove_annotation(item.header_mut(), ann::APPLIED);
+            // The mark is the fingerprint, then (on an item the patches renamed) its identity before.
+            let mark = item.header_contains(ann::APPLIED).then(|| annotation(item.header(), ann::APPLIED)).flatten();
+            let (marked, renamed_from) = match mark.map(|mark| mark.split_once(' ').unwrap_or((mark, ""))) {
+                Some((marked, from)) => {
+                    (Some(marked == fingerprint), Some(from).filter(|f| !f.is_empty()).map(str::to_string))
+                }
+                None => (None, None),
+            };
+            match marked {
+                Some(true) => {
+                    // Already patched by a previous run: counted, so its warnings are the first's.
+                    let mut counted = patches.item_tally(false);
+                    patches.count_matches(item.header(), renamed_from.as_deref(), &mut counted);
+                    slots.push(Slot::Counted(counted));
+                    continue;
+                }
+                Some(false) => {
+                    remove_annotation(item.header_mut(), ann::APPLIED);
+                }
+                None => {}
             }
-            None => {}
-        }
-        // Only items a patch may target or whose text holds `${`/`$$` are built in full.
-        let substituted = variables.is_some() && item.scan_text(subst::envsubst::may_substitute);
-        if !substituted && !patches.may_touch(item.header(), renamed_from.as_deref()) {
-            item.compact();
-            continue;
-        }
-        let applied = change(item, renamed_from.as_deref(), true, render.origin.get(i).copied(), &mut tally);
-        if applied.deleted {
-            // Deleted by a patch: out of the output, yet kept in the list like every input
-            // item this function excludes, so kpt keeps its file and the next run sees it again.
-            if !krm::is_local_config(item.header()) {
-                set_annotation(item.header_mut(), ann::LOCAL_CONFIG, "true");
-                set_annotation(item.header_mut(), ann::EXCLUDED, "true");
+            // Only items a patch may target or whose text holds `${`/`$$` are built in full.
+            let substituted = variables.is_some() && item.scan_text(subst::envsubst::may_substitute);
+            if !substituted && !patches.may_touch(item.header(), renamed_from.as_deref()) {
+                item.compact();
+                continue;
             }
-        } else if let Some(renamed_from) = &applied.renamed_from {
-            // A second run would not select it by its new identity as this one did.
-            set_annotation(item, ann::APPLIED, &format!("{fingerprint} {renamed_from}"));
-        } else if applied.repeatable {
-            set_annotation(item, ann::APPLIED, &fingerprint);
+            let origin = origins.get(b * CHANGE_BATCH + j).copied();
+            slots.push(Slot::Change { item, renamed_from, origin, changed: None });
         }
-        item.compact();
+        let changes = slots.iter().filter(|slot| matches!(slot, Slot::Change { .. })).count();
+        let work = |slot: &mut Slot| {
+            if let Slot::Change { item, renamed_from, origin, changed } = slot {
+                *changed = Some(changer.change_input(item, renamed_from.as_deref(), *origin));
+            }
+        };
+        if changes >= PARALLEL_CHANGES {
+            krm::on_two_threads(&mut slots, work);
+        } else {
+            slots.iter_mut().for_each(work);
+        }
+        for slot in slots {
+            match slot {
+                Slot::Counted(counted) => tally.absorb(counted),
+                Slot::Change { changed: Some(changed), .. } => {
+                    tally.absorb(changed.tally);
+                    subst_results.extend(changed.results);
+                }
+                Slot::Change { changed: None, .. } => {}
+            }
+        }
     }
-    render
-        .generated
-        .retain_mut(|generated| !change(&mut generated.item, None, generated.substitute, None, &mut tally).deleted);
+    let mut generated = std::mem::take(&mut render.generated);
+    generated.retain_mut(|generated| {
+        let changed = changer.change(&mut generated.item, None, generated.substitute, None);
+        tally.absorb(changed.tally);
+        subst_results.extend(changed.results);
+        !changed.applied.deleted
+    });
+    render.generated = generated;
     // What is left in the output, for the patches' check that no two resources share an id.
     let mut live = render
         .items
@@ -347,6 +351,90 @@ fn patch_and_substitute(render: &mut Render, files: &dyn Files) -> (Vec<patch::P
     render.results.extend(patch_results);
     render.results.extend(subst_results);
     (patch_report, variables.as_ref().map(subst::Variables::report))
+}
+
+/// Items are changed in batches of this many (see [`patch_and_substitute`]): enough to share
+/// out, few enough that the batch's built values stay small.
+const CHANGE_BATCH: usize = 128;
+
+/// A batch with fewer items to change is changed on one thread: a thread costs more than they
+/// do, and small renders (the tests' among them) stay on one.
+const PARALLEL_CHANGES: usize = 16;
+
+/// One item of a batch the patches and substitution look at.
+enum Slot<'a> {
+    /// Patched by a previous run: only counted.
+    Counted(patch::Tally),
+    /// To change; `changed` once it was.
+    Change { item: &'a mut Item, renamed_from: Option<String>, origin: Option<usize>, changed: Option<Changed> },
+}
+
+/// What changing one item found, to count in the items' order.
+struct Changed {
+    applied: patch::Applied,
+    tally: patch::Tally,
+    results: Vec<Diagnostic>,
+}
+
+/// What every item's change shares: shared by the threads that change items.
+struct Changer<'a> {
+    patches: &'a patch::Patches,
+    variables: Option<&'a subst::Variables>,
+    budget: &'a Budget,
+    /// Asked only for a substituted scalar whose new text would not read as a string.
+    styles: std::sync::Mutex<Option<&'a mut Box<dyn ScalarStyles>>>,
+    /// Set once the budget ran out on an item: later items are counted, not patched.
+    exhausted: std::sync::atomic::AtomicBool,
+    fingerprint: &'a str,
+}
+
+impl Changer<'_> {
+    /// Patches and substitutes one item (`origin`: its index in the input, for its scalars'
+    /// styles; generated items have none); `substitute: false` leaves substitution off it.
+    fn change(&self, item: &mut Value, renamed_from: Option<&str>, substitute: bool, origin: Option<usize>) -> Changed {
+        use std::sync::atomic::Ordering::Relaxed;
+        let mut tally = self.patches.item_tally(self.exhausted.load(Relaxed));
+        let mut applied = self.patches.apply_to(item, renamed_from, &mut tally, self.budget);
+        if tally.is_exhausted() {
+            self.exhausted.store(true, Relaxed);
+        }
+        let mut results = Vec::new();
+        if let (Some(variables), true, false) = (self.variables, substitute, applied.deleted) {
+            // Generated items have no source text: their scalars read as plain, as Flux would
+            // read them in our output.
+            let mut quoted = |_: usize, pointer: &str| match (origin, self.styles.lock()) {
+                (Some(origin), Ok(mut styles)) => {
+                    styles.as_mut().is_some_and(|styles| styles.is_quoted(origin, pointer))
+                }
+                _ => false,
+            };
+            let substituted = subst::apply(variables, self.budget, &mut [item], &mut quoted);
+            results = substituted.results;
+            applied.repeatable |= substituted.repeatable.into_iter().any(|r| r);
+        }
+        Changed { applied, tally, results }
+    }
+
+    /// [`Changer::change`] for an input item, then its marks, and back to its compact form.
+    fn change_input(&self, item: &mut Item, renamed_from: Option<&str>, origin: Option<usize>) -> Changed {
+        let changed = self.change(item, renamed_from, true, origin);
+        let fingerprint = self.fingerprint;
+        if changed.applied.deleted {
+            // Deleted by a patch: out of the output, yet kept in the list like every input
+            // item this function excludes, so kpt keeps its file and the next run sees it again.
+            if !krm::is_local_config(item.header()) {
+                set_annotation(item.header_mut(), ann::LOCAL_CONFIG, "true");
+                set_annotation(item.header_mut(), ann::EXCLUDED, "true");
+            }
+        } else if let Some(renamed_from) = &changed.applied.renamed_from {
+            // A second run would not select it by its new identity as this one did.
+            set_annotation(item, ann::APPLIED, &format!("{fingerprint} {renamed_from}"));
+        } else if changed.applied.repeatable {
+            set_annotation(item, ann::APPLIED, fingerprint);
+        }
+        item.compact();
+        changed
+    }
 }
 
 /// FNV-1a over the parts: a short, stable fingerprint (not a security hash).
@@ -391,6 +479,56 @@ fn finish_generated(config_name: &str, generated: Vec<Value>) -> Vec<Value> {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// Enough items that they are changed on two threads: the results, the names each patch
+    /// matched and the items come out as one pass in the items' order gives them.
+    #[test]
+    fn items_changed_on_two_threads_read_as_one_pass() {
+        let config = json!({
+            "apiVersion": crate::config::API_VERSION, "kind": crate::config::KIND, "metadata": {"name": "p"},
+            "spec": {
+                "patches": [{
+                    "target": {"kind": "Deployment"},
+                    "patch": "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: any\n  labels:\n    patched: \"${n}\"\n",
+                }],
+                "substitute": {"n": "1"},
+            },
+        });
+        let count = CHANGE_BATCH * 2 + 7;
+        let items: Vec<Item> = (0..count)
+            .map(|i| {
+                let kind = if i % 3 == 0 { "ConfigMap" } else { "Deployment" };
+                let mut item = json!({"apiVersion": "apps/v1", "kind": kind, "metadata": {"name": format!("r{i}")}});
+                if i == 5 {
+                    // Marked by an earlier run with other patches: patched again.
+                    item["metadata"]["annotations"] = json!({ann::APPLIED: "0000000000000000"});
+                }
+                Item::from(item)
+            })
+            .collect();
+        let input = Input { items, function_config: Some(config), ..Default::default() };
+        let output = render(input, &crate::package::MemoryFiles::default());
+        let messages: Vec<&str> = output.results.iter().map(|r| r.message.as_str()).collect();
+        let deployments = (0..count).filter(|i| i % 3 != 0).count();
+        assert_eq!(
+            messages,
+            vec![format!(
+                "patch spec.patches[0]: its metadata.name \"any\" is not applied: the resource keeps the name \"r1\" \
+                 (as in kustomize); set options.allowNameChange: true to rename it, or leave metadata.name out of the \
+                 patch (the same for {} more resources the patch selects)",
+                deployments - 1
+            )]
+        );
+        let names: Vec<String> = (0..count).filter(|i| i % 3 != 0).map(|i| format!("Deployment/r{i}")).collect();
+        assert_eq!(output.report.patches[0].matched.iter().map(|n| n.as_str()).collect::<Vec<_>>(), names);
+        let items = output.items.unwrap_or_default();
+        assert_eq!(items.len(), count);
+        for (i, item) in items.iter().enumerate() {
+            assert_eq!(krm::name_of(item.header()), format!("r{i}"));
+            let label = item.header()["metadata"]["labels"]["patched"].clone();
+            assert_eq!(label, if i % 3 == 0 { Value::Null } else { json!(1) }, "r{i}");
+        }
+    }
 
     #[test]
     fn generated_items_get_a_path_and_their_generator() {

@@ -15,7 +15,7 @@ use std::sync::Arc;
 /// The source styles of the input items' scalars (see [`crate::doc::quoted_template_scalars`]).
 /// Asked lazily: only for a substituted plain-or-quoted scalar whose new text would read as
 /// something other than a string, so most renders never scan their source again.
-pub trait ScalarStyles {
+pub trait ScalarStyles: Send {
     /// Whether input item `item`'s scalar at JSON pointer `pointer` was quoted (or a block).
     fn is_quoted(&mut self, item: usize, pointer: &str) -> bool;
 }

@@ -57,6 +57,19 @@ pub struct Head {
     text: Box<str>,
 }
 
+impl Head {
+    /// The header of `item`, a whole item.
+    fn of(item: &Value) -> Self {
+        let mut header = Map::new();
+        for key in HEADER {
+            if let Some(field) = item.get(key) {
+                header.insert(key.to_string(), field.clone());
+            }
+        }
+        Head::from(header)
+    }
+}
+
 impl From<Map> for Head {
     fn from(header: Map) -> Self {
         let field = |key: &str| header.get(key).and_then(Value::as_str).unwrap_or_default().into();
@@ -89,9 +102,10 @@ pub struct Item {
     /// Whether `text` is empty and the item is read from `source` when asked for
     /// ([`Item::from_source`]).
     lazy: bool,
-    /// Hash of the value as read, taken when a step first asks to change it: an item a step
-    /// changed and changed back is unchanged.
-    read_hash: Option<ReadHash>,
+    /// Hash of the compact texts as read, for an item read whole ([`Item::set_source`]): an
+    /// item a step changed and changed back is unchanged. A lazy item needs none: its source
+    /// is read again and compared instead (rarely: [`Item::compact`] settles changed items).
+    read_hash: Option<u64>,
     /// Whether a step asked for the item mutably (it may have changed).
     touched: bool,
 }
@@ -140,47 +154,11 @@ impl From<Value> for Item {
     }
 }
 
-/// What was read, to tell an item changed and changed back from a changed one.
-#[derive(Clone, Copy, PartialEq)]
-enum ReadHash {
-    /// Of the compact texts, for an item read whole (cheap: the texts are there).
-    Texts(u64),
-    /// Of the value, for an item read from its source when a step first changes it.
-    Value(u64),
-}
-
 fn hash_texts(head: &str, text: &str) -> u64 {
     use std::hash::{Hash, Hasher};
     let mut hasher = std::collections::hash_map::DefaultHasher::new();
     head.hash(&mut hasher);
     text.hash(&mut hasher);
-    hasher.finish()
-}
-
-/// A hash of a value, keys in their order (which the output keeps).
-fn hash_value(value: &Value) -> u64 {
-    use std::hash::{Hash, Hasher};
-    fn feed(value: &Value, hasher: &mut impl Hasher) {
-        match value {
-            Value::Null => 0u8.hash(hasher),
-            Value::Bool(b) => (1u8, b).hash(hasher),
-            Value::Number(n) => (2u8, n).hash(hasher),
-            Value::String(s) => (3u8, s).hash(hasher),
-            Value::Array(list) => {
-                (4u8, list.len()).hash(hasher);
-                list.iter().for_each(|v| feed(v, hasher));
-            }
-            Value::Object(map) => {
-                (5u8, map.len()).hash(hasher);
-                for (k, v) in map {
-                    k.hash(hasher);
-                    feed(v, hasher);
-                }
-            }
-        }
-    }
-    let mut hasher = std::collections::hash_map::DefaultHasher::new();
-    feed(value, &mut hasher);
     hasher.finish()
 }
 
@@ -206,44 +184,30 @@ impl Item {
 
     /// Keeps `source`, the item's YAML as read (see the module's doc comment).
     pub fn set_source(&mut self, source: Box<str>) {
-        self.read_hash = Some(ReadHash::Texts(hash_texts(&self.head_text, &self.text)));
+        self.read_hash = Some(hash_texts(&self.head_text, &self.text));
         self.source = Some(Source::Own(source));
-    }
-
-    /// Before the first change: remembers what was read, for [`Item::unchanged_source`].
-    fn remember_read(&mut self) {
-        if self.touched || self.source.is_none() || self.read_hash.is_some() {
-            return;
-        }
-        self.read_hash = Some(ReadHash::Value(match self.full.get() {
-            Some(full) => hash_value(full),
-            None => hash_value(&self.load()),
-        }));
     }
 
     /// The item's source text when its value is still the one read; `None` when it must be
     /// written from its value.
     pub fn unchanged_source(&self) -> Option<(&str, usize)> {
-        let source = self.source.as_ref()?.raw();
+        let source = self.source.as_ref()?;
         if !self.touched {
-            return Some(source);
+            return Some(source.raw());
         }
-        let now = match self.read_hash? {
-            // Built once: an item that changed is written from this value next.
-            ReadHash::Value(_) => ReadHash::Value(hash_value(self.full.get_or_init(|| Box::new(self.load())))),
-            ReadHash::Texts(_) => {
+        let unchanged = match self.read_hash {
+            // A lazy item: built once (an item that changed is written from this value next).
+            None => read_source(&source.standalone()) == **self.full.get_or_init(|| Box::new(self.load())),
+            Some(read) => {
                 let now = match self.full.get() {
                     Some(full) => Item::from(Value::clone(full)),
                     None if self.head_text.is_empty() => Item::from(self.load()),
-                    None => {
-                        return (Some(ReadHash::Texts(hash_texts(&self.head_text, &self.text))) == self.read_hash)
-                            .then_some(source)
-                    }
+                    None => return (hash_texts(&self.head_text, &self.text) == read).then(|| source.raw()),
                 };
-                ReadHash::Texts(hash_texts(&now.head_text, &now.text))
+                hash_texts(&now.head_text, &now.text) == read
             }
         };
-        (Some(now) == self.read_hash).then_some(source)
+        unchanged.then(|| source.raw())
     }
 
     /// An upper bound for the length of any string in the item: its compact text's length, or
@@ -275,7 +239,6 @@ impl Item {
 
     /// The header, to change annotations or labels without building the whole item.
     pub fn header_mut(&mut self) -> &mut Value {
-        self.remember_read();
         self.touched = true;
         if self.full.get().is_some() {
             return cell_mut(&mut self.full);
@@ -363,9 +326,29 @@ impl Item {
         self.keep_quoted.take()
     }
 
-    /// Back to the compact form once a step is done with the whole item.
+    /// Back to the compact form once a step is done with the whole item. A changed item with a
+    /// source is settled: its source with the changes written over it ([`super::splice`])
+    /// becomes its source, so the writer copies it and a later step reads it from there, with no
+    /// JSON round trip; when that text is the source as it was, the item is unchanged.
     pub fn compact(&mut self) {
         if let Some(full) = self.full.take() {
+            if !self.touched && self.lazy {
+                return;
+            }
+            if let (true, Some(source)) = (self.touched, &self.source) {
+                let standalone = source.standalone();
+                if let Some(text) = super::splice::write(&standalone, &full) {
+                    let unchanged = text == *standalone;
+                    let source = match self.source.take() {
+                        Some(source) if unchanged => source,
+                        _ => Source::Own(text.into_boxed_str()),
+                    };
+                    let keep_quoted = self.keep_quoted.take();
+                    *self = Item::from_source(Head::of(&full), source);
+                    self.keep_quoted = keep_quoted;
+                    return;
+                }
+            }
             let keep_quoted = self.keep_quoted.take();
             let (source, touched, read_hash) = (self.source.take(), self.touched, self.read_hash);
             *self = Item::from(*full);
@@ -453,7 +436,6 @@ impl DerefMut for Item {
             let loaded = self.load();
             let _ = self.full.set(Box::new(loaded));
         }
-        self.remember_read();
         self.touched = true;
         // The whole item now holds the header; drop the separate copies.
         self.head = OnceCell::new();

@@ -235,6 +235,31 @@ impl ResourceList {
     }
 }
 
+/// Runs `work` on each of `items`, the second half on another thread when there are two cores
+/// and more than one item (the order of the work is not kept, only each item's own).
+pub fn on_two_threads<T: Send>(items: &mut [T], work: impl Fn(&mut T) + Sync) {
+    let two_cores = std::thread::available_parallelism().is_ok_and(|n| n.get() >= 2);
+    if !two_cores || items.len() < 2 {
+        return items.iter_mut().for_each(work);
+    }
+    let (first, second) = items.split_at_mut(items.len() / 2);
+    // Whichever thread takes the second half does it: the spawned one, or this one after it if
+    // no thread could be had.
+    let second = std::sync::Mutex::new(Some(second));
+    let take = || second.lock().ok().and_then(|mut half| half.take());
+    let work = &work;
+    std::thread::scope(|scope| {
+        let spawned = std::thread::Builder::new()
+            .stack_size(THREAD_STACK)
+            .spawn_scoped(scope, || take().into_iter().flatten().for_each(work));
+        first.iter_mut().for_each(work);
+        if let Ok(Err(panic)) = spawned.map(|handle| handle.join()) {
+            std::panic::resume_unwind(panic);
+        }
+    });
+    take().into_iter().flatten().for_each(work);
+}
+
 /// Stack of the threads that read and write items: the main thread's, so that an item nested
 /// as deep as the reader allows reads and writes the same on either thread.
 const THREAD_STACK: usize = 8 << 20;

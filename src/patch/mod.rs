@@ -334,6 +334,43 @@ pub struct Tally {
     not_applied: Vec<(usize, usize, &'static str, usize, usize)>,
 }
 
+impl Tally {
+    /// Whether the render's budget ran out while patching.
+    pub fn is_exhausted(&self) -> bool {
+        self.exhausted
+    }
+
+    /// Adds what the patches found on one more item, in its tally of its own (see
+    /// [`Patches::item_tally`]), as if it had been counted here: items changed on several
+    /// threads are absorbed in their order, so results and names read as one pass.
+    pub fn absorb(&mut self, item: Tally) {
+        for (total, matched) in self.matched.iter_mut().zip(item.matched) {
+            *total += matched;
+        }
+        for (all, names) in self.names.iter_mut().zip(item.names) {
+            all.extend(names);
+        }
+        for (p, results) in item.results.into_iter().enumerate() {
+            for (at, result) in results.into_iter().enumerate() {
+                let Some(results) = self.results.get_mut(p) else { continue };
+                let Some(&(_, d, pointer, _, more)) = item.not_applied.iter().find(|n| (n.0, n.3) == (p, at)) else {
+                    results.push(result);
+                    continue;
+                };
+                match self.not_applied.iter_mut().find(|seen| (seen.0, seen.1, seen.2) == (p, d, pointer)) {
+                    Some(seen) => seen.4 += 1 + more,
+                    None => {
+                        self.not_applied.push((p, d, pointer, results.len(), more));
+                        results.push(result);
+                    }
+                }
+            }
+        }
+        self.renamed.extend(item.renamed);
+        self.exhausted |= item.exhausted;
+    }
+}
+
 /// What the patches did to one item.
 #[derive(Default)]
 pub struct Applied {
@@ -424,13 +461,19 @@ fn id_key(item: &Value) -> String {
 
 impl Patches {
     pub fn tally(&self) -> Tally {
+        self.item_tally(false)
+    }
+
+    /// An empty tally for one item, to [`Tally::absorb`] later; `exhausted` when the budget ran
+    /// out on an earlier item.
+    pub fn item_tally(&self, exhausted: bool) -> Tally {
         let count = self.patches.len();
         Tally {
             matched: vec![0; count],
             names: vec![Vec::new(); count],
             results: vec![Vec::new(); count],
             renamed: Vec::new(),
-            exhausted: false,
+            exhausted,
             not_applied: Vec::new(),
         }
     }

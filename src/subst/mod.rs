@@ -17,8 +17,8 @@ use crate::limits::Budget;
 use crate::render::Source;
 use crate::values::{data_of, find};
 use envsubst::{clean_value, may_substitute, substitute};
-use std::cell::RefCell;
 use std::collections::{BTreeMap, HashSet};
+use std::sync::Mutex;
 
 const DISABLE_KEY: &str = "kustomize.toolkit.fluxcd.io/substitute";
 const NAME_PATTERN: &str = "^[_[:alpha:]][_[:alpha:][:digit:]]*$";
@@ -32,9 +32,10 @@ pub struct Variables {
     /// Where each variable came from, for `explain`.
     sources: BTreeMap<String, Source>,
     /// Names looked up so far that are set, and that are not: noted once each (a lookup that
-    /// finds the name already noted allocates nothing), for `explain`.
-    referenced: RefCell<HashSet<String>>,
-    unset: RefCell<HashSet<String>>,
+    /// finds the name already noted allocates nothing), for `explain`. Items are substituted
+    /// on two threads, hence the locks.
+    referenced: Mutex<HashSet<String>>,
+    unset: Mutex<HashSet<String>>,
 }
 
 /// The post-build variables for `explain`.
@@ -51,13 +52,17 @@ pub struct Report {
 impl Variables {
     fn note(&self, name: &str, found: bool) {
         let names = if found { &self.referenced } else { &self.unset };
-        if !names.borrow().contains(name) {
-            names.borrow_mut().insert(name.to_string());
+        if let Ok(mut names) = names.lock() {
+            if !names.contains(name) {
+                names.insert(name.to_string());
+            }
         }
     }
 
     pub fn report(&self) -> Report {
-        let referenced = self.referenced.borrow();
+        let none = HashSet::new();
+        let referenced = self.referenced.lock();
+        let referenced = referenced.as_deref().unwrap_or(&none);
         let variables = self
             .values
             .iter()
@@ -66,7 +71,7 @@ impl Variables {
                 (name.clone(), value.clone(), source, referenced.contains(name))
             })
             .collect();
-        let mut unset: Vec<String> = self.unset.borrow().iter().cloned().collect();
+        let mut unset: Vec<String> = self.unset.lock().map(|unset| unset.iter().cloned().collect()).unwrap_or_default();
         unset.sort();
         Report { strict: self.strict, variables, unset }
     }
