@@ -270,8 +270,8 @@ fn patch_and_substitute(render: &mut Render, files: &dyn Files) -> (Vec<patch::P
         fingerprint: &fingerprint,
     };
     // In batches, each item built, patched, substituted, marked and compacted on one of two
-    // threads, so only a batch's items are ever held in full; what each found is then counted
-    // in the items' order, so results read as one pass.
+    // threads, so at most two items are held in full; what each found is then counted in the
+    // items' order, so results read as one pass.
     let origins = &render.origin;
     for (b, batch) in render.items.chunks_mut(CHANGE_BATCH).enumerate() {
         let mut slots: Vec<Slot> = Vec::new();
@@ -354,7 +354,8 @@ fn patch_and_substitute(render: &mut Render, files: &dyn Files) -> (Vec<patch::P
 }
 
 /// Items are changed in batches of this many (see [`patch_and_substitute`]): enough to share
-/// out, few enough that the batch's built values stay small.
+/// out between two threads, few enough that the batch's slots and results stay small (each
+/// item is compacted as soon as it is changed, so at most two are built at once).
 const CHANGE_BATCH: usize = 128;
 
 /// A batch with fewer items to change is changed on one thread: a thread costs more than they

@@ -467,15 +467,19 @@ fn render_prints_unchanged_documents_as_written() {
     let first = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a   # kept\ndata: {x: \"1\", y: 'q'}\n";
     let second = "apiVersion: v1\nkind: Secret\nmetadata:\n  name: s\nstringData:\n  mode: 0644\n  n: 1.50\n";
     let third = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: patched\ndata: {x: '1'}\n";
-    std::fs::write(dir.join("a.yaml"), format!("# about the file\n{first}---\n{second}\n\n---\n{third}"))
+    // Patched to what it already is; its flow metadata and comment stay.
+    let fourth =
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: same, labels: {app: web}}  # flow\ndata: {x: '1'}\n";
+    std::fs::write(dir.join("a.yaml"), format!("# about the file\n{first}---\n{second}\n\n---\n{third}---\n{fourth}"))
         .unwrap_or_else(|err| panic!("{err}"));
     let config = "apiVersion: fn.blueprint.dev/v1alpha1\nkind: RenderBlueprint\nmetadata:\n  name: r\nspec:\n  \
-                  patches:\n  - target: {name: patched}\n    patch: '[{\"op\": \"add\", \"path\": \"/data/z\", \"value\": \"2\"}]'\n";
+                  patches:\n  - target: {name: patched}\n    patch: '[{\"op\": \"add\", \"path\": \"/data/z\", \"value\": \"2\"}]'\n  \
+                  - target: {name: same}\n    patch: '[{\"op\": \"replace\", \"path\": \"/data/x\", \"value\": \"1\"}]'\n";
     std::fs::write(dir.join("render.yaml"), config).unwrap_or_else(|err| panic!("{err}"));
     let (code, stdout, stderr) = bin_output(&["render", "."], Some(&dir));
     assert_eq!(code, Some(0), "{stderr}");
     let patched = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: patched\ndata: {x: '1', z: \"2\"}\n";
-    assert_eq!(stdout, format!("{first}---\n{second}---\n{patched}"));
+    assert_eq!(stdout, format!("{first}---\n{second}---\n{patched}---\n{fourth}"));
 }
 
 /// Items nested as deep as the reader allows are read and written on the second thread too

@@ -103,8 +103,8 @@ pub struct Item {
     /// ([`Item::from_source`]).
     lazy: bool,
     /// Hash of the compact texts as read, for an item read whole ([`Item::set_source`]): an
-    /// item a step changed and changed back is unchanged. A lazy item needs none: its source
-    /// is read again and compared instead (rarely: [`Item::compact`] settles changed items).
+    /// item a step changed and changed back is unchanged. An item read from its source
+    /// ([`Item::from_source`]) needs none: its source is checked against its value instead.
     read_hash: Option<u64>,
     /// Whether a step asked for the item mutably (it may have changed).
     touched: bool,
@@ -196,8 +196,10 @@ impl Item {
             return Some(source.raw());
         }
         let unchanged = match self.read_hash {
-            // A lazy item: built once (an item that changed is written from this value next).
-            None => read_source(&source.standalone()) == **self.full.get_or_init(|| Box::new(self.load())),
+            // Read from its source (a header change, or a splice [`Item::compact`] could not
+            // make): built once, as an item that changed is written from this value next; the
+            // check keeps key order, as the hash does.
+            None => super::scan::reads_as(&source.standalone(), self.full.get_or_init(|| Box::new(self.load()))),
             Some(read) => {
                 let now = match self.full.get() {
                     Some(full) => Item::from(Value::clone(full)),
@@ -326,16 +328,19 @@ impl Item {
         self.keep_quoted.take()
     }
 
-    /// Back to the compact form once a step is done with the whole item. A changed item with a
-    /// source is settled: its source with the changes written over it ([`super::splice`])
-    /// becomes its source, so the writer copies it and a later step reads it from there, with no
-    /// JSON round trip; when that text is the source as it was, the item is unchanged.
+    /// Back to the compact form once a step is done with the whole item. A changed item read
+    /// from its source ([`Item::from_source`]) is settled: its source with the changes written
+    /// over it ([`super::splice`]) becomes its source, so the writer copies it and a later step
+    /// reads it from there, with no JSON round trip; when that text is the source as it was, the
+    /// item is unchanged. An item read whole keeps its source as read: `render` adds annotations
+    /// to its documents and takes them off again, and the document must be compared with what
+    /// was read, not with a text that held them.
     pub fn compact(&mut self) {
         if let Some(full) = self.full.take() {
             if !self.touched && self.lazy {
                 return;
             }
-            if let (true, Some(source)) = (self.touched, &self.source) {
+            if let (true, None, Some(source)) = (self.touched, self.read_hash, &self.source) {
                 let standalone = source.standalone();
                 if let Some(text) = super::splice::write(&standalone, &full) {
                     let unchanged = text == *standalone;

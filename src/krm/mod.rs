@@ -238,7 +238,9 @@ impl ResourceList {
 /// Runs `work` on each of `items`, the second half on another thread when there are two cores
 /// and more than one item (the order of the work is not kept, only each item's own).
 pub fn on_two_threads<T: Send>(items: &mut [T], work: impl Fn(&mut T) + Sync) {
-    let two_cores = std::thread::available_parallelism().is_ok_and(|n| n.get() >= 2);
+    // Asked once: on Linux the answer reads cgroup files.
+    static TWO_CORES: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    let two_cores = *TWO_CORES.get_or_init(|| std::thread::available_parallelism().is_ok_and(|n| n.get() >= 2));
     if !two_cores || items.len() < 2 {
         return items.iter_mut().for_each(work);
     }

@@ -350,6 +350,10 @@ impl Tally {
         for (all, names) in self.names.iter_mut().zip(item.names) {
             all.extend(names);
         }
+        if self.exhausted {
+            // One pass patches nothing after the budget ran out, so it reports nothing more.
+            return;
+        }
         for (p, results) in item.results.into_iter().enumerate() {
             for (at, result) in results.into_iter().enumerate() {
                 let Some(results) = self.results.get_mut(p) else { continue };
@@ -503,7 +507,8 @@ impl Patches {
 
     /// Applies every patch that selects `item`, in order (items of kinds without a strategic
     /// schema get merge-patch semantics). Items are independent, so applying them one at a time
-    /// gives what applying each patch to the whole list would, while only one item is built.
+    /// gives what applying each patch to the whole list would, while only one item (per thread)
+    /// is built.
     /// A `$patch: delete` patch ends the item's patching: later patches do not see it, as in
     /// kustomize, and the caller takes it out of the output. `renamed_from` is the identity a
     /// previous run's mark recorded (the patches have changed since): the item is still selected

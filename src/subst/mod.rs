@@ -18,6 +18,7 @@ use crate::render::Source;
 use crate::values::{data_of, find};
 use envsubst::{clean_value, may_substitute, substitute};
 use std::collections::{BTreeMap, HashSet};
+use std::fmt::Write;
 use std::sync::Mutex;
 
 const DISABLE_KEY: &str = "kustomize.toolkit.fluxcd.io/substitute";
@@ -225,7 +226,8 @@ impl Walk<'_> {
             Value::Array(items) => {
                 for (i, item) in items.iter_mut().enumerate() {
                     let len = pointer.len();
-                    pointer.push_str(&format!("/{i}"));
+                    // Writing to a String cannot fail.
+                    let _ = write!(pointer, "/{i}");
                     self.value(item, pointer)?;
                     pointer.truncate(len);
                 }
@@ -247,7 +249,10 @@ impl Walk<'_> {
                     }
                     let len = pointer.len();
                     pointer.push('/');
-                    pointer.push_str(&key.replace('~', "~0").replace('/', "~1"));
+                    match key.contains(['~', '/']) {
+                        true => pointer.push_str(&key.replace('~', "~0").replace('/', "~1")),
+                        false => pointer.push_str(key),
+                    }
                     self.value(item, pointer)?;
                     pointer.truncate(len);
                 }
@@ -281,14 +286,13 @@ pub fn apply(
         }
         let mut quoted_here = |pointer: &str| quoted(i, pointer);
         let mut walk = Walk { variables, budget, quoted: &mut quoted_here };
-        let mut result = (**item).clone();
-        match walk.value(&mut result, &mut String::new()) {
+        // In place: an error fails the render, which then writes its input unchanged.
+        match walk.value(item, &mut String::new()) {
             Ok(()) => {
-                repeatable[i] = contains_candidate(&result) && {
-                    let mut again = result.clone();
-                    walk.value(&mut again, &mut String::new()).map_or(true, |_| again != result)
+                repeatable[i] = contains_candidate(item) && {
+                    let mut again = (**item).clone();
+                    walk.value(&mut again, &mut String::new()).map_or(true, |_| again != **item)
                 };
-                **item = result;
             }
             Err((message, pointer)) => {
                 let field = pointer.split('/').skip(1).fold(FieldPath::root(), |path, token| {
