@@ -418,6 +418,10 @@ impl Changer<'_> {
 
     /// [`Changer::change`] for an input item, then its marks, and back to its compact form.
     fn change_input(&self, item: &mut Item, renamed_from: Option<&str>, origin: Option<usize>) -> Changed {
+        item.change(|item| self.change_and_mark(item, renamed_from, origin))
+    }
+
+    fn change_and_mark(&self, item: &mut Item, renamed_from: Option<&str>, origin: Option<usize>) -> Changed {
         let changed = self.change(item, renamed_from, true, origin);
         let fingerprint = self.fingerprint;
         if changed.applied.deleted {
@@ -433,7 +437,6 @@ impl Changer<'_> {
         } else if changed.applied.repeatable {
             set_annotation(item, ann::APPLIED, fingerprint);
         }
-        item.compact();
         changed
     }
 }

@@ -336,13 +336,25 @@ impl Item {
     /// to its documents and takes them off again, and the document must be compared with what
     /// was read, not with a text that held them.
     pub fn compact(&mut self) {
+        self.compact_over(None);
+    }
+
+    /// [`Item::compact`], with the tree of the item's source when the caller has read it.
+    fn compact_over(&mut self, tree: Option<&super::splice::Tree>) {
         if let Some(full) = self.full.take() {
             if !self.touched && self.lazy {
                 return;
             }
             if let (true, None, Some(source)) = (self.touched, self.read_hash, &self.source) {
-                let standalone = source.standalone();
-                if let Some(text) = super::splice::write(&standalone, &full) {
+                let standalone = match tree {
+                    Some(tree) => std::borrow::Cow::Borrowed(tree.source()),
+                    None => source.standalone(),
+                };
+                let spliced = match tree {
+                    Some(tree) => tree.write(&full),
+                    None => super::splice::write(&standalone, &full),
+                };
+                if let Some(text) = spliced {
                     let unchanged = text == *standalone;
                     let source = match self.source.take() {
                         Some(source) if unchanged => source,
@@ -365,6 +377,21 @@ impl Item {
                 self.head_text = serde_json::to_string(&head).unwrap_or_default().into_boxed_str();
             }
         }
+    }
+
+    /// Builds the whole item, hands it to `change`, and compacts it again ([`Item::compact`]).
+    /// An item no step has touched is read from its source once, into a tree its changes are
+    /// then written over, instead of once for its value and again for the splice.
+    pub fn change<T>(&mut self, change: impl FnOnce(&mut Item) -> T) -> T {
+        let pristine = self.lazy && !self.touched && self.read_hash.is_none() && self.full.get().is_none();
+        let source = self.source.as_ref().filter(|_| pristine).map(|source| source.standalone().into_owned());
+        let tree = source.as_deref().and_then(super::splice::read);
+        if let Some(value) = tree.as_ref().and_then(super::splice::Tree::value) {
+            let _ = self.full.set(Box::new(value));
+        }
+        let changed = change(self);
+        self.compact_over(tree.as_ref());
+        changed
     }
 
     /// The whole item, built now if it was not.

@@ -79,18 +79,65 @@ impl Node<'_> {
 /// written over it, or `None` when the source holds what the tree does not model or the result
 /// would not read back as `value`.
 pub fn write(source: &str, value: &Value) -> Option<String> {
+    read(source)?.write(value)
+}
+
+/// An item's source read once: its value is built from the tree ([`Tree::value`]) and its
+/// changes written over it ([`Tree::write`]), so a changed item's source is parsed once, not
+/// once for its value and again for the splice.
+pub struct Tree<'a> {
+    source: &'a str,
+    root: Node<'a>,
+}
+
+/// `source` (as [`write`] takes it) read into a tree; `None` for what the tree does not model.
+pub fn read(source: &str) -> Option<Tree<'_>> {
     if source.contains('\r') || !source.ends_with('\n') {
         return None;
     }
-    let root = read_tree(source)?;
-    let (Node::Map { flow: false, entries, .. }, Value::Object(map)) = (&root, value) else { return None };
-    let first = entries.first()?;
-    let mut out = Out { text: source, out: String::with_capacity(source.len() + source.len() / 8) };
-    out.put(&source[..line_start(source, first.start)?]);
-    out.map(map, entries, 0, source.len())?;
-    let written = out.out;
-    // Never write what reads otherwise: the text is checked against the value it stands for.
-    scan::reads_as(&written, value).then_some(written)
+    Some(Tree { source, root: read_tree(source)? })
+}
+
+impl Tree<'_> {
+    /// The text the tree was read from.
+    pub fn source(&self) -> &str {
+        self.source
+    }
+
+    /// The value the source reads as, exactly as [`scan::read_item`] reads it (the same
+    /// scalars, keys and depth limit; duplicate keys refused); `None` where that reader would
+    /// leave the text to the full reader.
+    pub fn value(&self) -> Option<Value> {
+        fn build(node: &Node) -> Option<Value> {
+            match node {
+                Node::Scalar { text, style, .. } => scan::scalar(text.clone(), *style),
+                Node::Map { entries, .. } => {
+                    let mut map = Map::with_capacity(entries.len());
+                    for entry in entries {
+                        if map.insert(entry.key.to_string(), build(&entry.value)?).is_some() {
+                            return None;
+                        }
+                    }
+                    Some(Value::Object(map))
+                }
+                Node::List { items, .. } => items.iter().map(|item| build(&item.value)).collect(),
+            }
+        }
+        build(&self.root)
+    }
+
+    /// The source with `value` written over it; see [`write`].
+    pub fn write(&self, value: &Value) -> Option<String> {
+        let source = self.source;
+        let (Node::Map { flow: false, entries, .. }, Value::Object(map)) = (&self.root, value) else { return None };
+        let first = entries.first()?;
+        let mut out = Out { text: source, out: String::with_capacity(source.len() + source.len() / 8) };
+        out.put(&source[..line_start(source, first.start)?]);
+        out.map(map, entries, 0, source.len())?;
+        let written = out.out;
+        // Never write what reads otherwise: the text is checked against the value it stands for.
+        scan::reads_as(&written, value).then_some(written)
+    }
 }
 
 /// Reads `source` into a tree; `None` for what the tree does not model.
@@ -739,6 +786,43 @@ containers:
             },
             other => *other = scalar(rng),
         }
+    }
+
+    /// A tree's value is the lazy reader's, keys in the same order, for every item of every
+    /// fixture and for each laid out anew (comments, tabs, quoted keys, anchors, tags…); where
+    /// the tree gives none, the item is built by that reader as before.
+    #[test]
+    fn tree_values_are_the_lazy_readers() {
+        let run = std::thread::Builder::new().stack_size(64 << 20).spawn(check_tree_values);
+        assert!(run.is_ok_and(|run| run.join().is_ok()));
+    }
+
+    fn check_tree_values() {
+        use crate::krm::differential::generate::perturb_item;
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+        let inputs = fixture_texts(&root).into_iter().filter(|(path, _)| path.ends_with("input.yaml"));
+        let mut rng = Rng(25);
+        let (mut same, mut left) = (0, 0);
+        let json = |value: &Value| serde_json::to_string(value).unwrap_or_default();
+        for (input, text) in inputs {
+            let Ok(list) = super::super::ResourceList::parse(text.as_bytes()) else { continue };
+            for item in &list.items {
+                let Some(source) = item.source_text() else { continue };
+                for n in 0..6 {
+                    let text = if n == 0 { source.clone() } else { perturb_item(&mut rng, &source, n, n > 3) };
+                    let read = scan::read_item(&text);
+                    match read_tree(&text).and_then(|root| Tree { source: &text, root }.value()) {
+                        Some(value) => {
+                            same += 1;
+                            assert_eq!(read.as_ref().map(json), Some(json(&value)), "{}:\n{text}", input.display());
+                        }
+                        None => left += usize::from(read.is_some()),
+                    }
+                }
+            }
+        }
+        // Most items the lazy reader reads, the tree reads too.
+        assert!(same > 4 * left, "{same} read by the tree, {left} left to the lazy reader");
     }
 
     /// Every item of every fixture, changed at random a few thousand times: whatever the
