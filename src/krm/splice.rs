@@ -793,31 +793,48 @@ containers:
     /// the tree gives none, the item is built by that reader as before.
     #[test]
     fn tree_values_are_the_lazy_readers() {
-        let run = std::thread::Builder::new().stack_size(64 << 20).spawn(check_tree_values);
+        on_a_big_stack(check_tree_values);
+    }
+
+    /// Runs `check` on a thread whose stack holds the fixtures' items nested 250 deep, more than
+    /// a test thread's stack holds unoptimized.
+    fn on_a_big_stack(check: fn()) {
+        let run = std::thread::Builder::new().stack_size(64 << 20).spawn(check);
         assert!(run.is_ok_and(|run| run.join().is_ok()));
+    }
+
+    /// Every fixture input's items, read by the list reader: the input's path, the item, and
+    /// its source.
+    fn fixture_items() -> Vec<(std::path::PathBuf, super::super::Item, String)> {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+        let inputs = fixture_texts(&root).into_iter().filter(|(path, _)| path.ends_with("input.yaml"));
+        let mut items = Vec::new();
+        for (input, text) in inputs {
+            let Ok(list) = super::super::ResourceList::parse(text.as_bytes()) else { continue };
+            for item in list.items {
+                if let Some(source) = item.source_text() {
+                    items.push((input.clone(), item, source));
+                }
+            }
+        }
+        items
     }
 
     fn check_tree_values() {
         use crate::krm::differential::generate::perturb_item;
-        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
-        let inputs = fixture_texts(&root).into_iter().filter(|(path, _)| path.ends_with("input.yaml"));
         let mut rng = Rng(25);
         let (mut same, mut left) = (0, 0);
         let json = |value: &Value| serde_json::to_string(value).unwrap_or_default();
-        for (input, text) in inputs {
-            let Ok(list) = super::super::ResourceList::parse(text.as_bytes()) else { continue };
-            for item in &list.items {
-                let Some(source) = item.source_text() else { continue };
-                for n in 0..6 {
-                    let text = if n == 0 { source.clone() } else { perturb_item(&mut rng, &source, n, n > 3) };
-                    let read = scan::read_item(&text);
-                    match read_tree(&text).and_then(|root| Tree { source: &text, root }.value()) {
-                        Some(value) => {
-                            same += 1;
-                            assert_eq!(read.as_ref().map(json), Some(json(&value)), "{}:\n{text}", input.display());
-                        }
-                        None => left += usize::from(read.is_some()),
+        for (input, _, source) in fixture_items() {
+            for n in 0..6 {
+                let text = if n == 0 { source.clone() } else { perturb_item(&mut rng, &source, n, n > 3) };
+                let read = scan::read_item(&text);
+                match read_tree(&text).and_then(|root| Tree { source: &text, root }.value()) {
+                    Some(value) => {
+                        same += 1;
+                        assert_eq!(read.as_ref().map(json), Some(json(&value)), "{}:\n{text}", input.display());
                     }
+                    None => left += usize::from(read.is_some()),
                 }
             }
         }
@@ -829,33 +846,25 @@ containers:
     /// writer returns reads, by the full reader, as the changed value.
     #[test]
     fn changed_fixture_items_read_back_as_changed() {
-        // Fixtures nest items 250 deep, more than a test thread's stack holds unoptimized.
-        let run = std::thread::Builder::new().stack_size(64 << 20).spawn(check_changed_fixture_items);
-        assert!(run.is_ok_and(|run| run.join().is_ok()));
+        on_a_big_stack(check_changed_fixture_items);
     }
 
     fn check_changed_fixture_items() {
-        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
-        let inputs = fixture_texts(&root).into_iter().filter(|(path, _)| path.ends_with("input.yaml"));
         let mut rng = Rng(19);
         let (mut spliced, mut whole) = (0, 0);
-        for (input, text) in inputs {
-            let Ok(list) = super::super::ResourceList::parse(text.as_bytes()) else { continue };
-            for item in &list.items {
-                let Some(source) = item.source_text() else { continue };
-                for _ in 0..8 {
-                    let mut value = (**item).clone();
-                    for _ in 0..=rng.below(3) {
-                        mutate(&mut value, &mut rng);
+        for (input, item, source) in fixture_items() {
+            for _ in 0..8 {
+                let mut value = (*item).clone();
+                for _ in 0..=rng.below(3) {
+                    mutate(&mut value, &mut rng);
+                }
+                match write(&source, &value) {
+                    Some(text) => {
+                        spliced += 1;
+                        let read = crate::doc::read_yaml_documents(&text);
+                        assert_eq!(read.ok(), Some(vec![value]), "{}:\n{source}\n---\n{text}", input.display());
                     }
-                    match write(&source, &value) {
-                        Some(text) => {
-                            spliced += 1;
-                            let read = crate::doc::read_yaml_documents(&text);
-                            assert_eq!(read.ok(), Some(vec![value]), "{}:\n{source}\n---\n{text}", input.display());
-                        }
-                        None => whole += 1,
-                    }
+                    None => whole += 1,
                 }
             }
         }
