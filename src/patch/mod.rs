@@ -328,10 +328,27 @@ pub struct Tally {
     /// Set once the render's budget ran out: reported once, and nothing more is patched.
     exhausted: bool,
     /// A name or kind a targeted patch holds and does not apply is reported once per patch
-    /// (kustomize's documentation writes such names into patches that select many resources):
-    /// the patch and its document, the field, where its warning is in `results`, and how many
-    /// more resources.
-    not_applied: Vec<(usize, usize, &'static str, usize, usize)>,
+    /// (kustomize's documentation writes such names into patches that select many resources).
+    not_applied: Vec<NotApplied>,
+}
+
+/// One warning about a field a patch holds and does not apply, and how many more resources
+/// it stands for.
+#[derive(Clone, Copy)]
+struct NotApplied {
+    patch: usize,
+    document: usize,
+    /// The field, as a JSON pointer into the patch.
+    pointer: &'static str,
+    /// Where the warning is in its patch's results.
+    at: usize,
+    more: usize,
+}
+
+impl NotApplied {
+    fn is(&self, patch: usize, document: usize, pointer: &str) -> bool {
+        (self.patch, self.document, self.pointer) == (patch, document, pointer)
+    }
 }
 
 impl Tally {
@@ -357,14 +374,14 @@ impl Tally {
         for (p, results) in item.results.into_iter().enumerate() {
             for (at, result) in results.into_iter().enumerate() {
                 let Some(results) = self.results.get_mut(p) else { continue };
-                let Some(&(_, d, pointer, _, more)) = item.not_applied.iter().find(|n| (n.0, n.3) == (p, at)) else {
+                let Some(&warning) = item.not_applied.iter().find(|n| (n.patch, n.at) == (p, at)) else {
                     results.push(result);
                     continue;
                 };
-                match self.not_applied.iter_mut().find(|seen| (seen.0, seen.1, seen.2) == (p, d, pointer)) {
-                    Some(seen) => seen.4 += 1 + more,
+                match self.not_applied.iter_mut().find(|seen| seen.is(p, warning.document, warning.pointer)) {
+                    Some(seen) => seen.more += 1 + warning.more,
                     None => {
-                        self.not_applied.push((p, d, pointer, results.len(), more));
+                        self.not_applied.push(NotApplied { at: results.len(), ..warning });
                         results.push(result);
                     }
                 }
@@ -560,13 +577,13 @@ impl Patches {
                     Ok(outcome) => {
                         applied.repeatable |= outcome.repeatable;
                         for (message, pointer) in outcome.warnings {
-                            let seen =
-                                tally.not_applied.iter_mut().find(|seen| (seen.0, seen.1, seen.2) == (p, d, pointer));
-                            if let Some((.., more)) = seen {
-                                *more += 1;
+                            let seen = tally.not_applied.iter_mut().find(|seen| seen.is(p, d, pointer));
+                            if let Some(seen) = seen {
+                                seen.more += 1;
                                 continue;
                             }
-                            tally.not_applied.push((p, d, pointer, tally.results[p].len(), 0));
+                            let at = tally.results[p].len();
+                            tally.not_applied.push(NotApplied { patch: p, document: d, pointer, at, more: 0 });
                             let mut warning =
                                 Diagnostic::warning(Kind::Render, format!("patch {}: {message}", patch.field))
                                     .about(item);
@@ -645,7 +662,7 @@ impl Patches {
             }
         }
         let mut own_results = tally.results;
-        for (p, _, _, at, more) in tally.not_applied {
+        for NotApplied { patch: p, at, more, .. } in tally.not_applied {
             if let Some(warning) = own_results[p].get_mut(at).filter(|_| more > 0) {
                 let s = if more == 1 { "" } else { "s" };
                 warning.message.push_str(&format!(" (the same for {more} more resource{s} the patch selects)"));
