@@ -182,11 +182,25 @@ fn retype(text: &str) -> Result<Value, String> {
     if FALSE.contains(&text) {
         return Ok(Value::Bool(false));
     }
+    if plainly_text(text) {
+        return Ok(Value::String(text.to_string()));
+    }
     match read_yaml_documents(text) {
         Ok(mut documents) if documents.len() <= 1 => Ok(documents.pop().unwrap_or(Value::Null)),
         Ok(_) => Err(format!("substituted text {text:?} is several YAML documents")),
         Err(err) => Err(format!("substituted text {text:?} is not valid YAML: {}", err.message)),
     }
+}
+
+/// Whether `text` reads as that string in any YAML reader, without asking one (most
+/// substituted values are names like `prod-eu`): a letter first, then only letters, digits,
+/// `-`, `_`, `.` and `/`, and no word a reader takes for a boolean, a null or a float.
+fn plainly_text(text: &str) -> bool {
+    const WORDS: [&str; 12] = ["true", "false", "yes", "no", "on", "off", "y", "n", "null", "inf", "nan", "infinity"];
+    let mut bytes = text.bytes();
+    bytes.next().is_some_and(|b| b.is_ascii_alphabetic())
+        && bytes.all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'/'))
+        && !WORDS.iter().any(|word| word.eq_ignore_ascii_case(text))
 }
 
 struct Walk<'a> {
@@ -348,6 +362,43 @@ mod tests {
             "variable substitution failed: variable not set (strict mode): \"missing\""
         );
         assert_eq!(applied.results[0].field.as_ref().map(|f| f.to_string()), Some("data.x".to_string()));
+    }
+
+    /// Every text the shortcut takes for a string, the YAML reader reads as that string: the
+    /// words readers give meaning to in every case spelling, and random texts of the shortcut's
+    /// alphabet.
+    #[test]
+    fn plainly_text_is_what_the_reader_reads() {
+        let words = ["true", "false", "yes", "no", "on", "off", "y", "n", "null", "inf", "nan", "infinity", "e3"];
+        let mut texts: Vec<String> = Vec::new();
+        for word in words {
+            let n = word.len();
+            for mask in 0..(1u32 << n) {
+                let spelled: String = word
+                    .chars()
+                    .enumerate()
+                    .map(|(i, c)| if mask & (1 << i) != 0 { c.to_ascii_uppercase() } else { c })
+                    .collect();
+                texts.push(spelled);
+            }
+        }
+        let alphabet: Vec<char> = "aeEnNoOfFyYtTlLsxX01289-_./".chars().collect();
+        let mut state: u64 = 19;
+        for _ in 0..20_000 {
+            let mut text = String::new();
+            for _ in 0..1 + (state >> 60) as usize {
+                state = state.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+                text.push(alphabet[(state >> 33) as usize % alphabet.len()]);
+            }
+            texts.push(text);
+        }
+        let mut taken = 0;
+        for text in texts.iter().filter(|text| plainly_text(text)) {
+            taken += 1;
+            let read = read_yaml_documents(text).ok();
+            assert_eq!(read, Some(vec![Value::String(text.clone())]), "{text:?}");
+        }
+        assert!(taken > 5_000, "{taken}");
     }
 
     #[test]
