@@ -421,15 +421,15 @@ impl Changer<'_> {
         item.change(|item| self.change_and_mark(item, renamed_from, origin))
     }
 
-    fn change_and_mark(&self, item: &mut Item, renamed_from: Option<&str>, origin: Option<usize>) -> Changed {
+    fn change_and_mark(&self, item: &mut Value, renamed_from: Option<&str>, origin: Option<usize>) -> Changed {
         let changed = self.change(item, renamed_from, true, origin);
         let fingerprint = self.fingerprint;
         if changed.applied.deleted {
             // Deleted by a patch: out of the output, yet kept in the list like every input
             // item this function excludes, so kpt keeps its file and the next run sees it again.
-            if !krm::is_local_config(item.header()) {
-                set_annotation(item.header_mut(), ann::LOCAL_CONFIG, "true");
-                set_annotation(item.header_mut(), ann::EXCLUDED, "true");
+            if !krm::is_local_config(item) {
+                set_annotation(item, ann::LOCAL_CONFIG, "true");
+                set_annotation(item, ann::EXCLUDED, "true");
             }
         } else if let Some(renamed_from) = &changed.applied.renamed_from {
             // A second run would not select it by its new identity as this one did.

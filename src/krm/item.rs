@@ -381,8 +381,9 @@ impl Item {
 
     /// Builds the whole item, hands it to `change`, and compacts it again ([`Item::compact`]).
     /// An item no step has touched is read from its source once, into a tree its changes are
-    /// then written over, instead of once for its value and again for the splice.
-    pub fn change<T>(&mut self, change: impl FnOnce(&mut Item) -> T) -> T {
+    /// then written over, instead of once for its value and again for the splice. `change` gets
+    /// the value, not the item, so it cannot compact the item and leave the tree stale.
+    pub fn change<T>(&mut self, change: impl FnOnce(&mut Value) -> T) -> T {
         let pristine = self.lazy && !self.touched && self.read_hash.is_none() && self.full.get().is_none();
         let source = self.source.as_ref().filter(|_| pristine).map(|source| source.standalone().into_owned());
         let tree = source.as_deref().and_then(super::splice::read);

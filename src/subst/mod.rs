@@ -194,8 +194,13 @@ fn retype(text: &str) -> Result<Value, String> {
 
 /// Whether `text` reads as that string in any YAML reader, without asking one (most
 /// substituted values are names like `prod-eu`): a letter first, then only letters, digits,
-/// `-`, `_`, `.` and `/`, and no word a reader takes for a boolean, a null or a float.
+/// `-`, `_`, `.` and `/`, and no word a reader takes for a boolean, a null or a float. Long
+/// texts still go to the reader, which refuses a scalar beyond its limit.
 fn plainly_text(text: &str) -> bool {
+    const LONGEST: usize = 1024;
+    if text.len() > LONGEST {
+        return false;
+    }
     const WORDS: [&str; 12] = ["true", "false", "yes", "no", "on", "off", "y", "n", "null", "inf", "nan", "infinity"];
     let mut bytes = text.bytes();
     bytes.next().is_some_and(|b| b.is_ascii_alphabetic())
