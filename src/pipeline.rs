@@ -534,6 +534,77 @@ mod tests {
         }
     }
 
+    /// Patches and substitution on large random lists: changed on two threads, the output (items and
+    /// results) is the one thread's, byte for byte (docs/krm.md: results read as one pass).
+    #[test]
+    fn items_changed_on_two_threads_match_one_thread() {
+        crate::krm::differential::on_a_big_stack(check_changed_on_two_threads);
+    }
+
+    fn check_changed_on_two_threads() {
+        use crate::krm::differential::{generate::Rng, parse, pool};
+        let config = |text: &str| crate::doc::read_yaml_documents(text).ok().and_then(|mut d| d.pop());
+        let Some(config) = config(
+            "apiVersion: fn.blueprint.dev/v1alpha1\nkind: RenderBlueprint\nmetadata: {name: two}\nspec:\n  \
+             substitute: {v: prod-eu, n: '3'}\n  patches:\n  - target: {kind: ConfigMap}\n    patch: |\n      \
+             apiVersion: v1\n      kind: ConfigMap\n      metadata:\n        name: any\n        labels: {x: '${v}'}\n  \
+             - target: {kind: Deployment}\n    patch: '[{\"op\": \"add\", \"path\": \"/metadata/annotations\", \
+             \"value\": {\"y\": \"${n}\"}}]'\n",
+        ) else {
+            panic!("the test's config does not read");
+        };
+        let run = |list: &crate::krm::ResourceList, one: bool| {
+            crate::krm::ONE_THREAD.with(|flag| flag.set(one));
+            let input =
+                Input { items: list.items.clone(), function_config: Some(config.clone()), ..Default::default() };
+            let output = render(input, &crate::package::MemoryFiles::default());
+            crate::krm::ONE_THREAD.with(|flag| flag.set(false));
+            let results = output.results.iter().map(crate::diag::Diagnostic::to_result).collect();
+            let mut out = Vec::new();
+            let written = list.write_to(&mut out, output.items.unwrap_or_default(), results);
+            (written.is_ok(), String::from_utf8_lossy(&out).into_owned())
+        };
+        // Fixture items of Kubernetes kinds without KOTS templates or variables (other steps' kinds,
+        // templates and variables fail renders on their own), half of them kinds the patches target.
+        let core = |item: &&String| ["apiVersion: v1\n", "apiVersion: apps/v1\n"].iter().any(|a| item.contains(a));
+        let plain = |item: &&String| !item.contains("kots.io") && !item.contains("repl") && !item.contains('$');
+        let kubernetes: Vec<&String> = pool().iter().filter(core).filter(plain).collect();
+        let targeted: Vec<&String> = kubernetes
+            .iter()
+            .copied()
+            .filter(|item| item.contains("kind: ConfigMap") || item.contains("kind: Deployment"))
+            .collect();
+        let env = |key: &str, default: u64| std::env::var(key).ok().and_then(|v| v.parse().ok()).unwrap_or(default);
+        let (mut lists, mut changed) = (0, 0);
+        for seed in 1..=env("DIFF_ROUNDS", 4) {
+            let mut rng = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ 0x5851_F42D);
+            rng.next();
+            let mut text = String::from("apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n");
+            // 600 of them as one block list.
+            for _ in 0..600 {
+                let item = if rng.chance(50) { rng.pick(&targeted) } else { rng.pick(&kubernetes) };
+                for (i, line) in item.lines().enumerate() {
+                    text.push_str(if i == 0 {
+                        "- "
+                    } else if line.is_empty() {
+                        ""
+                    } else {
+                        "  "
+                    });
+                    text.push_str(line);
+                    text.push('\n');
+                }
+            }
+            let Ok(list) = parse(&text, u64::MAX) else { continue };
+            let two = run(&list, false);
+            assert_eq!(two, run(&list, true), "seed {seed}");
+            lists += 1;
+            changed += two.1.matches("prod-eu").count();
+        }
+        // Enough items changed that batches went to two threads.
+        assert!(lists > 0 && changed > 4 * 16, "{lists} lists, {changed} items changed");
+    }
+
     #[test]
     fn generated_items_get_a_path_and_their_generator() {
         let items = finish_generated(

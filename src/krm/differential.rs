@@ -15,7 +15,7 @@
 //! with the two outputs (`actual.yaml` from the default reading, `expected.yaml` from the full
 //! reader's).
 
-pub(super) mod generate;
+pub(crate) mod generate;
 
 use super::stream::Top;
 use super::{parse_document, Item, ResourceList, FULL_READER_ONLY};
@@ -27,7 +27,7 @@ use std::sync::OnceLock;
 /// Items of the fixtures, each a block mapping at column 0 (its source text when it has one,
 /// else written from its value), at most 64 of a file (a large fixture would crowd out the
 /// rest). Configuration kinds are left out: the binary's steps would act on them.
-fn pool() -> &'static [String] {
+pub(crate) fn pool() -> &'static [String] {
     static POOL: OnceLock<Vec<String>> = OnceLock::new();
     POOL.get_or_init(|| {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
@@ -72,7 +72,7 @@ fn full<T>(read: impl FnOnce() -> T) -> T {
     out
 }
 
-fn parse(text: &str, limit: u64) -> Result<ResourceList, super::UnusableInput> {
+pub(crate) fn parse(text: &str, limit: u64) -> Result<ResourceList, super::UnusableInput> {
     ResourceList::parse_shared(&std::sync::Arc::new(text.to_string()), limit)
 }
 
@@ -423,10 +423,16 @@ fn hunt() {
 
 #[test]
 fn fast_and_full_readings_agree_on_random_lists() {
-    // Fixture items nest 250 deep, more than a test thread's stack holds unoptimized.
-    let run = std::thread::Builder::new().stack_size(256 << 20).spawn(hunt);
-    let joined = run.map(|run| run.join());
-    if let Ok(Err(panic)) = joined {
-        std::panic::resume_unwind(panic);
+    on_a_big_stack(hunt);
+}
+
+/// Runs `check` on a thread whose stack holds the fixtures' items nested 250 deep (more than a
+/// test thread's stack holds unoptimized), failing as it fails.
+pub(crate) fn on_a_big_stack(check: fn()) {
+    let run = std::thread::Builder::new().stack_size(256 << 20).spawn(check);
+    match run.map(|run| run.join()) {
+        Ok(Ok(())) => {}
+        Ok(Err(panic)) => std::panic::resume_unwind(panic),
+        Err(err) => panic!("no thread for the check: {err}"),
     }
 }

@@ -7,7 +7,7 @@
 
 pub mod annotations;
 #[cfg(test)]
-mod differential;
+pub(crate) mod differential;
 mod item;
 mod scan;
 mod splice;
@@ -241,7 +241,7 @@ pub fn on_two_threads<T: Send>(items: &mut [T], work: impl Fn(&mut T) + Sync) {
     // Asked once: on Linux the answer reads cgroup files.
     static TWO_CORES: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     let two_cores = *TWO_CORES.get_or_init(|| std::thread::available_parallelism().is_ok_and(|n| n.get() >= 2));
-    if !two_cores || items.len() < 2 {
+    if !two_cores || items.len() < 2 || one_thread() {
         return items.iter_mut().for_each(work);
     }
     let (first, second) = items.split_at_mut(items.len() / 2);
@@ -557,6 +557,20 @@ pub fn utf8(bytes: &[u8]) -> Result<&str, UnusableInput> {
 thread_local! {
     /// Tests set it to read YAML with the full reader only, the reference of the fast one.
     static FULL_READER_ONLY: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+#[cfg(test)]
+thread_local! {
+    /// Tests set it to run [`on_two_threads`] on this thread only, the reference of two.
+    pub(crate) static ONE_THREAD: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Whether [`on_two_threads`] keeps to this thread (tests; never otherwise).
+fn one_thread() -> bool {
+    #[cfg(test)]
+    return ONE_THREAD.with(std::cell::Cell::get);
+    #[cfg(not(test))]
+    false
 }
 
 /// Whether this thread reads YAML lists with the full reader only (tests; never otherwise).

@@ -572,6 +572,7 @@ fn inline(value: &Value, style: ScalarStyle) -> Option<String> {
 mod tests {
     use super::*;
     use crate::krm::differential::generate::{fixture_texts, Rng};
+    use crate::krm::differential::on_a_big_stack;
     use serde_json::json;
 
     fn spliced(source: &str, change: impl FnOnce(&mut Value)) -> Option<String> {
@@ -794,13 +795,6 @@ containers:
     #[test]
     fn tree_values_are_the_lazy_readers() {
         on_a_big_stack(check_tree_values);
-    }
-
-    /// Runs `check` on a thread whose stack holds the fixtures' items nested 250 deep, more than
-    /// a test thread's stack holds unoptimized.
-    fn on_a_big_stack(check: fn()) {
-        let run = std::thread::Builder::new().stack_size(64 << 20).spawn(check);
-        assert!(run.is_ok_and(|run| run.join().is_ok()));
     }
 
     /// Every fixture input's items, read by the list reader: the input's path, the item, and
