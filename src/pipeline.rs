@@ -577,8 +577,7 @@ mod tests {
         let env = |key: &str, default: u64| std::env::var(key).ok().and_then(|v| v.parse().ok()).unwrap_or(default);
         let (mut lists, mut changed) = (0, 0);
         for seed in 1..=env("DIFF_ROUNDS", 4) {
-            let mut rng = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ 0x5851_F42D);
-            rng.next();
+            let mut rng = Rng::seeded(seed);
             let mut text = String::from("apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n");
             // 600 of them as one block list.
             for _ in 0..600 {

@@ -308,8 +308,7 @@ fn limit_of(rng: &mut Rng) -> u64 {
 
 /// One round's input; every `big_every`th round crosses the two-thread split.
 fn round(seed: u64, big_every: u64) -> (String, u64) {
-    let mut rng = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ 0x5851_F42D);
-    rng.next();
+    let mut rng = Rng::seeded(seed);
     let big = big_every > 0 && seed % big_every == big_every - 1;
     let limit = limit_of(&mut rng);
     let (text, _) = resource_list(&mut rng, pool(), big);

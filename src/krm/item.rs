@@ -346,13 +346,13 @@ impl Item {
                 return;
             }
             if let (true, None, Some(source)) = (self.touched, self.read_hash, &self.source) {
-                let standalone = match tree {
-                    Some(tree) => std::borrow::Cow::Borrowed(tree.source()),
-                    None => source.standalone(),
-                };
-                let spliced = match tree {
-                    Some(tree) => tree.write(&full),
-                    None => super::splice::write(&standalone, &full),
+                let (standalone, spliced) = match tree {
+                    Some(tree) => (std::borrow::Cow::Borrowed(tree.source()), tree.write(&full)),
+                    None => {
+                        let standalone = source.standalone();
+                        let spliced = super::splice::write(&standalone, &full);
+                        (standalone, spliced)
+                    }
                 };
                 if let Some(text) = spliced {
                     let unchanged = text == *standalone;

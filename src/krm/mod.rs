@@ -557,10 +557,6 @@ pub fn utf8(bytes: &[u8]) -> Result<&str, UnusableInput> {
 thread_local! {
     /// Tests set it to read YAML with the full reader only, the reference of the fast one.
     static FULL_READER_ONLY: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
-}
-
-#[cfg(test)]
-thread_local! {
     /// Tests set it to run [`on_two_threads`] on this thread only, the reference of two.
     pub(crate) static ONE_THREAD: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }

@@ -388,14 +388,10 @@ mod tests {
             }
         }
         let alphabet: Vec<char> = "aeEnNoOfFyYtTlLsxX01289-_./".chars().collect();
-        let mut state: u64 = 19;
+        let mut rng = crate::krm::differential::generate::Rng(19);
         for _ in 0..20_000 {
-            let mut text = String::new();
-            for _ in 0..1 + (state >> 60) as usize {
-                state = state.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
-                text.push(alphabet[(state >> 33) as usize % alphabet.len()]);
-            }
-            texts.push(text);
+            let length = 1 + rng.below(16);
+            texts.push((0..length).map(|_| *rng.pick(&alphabet)).collect());
         }
         let mut taken = 0;
         for text in texts.iter().filter(|text| plainly_text(text)) {

@@ -11,6 +11,13 @@ use std::path::{Path, PathBuf};
 pub struct Rng(pub u64);
 
 impl Rng {
+    /// The generator for round `seed` of a hunt: small seeds spread over the whole state.
+    pub fn seeded(seed: u64) -> Self {
+        let mut rng = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ 0x5851_F42D);
+        rng.next();
+        rng
+    }
+
     pub fn next(&mut self) -> u64 {
         self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
         self.0 >> 33
