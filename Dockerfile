@@ -7,6 +7,7 @@ FROM docker.io/library/rust:1.95-bookworm AS build
 WORKDIR /src
 COPY Cargo.toml Cargo.lock ./
 COPY src ./src
+COPY benches ./benches
 COPY README.md ./
 RUN RUSTFLAGS='-C target-feature=+crt-static -C relocation-model=static' \
     cargo build --profile dist --locked --target x86_64-unknown-linux-gnu \

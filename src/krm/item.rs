@@ -26,8 +26,8 @@ const HEADER: [&str; 3] = ["apiVersion", "kind", "metadata"];
 #[derive(Clone)]
 pub enum Source {
     Own(Box<str>),
-    /// Positions of 32 bits keep an item 16 bytes smaller; an input larger than 4 GiB gets
-    /// copies ([`Source::cut`]).
+    /// Positions of 32 bits keep an item 16 bytes smaller. The reader that cuts sources reads at
+    /// most 64 MiB, so they always fit; [`Source::cut`] copies otherwise, to stay total.
     Cut {
         input: Arc<String>,
         start: u32,
@@ -203,7 +203,8 @@ impl Item {
     }
 
     /// An item known by its header whose source [`Item::attach`] gives it next: the reader
-    /// makes the items before it cuts their sources out.
+    /// makes the items before it cuts their sources out, and drops them all if any cut fails, so
+    /// no item without its source leaves it.
     pub(super) fn from_head(head: Head) -> Self {
         Item {
             head_text: head,

@@ -180,7 +180,7 @@ impl ResourceList {
         head.insert("kind".into(), json!(self.kind));
         out.write_all(to_yaml(&Value::Object(head)).as_bytes())?;
         out.write_all(b"items:\n")?;
-        let two_cores = std::thread::available_parallelism().is_ok_and(|n| n.get() >= 2);
+        let two_cores = two_cores();
         let mut items = items.into_iter().peekable();
         while items.peek().is_some() {
             let mut batch: Vec<Item> = items.by_ref().take(WRITE_BATCH).collect();
@@ -238,10 +238,7 @@ impl ResourceList {
 /// Runs `work` on each of `items`, the second half on another thread when there are two cores
 /// and more than one item (the order of the work is not kept, only each item's own).
 pub fn on_two_threads<T: Send>(items: &mut [T], work: impl Fn(&mut T) + Sync) {
-    // Asked once: on Linux the answer reads cgroup files.
-    static TWO_CORES: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    let two_cores = *TWO_CORES.get_or_init(|| std::thread::available_parallelism().is_ok_and(|n| n.get() >= 2));
-    if !two_cores || items.len() < 2 || one_thread() {
+    if !two_cores() || items.len() < 2 || one_thread() {
         return items.iter_mut().for_each(work);
     }
     let (first, second) = items.split_at_mut(items.len() / 2);
@@ -260,6 +257,12 @@ pub fn on_two_threads<T: Send>(items: &mut [T], work: impl Fn(&mut T) + Sync) {
         }
     });
     take().into_iter().flatten().for_each(work);
+}
+
+/// Whether the process may use two cores, asked once: on Linux the answer reads cgroup files.
+fn two_cores() -> bool {
+    static TWO_CORES: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *TWO_CORES.get_or_init(|| std::thread::available_parallelism().is_ok_and(|n| n.get() >= 2))
 }
 
 /// Stack of the threads that read and write items: the main thread's, so that an item nested

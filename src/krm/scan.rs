@@ -47,7 +47,7 @@ pub fn scan(text: &str, shared: Option<&Arc<String>>) -> Option<Parts> {
     if text.len() > 64 << 20 || text.starts_with('%') || text.contains("\n%") || has_long_digit_run(text) {
         return None;
     }
-    let two_cores = std::thread::available_parallelism().is_ok_and(|n| n.get() >= 2);
+    let two_cores = super::two_cores();
     let found = match (text.len() >= SPLIT_BYTES && two_cores).then(|| split_scan(text)).flatten() {
         Some(found) => found,
         None => top_level(text, 0)?,
@@ -59,6 +59,9 @@ pub fn scan(text: &str, shared: Option<&Arc<String>>) -> Option<Parts> {
     let list_end = parts.after_items.unwrap_or(text.len());
     // The items are made at their exact number, then each gets its source in place: no list of
     // cuts sits next to them (10 000 items: half a megabyte less at the peak).
+    if starts.len() != headers.len() {
+        return None;
+    }
     let mut items: Vec<Item> = headers.into_iter().map(Item::from_head).collect();
     let cut = |items: &mut [Item], first: usize| -> Option<()> {
         for (i, item) in (first..).zip(items.iter_mut()) {
@@ -72,9 +75,6 @@ pub fn scan(text: &str, shared: Option<&Arc<String>>) -> Option<Parts> {
         }
         Some(())
     };
-    if starts.len() != items.len() {
-        return None;
-    }
     // Cutting looks at every byte of every item once: on two threads when reading was.
     let half = items.len() / 2;
     if text.len() >= SPLIT_BYTES && two_cores {
