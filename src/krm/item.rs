@@ -67,7 +67,8 @@ impl Source {
 }
 
 /// An item's header in the compact form [`Item`] keeps: its type, and the header as JSON, in one
-/// allocation (`apiVersion`, then `kind`, then the JSON): three cost 10 000 items 1 MB more.
+/// allocation (`apiVersion`, then `kind`, then the JSON): three cost 10 000 items 1 MB more. The
+/// JSON holds `""` for an `apiVersion` or `kind` string, which is kept once, before it.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Head {
     text: Box<str>,
@@ -95,9 +96,30 @@ impl Head {
         self.text.get(self.api_version_end..self.kind_end).unwrap_or_default()
     }
 
-    /// The header as compact JSON; empty once [`Item::header_mut`] changed the header.
+    /// The header as compact JSON (see the type); empty once [`Item::header_mut`] changed the
+    /// header.
     fn json(&self) -> &str {
         self.text.get(self.kind_end..).unwrap_or_default()
+    }
+
+    /// The header as a value; null once [`Item::header_mut`] changed the header.
+    fn value(&self) -> Value {
+        let mut value = parse(self.json());
+        if let Value::Object(map) = &mut value {
+            for (key, text) in [("apiVersion", self.api_version()), ("kind", self.kind())] {
+                if let Some(Value::String(field)) = map.get_mut(key) {
+                    if field.is_empty() {
+                        text.clone_into(field);
+                    }
+                }
+            }
+        }
+        value
+    }
+
+    /// Whether `test` holds for some part of the text: the type's strings or the JSON.
+    fn scan(&self, test: impl Fn(&str) -> bool) -> bool {
+        test(self.json()) || test(self.api_version()) || test(self.kind())
     }
 }
 
@@ -108,8 +130,23 @@ impl From<&Map> for Head {
         let mut text = Vec::with_capacity(api_version.len() + kind.len() + 128);
         text.extend_from_slice(api_version.as_bytes());
         text.extend_from_slice(kind.as_bytes());
-        // Serializing a Value cannot fail: keys are strings, numbers finite; the text is UTF-8.
-        let _ = serde_json::to_writer(&mut text, header);
+        // serde_json's compact form of the map, the type's strings left out. Serializing a Value
+        // cannot fail: keys are strings, numbers finite; the text is UTF-8.
+        text.push(b'{');
+        for (i, (key, value)) in header.iter().enumerate() {
+            if i > 0 {
+                text.push(b',');
+            }
+            let _ = serde_json::to_writer(&mut text, key);
+            text.push(b':');
+            match value {
+                Value::String(_) if key == "apiVersion" || key == "kind" => text.extend_from_slice(b"\"\""),
+                _ => {
+                    let _ = serde_json::to_writer(&mut text, value);
+                }
+            }
+        }
+        text.push(b'}');
         let text = String::from_utf8(text).unwrap_or_default().into_boxed_str();
         Head { text, api_version_end: api_version.len(), kind_end: api_version.len() + kind.len() }
     }
@@ -184,11 +221,10 @@ impl From<Value> for Item {
     }
 }
 
-fn hash_texts(head: &str, text: &str) -> u64 {
+fn hash_texts(head: &Head, text: &str) -> u64 {
     use std::hash::{Hash, Hasher};
     let mut hasher = std::collections::hash_map::DefaultHasher::new();
-    head.hash(&mut hasher);
-    text.hash(&mut hasher);
+    (head.api_version(), head.kind(), head.json(), text).hash(&mut hasher);
     hasher.finish()
 }
 
@@ -226,7 +262,7 @@ impl Item {
 
     /// Keeps `source`, the item's YAML as read (see the module's doc comment).
     pub fn set_source(&mut self, source: Box<str>) {
-        self.read_hash = Some(hash_texts(self.head_text.json(), &self.text));
+        self.read_hash = Some(hash_texts(&self.head_text, &self.text));
         self.source = Some(Source::Own(source));
     }
 
@@ -246,9 +282,9 @@ impl Item {
                 let now = match self.full.get() {
                     Some(full) => Item::from(Value::clone(full)),
                     None if self.head_text.json().is_empty() => Item::from(self.load()),
-                    None => return (hash_texts(self.head_text.json(), &self.text) == read).then(|| source.raw()),
+                    None => return (hash_texts(&self.head_text, &self.text) == read).then(|| source.raw()),
                 };
-                hash_texts(now.head_text.json(), &now.text) == read
+                hash_texts(&now.head_text, &now.text) == read
             }
         };
         unchanged.then(|| source.raw())
@@ -261,7 +297,7 @@ impl Item {
             (Some(source), true) => source.raw().0.len(),
             _ => 0,
         };
-        self.text.len() + self.head_text.json().len() + source
+        self.text.len() + self.head_text.text.len() + source
     }
 
     /// `apiVersion` and `kind`, as [`crate::krm::type_of`] reads them, without building anything.
@@ -277,7 +313,7 @@ impl Item {
     pub fn header(&self) -> &Value {
         match self.full.get() {
             Some(full) => full,
-            None => self.head.get_or_init(|| Box::new(parse(self.head_text.json()))),
+            None => self.head.get_or_init(|| Box::new(self.head_text.value())),
         }
     }
 
@@ -319,7 +355,7 @@ impl Item {
 
     fn scan_header(&self, test: impl Fn(&str) -> bool) -> bool {
         match (self.full.get(), self.head.get()) {
-            (None, _) if !self.head_text.json().is_empty() => test(self.head_text.json()),
+            (None, _) if !self.head_text.json().is_empty() => self.head_text.scan(test),
             (Some(value), _) | (None, Some(value)) => test(&serde_json::to_string(value).unwrap_or_default()),
             (None, None) => false,
         }
@@ -341,7 +377,7 @@ impl Item {
         let header = match self.head.get() {
             Some(head) => head,
             None => {
-                parsed = parse(self.head_text.json());
+                parsed = self.head_text.value();
                 &parsed
             }
         };
@@ -543,6 +579,40 @@ mod tests {
     #[test]
     fn an_item_stays_small() {
         assert!(std::mem::size_of::<Item>() <= 120, "{}", std::mem::size_of::<Item>());
+    }
+
+    /// The type's strings are kept once, before the header's JSON: the header (its keys in
+    /// `HEADER`'s order) and the item (in its own) read back whole, whatever the type holds.
+    #[test]
+    fn the_header_reads_back_with_its_type() {
+        for value in [
+            json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "a", "labels": {"kind": ""}}}),
+            json!({"metadata": {"name": "a"}, "kind": "", "apiVersion": 5}),
+            json!({"kind": {"x": "y"}, "apiVersion": "v\"1", "spec": {"kind": "x"}}),
+            json!({"kind": null, "data": {"apiVersion": ""}}),
+            json!({"data": {}}),
+        ] {
+            let item = Item::from(value.clone());
+            let header: Map =
+                HEADER.iter().filter_map(|key| Some((key.to_string(), value.get(key)?.clone()))).collect();
+            let text = |value: &Value| serde_json::to_string(value).unwrap_or_default();
+            assert_eq!(text(item.header()), text(&Value::Object(header)), "{value}");
+            assert!(item.header_contains("Deployment") == (value["kind"] == "Deployment"), "{value}");
+            assert_eq!(text(&item.into_value()), text(&value));
+        }
+    }
+
+    /// An item read whole is unchanged until its value is: a new apiVersion of the same length
+    /// and JSON is a change.
+    #[test]
+    fn a_changed_type_is_a_change() {
+        let value = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a"}});
+        let mut item = Item::from(value);
+        item.set_source("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n".into());
+        assert!(item.unchanged_source().is_some());
+        item["apiVersion"] = json!("v2");
+        item.compact();
+        assert!(item.unchanged_source().is_none());
     }
 
     #[test]
