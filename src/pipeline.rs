@@ -310,7 +310,7 @@ fn patch_and_substitute(render: &mut Render, files: &dyn Files) -> (Vec<patch::P
             slots.push(Slot::Change { item, renamed_from, origin, changed: None });
         }
         let changes = slots.iter().filter(|slot| matches!(slot, Slot::Change { .. })).count();
-        let work = |slot: &mut Slot| {
+        let work = |_: usize, slot: &mut Slot| {
             if let Slot::Change { item, renamed_from, origin, changed } = slot {
                 *changed = Some(changer.change_input(item, renamed_from.as_deref(), *origin));
             }
@@ -318,7 +318,7 @@ fn patch_and_substitute(render: &mut Render, files: &dyn Files) -> (Vec<patch::P
         if changes >= PARALLEL_CHANGES {
             krm::on_two_threads(&mut slots, work);
         } else {
-            slots.iter_mut().for_each(work);
+            slots.iter_mut().enumerate().for_each(|(i, slot)| work(i, slot));
         }
         for slot in slots {
             match slot {

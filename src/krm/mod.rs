@@ -235,28 +235,31 @@ impl ResourceList {
     }
 }
 
-/// Runs `work` on each of `items`, the second half on another thread when there are two cores
-/// and more than one item (the order of the work is not kept, only each item's own).
-pub fn on_two_threads<T: Send>(items: &mut [T], work: impl Fn(&mut T) + Sync) {
+/// Runs `work` on each of `items` with its index, the second half on another thread when there
+/// are two cores and more than one item (the order of the work is not kept, only each item's
+/// own).
+pub fn on_two_threads<T: Send>(items: &mut [T], work: impl Fn(usize, &mut T) + Sync) {
+    let each = |first: usize, items: &mut [T]| (first..).zip(items).for_each(|(i, item)| work(i, item));
     if !two_cores() || items.len() < 2 || one_thread() {
-        return items.iter_mut().for_each(work);
+        return each(0, items);
     }
-    let (first, second) = items.split_at_mut(items.len() / 2);
+    let half = items.len() / 2;
+    let (first, second) = items.split_at_mut(half);
     // Whichever thread takes the second half does it: the spawned one, or this one after it if
     // no thread could be had.
     let second = std::sync::Mutex::new(Some(second));
     let take = || second.lock().ok().and_then(|mut half| half.take());
-    let work = &work;
+    let each = &each;
     std::thread::scope(|scope| {
         let spawned = std::thread::Builder::new()
             .stack_size(THREAD_STACK)
-            .spawn_scoped(scope, || take().into_iter().flatten().for_each(work));
-        first.iter_mut().for_each(work);
+            .spawn_scoped(scope, || take().into_iter().for_each(|second| each(half, second)));
+        each(0, first);
         if let Ok(Err(panic)) = spawned.map(|handle| handle.join()) {
             std::panic::resume_unwind(panic);
         }
     });
-    take().into_iter().flatten().for_each(work);
+    take().into_iter().for_each(|second| each(half, second));
 }
 
 /// Whether the process may use two cores, asked once: on Linux the answer reads cgroup files.

@@ -63,32 +63,28 @@ pub fn scan(text: &str, shared: Option<&Arc<String>>) -> Option<Parts> {
         return None;
     }
     let mut items: Vec<Item> = headers.into_iter().map(Item::from_head).collect();
-    let cut = |items: &mut [Item], first: usize| -> Option<()> {
-        for (i, item) in (first..).zip(items.iter_mut()) {
-            let (start, column) = *starts.get(i)?;
-            let end = starts.get(i + 1).map_or(list_end, |(next, _)| *next);
-            let (start, end, indent) = super::item_cut(text, start, end, column, i + 1 == starts.len())?;
-            item.attach(match shared {
+    let failed = std::sync::atomic::AtomicBool::new(false);
+    let cut = |i: usize, item: &mut Item| {
+        let end = starts.get(i + 1).map_or(list_end, |(next, _)| *next);
+        let cut =
+            starts.get(i).and_then(|&(start, column)| super::item_cut(text, start, end, column, i + 1 == starts.len()));
+        match cut {
+            Some((start, end, indent)) => item.attach(match shared {
                 Some(input) => Source::cut(input, start, end, indent),
                 None => Source::Own(super::moved_left(&text[start..end], indent).into_boxed_str()),
-            });
+            }),
+            None => failed.store(true, std::sync::atomic::Ordering::Relaxed),
         }
-        Some(())
     };
     // Cutting looks at every byte of every item once: on two threads when reading was.
-    let half = items.len() / 2;
-    if text.len() >= SPLIT_BYTES && two_cores {
-        let (first, second) = items.split_at_mut(half);
-        std::thread::scope(|scope| {
-            let second =
-                std::thread::Builder::new().stack_size(super::THREAD_STACK).spawn_scoped(scope, || cut(second, half));
-            let first = cut(first, 0);
-            let second = second.ok().and_then(|second| second.join().ok().flatten());
-            first.and(second)
-        })
+    if text.len() >= SPLIT_BYTES {
+        super::on_two_threads(&mut items, cut);
     } else {
-        cut(&mut items, 0)
-    }?;
+        items.iter_mut().enumerate().for_each(|(i, item)| cut(i, item));
+    }
+    if failed.into_inner() {
+        return None;
+    }
     parts.items = Items::List(items, None);
     parts.sources_attached = true;
     Some(parts)
