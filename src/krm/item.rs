@@ -77,15 +77,39 @@ pub struct Head {
 }
 
 impl Head {
-    /// The header of `item`, a whole item.
+    /// The header of `item`, a whole item (its fields read in place, not copied into a map).
     fn of(item: &Value) -> Self {
-        let mut header = Map::new();
-        for key in HEADER {
-            if let Some(field) = item.get(key) {
-                header.insert(key.to_string(), field.clone());
+        Head::from_fields(HEADER.iter().filter_map(|&key| Some((key, item.get(key)?))))
+    }
+
+    /// The header with these fields, in this order.
+    fn from_fields<'a>(fields: impl Iterator<Item = (&'a str, &'a Value)> + Clone) -> Self {
+        let field = |key: &str| {
+            fields.clone().find(|(name, _)| *name == key).and_then(|(_, value)| value.as_str()).unwrap_or_default()
+        };
+        let (api_version, kind) = (field("apiVersion"), field("kind"));
+        let mut text = Vec::with_capacity(api_version.len() + kind.len() + 128);
+        text.extend_from_slice(api_version.as_bytes());
+        text.extend_from_slice(kind.as_bytes());
+        // serde_json's compact form of the map, the type's strings left out. Serializing a Value
+        // cannot fail: keys are strings, numbers finite; the text is UTF-8.
+        text.push(b'{');
+        for (i, (key, value)) in fields.enumerate() {
+            if i > 0 {
+                text.push(b',');
+            }
+            let _ = serde_json::to_writer(&mut text, key);
+            text.push(b':');
+            match value {
+                Value::String(_) if key == "apiVersion" || key == "kind" => text.extend_from_slice(b"\"\""),
+                _ => {
+                    let _ = serde_json::to_writer(&mut text, value);
+                }
             }
         }
-        Head::from(&header)
+        text.push(b'}');
+        let text = String::from_utf8(text).unwrap_or_default().into_boxed_str();
+        Head { text, api_version_end: api_version.len(), kind_end: api_version.len() + kind.len() }
     }
 
     fn api_version(&self) -> &str {
@@ -125,30 +149,7 @@ impl Head {
 
 impl From<&Map> for Head {
     fn from(header: &Map) -> Self {
-        let field = |key: &str| header.get(key).and_then(Value::as_str).unwrap_or_default();
-        let (api_version, kind) = (field("apiVersion"), field("kind"));
-        let mut text = Vec::with_capacity(api_version.len() + kind.len() + 128);
-        text.extend_from_slice(api_version.as_bytes());
-        text.extend_from_slice(kind.as_bytes());
-        // serde_json's compact form of the map, the type's strings left out. Serializing a Value
-        // cannot fail: keys are strings, numbers finite; the text is UTF-8.
-        text.push(b'{');
-        for (i, (key, value)) in header.iter().enumerate() {
-            if i > 0 {
-                text.push(b',');
-            }
-            let _ = serde_json::to_writer(&mut text, key);
-            text.push(b':');
-            match value {
-                Value::String(_) if key == "apiVersion" || key == "kind" => text.extend_from_slice(b"\"\""),
-                _ => {
-                    let _ = serde_json::to_writer(&mut text, value);
-                }
-            }
-        }
-        text.push(b'}');
-        let text = String::from_utf8(text).unwrap_or_default().into_boxed_str();
-        Head { text, api_version_end: api_version.len(), kind_end: api_version.len() + kind.len() }
+        Head::from_fields(header.iter().map(|(key, value)| (key.as_str(), value)))
     }
 }
 
