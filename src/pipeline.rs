@@ -269,65 +269,32 @@ fn patch_and_substitute(render: &mut Render, files: &dyn Files) -> (Vec<patch::P
         exhausted: std::sync::atomic::AtomicBool::new(false),
         fingerprint: &fingerprint,
     };
-    // In batches, each item built, patched, substituted, marked and compacted on one of two
-    // threads, so at most two items are held in full; what each found is then counted in the
-    // items' order, so results read as one pass.
+    // In batches, each item looked at (and, when a patch or substitution may change it, built,
+    // patched, substituted, marked and compacted) on one of two threads, so at most two items
+    // are held in full; what each found is then counted in the items' order, so results read as
+    // one pass.
     let origins = &render.origin;
     for (b, batch) in render.items.chunks_mut(CHANGE_BATCH).enumerate() {
-        let mut slots: Vec<Slot> = Vec::new();
-        for (j, item) in batch.iter_mut().enumerate() {
-            if CONFIGURATION_KINDS.contains(&item.type_of()) {
-                continue;
-            }
-            // The mark is the fingerprint, then (on an item the patches renamed) its identity before.
-            let mark = item.header_contains(ann::APPLIED).then(|| annotation(item.header(), ann::APPLIED)).flatten();
-            let (marked, renamed_from) = match mark.map(|mark| mark.split_once(' ').unwrap_or((mark, ""))) {
-                Some((marked, from)) => {
-                    (Some(marked == fingerprint), Some(from).filter(|f| !f.is_empty()).map(str::to_string))
-                }
-                None => (None, None),
-            };
-            match marked {
-                Some(true) => {
-                    // Already patched by a previous run: counted, so its warnings are the first's.
-                    let mut counted = patches.item_tally(false);
-                    patches.count_matches(item.header(), renamed_from.as_deref(), &mut counted);
-                    slots.push(Slot::Counted(counted));
-                    continue;
-                }
-                Some(false) => {
-                    remove_annotation(item.header_mut(), ann::APPLIED);
-                }
-                None => {}
-            }
-            // Only items a patch may target or whose text holds `${`/`$$` are built in full.
-            let substituted = variables.is_some() && item.scan_text(subst::envsubst::may_substitute);
-            if !substituted && !patches.may_touch(item.header(), renamed_from.as_deref()) {
-                item.compact();
-                continue;
-            }
-            let origin = origins.get(b * CHANGE_BATCH + j).copied();
-            slots.push(Slot::Change { item, renamed_from, origin, changed: None });
-        }
-        let changes = slots.iter().filter(|slot| matches!(slot, Slot::Change { .. })).count();
-        let work = |_: usize, slot: &mut Slot| {
-            if let Slot::Change { item, renamed_from, origin, changed } = slot {
-                *changed = Some(changer.change_input(item, renamed_from.as_deref(), *origin));
-            }
-        };
-        if changes >= PARALLEL_CHANGES {
+        let mut slots: Vec<Slot> = batch
+            .iter_mut()
+            .enumerate()
+            .filter(|(_, item)| !CONFIGURATION_KINDS.contains(&item.type_of()))
+            .map(|(j, item)| Slot { item, origin: origins.get(b * CHANGE_BATCH + j).copied(), found: Found::Nothing })
+            .collect();
+        let work = |_: usize, slot: &mut Slot| slot.found = changer.look_at(slot.item, slot.origin);
+        if slots.len() >= PARALLEL_ITEMS {
             krm::on_two_threads(&mut slots, work);
         } else {
             slots.iter_mut().enumerate().for_each(|(i, slot)| work(i, slot));
         }
         for slot in slots {
-            match slot {
-                Slot::Counted(counted) => tally.absorb(counted),
-                Slot::Change { changed: Some(changed), .. } => {
+            match slot.found {
+                Found::Counted(counted) => tally.absorb(counted),
+                Found::Changed(changed) => {
                     tally.absorb(changed.tally);
                     subst_results.extend(changed.results);
                 }
-                Slot::Change { changed: None, .. } => {}
+                Found::Nothing => {}
             }
         }
     }
@@ -358,16 +325,25 @@ fn patch_and_substitute(render: &mut Render, files: &dyn Files) -> (Vec<patch::P
 /// item is compacted as soon as it is changed, so at most two are built at once).
 const CHANGE_BATCH: usize = 128;
 
-/// A batch with fewer items to change is changed on one thread: a thread costs more than they
-/// do, and small renders (the tests' among them) stay on one.
-const PARALLEL_CHANGES: usize = 16;
+/// A batch with fewer items to look at is done on one thread: a thread costs more than they do,
+/// and small renders (the tests' among them) stay on one.
+const PARALLEL_ITEMS: usize = 16;
 
-/// One item of a batch the patches and substitution look at.
-enum Slot<'a> {
+/// One item of a batch the patches and substitution look at, and what they found.
+struct Slot<'a> {
+    item: &'a mut Item,
+    /// Its index in the input, for its scalars' styles.
+    origin: Option<usize>,
+    found: Found,
+}
+
+/// What looking at one item found.
+enum Found {
+    /// Nothing to patch or substitute.
+    Nothing,
     /// Patched by a previous run: only counted.
     Counted(patch::Tally),
-    /// To change; `changed` once it was.
-    Change { item: &'a mut Item, renamed_from: Option<String>, origin: Option<usize>, changed: Option<Changed> },
+    Changed(Changed),
 }
 
 /// What changing one item found, to count in the items' order.
@@ -414,6 +390,39 @@ impl Changer<'_> {
             applied.repeatable |= substituted.repeatable.into_iter().any(|r| r);
         }
         Changed { applied, tally, results }
+    }
+
+    /// Looks at one input item: one a previous run patched with the same patches and variables is
+    /// only counted; one that no patch selects and whose text holds no `${`/`$$` is not built;
+    /// the others are changed ([`Changer::change_input`]).
+    fn look_at(&self, item: &mut Item, origin: Option<usize>) -> Found {
+        // The mark is the fingerprint, then (on an item the patches renamed) its identity before.
+        let mark = item.header_contains(ann::APPLIED).then(|| annotation(item.header(), ann::APPLIED)).flatten();
+        let (marked, renamed_from) = match mark.map(|mark| mark.split_once(' ').unwrap_or((mark, ""))) {
+            Some((marked, from)) => {
+                (Some(marked == self.fingerprint), Some(from).filter(|f| !f.is_empty()).map(str::to_string))
+            }
+            None => (None, None),
+        };
+        match marked {
+            Some(true) => {
+                // Already patched by a previous run: counted, so its warnings are the first's.
+                let mut counted = self.patches.item_tally(false);
+                self.patches.count_matches(item.header(), renamed_from.as_deref(), &mut counted);
+                item.compact();
+                return Found::Counted(counted);
+            }
+            Some(false) => {
+                remove_annotation(item.header_mut(), ann::APPLIED);
+            }
+            None => {}
+        }
+        let substituted = self.variables.is_some() && item.scan_text(subst::envsubst::may_substitute);
+        if !substituted && !self.patches.may_touch(item.header(), renamed_from.as_deref()) {
+            item.compact();
+            return Found::Nothing;
+        }
+        Found::Changed(self.change_input(item, renamed_from.as_deref(), origin))
     }
 
     /// [`Changer::change`] for an input item, then its marks, and back to its compact form.
@@ -532,6 +541,45 @@ mod tests {
             let label = item.header()["metadata"]["labels"]["patched"].clone();
             assert_eq!(label, if i % 3 == 0 { Value::Null } else { json!(1) }, "r{i}");
         }
+    }
+
+    /// A second run over the first's output, on two threads: items the first marked (a JSON patch
+    /// appending to a list) are only counted, so the items and the results are the first's.
+    #[test]
+    fn marked_items_are_counted_on_two_threads() {
+        let config = json!({
+            "apiVersion": crate::config::API_VERSION, "kind": crate::config::KIND, "metadata": {"name": "p"},
+            "spec": {"patches": [{
+                "target": {"kind": "ConfigMap"},
+                "patch": "[{\"op\": \"add\", \"path\": \"/data/list/-\", \"value\": \"x\"}]",
+            }, {
+                "target": {"kind": "ConfigMap", "name": "nothing"},
+                "patch": "[{\"op\": \"add\", \"path\": \"/data/b\", \"value\": \"y\"}]",
+            }]},
+        });
+        let items = (0..CHANGE_BATCH * 2 + 7).map(|i| {
+            let kind = if i % 4 == 0 { "Secret" } else { "ConfigMap" };
+            Item::from(
+                json!({"apiVersion": "v1", "kind": kind, "metadata": {"name": format!("r{i}")}, "data": {"list": []}}),
+            )
+        });
+        let run = |items: Vec<Item>| {
+            let input = Input { items, function_config: Some(config.clone()), ..Default::default() };
+            render(input, &crate::package::MemoryFiles::default())
+        };
+        let first = run(items.collect());
+        let first_items: Vec<Value> =
+            first.items.clone().unwrap_or_default().into_iter().map(Item::into_value).collect();
+        let marked = first_items.iter().filter(|item| krm::annotation(item, ann::APPLIED).is_some()).count();
+        assert_eq!(marked, (0..CHANGE_BATCH * 2 + 7).filter(|i| i % 4 != 0).count());
+        let second = run(first_items.iter().cloned().map(Item::from).collect());
+        let second_items: Vec<Value> =
+            second.items.clone().unwrap_or_default().into_iter().map(Item::into_value).collect();
+        assert_eq!(second_items, first_items);
+        let messages = |output: &Output| output.results.iter().map(|r| r.message.clone()).collect::<Vec<_>>();
+        assert_eq!(messages(&second), messages(&first));
+        assert_eq!(second.report.patches[0].matched, first.report.patches[0].matched);
+        assert!(!messages(&first).is_empty(), "the second patch matches nothing: a warning");
     }
 
     /// Patches and substitution on large random lists: changed on two threads, the output (items and
