@@ -567,7 +567,16 @@ mod tests {
             let input = Input { items, function_config: Some(config.clone()), ..Default::default() };
             render(input, &crate::package::MemoryFiles::default())
         };
-        let first = run(items.collect());
+        let items: Vec<Item> = items.collect();
+        // The reference: the same run on this thread only.
+        crate::krm::ONE_THREAD.with(|flag| flag.set(true));
+        let (one, one_again) = {
+            let one = run(items.clone());
+            let again: Vec<Item> = one.items.clone().unwrap_or_default();
+            (one, run(again))
+        };
+        crate::krm::ONE_THREAD.with(|flag| flag.set(false));
+        let first = run(items);
         let first_items: Vec<Value> =
             first.items.clone().unwrap_or_default().into_iter().map(Item::into_value).collect();
         let marked = first_items.iter().filter(|item| krm::annotation(item, ann::APPLIED).is_some()).count();
@@ -580,6 +589,11 @@ mod tests {
         assert_eq!(messages(&second), messages(&first));
         assert_eq!(second.report.patches[0].matched, first.report.patches[0].matched);
         assert!(!messages(&first).is_empty(), "the second patch matches nothing: a warning");
+        let values = |output: &Output| -> Vec<Value> {
+            output.items.clone().unwrap_or_default().into_iter().map(Item::into_value).collect()
+        };
+        assert_eq!((values(&one), messages(&one)), (first_items, messages(&first)));
+        assert_eq!((values(&one_again), messages(&one_again)), (second_items, messages(&second)));
     }
 
     /// Patches and substitution on large random lists: changed on two threads, the output (items and
