@@ -576,22 +576,20 @@ mod tests {
             (one, run(again))
         };
         crate::krm::ONE_THREAD.with(|flag| flag.set(false));
+        let values = |output: &Output| -> Vec<Value> {
+            output.items.clone().unwrap_or_default().into_iter().map(Item::into_value).collect()
+        };
         let first = run(items);
-        let first_items: Vec<Value> =
-            first.items.clone().unwrap_or_default().into_iter().map(Item::into_value).collect();
+        let first_items = values(&first);
         let marked = first_items.iter().filter(|item| krm::annotation(item, ann::APPLIED).is_some()).count();
         assert_eq!(marked, (0..CHANGE_BATCH * 2 + 7).filter(|i| i % 4 != 0).count());
         let second = run(first_items.iter().cloned().map(Item::from).collect());
-        let second_items: Vec<Value> =
-            second.items.clone().unwrap_or_default().into_iter().map(Item::into_value).collect();
+        let second_items = values(&second);
         assert_eq!(second_items, first_items);
         let messages = |output: &Output| output.results.iter().map(|r| r.message.clone()).collect::<Vec<_>>();
         assert_eq!(messages(&second), messages(&first));
         assert_eq!(second.report.patches[0].matched, first.report.patches[0].matched);
         assert!(!messages(&first).is_empty(), "the second patch matches nothing: a warning");
-        let values = |output: &Output| -> Vec<Value> {
-            output.items.clone().unwrap_or_default().into_iter().map(Item::into_value).collect()
-        };
         assert_eq!((values(&one), messages(&one)), (first_items, messages(&first)));
         assert_eq!((values(&one_again), messages(&one_again)), (second_items, messages(&second)));
     }
