@@ -319,7 +319,7 @@ fn root_or_cwd(root: Option<PathBuf>) -> PathBuf {
 
 /// KRM mode: ResourceList in, ResourceList out.
 fn krm(root: Option<PathBuf>, limits: Limits) -> Exit {
-    let mut bytes = Vec::new();
+    let mut bytes = stdin_buffer();
     if let Err(err) = std::io::stdin().lock().read_to_end(&mut bytes) {
         return Exit::Unusable(format!("cannot read stdin: {err}"));
     }
@@ -371,6 +371,17 @@ fn krm(root: Option<PathBuf>, limits: Limits) -> Exit {
         Exit::Ok => exit,
         failure => failure,
     }
+}
+
+/// A buffer for all of stdin: a file's size when stdin is a file (read then in one call), else
+/// 64 KiB, a pipe's usual capacity, to grow from. Reading into an empty buffer starts with
+/// reads of 32 bytes and copies the text each time the buffer doubles: a quarter of a
+/// millisecond of a 1 000-resource run.
+fn stdin_buffer() -> Vec<u8> {
+    use std::os::fd::AsFd;
+    let file = std::io::stdin().as_fd().try_clone_to_owned().map(std::fs::File::from);
+    let size = file.and_then(|file| file.metadata()).ok().filter(std::fs::Metadata::is_file).map(|meta| meta.len());
+    Vec::with_capacity(size.and_then(|size| usize::try_from(size).ok()).unwrap_or(1 << 16))
 }
 
 /// Writes through a buffered stdout, item by item, without building the whole text first.

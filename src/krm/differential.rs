@@ -230,7 +230,8 @@ fn check_output(text: &str, list: &ResourceList, reference: &[Value], path: &'st
     Ok(output)
 }
 
-/// The two-thread reading of a large list finds what one walk finds, or leaves it to one walk.
+/// The two-thread reading of a large list finds what one walk finds (items, headers and the
+/// items' texts cut out of the list), or leaves it to one walk.
 fn check_split(text: &str) -> Result<(), Finding> {
     let Some(split) = super::scan::split_scan(text) else { return Ok(()) };
     let Some(whole) = super::scan::top_level(text, 0) else {
@@ -239,7 +240,7 @@ fn check_split(text: &str) -> Result<(), Finding> {
     let parts = |f: &super::scan::Found| {
         format!("{:?} {:?} {:?} {:?}", f.parts.api_version, f.parts.kind, f.parts.function_config, f.parts.after_items)
     };
-    if split.starts != whole.starts || split.headers != whole.headers || parts(&split) != parts(&whole) {
+    if split.spots != whole.spots || split.headers != whole.headers || parts(&split) != parts(&whole) {
         return Err(finding("split", format!("two threads: {}; one walk: {}", parts(&split), parts(&whole))));
     }
     Ok(())

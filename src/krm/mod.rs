@@ -12,6 +12,7 @@ mod item;
 mod scan;
 mod splice;
 mod stream;
+mod threads;
 
 pub use item::Item;
 
@@ -194,8 +195,7 @@ impl ResourceList {
             // batch's second half is written on another thread into a buffer.
             let second = batch.split_off(batch.len() / 2);
             let (first, second) = std::thread::scope(|scope| {
-                let second =
-                    std::thread::Builder::new().stack_size(THREAD_STACK).spawn_scoped(scope, || write_items(second));
+                let second = threads::spawn(scope, || write_items(second));
                 let first = write_items(batch);
                 (first, second.map(|second| second.join()))
             });
@@ -251,9 +251,7 @@ pub fn on_two_threads<T: Send>(items: &mut [T], work: impl Fn(usize, &mut T) + S
     let take = || second.lock().ok().and_then(|mut half| half.take());
     let each = &each;
     std::thread::scope(|scope| {
-        let spawned = std::thread::Builder::new()
-            .stack_size(THREAD_STACK)
-            .spawn_scoped(scope, || take().into_iter().for_each(|second| each(half, second)));
+        let spawned = threads::spawn(scope, || take().into_iter().for_each(|second| each(half, second)));
         each(0, first);
         if let Ok(Err(panic)) = spawned.map(|handle| handle.join()) {
             std::panic::resume_unwind(panic);
@@ -267,10 +265,6 @@ fn two_cores() -> bool {
     static TWO_CORES: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     *TWO_CORES.get_or_init(|| std::thread::available_parallelism().is_ok_and(|n| n.get() >= 2))
 }
-
-/// Stack of the threads that read and write items: the main thread's, so that an item nested
-/// as deep as the reader allows reads and writes the same on either thread.
-const THREAD_STACK: usize = 8 << 20;
 
 /// Items are written in batches of this many (see [`ResourceList::write_to`]).
 const WRITE_BATCH: usize = 256;
@@ -418,37 +412,37 @@ fn standalone_len(slice: &str, indent: usize) -> Option<usize> {
         slice = body;
     }
     let slice = slice.strip_suffix('\r').unwrap_or(slice);
-    // One pass over the bytes (this runs on every item of every list).
+    // This runs on every item of every list: three vectorized searches for the few bytes that
+    // matter, not a pass that looks at every byte.
     let bytes = slice.as_bytes();
+    let previous = |at: usize| at.checked_sub(1).and_then(|at| bytes.get(at)).copied().unwrap_or(b'\n');
     // Anchors and aliases tie an item to text elsewhere; tags and the rest stand alone. A `&` or
     // `*` where one may begin is often neither (`# a & b`, `cmd && run`, `"5 10 * * 1"`): the
-    // parser decides, after the pass.
-    let mut maybe_tied = matches!(bytes.first(), Some(b'&' | b'*'));
-    let mut previous = b'\n';
-    let mut at = 0;
-    while let Some(&byte) = bytes.get(at) {
-        match byte {
-            // A carriage return alone breaks a line for YAML and for nothing below.
-            b'\r' if bytes.get(at + 1) != Some(&b'\n') => return None,
+    // parser decides, after the searches.
+    let mut maybe_tied = false;
+    for at in memchr::memchr3_iter(b'&', b'*', b'+', bytes) {
+        let previous = previous(at);
+        match bytes[at] {
             // A block scalar that keeps its trailing blank lines (`|+`) may end where the cut trims.
             b'+' if matches!(previous, b'|' | b'>') => return None,
             b'+' if previous.is_ascii_digit() && at >= 2 && matches!(bytes[at - 2], b'|' | b'>') => return None,
-            b'&' | b'*'
-                if previous.is_ascii_whitespace() || matches!(previous, b'[' | b'{' | b',' | b'-' | b':' | b'?') =>
-            {
-                maybe_tied = true;
+            b'+' => {}
+            _ => {
+                maybe_tied |=
+                    previous.is_ascii_whitespace() || matches!(previous, b'[' | b'{' | b',' | b'-' | b':' | b'?');
             }
-            b'\n' => {
-                // A line less indented than the item must be blank or a comment.
-                let spaces = bytes[at + 1..].iter().take(indent).take_while(|&&b| b == b' ').count();
-                if spaces < indent && !matches!(bytes.get(at + 1 + spaces), None | Some(b'\n' | b'\r' | b'#')) {
-                    return None;
-                }
-            }
-            _ => {}
         }
-        previous = byte;
-        at += 1;
+    }
+    // A carriage return alone breaks a line for YAML and for nothing below.
+    if memchr::memchr_iter(b'\r', bytes).any(|at| bytes.get(at + 1) != Some(&b'\n')) {
+        return None;
+    }
+    for at in memchr::memchr_iter(b'\n', bytes) {
+        // A line less indented than the item must be blank or a comment.
+        let spaces = bytes[at + 1..].iter().take(indent).take_while(|&&b| b == b' ').count();
+        if spaces < indent && !matches!(bytes.get(at + 1 + spaces), None | Some(b'\n' | b'\r' | b'#')) {
+            return None;
+        }
     }
     if maybe_tied && uses_anchors(&moved_left(slice, indent)) {
         return None;

@@ -28,15 +28,59 @@ const LINEAR_KEYS: usize = 16;
 /// Inputs at least this large are read on two threads when the machine has two cores.
 const SPLIT_BYTES: usize = 256 << 10;
 
-/// What one walk over (part of) the list found: the top-level fields, each item's start (byte
-/// offset and column) and header, and the top-level keys.
+/// The split reading's parts hold at least this much text (each has a small fixed cost), and
+/// there are at most [`MAX_PARTS`]: more parts than threads let the threads end together.
+const PART_BYTES: usize = 64 << 10;
+const MAX_PARTS: usize = 8;
+
+/// What one walk over (part of) the list found: the top-level fields, each item's place and
+/// header, and the top-level keys.
 #[derive(Default)]
 pub(super) struct Found {
     pub(super) parts: Parts,
-    pub(super) starts: Vec<(usize, usize)>,
+    pub(super) spots: Vec<Spot>,
     pub(super) headers: Vec<Head>,
     keys: Vec<String>,
     items_read: bool,
+    /// An item's text could not be cut out of the list ([`super::item_cut`]).
+    cut_failed: bool,
+}
+
+/// Where an item is in the input: the byte offset where its mapping starts and its column
+/// (1-based), and its text as [`super::item_cut`] cuts it (start, end), once the walk has seen
+/// where the next item starts. Cutting while walking reads the item's bytes while they are still
+/// in the cache, on the thread that walked them, instead of in a pass of its own afterwards.
+/// Offsets fit: [`scan`] leaves inputs over 64 MiB to the full reader.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(super) struct Spot {
+    start: u32,
+    column: u32,
+    cut: Option<(u32, u32)>,
+}
+
+impl Spot {
+    fn new(start: usize, column: usize) -> Option<Spot> {
+        Some(Spot { start: u32::try_from(start).ok()?, column: u32::try_from(column).ok()?, cut: None })
+    }
+
+    /// The spot at `offset` bytes later.
+    fn moved(&mut self, offset: usize) -> Option<()> {
+        let offset = u32::try_from(offset).ok()?;
+        if let Some((start, end)) = &mut self.cut {
+            (*start, *end) = (start.checked_add(offset)?, end.checked_add(offset)?);
+        }
+        self.start = self.start.checked_add(offset)?;
+        Some(())
+    }
+}
+
+/// Cuts the text of the last item in `spots` out of `text`, now that the next one starts at
+/// `next`; `false` when it cannot be cut.
+fn cut_last(text: &str, spots: &mut [Spot], next: usize) -> bool {
+    let Some(spot) = spots.last_mut() else { return true };
+    let cut = super::item_cut(text, spot.start as usize, next, spot.column as usize, false);
+    spot.cut = cut.and_then(|(start, end, _)| Some((u32::try_from(start).ok()?, u32::try_from(end).ok()?)));
+    spot.cut.is_some()
 }
 
 /// Reads `text` as a ResourceList with lazily built items, or `None` to leave it to the full
@@ -52,38 +96,29 @@ pub fn scan(text: &str, shared: Option<&Arc<String>>) -> Option<Parts> {
         Some(found) => found,
         None => top_level(text, 0)?,
     };
-    let Found { mut parts, starts, headers, items_read, .. } = found;
-    if !items_read {
+    let Found { mut parts, spots, headers, items_read, cut_failed, .. } = found;
+    if !items_read || cut_failed || spots.len() != headers.len() {
         return None;
     }
     let list_end = parts.after_items.unwrap_or(text.len());
-    // The items are made at their exact number, then each gets its source in place: no list of
-    // cuts sits next to them (10 000 items: half a megabyte less at the peak).
-    if starts.len() != headers.len() {
-        return None;
-    }
+    // The items are made at their exact number, then each gets its source in place.
     let mut items: Vec<Item> = headers.into_iter().map(Item::from_head).collect();
-    let failed = std::sync::atomic::AtomicBool::new(false);
-    let cut = |i: usize, item: &mut Item| {
-        let end = starts.get(i + 1).map_or(list_end, |(next, _)| *next);
-        let cut =
-            starts.get(i).and_then(|&(start, column)| super::item_cut(text, start, end, column, i + 1 == starts.len()));
-        match cut {
-            Some((start, end, indent)) => item.attach(match shared {
-                Some(input) => Source::cut(input, start, end, indent),
-                None => Source::Own(super::moved_left(&text[start..end], indent).into_boxed_str()),
-            }),
-            None => failed.store(true, std::sync::atomic::Ordering::Relaxed),
-        }
-    };
-    // Cutting looks at every byte of every item once: on two threads when reading was.
-    if text.len() >= SPLIT_BYTES {
-        super::on_two_threads(&mut items, cut);
-    } else {
-        items.iter_mut().enumerate().for_each(|(i, item)| cut(i, item));
-    }
-    if failed.into_inner() {
-        return None;
+    for (i, (spot, item)) in spots.iter().zip(&mut items).enumerate() {
+        // The walk cut every item but the last of each part it read.
+        let (start, end) = match spot.cut {
+            Some((start, end)) => (start as usize, end as usize),
+            None => {
+                let last = i + 1 == spots.len();
+                let next = spots.get(i + 1).map_or(list_end, |next| next.start as usize);
+                let (start, end, _) = super::item_cut(text, spot.start as usize, next, spot.column as usize, last)?;
+                (start, end)
+            }
+        };
+        let indent = (spot.column as usize).checked_sub(1)?;
+        item.attach(match shared {
+            Some(input) => Source::cut(input, start, end, indent),
+            None => Source::Own(super::moved_left(text.get(start..end)?, indent).into_boxed_str()),
+        });
     }
     parts.items = Items::List(items, None);
     parts.sources_attached = true;
@@ -118,7 +153,7 @@ pub(super) fn top_level(text: &str, offset: usize) -> Option<Found> {
             "kind" => found.parts.kind = Some(walk.build(1)?),
             "functionConfig" => found.parts.function_config = Some(walk.build(1)?),
             "items" => {
-                walk.items(&mut found.starts, &mut found.headers)?;
+                found.cut_failed = !walk.items(&mut found.spots, &mut found.headers)?;
                 found.items_read = true;
             }
             _ => walk.check(1)?,
@@ -126,36 +161,90 @@ pub(super) fn top_level(text: &str, offset: usize) -> Option<Found> {
     }
     walk.expect(|e| matches!(e, Event::DocumentEnd))?;
     walk.expect(|e| matches!(e, Event::StreamEnd))?;
-    for start in &mut found.starts {
-        start.0 += offset;
+    for spot in &mut found.spots {
+        spot.moved(offset)?;
     }
     Some(found)
 }
 
-/// The list read on two threads: the text up to an item near the middle as a ResourceList whose
-/// items end there, and on another thread the items from there as a list of their own, up to
-/// where the list ends; the keys after it as a mapping of their own. `None` (read it on one
-/// thread) unless each part reads exactly as it does within the whole: the split line is a
-/// dash at the column of the items' dashes, the first part's list is its last key and ends at
-/// the split, and the list ends at a key at column 0.
+/// The list read on two threads, in parts cut at items: the text up to the first cut as a
+/// ResourceList whose items end there, the items between two cuts as a list of their own, and
+/// the items after the last cut up to where the list ends; the keys after it as a mapping of
+/// their own. Each thread takes the next part to read until none is left, so the threads end
+/// together even when one starts late. `None` (read it on one thread) unless each part reads
+/// exactly as it does within the whole: a cut line is a dash at the column of the items'
+/// dashes, the first part's list is its last key and ends at the first cut, every other part but
+/// the last is a list that ends where its text does, and the list ends at a key at column 0.
 pub(super) fn split_scan(text: &str) -> Option<Found> {
     let dash = items_dash_column(text)?;
-    let split = split_point(text, dash)?;
-    let (head, tail) = std::thread::scope(|scope| {
-        let tail = std::thread::Builder::new()
-            .stack_size(super::THREAD_STACK)
-            .spawn_scoped(scope, || tail_items(&text[split..], split));
-        let head = top_level(&text[..split], 0);
-        (head, tail.ok().and_then(|tail| tail.join().ok().flatten()))
-    });
-    let (mut found, (starts, headers, list_end)) = (head?, tail?);
-    // The first part's list must end where the text does.
+    let count = (text.len() / PART_BYTES).clamp(2, MAX_PARTS);
+    let mut cuts: Vec<usize> = Vec::with_capacity(count);
+    for n in 1..count {
+        let from = (text.len() / count * n).max(cuts.last().copied().unwrap_or(0));
+        let Some(at) = split_point(text, dash, from) else { break };
+        if cuts.last() != Some(&at) {
+            cuts.push(at);
+        }
+    }
+    if cuts.is_empty() {
+        return None;
+    }
+    let read = |n: usize| match n {
+        0 => Part::Head(top_level(&text[..cuts[0]], 0).map(Box::new)),
+        _ => {
+            let (start, end) = (cuts[n - 1], cuts.get(n).copied().unwrap_or(text.len()));
+            Part::Items(tail_items(&text[start..end], start))
+        }
+    };
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let take_parts = || {
+        let mut read_here = Vec::new();
+        loop {
+            let n = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            if n > cuts.len() {
+                break read_here;
+            }
+            read_here.push((n, read(n)));
+        }
+    };
+    let mut parts = std::thread::scope(|scope| {
+        // Without a second thread this one reads every part.
+        let helper = super::threads::spawn(scope, take_parts);
+        let mut parts = take_parts();
+        match helper.map(|helper| helper.join()) {
+            Ok(Ok(theirs)) => parts.extend(theirs),
+            Ok(Err(_)) => return None,
+            Err(_) => {}
+        }
+        Some(parts)
+    })?;
+    parts.sort_unstable_by_key(|(n, _)| *n);
+    let more =
+        parts.iter().map(|(_, part)| if let Part::Items(Some((spots, ..))) = part { spots.len() } else { 0 }).sum();
+    let mut parts = parts.into_iter().map(|(_, part)| part);
+    let Some(Part::Head(Some(found))) = parts.next() else { return None };
+    let mut found = *found;
+    // The first part's list must end where its text does.
     if !found.items_read || found.parts.after_items.is_some() || found.keys.last().map(String::as_str) != Some("items")
     {
         return None;
     }
-    found.starts.extend(starts);
-    found.headers.extend(headers);
+    // The items at their exact number: the parts' lists are dropped one by one as they are moved.
+    found.spots.reserve_exact(more);
+    found.headers.reserve_exact(more);
+    let mut list_end = None;
+    for part in parts {
+        let Part::Items(Some((spots, headers, end, cut_failed))) = part else { return None };
+        // Only the last part's list may end before its text does.
+        if list_end.is_some() {
+            return None;
+        }
+        list_end = end;
+        // The previous part's last item ends where this part's first starts.
+        found.cut_failed |= cut_failed || !cut_last(text, &mut found.spots, spots.first()?.start as usize);
+        found.spots.extend(spots);
+        found.headers.extend(headers);
+    }
     if let Some(end) = list_end {
         let rest = top_level(&text[end..], end)?;
         if rest.items_read || rest.keys.iter().any(|key| found.keys.contains(key)) {
@@ -167,6 +256,13 @@ pub(super) fn split_scan(text: &str) -> Option<Found> {
         found.parts.function_config = found.parts.function_config.or(rest.parts.function_config);
     }
     Some(found)
+}
+
+/// One part of a split reading (see [`split_scan`]): the first, or items after a cut.
+enum Part {
+    Head(Option<Box<Found>>),
+    #[allow(clippy::type_complexity)]
+    Items(Option<(Vec<Spot>, Vec<Head>, Option<usize>, bool)>),
 }
 
 /// The column (0-based) of the dashes of the top-level `items` list, when it is a block list
@@ -192,12 +288,12 @@ fn items_dash_column(text: &str) -> Option<usize> {
     }
 }
 
-/// The start of a line near the middle that is a dash at `dash` spaces of indentation: within
-/// the items, only the next item can start there (content is indented deeper, and a line at the
-/// dash's column ends any block scalar or flow text before it).
-fn split_point(text: &str, dash: usize) -> Option<usize> {
-    // The middle may fall inside a character: look for the line break among the bytes.
-    let mut from = text.len() / 2;
+/// The start of the first line after `from` that is a dash at `dash` spaces of indentation:
+/// within the items, only the next item can start there (content is indented deeper, and a line
+/// at the dash's column ends any block scalar or flow text before it).
+fn split_point(text: &str, dash: usize, from: usize) -> Option<usize> {
+    // `from` may fall inside a character: look for the line break among the bytes.
+    let mut from = from;
     while let Some(at) = text.as_bytes()[from..].iter().position(|&b| b == b'\n').map(|at| from + at + 1) {
         let line = &text[at..];
         from = at;
@@ -210,15 +306,26 @@ fn split_point(text: &str, dash: usize) -> Option<usize> {
     None
 }
 
-/// Items from `text` on (at `offset` in the input), a block list of its own: their starts and
-/// headers, and where the list ends when a key follows it (`None` at the end of the document).
+/// Items from `text` on (at `offset` in the input), a block list of its own: their places and
+/// headers, where the list ends when a key follows it (`None` at the end of the document), and
+/// whether an item's text could not be cut out (the last is left to the caller).
 #[allow(clippy::type_complexity)]
-fn tail_items(text: &str, offset: usize) -> Option<(Vec<(usize, usize)>, Vec<Head>, Option<usize>)> {
+fn tail_items(text: &str, offset: usize) -> Option<(Vec<Spot>, Vec<Head>, Option<usize>, bool)> {
+    let (mut spots, headers, end, cut_failed) = tail_items_here(text, offset)?;
+    for spot in &mut spots {
+        spot.moved(offset)?;
+    }
+    Some((spots, headers, end, cut_failed))
+}
+
+/// [`tail_items`], the places at their offsets in `text`.
+#[allow(clippy::type_complexity)]
+fn tail_items_here(text: &str, offset: usize) -> Option<(Vec<Spot>, Vec<Head>, Option<usize>, bool)> {
     let mut walk = Walk { events: Parser::new_from_str(text), text, keys: Vec::new() };
     walk.expect(|e| matches!(e, Event::StreamStart))?;
     walk.expect(|e| matches!(e, Event::DocumentStart(false, _)))?;
     walk.expect(|e| matches!(e, Event::SequenceStart(StructureStyle::Block, 0, None)))?;
-    let (mut starts, mut headers) = (Vec::new(), Vec::new());
+    let (mut spots, mut headers, mut cut_failed) = (Vec::new(), Vec::new(), false);
     // After the last item: the end of the list, or (dashes at column 0) a parse error at the key
     // that follows it, which the whole document reads as its next key.
     let end_at_column_0 = |at: usize| (at > 0 && text.as_bytes()[at - 1] == b'\n').then_some(offset + at);
@@ -227,13 +334,14 @@ fn tail_items(text: &str, offset: usize) -> Option<(Vec<(usize, usize)>, Vec<Hea
             Ok((event, span)) => (event, span.byte_range()?.start),
             Err(err) => {
                 let at = err.marker().byte_offset()?;
-                return Some((starts, headers, Some(end_at_column_0(at)?)));
+                return Some((spots, headers, Some(end_at_column_0(at)?), cut_failed));
             }
         };
         match event {
             (Event::MappingStart(StructureStyle::Block, 0, None), start) => {
                 let line = &text[text[..start].rfind('\n').map_or(0, |at| at + 1)..start];
-                starts.push((offset + start, line.len() + 1));
+                cut_failed |= !cut_last(text, &mut spots, start);
+                spots.push(Spot::new(start, line.len() + 1)?);
                 headers.push(Head::from(&walk.item()?));
             }
             (Event::SequenceEnd, _) => break,
@@ -242,8 +350,8 @@ fn tail_items(text: &str, offset: usize) -> Option<(Vec<(usize, usize)>, Vec<Hea
     }
     walk.expect(|e| matches!(e, Event::DocumentEnd))?;
     match walk.events.next()? {
-        Ok((Event::StreamEnd, _)) => Some((starts, headers, None)),
-        Err(err) => Some((starts, headers, Some(end_at_column_0(err.marker().byte_offset()?)?))),
+        Ok((Event::StreamEnd, _)) => Some((spots, headers, None, cut_failed)),
+        Err(err) => Some((spots, headers, Some(end_at_column_0(err.marker().byte_offset()?)?), cut_failed)),
         Ok(_) => None,
     }
 }
@@ -290,8 +398,10 @@ impl<'a> Walk<'a> {
         test(&event).then_some(())
     }
 
-    /// The block list of items: each a block mapping, its start and header kept.
-    fn items(&mut self, starts: &mut Vec<(usize, usize)>, headers: &mut Vec<Head>) -> Option<()> {
+    /// The block list of items: each a block mapping, its place and header kept, each but the
+    /// last cut out of the text; `Some(false)` when one could not be cut.
+    fn items(&mut self, spots: &mut Vec<Spot>, headers: &mut Vec<Head>) -> Option<bool> {
+        let mut cut = true;
         let (event, _) = self.next()?;
         if !matches!(event, Event::SequenceStart(StructureStyle::Block, 0, None)) {
             return None;
@@ -299,13 +409,14 @@ impl<'a> Walk<'a> {
         loop {
             let (event, start) = self.next()?;
             match event {
-                Event::SequenceEnd => return Some(()),
+                Event::SequenceEnd => return Some(cut),
                 Event::MappingStart(StructureStyle::Block, 0, None) => {}
                 _ => return None,
             }
             let before = self.text.get(..start)?;
             let column = before.len() - before.rfind('\n').map_or(0, |at| at + 1) + 1;
-            starts.push((start, column));
+            cut &= cut_last(self.text, spots, start);
+            spots.push(Spot::new(start, column)?);
             headers.push(Head::from(&self.item()?));
         }
     }
@@ -856,7 +967,7 @@ mod tests {
             let text = big_list(dash, after);
             let whole = top_level(&text, 0).unwrap_or_else(|| panic!("one walk {dash} {after:?} {}", &text[..400]));
             let split = split_scan(&text).unwrap_or_else(|| panic!("split {dash} {after:?}"));
-            assert_eq!(split.starts, whole.starts);
+            assert_eq!(split.spots, whole.spots);
             assert_eq!(split.headers, whole.headers);
             assert_eq!(split.parts.after_items, whole.parts.after_items);
             assert_eq!(split.parts.function_config, whole.parts.function_config);
@@ -865,10 +976,30 @@ mod tests {
     }
 
     #[test]
+    fn split_reading_reads_in_many_parts_and_cuts_what_one_walk_cuts() {
+        let text = big_list(2, "functionConfig:\n  k: v\n");
+        assert!(text.len() / PART_BYTES > 4, "{}", text.len());
+        let whole = top_level(&text, 0).expect("one walk");
+        let split = split_scan(&text).expect("split");
+        // Every item but the last is cut while walking, the same on either reading.
+        assert!(whole.spots[..whole.spots.len() - 1].iter().all(|spot| spot.cut.is_some()));
+        assert_eq!(split.spots, whole.spots);
+        assert!(!split.cut_failed);
+        // An item that keeps its trailing blank lines (`|+`) cannot be cut, in whichever part.
+        for at in [text.len() / 3, text.len() / 2] {
+            let mut text = text.clone();
+            let script = at + text[at..].find("script: |").expect("a script") + "script: |".len();
+            text.insert(script, '+');
+            assert!(split_scan(&text).expect("split").cut_failed);
+            assert!(scan(&text, None).is_none());
+        }
+    }
+
+    #[test]
     fn the_split_may_start_inside_a_character() {
         // The middle byte (4) is inside the second `é`.
-        assert_eq!(split_point("a\néé\n- b\n", 0), Some(7));
-        assert_eq!(split_point("a\nééé\n", 0), None);
+        assert_eq!(split_point("a\néé\n- b\n", 0, 4), Some(7));
+        assert_eq!(split_point("a\nééé\n", 0, 4), None);
         // A list of 256 KiB or more whose middle byte is inside a character (it panicked, exit
         // 101; no golden fixture: tests/locate.rs takes minutes on a file this size).
         let item =
