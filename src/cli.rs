@@ -374,14 +374,20 @@ fn krm(root: Option<PathBuf>, limits: Limits) -> Exit {
 }
 
 /// A buffer for all of stdin: a file's size when stdin is a file (read then in one call), else
-/// 64 KiB, a pipe's usual capacity, to grow from. Reading into an empty buffer starts with
+/// 64 KiB, a pipe's usual capacity, to grow from (a procfs file's size reads as 0). Reading into an empty buffer starts with
 /// reads of 32 bytes and copies the text each time the buffer doubles: a quarter of a
 /// millisecond of a 1 000-resource run.
 fn stdin_buffer() -> Vec<u8> {
     use std::os::fd::AsFd;
     let file = std::io::stdin().as_fd().try_clone_to_owned().map(std::fs::File::from);
     let size = file.and_then(|file| file.metadata()).ok().filter(std::fs::Metadata::is_file).map(|meta| meta.len());
-    Vec::with_capacity(size.and_then(|size| usize::try_from(size).ok()).unwrap_or(1 << 16))
+    let mut buffer = Vec::new();
+    // A size the memory cannot hold is left to the reads, which report it as an error.
+    let size = size.and_then(|size| usize::try_from(size).ok()).filter(|&size| size > 0);
+    if size.is_none_or(|size| buffer.try_reserve_exact(size).is_err()) {
+        let _ = buffer.try_reserve_exact(1 << 16);
+    }
+    buffer
 }
 
 /// Writes through a buffered stdout, item by item, without building the whole text first.

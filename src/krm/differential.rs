@@ -240,7 +240,11 @@ fn check_split(text: &str) -> Result<(), Finding> {
     let parts = |f: &super::scan::Found| {
         format!("{:?} {:?} {:?} {:?}", f.parts.api_version, f.parts.kind, f.parts.function_config, f.parts.after_items)
     };
-    if split.spots != whole.spots || split.headers != whole.headers || parts(&split) != parts(&whole) {
+    if split.spots != whole.spots
+        || split.headers != whole.headers
+        || split.cut_failed != whole.cut_failed
+        || parts(&split) != parts(&whole)
+    {
         return Err(finding("split", format!("two threads: {}; one walk: {}", parts(&split), parts(&whole))));
     }
     Ok(())

@@ -28,8 +28,9 @@ const LINEAR_KEYS: usize = 16;
 /// Inputs at least this large are read on two threads when the machine has two cores.
 const SPLIT_BYTES: usize = 256 << 10;
 
-/// The split reading's parts hold at least this much text (each has a small fixed cost), and
-/// there are at most [`MAX_PARTS`]: more parts than threads let the threads end together.
+/// The split reading's parts but the last hold at least this much text (each has a small fixed
+/// cost), and there are at most [`MAX_PARTS`]: more parts than threads let the threads end
+/// together.
 const PART_BYTES: usize = 64 << 10;
 const MAX_PARTS: usize = 8;
 
@@ -43,7 +44,7 @@ pub(super) struct Found {
     keys: Vec<String>,
     items_read: bool,
     /// An item's text could not be cut out of the list ([`super::item_cut`]).
-    cut_failed: bool,
+    pub(super) cut_failed: bool,
 }
 
 /// Where an item is in the input: the byte offset where its mapping starts and its column
@@ -104,7 +105,7 @@ pub fn scan(text: &str, shared: Option<&Arc<String>>) -> Option<Parts> {
     // The items are made at their exact number, then each gets its source in place.
     let mut items: Vec<Item> = headers.into_iter().map(Item::from_head).collect();
     for (i, (spot, item)) in spots.iter().zip(&mut items).enumerate() {
-        // The walk cut every item but the last of each part it read.
+        // The walk cut every item but the last (a failed cut returned above).
         let (start, end) = match spot.cut {
             Some((start, end)) => (start as usize, end as usize),
             None => {
@@ -176,15 +177,18 @@ pub(super) fn top_level(text: &str, offset: usize) -> Option<Found> {
 /// dashes, the first part's list is its last key and ends at the first cut, every other part but
 /// the last is a list that ends where its text does, and the list ends at a key at column 0.
 pub(super) fn split_scan(text: &str) -> Option<Found> {
+    // A document end marker (`...` at column 0) before a cut would end a part's document early,
+    // where the whole document would refuse it.
+    if memchr::memmem::find(text.as_bytes(), b"\n...").is_some() {
+        return None;
+    }
     let dash = items_dash_column(text)?;
     let count = (text.len() / PART_BYTES).clamp(2, MAX_PARTS);
     let mut cuts: Vec<usize> = Vec::with_capacity(count);
     for n in 1..count {
-        let from = (text.len() / count * n).max(cuts.last().copied().unwrap_or(0));
+        let from = (text.len() / count * n).max(cuts.last().map_or(0, |cut| cut + PART_BYTES));
         let Some(at) = split_point(text, dash, from) else { break };
-        if cuts.last() != Some(&at) {
-            cuts.push(at);
-        }
+        cuts.push(at);
     }
     if cuts.is_empty() {
         return None;
@@ -241,7 +245,8 @@ pub(super) fn split_scan(text: &str) -> Option<Found> {
         }
         list_end = end;
         // The previous part's last item ends where this part's first starts.
-        found.cut_failed |= cut_failed || !cut_last(text, &mut found.spots, spots.first()?.start as usize);
+        let joined = cut_last(text, &mut found.spots, spots.first()?.start as usize);
+        found.cut_failed |= cut_failed || !joined;
         found.spots.extend(spots);
         found.headers.extend(headers);
     }
@@ -294,7 +299,7 @@ fn items_dash_column(text: &str) -> Option<usize> {
 fn split_point(text: &str, dash: usize, from: usize) -> Option<usize> {
     // `from` may fall inside a character: look for the line break among the bytes.
     let mut from = from;
-    while let Some(at) = text.as_bytes()[from..].iter().position(|&b| b == b'\n').map(|at| from + at + 1) {
+    while let Some(at) = text.as_bytes().get(from..)?.iter().position(|&b| b == b'\n').map(|at| from + at + 1) {
         let line = &text[at..];
         from = at;
         // A line whose first characters are not ASCII is not a dash at `dash` spaces.
@@ -990,7 +995,9 @@ mod tests {
             let mut text = text.clone();
             let script = at + text[at..].find("script: |").expect("a script") + "script: |".len();
             text.insert(script, '+');
-            assert!(split_scan(&text).expect("split").cut_failed);
+            let split = split_scan(&text).expect("split");
+            assert!(split.cut_failed);
+            assert_eq!(split.spots, top_level(&text, 0).expect("one walk").spots);
             assert!(scan(&text, None).is_none());
         }
     }
@@ -1021,5 +1028,11 @@ mod tests {
         }
         let text = big_list(0, "").replace("items:\n", "functionConfig: {}\nitems:\n");
         assert!(split_scan(&text).is_none());
+        // A document end marker before an item: a part would end its document there.
+        let mut text = big_list(0, "");
+        let at = text.len() / 2 + text[text.len() / 2..].find("\n- ").expect("an item") + 1;
+        text.insert_str(at, "...\n");
+        assert!(split_scan(&text).is_none());
+        assert!(top_level(&text, 0).is_none());
     }
 }
