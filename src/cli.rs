@@ -319,7 +319,7 @@ fn root_or_cwd(root: Option<PathBuf>) -> PathBuf {
 
 /// KRM mode: ResourceList in, ResourceList out.
 fn krm(root: Option<PathBuf>, limits: Limits) -> Exit {
-    let mut bytes = stdin_buffer();
+    let mut bytes = Vec::new();
     if let Err(err) = std::io::stdin().lock().read_to_end(&mut bytes) {
         return Exit::Unusable(format!("cannot read stdin: {err}"));
     }
@@ -371,23 +371,6 @@ fn krm(root: Option<PathBuf>, limits: Limits) -> Exit {
         Exit::Ok => exit,
         failure => failure,
     }
-}
-
-/// A buffer for all of stdin: a file's size when stdin is a file (read then in one call), else
-/// 64 KiB, a pipe's usual capacity, to grow from (a procfs file's size reads as 0). Reading into an empty buffer starts with
-/// reads of 32 bytes and copies the text each time the buffer doubles: a quarter of a
-/// millisecond of a 1 000-resource run.
-fn stdin_buffer() -> Vec<u8> {
-    use std::os::fd::AsFd;
-    let file = std::io::stdin().as_fd().try_clone_to_owned().map(std::fs::File::from);
-    let size = file.and_then(|file| file.metadata()).ok().filter(std::fs::Metadata::is_file).map(|meta| meta.len());
-    let mut buffer = Vec::new();
-    // A size the memory cannot hold is left to the reads, which report it as an error.
-    let size = size.and_then(|size| usize::try_from(size).ok()).filter(|&size| size > 0);
-    if size.is_none_or(|size| buffer.try_reserve_exact(size).is_err()) {
-        let _ = buffer.try_reserve_exact(1 << 16);
-    }
-    buffer
 }
 
 /// Writes through a buffered stdout, item by item, without building the whole text first.

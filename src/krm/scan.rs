@@ -223,8 +223,6 @@ pub(super) fn split_scan(text: &str) -> Option<Found> {
         Some(parts)
     })?;
     parts.sort_unstable_by_key(|(n, _)| *n);
-    let more =
-        parts.iter().map(|(_, part)| if let Part::Items(Some((spots, ..))) = part { spots.len() } else { 0 }).sum();
     let mut parts = parts.into_iter().map(|(_, part)| part);
     let Some(Part::Head(Some(found))) = parts.next() else { return None };
     let mut found = *found;
@@ -233,9 +231,6 @@ pub(super) fn split_scan(text: &str) -> Option<Found> {
     {
         return None;
     }
-    // The items at their exact number: the parts' lists are dropped one by one as they are moved.
-    found.spots.reserve_exact(more);
-    found.headers.reserve_exact(more);
     let mut list_end = None;
     for part in parts {
         let Part::Items(Some((spots, headers, end, cut_failed))) = part else { return None };

@@ -13,7 +13,7 @@ use std::thread::{Scope, ScopedJoinHandle};
 
 /// Stack of the threads that read and write items: the main thread's, so that an item nested
 /// as deep as the reader allows reads and writes the same on either thread.
-pub const THREAD_STACK: usize = 8 << 20;
+const THREAD_STACK: usize = 8 << 20;
 
 /// Runs `work` on a new thread in `scope`, on another core than this thread's when it can.
 pub fn spawn<'scope, T: Send + 'scope>(
