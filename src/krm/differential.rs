@@ -233,7 +233,7 @@ fn check_output(text: &str, list: &ResourceList, reference: &[Value], path: &'st
 /// The two-thread reading of a large list finds what one walk finds (items, headers and the
 /// items' texts cut out of the list), or leaves it to one walk.
 fn check_split(text: &str) -> Result<(), Finding> {
-    let Some(split) = super::scan::split_scan(text) else { return Ok(()) };
+    let Some(split) = super::scan::split_scan(text, text.len() >= 256 << 10) else { return Ok(()) };
     let Some(whole) = super::scan::top_level(text, 0) else {
         return Err(finding("split", "read on two threads, refused by one walk"));
     };
@@ -250,11 +250,45 @@ fn check_split(text: &str) -> Result<(), Finding> {
     Ok(())
 }
 
+/// The line reader (`krm::block`) against the walk over the parser's events, on the list from its
+/// first item, and again from the next item after each place it stopped: the items it takes, the
+/// walk takes too, at the same places, with the same headers and cuts, and the list ends at the
+/// same place. How many items it took.
+fn check_block(text: &str) -> Result<usize, Finding> {
+    let Some((dash, start)) = super::scan::items_start(text) else { return Ok(0) };
+    let (mut from, mut total) = (start, 0);
+    loop {
+        let part = &text[from..];
+        let read = super::block::items(part, dash);
+        total += read.spots.len();
+        let (taken, end, next) = match read.stop {
+            super::block::Stop::At(at) => (&part[..at], None, super::scan::split_point(text, dash, from + at)),
+            super::block::Stop::End(end) => (part, end, None),
+        };
+        if !read.spots.is_empty() {
+            let Some((spots, headers, walk_end, cut_failed)) = super::scan::tail_items(taken, 0) else {
+                let detail = format!("the line reader took {} items the walk refuses", read.spots.len());
+                return Err(finding("block", detail));
+            };
+            if spots != read.spots || headers != read.headers || walk_end != end || cut_failed != read.cut_failed {
+                let detail = format!(
+                    "line reader: {:?} {:?} {end:?}; walk: {spots:?} {headers:?} {walk_end:?}",
+                    read.spots, read.headers
+                );
+                return Err(finding("block", detail));
+            }
+        }
+        match next {
+            Some(next) => from = next,
+            None => return Ok(total),
+        }
+    }
+}
+
 /// All the checks of one input; the first disagreement found.
 fn check(text: &str, limit: u64) -> Result<(), Finding> {
-    if text.len() >= 256 << 10 {
-        check_split(text)?;
-    }
+    check_block(text)?;
+    check_split(text)?;
     let fast = parse(text, limit);
     let slow = full(|| parse(text, limit));
     let (fast, slow) = match (fast, slow) {
@@ -391,12 +425,13 @@ fn hunt() {
     let big_every = env("DIFF_BIG_EVERY", if rounds > 1000 { 40 } else { 60 });
     let save_to = std::env::var("DIFF_SAVE").ok();
     let mut found: BTreeMap<&'static str, (u64, String, usize)> = BTreeMap::new();
-    let (mut big, mut scanned, mut refused, mut copied) = (0, 0, 0, 0);
+    let (mut big, mut scanned, mut refused, mut copied, mut lines) = (0, 0, 0, 0, 0);
     for seed in first..first + rounds {
         let (text, limit) = round(seed, big_every);
         big += usize::from(text.len() >= 256 << 10);
         // How often the fast reading ran, and its items were copied: the hunt is only as good.
         scanned += usize::from(super::scan::scan(&text, None).is_some());
+        lines += check_block(&text).unwrap_or_default();
         match parse(&text, limit) {
             Ok(list) => copied += list.items.iter().filter(|i| i.unchanged_source().is_some()).count(),
             Err(_) => refused += 1,
@@ -415,7 +450,7 @@ fn hunt() {
     }
     eprintln!(
         "differential: {rounds} rounds from seed {first}, {big} over 256 KiB, {} pool items; the fast reading \
-         ran on {scanned}, {refused} refused, {copied} items copied",
+         ran on {scanned}, {refused} refused, {copied} items copied, {lines} items taken by the line reader",
         pool().len()
     );
     let report: Vec<String> = found

@@ -6,6 +6,7 @@
 //! with the items.
 
 pub mod annotations;
+mod block;
 #[cfg(test)]
 pub(crate) mod differential;
 mod item;

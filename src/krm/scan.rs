@@ -12,6 +12,7 @@
 //! prove returns `None`, and the caller reads the list the old way, whose errors and values are
 //! the reference.
 
+use super::block;
 use super::item::{Head, Item, Source};
 use super::stream::{Items, Parts};
 use crate::doc::{Map, Strict, Value};
@@ -20,7 +21,7 @@ use std::borrow::Cow;
 use std::sync::Arc;
 
 /// Deeper nesting is left to the full reader, whose budget and messages apply.
-const MAX_DEPTH: usize = 200;
+pub(super) const MAX_DEPTH: usize = 200;
 
 /// Mappings with more keys check duplicates with a hash set.
 const LINEAR_KEYS: usize = 16;
@@ -60,7 +61,7 @@ pub(super) struct Spot {
 }
 
 impl Spot {
-    fn new(start: usize, column: usize) -> Option<Spot> {
+    pub(super) fn new(start: usize, column: usize) -> Option<Spot> {
         Some(Spot { start: u32::try_from(start).ok()?, column: u32::try_from(column).ok()?, cut: None })
     }
 
@@ -77,7 +78,7 @@ impl Spot {
 
 /// Cuts the text of the last item in `spots` out of `text`, now that the next one starts at
 /// `next`; `false` when it cannot be cut.
-fn cut_last(text: &str, spots: &mut [Spot], next: usize) -> bool {
+pub(super) fn cut_last(text: &str, spots: &mut [Spot], next: usize) -> bool {
     let Some(spot) = spots.last_mut() else { return true };
     let cut = super::item_cut(text, spot.start as usize, next, spot.column as usize, false);
     spot.cut = cut.and_then(|(start, end, _)| Some((u32::try_from(start).ok()?, u32::try_from(end).ok()?)));
@@ -92,8 +93,8 @@ pub fn scan(text: &str, shared: Option<&Arc<String>>) -> Option<Parts> {
     if text.len() > 64 << 20 || text.starts_with('%') || text.contains("\n%") || has_long_digit_run(text) {
         return None;
     }
-    let two_cores = super::two_cores();
-    let found = match (text.len() >= SPLIT_BYTES && two_cores).then(|| split_scan(text)).flatten() {
+    let threads = text.len() >= SPLIT_BYTES && super::two_cores();
+    let found = match split_scan(text, threads) {
         Some(found) => found,
         None => top_level(text, 0)?,
     };
@@ -129,6 +130,12 @@ pub fn scan(text: &str, shared: Option<&Arc<String>>) -> Option<Parts> {
 /// The top-level mapping of `text` (at `offset` in the input), which must be a whole document:
 /// the ResourceList, the part of it before a split, or the keys after its items.
 pub(super) fn top_level(text: &str, offset: usize) -> Option<Found> {
+    top_level_with(text, offset, false)
+}
+
+/// [`top_level`]; with `open_items`, `items` is the last key, its list cut off (its value reads
+/// as null).
+fn top_level_with(text: &str, offset: usize, open_items: bool) -> Option<Found> {
     let mut walk = Walk { events: Parser::new_from_str(text), text, keys: Vec::new() };
     walk.expect(|e| matches!(e, Event::StreamStart))?;
     // Implicit: the keys after a split's items must not start a document of their own.
@@ -153,6 +160,10 @@ pub(super) fn top_level(text: &str, offset: usize) -> Option<Found> {
             "apiVersion" => found.parts.api_version = Some(walk.build(1)?),
             "kind" => found.parts.kind = Some(walk.build(1)?),
             "functionConfig" => found.parts.function_config = Some(walk.build(1)?),
+            "items" if open_items => {
+                walk.expect(|e| matches!(e, Event::Scalar(value, ScalarStyle::Plain, 0, None) if value.is_empty() || value == "~"))?;
+                found.items_read = true;
+            }
             "items" => {
                 found.cut_failed = !walk.items(&mut found.spots, &mut found.headers)?;
                 found.items_read = true;
@@ -168,37 +179,34 @@ pub(super) fn top_level(text: &str, offset: usize) -> Option<Found> {
     Some(found)
 }
 
-/// The list read on two threads, in parts cut at items: the text up to the first cut as a
-/// ResourceList whose items end there, the items between two cuts as a list of their own, and
-/// the items after the last cut up to where the list ends; the keys after it as a mapping of
-/// their own. Each thread takes the next part to read until none is left, so the threads end
-/// together even when one starts late. `None` (read it on one thread) unless each part reads
+/// The list read in parts cut at items: the text before the first item as a ResourceList whose
+/// `items` is its last key, the items between two cuts as a list of their own (read by
+/// [`block::items`] as far as it goes, then by the walk over the parser's events), and the items
+/// after the last cut up to where the list ends; the keys after it as a mapping of their own.
+/// With `threads`, two threads each take the next part to read until none is left, so they end
+/// together even when one starts late. `None` (read it in one walk) unless each part reads
 /// exactly as it does within the whole: a cut line is a dash at the column of the items'
 /// dashes, the first part's list is its last key and ends at the first cut, every other part but
 /// the last is a list that ends where its text does, and the list ends at a key at column 0.
-pub(super) fn split_scan(text: &str) -> Option<Found> {
+pub(super) fn split_scan(text: &str, threads: bool) -> Option<Found> {
     // A document end marker (`...` at column 0) before a cut would end a part's document early,
     // where the whole document would refuse it.
     if memchr::memmem::find(text.as_bytes(), b"\n...").is_some() {
         return None;
     }
-    let dash = items_dash_column(text)?;
-    let count = (text.len() / PART_BYTES).clamp(2, MAX_PARTS);
+    let (dash, list_start) = items_start(text)?;
+    let count = ((text.len() - list_start) / PART_BYTES).clamp(1, MAX_PARTS);
     let mut cuts: Vec<usize> = Vec::with_capacity(count);
+    cuts.push(list_start);
     for n in 1..count {
-        let from = (text.len() / count * n).max(cuts.last().map_or(0, |cut| cut + PART_BYTES));
+        let last = cuts[cuts.len() - 1];
+        let from = (list_start + (text.len() - list_start) / count * n).max(last + PART_BYTES);
         let Some(at) = split_point(text, dash, from) else { break };
         cuts.push(at);
     }
-    if cuts.is_empty() {
-        return None;
-    }
     let read = |n: usize| match n {
-        0 => Part::Head(top_level(&text[..cuts[0]], 0).map(Box::new)),
-        _ => {
-            let (start, end) = (cuts[n - 1], cuts.get(n).copied().unwrap_or(text.len()));
-            Part::Items(tail_items(&text[start..end], start))
-        }
+        0 => Part::Head(top_level_with(&text[..cuts[0]], 0, true).map(Box::new)),
+        _ => Part::Items(list_part(text, cuts[n - 1], cuts.get(n).copied().unwrap_or(text.len()), dash)),
     };
     let next = std::sync::atomic::AtomicUsize::new(0);
     let take_parts = || {
@@ -211,17 +219,21 @@ pub(super) fn split_scan(text: &str) -> Option<Found> {
             read_here.push((n, read(n)));
         }
     };
-    let mut parts = std::thread::scope(|scope| {
-        // Without a second thread this one reads every part.
-        let helper = super::threads::spawn(scope, take_parts);
-        let mut parts = take_parts();
-        match helper.map(|helper| helper.join()) {
-            Ok(Ok(theirs)) => parts.extend(theirs),
-            Ok(Err(_)) => return None,
-            Err(_) => {}
-        }
-        Some(parts)
-    })?;
+    let mut parts = if threads {
+        std::thread::scope(|scope| {
+            // Without a second thread this one reads every part.
+            let helper = super::threads::spawn(scope, take_parts);
+            let mut parts = take_parts();
+            match helper.map(|helper| helper.join()) {
+                Ok(Ok(theirs)) => parts.extend(theirs),
+                Ok(Err(_)) => return None,
+                Err(_) => {}
+            }
+            Some(parts)
+        })?
+    } else {
+        take_parts()
+    };
     parts.sort_unstable_by_key(|(n, _)| *n);
     let mut parts = parts.into_iter().map(|(_, part)| part);
     let Some(Part::Head(Some(found))) = parts.next() else { return None };
@@ -258,6 +270,28 @@ pub(super) fn split_scan(text: &str) -> Option<Found> {
     Some(found)
 }
 
+/// The items from `start` to `end` in `text` (a dash line at `dash` spaces each): read by
+/// [`block::items`] as far as it takes them, the rest by the walk ([`tail_items`]).
+#[allow(clippy::type_complexity)]
+fn list_part(text: &str, start: usize, end: usize, dash: usize) -> Option<(Vec<Spot>, Vec<Head>, Option<usize>, bool)> {
+    let part = text.get(start..end)?;
+    let block::Read { mut spots, mut headers, mut cut_failed, stop } = block::items(part, dash);
+    for spot in &mut spots {
+        spot.moved(start)?;
+    }
+    match stop {
+        block::Stop::End(end) => Some((spots, headers, end.map(|end| start + end), cut_failed)),
+        block::Stop::At(at) => {
+            let (more, more_headers, end, failed) = tail_items(part.get(at..)?, start + at)?;
+            let joined = cut_last(text, &mut spots, more.first()?.start as usize);
+            cut_failed |= failed || !joined;
+            spots.extend(more);
+            headers.extend(more_headers);
+            Some((spots, headers, end, cut_failed))
+        }
+    }
+}
+
 /// One part of a split reading (see [`split_scan`]): the first, or items after a cut.
 enum Part {
     Head(Option<Box<Found>>),
@@ -265,24 +299,43 @@ enum Part {
     Items(Option<(Vec<Spot>, Vec<Head>, Option<usize>, bool)>),
 }
 
-/// The column (0-based) of the dashes of the top-level `items` list, when it is a block list
-/// of block mappings under a key at column 0.
-fn items_dash_column(text: &str) -> Option<usize> {
+/// The indentation of the dashes of the top-level `items` list and where its first dash line
+/// starts, when it is a block list of block mappings under a key at column 0.
+pub(super) fn items_start(text: &str) -> Option<(usize, usize)> {
     let mut walk = Walk { events: Parser::new_from_str(text), text, keys: Vec::new() };
     walk.expect(|e| matches!(e, Event::StreamStart))?;
     walk.expect(|e| matches!(e, Event::DocumentStart(..)))?;
     walk.expect(|e| matches!(e, Event::MappingStart(StructureStyle::Block, 0, None)))?;
-    let line_of = |at: usize| &text[text[..at].rfind('\n').map_or(0, |n| n + 1)..at];
     loop {
         // Scalar keys with scalar values (apiVersion, kind) may come first; nothing else.
         let (Event::Scalar(key, ..), start) = walk.next()? else { return None };
         if key == "items" {
-            if !line_of(start).is_empty() {
+            let at_line_start = start == 0 || text.as_bytes()[start - 1] == b'\n';
+            if !at_line_start || !text[start..].starts_with("items:") {
                 return None;
             }
             walk.expect(|e| matches!(e, Event::SequenceStart(StructureStyle::Block, 0, None)))?;
-            let (Event::MappingStart(StructureStyle::Block, 0, None), first) = walk.next()? else { return None };
-            return line_of(first).find('-');
+            walk.expect(|e| matches!(e, Event::MappingStart(StructureStyle::Block, 0, None)))?;
+            // The first dash: on the first line after the key's that is not blank or a comment
+            // (the key's own line holds nothing else but a comment).
+            let rest = text[start + "items:".len()..].trim_start_matches(' ');
+            let mut line = start + "items:".len() + memchr::memchr(b'\n', rest.as_bytes())?;
+            if !(rest.starts_with('\n') || rest.starts_with('#')) {
+                return None;
+            }
+            loop {
+                line += 1;
+                let content = text.get(line..)?;
+                let dash = content.len() - content.trim_start_matches(' ').len();
+                match content.as_bytes().get(dash) {
+                    Some(b'\n') => line += dash,
+                    Some(b'#') => line += memchr::memchr(b'\n', content.as_bytes())?,
+                    Some(b'-') if matches!(content.as_bytes().get(dash + 1), None | Some(b' ' | b'\n')) => {
+                        return Some((dash, line))
+                    }
+                    _ => return None,
+                }
+            }
         }
         let (Event::Scalar(..), _) = walk.next()? else { return None };
     }
@@ -291,7 +344,7 @@ fn items_dash_column(text: &str) -> Option<usize> {
 /// The start of the first line after `from` that is a dash at `dash` spaces of indentation:
 /// within the items, only the next item can start there (content is indented deeper, and a line
 /// at the dash's column ends any block scalar or flow text before it).
-fn split_point(text: &str, dash: usize, from: usize) -> Option<usize> {
+pub(super) fn split_point(text: &str, dash: usize, from: usize) -> Option<usize> {
     // `from` may fall inside a character: look for the line break among the bytes.
     let mut from = from;
     while let Some(at) = text.as_bytes().get(from..)?.iter().position(|&b| b == b'\n').map(|at| from + at + 1) {
@@ -310,7 +363,7 @@ fn split_point(text: &str, dash: usize, from: usize) -> Option<usize> {
 /// headers, where the list ends when a key follows it (`None` at the end of the document), and
 /// whether an item's text could not be cut out (the last is left to the caller).
 #[allow(clippy::type_complexity)]
-fn tail_items(text: &str, offset: usize) -> Option<(Vec<Spot>, Vec<Head>, Option<usize>, bool)> {
+pub(super) fn tail_items(text: &str, offset: usize) -> Option<(Vec<Spot>, Vec<Head>, Option<usize>, bool)> {
     let (mut spots, headers, end, cut_failed) = tail_items_here(text, offset)?;
     for spot in &mut spots {
         spot.moved(offset)?;
@@ -690,7 +743,7 @@ fn ask(text: &str) -> Option<Value> {
 
 /// Whether a plain scalar is not one the full reader reads as an infinite or NaN float (which it
 /// refuses or turns into null): `.inf`, `.nan` in their spellings, or a literal that overflows.
-fn finite(text: &str) -> bool {
+pub(super) fn finite(text: &str) -> bool {
     if !matches!(resolve(text), Resolved::Ask) {
         return true;
     }
@@ -725,14 +778,14 @@ fn has_long_digit_run(text: &str) -> bool {
 
 /// The keys of one mapping, for the duplicate check.
 #[derive(Default)]
-struct KeySet<'a> {
+pub(super) struct KeySet<'a> {
     few: Vec<Cow<'a, str>>,
     many: Option<std::collections::HashSet<Cow<'a, str>>>,
 }
 
 impl<'a> KeySet<'a> {
     /// Adds `key`; false when it was there.
-    fn insert(&mut self, key: Cow<'a, str>) -> bool {
+    pub(super) fn insert(&mut self, key: Cow<'a, str>) -> bool {
         if let Some(many) = &mut self.many {
             return many.insert(key);
         }
@@ -966,7 +1019,7 @@ mod tests {
         ] {
             let text = big_list(dash, after);
             let whole = top_level(&text, 0).unwrap_or_else(|| panic!("one walk {dash} {after:?} {}", &text[..400]));
-            let split = split_scan(&text).unwrap_or_else(|| panic!("split {dash} {after:?}"));
+            let split = split_scan(&text, true).unwrap_or_else(|| panic!("split {dash} {after:?}"));
             assert_eq!(split.spots, whole.spots);
             assert_eq!(split.headers, whole.headers);
             assert_eq!(split.parts.after_items, whole.parts.after_items);
@@ -980,7 +1033,7 @@ mod tests {
         let text = big_list(2, "functionConfig:\n  k: v\n");
         assert!(text.len() / PART_BYTES > 4, "{}", text.len());
         let whole = top_level(&text, 0).expect("one walk");
-        let split = split_scan(&text).expect("split");
+        let split = split_scan(&text, true).expect("split");
         // Every item but the last is cut while walking, the same on either reading.
         assert!(whole.spots[..whole.spots.len() - 1].iter().all(|spot| spot.cut.is_some()));
         assert_eq!(split.spots, whole.spots);
@@ -990,7 +1043,7 @@ mod tests {
             let mut text = text.clone();
             let script = at + text[at..].find("script: |").expect("a script") + "script: |".len();
             text.insert(script, '+');
-            let split = split_scan(&text).expect("split");
+            let split = split_scan(&text, true).expect("split");
             assert!(split.cut_failed);
             assert_eq!(split.spots, top_level(&text, 0).expect("one walk").spots);
             assert!(scan(&text, None).is_none());
@@ -1011,7 +1064,7 @@ mod tests {
             .find(|text| !text.is_char_boundary(text.len() / 2))
             .unwrap_or_default();
         assert!(text.len() >= SPLIT_BYTES);
-        assert!(split_scan(&text).is_some());
+        assert!(split_scan(&text, true).is_some());
     }
 
     #[test]
@@ -1019,15 +1072,15 @@ mod tests {
         // Two documents, a duplicate key after the list, a list indented less than its dashes.
         for after in ["---\nkind: X\n", "kind: Again\n", " x: 1\n", "items: []\n"] {
             let text = big_list(2, after);
-            assert!(split_scan(&text).is_none(), "{after:?}");
+            assert!(split_scan(&text, true).is_none(), "{after:?}");
         }
         let text = big_list(0, "").replace("items:\n", "functionConfig: {}\nitems:\n");
-        assert!(split_scan(&text).is_none());
+        assert!(split_scan(&text, true).is_none());
         // A document end marker before an item: a part would end its document there.
         let mut text = big_list(0, "");
         let at = text.len() / 2 + text[text.len() / 2..].find("\n- ").expect("an item") + 1;
         text.insert_str(at, "...\n");
-        assert!(split_scan(&text).is_none());
+        assert!(split_scan(&text, true).is_none());
         assert!(top_level(&text, 0).is_none());
     }
 }
