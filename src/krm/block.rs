@@ -76,6 +76,19 @@ pub(super) fn items(text: &str, dash: usize) -> Read {
     }
 }
 
+/// The value of one YAML document, an item standing alone: a block mapping at column 0 whose
+/// lines this reader takes, built as the walk over the parser's events builds it; `None` for
+/// anything else.
+pub(super) fn read_document(text: &str) -> Option<Value> {
+    let mut reader = Reader { text, bytes: text.as_bytes(), pos: 0 };
+    reader.skip_blank()?;
+    if reader.indent()? != 0 {
+        return None;
+    }
+    let value = reader.map(0, reader.pos, 1, Mode::Build)??;
+    reader.indent().is_none().then_some(value)
+}
+
 /// What to make of a node.
 #[derive(Clone, Copy, PartialEq)]
 enum Mode {

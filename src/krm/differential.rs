@@ -270,6 +270,15 @@ fn check_block(text: &str) -> Result<usize, Finding> {
                 let detail = format!("the line reader took {} items the walk refuses", read.spots.len());
                 return Err(finding("block", detail));
             };
+            // Each item's value, read from its own text as a step reads it.
+            for spot in &read.spots {
+                let Some(text) = spot.standalone(taken) else { continue };
+                let Some(value) = super::block::read_document(&text) else { continue };
+                let walk = super::scan::walk_item(&text).map(|v| serde_json::to_string(&v).unwrap_or_default());
+                if walk.as_deref() != Some(serde_json::to_string(&value).unwrap_or_default().as_str()) {
+                    return Err(finding("block", format!("the line reader reads this item otherwise:\n{text}")));
+                }
+            }
             if spots != read.spots || headers != read.headers || walk_end != end || cut_failed != read.cut_failed {
                 let detail = format!(
                     "line reader: {:?} {:?} {end:?}; walk: {spots:?} {headers:?} {walk_end:?}",

@@ -65,6 +65,13 @@ impl Spot {
         Some(Spot { start: u32::try_from(start).ok()?, column: u32::try_from(column).ok()?, cut: None })
     }
 
+    /// The item's text cut out of `text` and moved to column 0, once cut (tests).
+    #[cfg(test)]
+    pub(super) fn standalone(&self, text: &str) -> Option<String> {
+        let (start, end) = self.cut?;
+        Some(super::moved_left(text.get(start as usize..end as usize)?, (self.column as usize).checked_sub(1)?))
+    }
+
     /// The spot at `offset` bytes later.
     fn moved(&mut self, offset: usize) -> Option<()> {
         let offset = u32::try_from(offset).ok()?;
@@ -413,6 +420,11 @@ fn tail_items_here(text: &str, offset: usize) -> Option<(Vec<Spot>, Vec<Head>, O
 /// the events walked into a value, as the full reader would build it, several times faster.
 /// `None` only if the text holds what the walk leaves to the full reader.
 pub fn read_item(source: &str) -> Option<Value> {
+    block::read_document(source).or_else(|| walk_item(source))
+}
+
+/// [`read_item`] by the walk over the parser's events alone.
+pub(super) fn walk_item(source: &str) -> Option<Value> {
     let mut walk = Walk { events: Parser::new_from_str(source), text: source, keys: Vec::new() };
     walk.expect(|e| matches!(e, Event::StreamStart))?;
     walk.expect(|e| matches!(e, Event::DocumentStart(..)))?;
@@ -680,6 +692,9 @@ pub(super) fn scalar_is(text: &str, style: ScalarStyle, value: &Value) -> bool {
 /// against the value without building one; false too for what [`read_item`] leaves to the full
 /// reader.
 pub fn reads_as(text: &str, value: &Value) -> bool {
+    if let Some(read) = block::read_document(text) {
+        return same_in_order(&read, value);
+    }
     let mut walk = Walk { events: Parser::new_from_str(text), text, keys: Vec::new() };
     let mut read = || {
         walk.expect(|e| matches!(e, Event::StreamStart))?;
@@ -689,6 +704,17 @@ pub fn reads_as(text: &str, value: &Value) -> bool {
         walk.expect(|e| matches!(e, Event::StreamEnd))
     };
     read().is_some()
+}
+
+/// Whether two values are equal with their keys in the same order.
+fn same_in_order(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Object(a), Value::Object(b)) => {
+            a.len() == b.len() && a.iter().zip(b).all(|((ka, va), (kb, vb))| ka == kb && same_in_order(va, vb))
+        }
+        (Value::Array(a), Value::Array(b)) => a.len() == b.len() && a.iter().zip(b).all(|(a, b)| same_in_order(a, b)),
+        _ => a == b,
+    }
 }
 
 /// A scalar's value; `None` when only the full reader can say.
