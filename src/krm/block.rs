@@ -421,6 +421,10 @@ impl<'a> Reader<'a> {
                     };
                     // A plain key's colon is followed by a space; a quoted key's may touch it.
                     let colon = self.spaces(end);
+                    // The parser takes keys of up to 1 024 characters from start to colon.
+                    if colon - i > 512 {
+                        return None;
+                    }
                     let after = colon + 1;
                     if bytes.get(colon) != Some(&b':')
                         || (style == ScalarStyle::Plain && bytes.get(after) != Some(&b' '))
@@ -615,8 +619,10 @@ impl<'a> Reader<'a> {
         if bytes.get(end) != Some(&b':') || !matches!(bytes.get(end + 1), None | Some(b' ' | b'\n')) {
             return if style == ScalarStyle::Plain { None } else { Some(None) };
         }
-        // Longer keys are not implicit keys to the parser.
-        if key.len() > 512 || !plain_text_key(&key, style) {
+        // Longer keys are not implicit keys to the parser (1 024 characters from the key's start
+        // to its colon, escapes and spaces included); a document marker at a line's start is no key.
+        let line_start = at == 0 || bytes[at - 1] == b'\n';
+        if end - at > 512 || (line_start && document_marker_at(bytes, at)) || !plain_text_key(&key, style) {
             return None;
         }
         Some(Some((key, end + 1)))
@@ -693,6 +699,13 @@ impl<'a> Reader<'a> {
     fn line_start(&self, at: usize) -> usize {
         memchr::memrchr(b'\n', &self.bytes[..at]).map_or(0, |n| n + 1)
     }
+}
+
+/// Whether `---` or `...` and a blank or the end start at `at`.
+fn document_marker_at(bytes: &[u8], at: usize) -> bool {
+    let rest = bytes.get(at..).unwrap_or_default();
+    (rest.starts_with(b"---") || rest.starts_with(b"..."))
+        && matches!(rest.get(3), None | Some(b' ' | b'\t' | b'\n' | b'\r'))
 }
 
 /// Text YAML reads as it is (a comment, a block scalar's line): printable characters and tabs.
@@ -883,7 +896,17 @@ functionConfig:
             "a: |\n    x\n  y\n",
             "a:\n  b\n",
             "- a\n",
-        ] {
+        ]
+        .into_iter()
+        .map(String::from)
+        .chain([
+            // Keys the parser does not take as implicit keys: long from start to colon.
+            format!("\"{}\": v\n", "\\x41".repeat(300)),
+            format!("a{}: v\n", " ".repeat(1100)),
+            format!("'{}': v\n", "''".repeat(512)),
+            format!("k: {{{}: v}}\n", "a".repeat(1030)),
+            format!("k: {{\"a\"{}: v}}\n", " ".repeat(1030)),
+        ]) {
             let part = format!("- k: v\n  {}- kind: Next\n", body.replace('\n', "\n  ").trim_end_matches(' '));
             let read = read_as_the_walk_does(&part, 0);
             assert_eq!(read.stop, Stop::At(0), "{body:?}");
@@ -929,8 +952,16 @@ functionConfig:
     }
 
     #[test]
+    fn a_document_marker_is_no_key() {
+        for text in ["--- a: 1\n", "... a: 1\n", "k: v\n--- : 1\n", "kind: K\n--- a: 1\n"] {
+            assert_eq!(read_document(text), None, "{text:?}");
+        }
+        assert!(read_document("kind: K\n---a: 1\n").is_some());
+    }
+
+    #[test]
     fn a_list_that_ends_at_what_is_not_a_key_is_left_to_the_walk() {
-        for after in [".\n", "---\n", "...\n", "- x\n", " - kind: Deeper\n"] {
+        for after in [".\n", "---\n", "...\n", "--- a: 1\n", "... a: 1\n", "--- : 1\n", "- x\n", " - kind: Deeper\n"] {
             let part = format!("  - kind: A\n{after}");
             let read = read_as_the_walk_does(&part, 2);
             assert_eq!(read.stop, Stop::At(0), "{after:?}");

@@ -484,3 +484,17 @@ pub(crate) fn on_a_big_stack(check: fn()) {
         Err(err) => panic!("no thread for the check: {err}"),
     }
 }
+
+#[test]
+fn a_document_marker_at_an_items_column_reads_as_text() {
+    // `--- a: 1` at the item's column is a key in the list; cut out and moved to column 0 it would
+    // be a document marker (the cut refuses it; found in review).
+    for body in ["  k: >\n    x\n  --- a: 1\n", "  --- a: 1\n", "  k: v\n  ... a: 1\n"] {
+        let text =
+            format!("apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n- kind: A\n{body}- kind: B\n");
+        assert!(check(&text, MAX_STRING_BYTES as u64).is_ok(), "{body:?}");
+        let read = parse(&text, MAX_STRING_BYTES as u64).map(|list| values(&list));
+        let full = full(|| parse(&text, MAX_STRING_BYTES as u64)).map(|list| values(&list));
+        assert_eq!(read.ok(), full.ok(), "{body:?}");
+    }
+}

@@ -444,6 +444,16 @@ fn standalone_len(slice: &str, indent: usize) -> Option<usize> {
         if spaces < indent && !matches!(bytes.get(at + 1 + spaces), None | Some(b'\n' | b'\r' | b'#')) {
             return None;
         }
+        // A line at the item's own column that starts with `---` or `...` and a blank is text in
+        // the list, and a document marker once the item is moved to column 0.
+        let rest = &bytes[at + 1 + spaces..];
+        if indent > 0
+            && spaces == indent
+            && (rest.starts_with(b"---") || rest.starts_with(b"..."))
+            && matches!(rest.get(3), None | Some(b' ' | b'\t' | b'\n' | b'\r'))
+        {
+            return None;
+        }
     }
     if maybe_tied && uses_anchors(&moved_left(slice, indent)) {
         return None;
