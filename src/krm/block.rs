@@ -16,7 +16,7 @@
 use super::item::Head;
 use super::scan::{cut_last, finite, plain_text_key, scalar, KeySet, Spot, MAX_DEPTH};
 use crate::doc::{Map, Value};
-use granit_parser::ScalarStyle;
+use granit_parser::{Event, ScalarStyle, StructureStyle};
 use std::borrow::Cow;
 
 /// Where a list read by [`items`] stopped.
@@ -42,7 +42,7 @@ pub(super) struct Read {
 /// start of `text` (a dash line at that indentation) on. Places are offsets in `text`; every item
 /// but the last is cut out of it.
 pub(super) fn items(text: &str, dash: usize) -> Read {
-    let mut reader = Reader { text, bytes: text.as_bytes(), pos: 0 };
+    let mut reader = Reader::new(text);
     let mut read = Read { spots: Vec::new(), headers: Vec::new(), cut_failed: false, stop: Stop::End(None) };
     loop {
         let line = reader.pos;
@@ -80,13 +80,41 @@ pub(super) fn items(text: &str, dash: usize) -> Read {
 /// lines this reader takes, built as the walk over the parser's events builds it; `None` for
 /// anything else.
 pub(super) fn read_document(text: &str) -> Option<Value> {
-    let mut reader = Reader { text, bytes: text.as_bytes(), pos: 0 };
+    let mut reader = Reader::new(text);
     reader.skip_blank()?;
     if reader.indent()? != 0 {
         return None;
     }
     let value = reader.map(0, reader.pos, 1, Mode::Build)??;
     reader.indent().is_none().then_some(value)
+}
+
+/// The events granit-parser gives for one document, an item standing alone (see
+/// [`read_document`]), with the spans [`super::splice`] reads: where nodes and keys start, where
+/// scalars and flow collections end. `None` where [`read_document`] stops, and for the few
+/// layouts whose spans it does not reproduce (a null in a list, a null with a comment, a block
+/// scalar with leading blank lines or followed by a comment line, a folded one).
+pub(super) fn read_events(text: &str) -> Option<Vec<Spanned<'_>>> {
+    let mut reader = Reader::new(text);
+    reader.events = Some(Vec::new());
+    reader.skip_blank()?;
+    if reader.indent()? != 0 {
+        return None;
+    }
+    reader.map(0, reader.pos, 1, Mode::Check)?;
+    if reader.indent().is_some() {
+        return None;
+    }
+    reader.events
+}
+
+/// A key read by [`Reader::key`]: its text, the offset after its colon, where its text ends
+/// and its style.
+struct Key<'a> {
+    text: Cow<'a, str>,
+    after: usize,
+    end: usize,
+    style: ScalarStyle,
 }
 
 /// What to make of a node.
@@ -108,9 +136,28 @@ struct Reader<'a> {
     bytes: &'a [u8],
     /// The start of the next line to read.
     pos: usize,
+    /// The parser's events with their spans, when asked for ([`read_events`]).
+    events: Option<Vec<Spanned<'a>>>,
 }
 
+/// An event and the start and end of its text, as granit-parser gives them.
+pub(super) type Spanned<'a> = (Event<'a>, usize, usize);
+
 impl<'a> Reader<'a> {
+    fn new(text: &'a str) -> Self {
+        Reader { text, bytes: text.as_bytes(), pos: 0, events: None }
+    }
+
+    fn emit(&mut self, event: Event<'a>, start: usize, end: usize) {
+        if let Some(events) = &mut self.events {
+            events.push((event, start, end));
+        }
+    }
+
+    fn tree(&self) -> bool {
+        self.events.is_some()
+    }
+
     /// One item at the dash line at `pos`: where its mapping starts, its column (1-based) and
     /// its header; `pos` moves to the next line that holds content.
     fn item(&mut self, dash: usize) -> Option<(usize, usize, Head)> {
@@ -145,10 +192,14 @@ impl<'a> Reader<'a> {
         let mut keys = KeySet::default();
         let mut map = Map::new();
         let mut header: [Option<Value>; 3] = Default::default();
+        self.emit(Event::MappingStart(StructureStyle::Block, 0, None), at, at);
         loop {
-            let (key, after) = self.key(at)??;
+            let Key { text: key, after, end, style } = self.key(at)??;
             if !keys.insert(key.clone()) {
                 return None;
+            }
+            if self.tree() {
+                self.emit(Event::Scalar(key.clone(), style, 0, None), at, end);
             }
             let field = (mode == Mode::Item).then(|| HEADER.iter().position(|name| *name == key)).flatten();
             let value_mode = match (mode, field) {
@@ -171,6 +222,7 @@ impl<'a> Reader<'a> {
                 Some(_) => return None,
             }
         }
+        self.emit(Event::MappingEnd, self.pos, self.pos);
         Some(match mode {
             Mode::Build => Some(Value::Object(map)),
             Mode::Check => None,
@@ -181,15 +233,22 @@ impl<'a> Reader<'a> {
     }
 
     /// A block list at `indent` whose first dash is on the line at `pos`.
-    fn list(&mut self, indent: usize, depth: usize, mode: Mode) -> Option<Option<Value>> {
+    /// `at_key`: the list sits at its key's own indentation (the parser then places the list's
+    /// start at its first entry, not at its first dash).
+    fn list(&mut self, indent: usize, depth: usize, mode: Mode, at_key: bool) -> Option<Option<Value>> {
         if depth > MAX_DEPTH {
             return None;
         }
         let mut list = Vec::new();
+        let first_dash = self.pos + indent;
+        self.emit(Event::SequenceStart(StructureStyle::Block, 0, None), first_dash, first_dash);
+        let start_event = self.events.as_ref().map_or(0, Vec::len);
         loop {
             let after = self.pos + indent + 1;
             let at = self.spaces(after);
             let entry = match self.bytes.get(at) {
+                // A null entry's span is not reproduced.
+                None | Some(b'\n' | b'#') if self.tree() => return None,
                 None | Some(b'\n' | b'#') => self.value(after, indent, false, depth + 1, mode)?,
                 // A list in a list on one line, or text right after the dash.
                 Some(b'-') if self.dash_at(at) => return None,
@@ -208,6 +267,14 @@ impl<'a> Reader<'a> {
                 Some(_) => return None,
             }
         }
+        if let Some(events) = &mut self.events {
+            if at_key {
+                let first = events.get(start_event)?.1;
+                let start = events.get_mut(start_event - 1)?;
+                (start.1, start.2) = (first, first);
+            }
+        }
+        self.emit(Event::SequenceEnd, self.pos, self.pos);
         Some((mode == Mode::Build).then_some(Value::Array(list)))
     }
 
@@ -225,16 +292,30 @@ impl<'a> Reader<'a> {
                     Some(next) if next > indent => {
                         let start = self.pos + next;
                         if self.dash_at(start) {
-                            self.list(next, depth, mode)
+                            self.list(next, depth, mode, false)
                         } else {
                             self.map(next, start, depth, mode)
                         }
                     }
                     // A list may sit at its key's own indentation.
                     Some(next) if next == indent && in_map && self.dash_at(self.pos + next) => {
-                        self.list(next, depth, mode)
+                        self.list(next, depth, mode, true)
                     }
-                    _ => Some((mode == Mode::Build).then_some(Value::Null)),
+                    _ => {
+                        // The parser's empty scalar sits at the key's colon; with a comment after
+                        // it, or in a list, the span is not reproduced.
+                        if self.tree() {
+                            if !in_map || self.bytes.get(at) == Some(&b'#') {
+                                return None;
+                            }
+                            self.emit(
+                                Event::Scalar(Cow::Borrowed("~"), ScalarStyle::Plain, 0, None),
+                                after - 1,
+                                after - 1,
+                            );
+                        }
+                        Some((mode == Mode::Build).then_some(Value::Null))
+                    }
                 }
             }
             Some(_) => self.scalar(at, indent, depth, mode),
@@ -249,11 +330,17 @@ impl<'a> Reader<'a> {
         let value = match bytes[at] {
             b'"' => {
                 let (text, end) = self.double(at)?;
+                if self.tree() {
+                    self.emit(Event::Scalar(text.clone(), ScalarStyle::DoubleQuoted, 0, None), at, end);
+                }
                 self.end_of_line(end)?;
                 build.then(|| Value::String(text.into_owned()))
             }
             b'\'' => {
                 let (text, end) = self.single(at)?;
+                if self.tree() {
+                    self.emit(Event::Scalar(text.clone(), ScalarStyle::SingleQuoted, 0, None), at, end);
+                }
                 self.end_of_line(end)?;
                 build.then(|| Value::String(text.into_owned()))
             }
@@ -265,6 +352,7 @@ impl<'a> Reader<'a> {
             }
             _ => {
                 let (text, end) = self.plain(at, self.line_end(at))?;
+                self.emit(Event::Scalar(Cow::Borrowed(text), ScalarStyle::Plain, 0, None), at, end);
                 self.end_of_line(end)?;
                 if build {
                     Some(scalar(Cow::Borrowed(text), ScalarStyle::Plain)?)
@@ -374,7 +462,7 @@ impl<'a> Reader<'a> {
     /// walk counts): its value when building, and the offset after it. Only what a flow
     /// collection holds on one line is taken: quoted and plain scalars, collections, and in a
     /// mapping, keys with a value.
-    fn flow(&self, at: usize, depth: usize, build: bool) -> Option<(Option<Value>, usize)> {
+    fn flow(&mut self, at: usize, depth: usize, build: bool) -> Option<(Option<Value>, usize)> {
         if depth > MAX_DEPTH {
             return None;
         }
@@ -382,9 +470,11 @@ impl<'a> Reader<'a> {
         match *bytes.get(at)? {
             b'[' => {
                 let mut list = Vec::new();
+                self.emit(Event::SequenceStart(StructureStyle::Flow, 0, None), at, at + 1);
                 let mut i = self.spaces(at + 1);
                 loop {
                     if bytes.get(i) == Some(&b']') {
+                        self.emit(Event::SequenceEnd, i, i + 1);
                         return Some((build.then_some(Value::Array(list)), i + 1));
                     }
                     let (value, end) = self.flow(i, depth + 1, build)?;
@@ -400,9 +490,11 @@ impl<'a> Reader<'a> {
             b'{' => {
                 let mut map = Map::new();
                 let mut keys = KeySet::default();
+                self.emit(Event::MappingStart(StructureStyle::Flow, 0, None), at, at + 1);
                 let mut i = self.spaces(at + 1);
                 loop {
                     if bytes.get(i) == Some(&b'}') {
+                        self.emit(Event::MappingEnd, i, i + 1);
                         return Some((build.then_some(Value::Object(map)), i + 1));
                     }
                     let (key, style, end) = match bytes.get(i)? {
@@ -433,6 +525,9 @@ impl<'a> Reader<'a> {
                     {
                         return None;
                     }
+                    if self.tree() {
+                        self.emit(Event::Scalar(key.clone(), style, 0, None), i, end);
+                    }
                     let (value, end) = self.flow(self.spaces(after), depth + 1, build)?;
                     if let Some(value) = value {
                         map.insert(key.into_owned(), value);
@@ -447,14 +542,21 @@ impl<'a> Reader<'a> {
             }
             b'"' => {
                 let (text, end) = self.double(at)?;
+                if self.tree() {
+                    self.emit(Event::Scalar(text.clone(), ScalarStyle::DoubleQuoted, 0, None), at, end);
+                }
                 Some((build.then(|| Value::String(text.into_owned())), end))
             }
             b'\'' => {
                 let (text, end) = self.single(at)?;
+                if self.tree() {
+                    self.emit(Event::Scalar(text.clone(), ScalarStyle::SingleQuoted, 0, None), at, end);
+                }
                 Some((build.then(|| Value::String(text.into_owned())), end))
             }
             _ => {
                 let (text, end) = self.flow_plain(at)?;
+                self.emit(Event::Scalar(Cow::Borrowed(text), ScalarStyle::Plain, 0, None), at, end);
                 if build {
                     Some((Some(scalar(Cow::Borrowed(text), ScalarStyle::Plain)?), end))
                 } else {
@@ -511,7 +613,8 @@ impl<'a> Reader<'a> {
             return None;
         }
         self.pos = self.finish_line(after)?;
-        let build = mode == Mode::Build;
+        // The tree needs the text; a folded one is not built.
+        let build = mode == Mode::Build || self.tree();
         if build && !literal {
             return None;
         }
@@ -529,9 +632,10 @@ impl<'a> Reader<'a> {
                 Some(_) => break spaces,
             }
         };
-        if content_indent <= indent || deepest_blank > content_indent {
+        if content_indent <= indent || deepest_blank > content_indent || (self.tree() && self.pos > first) {
             return None;
         }
+        let text_start = self.pos + content_indent;
         let mut value = String::new();
         if build {
             // Each leading blank line is one line break (none holds more spaces than the content).
@@ -565,6 +669,11 @@ impl<'a> Reader<'a> {
             }
             self.pos = (line_end + 1).min(bytes.len());
         }
+        // The parser's span ends at the next token; a comment line there is not reproduced.
+        let next_token = self.spaces(self.pos);
+        if self.tree() && bytes.get(next_token) == Some(&b'#') {
+            return None;
+        }
         self.skip_blank()?;
         if !build {
             return Some(None);
@@ -574,13 +683,20 @@ impl<'a> Reader<'a> {
         if !strip {
             value.push('\n');
         }
+        if self.tree() {
+            let style = if literal { ScalarStyle::Literal } else { ScalarStyle::Folded };
+            self.emit(Event::Scalar(Cow::Owned(value.clone()), style, 0, None), text_start, next_token);
+            if mode != Mode::Build {
+                return Some(None);
+            }
+        }
         Some(Some(Value::String(value)))
     }
 
     /// The key whose text starts at `at`, and the offset after its colon; `Some(None)` when the
     /// text there is not a key, `None` for a key the full reader may read otherwise.
     #[allow(clippy::type_complexity)]
-    fn key(&self, at: usize) -> Option<Option<(Cow<'a, str>, usize)>> {
+    fn key(&self, at: usize) -> Option<Option<Key<'a>>> {
         let bytes = self.bytes;
         let (key, end, style) = match bytes.get(at)? {
             b'"' => {
@@ -616,6 +732,8 @@ impl<'a> Reader<'a> {
                 (Cow::Borrowed(text), colon, ScalarStyle::Plain)
             }
         };
+        // Where the key's text ends: after its quote, or its last character.
+        let text_end = if style == ScalarStyle::Plain { at + key.len() } else { end };
         if bytes.get(end) != Some(&b':') || !matches!(bytes.get(end + 1), None | Some(b' ' | b'\n')) {
             return if style == ScalarStyle::Plain { None } else { Some(None) };
         }
@@ -625,7 +743,7 @@ impl<'a> Reader<'a> {
         if end - at > 512 || (line_start && document_marker_at(bytes, at)) || !plain_text_key(&key, style) {
             return None;
         }
-        Some(Some((key, end + 1)))
+        Some(Some(Key { text: key, after: end + 1, end: text_end, style }))
     }
 
     /// After a node on its line: spaces and a comment or nothing; `pos` moves to the next line
@@ -948,6 +1066,25 @@ functionConfig:
             if walk == Some(2) {
                 assert_eq!(read.spots.len(), 2, "taken by the walk, not by the line reader: {metadata:?}");
             }
+        }
+    }
+
+    #[test]
+    fn gives_the_parsers_events_for_the_splice_or_none() {
+        for text in [
+            "k: v\nl:\n- a\n- b: c\n  d: [e, {f: g}]\nm: |\n  x\n\n  y\nz:\n",
+            "k:\n  - x # c\n  -   y\nq: 'a' # c\nr: {\"s\": 1}\n",
+            "s: |-\n    x\n- a\n",
+        ] {
+            if let Some(agree) = crate::krm::splice::trees_agree(text) {
+                assert_eq!(agree, Ok(()), "{text:?}");
+            }
+        }
+        assert!(crate::krm::splice::trees_agree("k: v\nl:\n- a\n- b: c\n  d: [e, {f: g}]\nm: |\n  x\n\n  y\nz:\n")
+            .is_some());
+        // Layouts whose spans it does not reproduce.
+        for text in ["l:\n-\n- a\n", "k: # c\n", "m: |\n\n  x\n", "m: |\n  x\n# c\nk: v\n", "m: >\n  x\n"] {
+            assert!(read_events(text).is_none(), "{text:?}");
         }
     }
 

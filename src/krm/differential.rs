@@ -253,10 +253,11 @@ fn check_split(text: &str) -> Result<(), Finding> {
 /// The line reader (`krm::block`) against the walk over the parser's events, on the list from its
 /// first item, and again from the next item after each place it stopped: the items it takes, the
 /// walk takes too, at the same places, with the same headers and cuts, and the list ends at the
-/// same place. How many items it took.
-fn check_block(text: &str) -> Result<usize, Finding> {
-    let Some((dash, start)) = super::scan::items_start(text) else { return Ok(0) };
-    let (mut from, mut total) = (start, 0);
+/// same place; each item's value, and its splice tree where the line reader gives one, are the
+/// walk's. How many items it took, and how many trees it gave.
+fn check_block(text: &str) -> Result<(usize, usize), Finding> {
+    let Some((dash, start)) = super::scan::items_start(text) else { return Ok((0, 0)) };
+    let (mut from, mut total, mut trees) = (start, 0, 0);
     loop {
         let part = &text[from..];
         let read = super::block::items(part, dash);
@@ -273,6 +274,11 @@ fn check_block(text: &str) -> Result<usize, Finding> {
             // Each item's value, read from its own text as a step reads it.
             for spot in &read.spots {
                 let Some(text) = spot.standalone(taken) else { continue };
+                match super::splice::trees_agree(&text) {
+                    Some(Err(differ)) => return Err(finding("tree", format!("{differ}\n{text}"))),
+                    Some(Ok(())) => trees += 1,
+                    None => {}
+                }
                 let Some(value) = super::block::read_document(&text) else { continue };
                 let walk = super::scan::walk_item(&text).map(|v| serde_json::to_string(&v).unwrap_or_default());
                 if walk.as_deref() != Some(serde_json::to_string(&value).unwrap_or_default().as_str()) {
@@ -289,7 +295,7 @@ fn check_block(text: &str) -> Result<usize, Finding> {
         }
         match next {
             Some(next) => from = next,
-            None => return Ok(total),
+            None => return Ok((total, trees)),
         }
     }
 }
@@ -434,13 +440,14 @@ fn hunt() {
     let big_every = env("DIFF_BIG_EVERY", if rounds > 1000 { 40 } else { 60 });
     let save_to = std::env::var("DIFF_SAVE").ok();
     let mut found: BTreeMap<&'static str, (u64, String, usize)> = BTreeMap::new();
-    let (mut big, mut scanned, mut refused, mut copied, mut lines) = (0, 0, 0, 0, 0);
+    let (mut big, mut scanned, mut refused, mut copied, mut lines, mut trees) = (0, 0, 0, 0, 0, 0);
     for seed in first..first + rounds {
         let (text, limit) = round(seed, big_every);
         big += usize::from(text.len() >= 256 << 10);
         // How often the fast reading ran, and its items were copied: the hunt is only as good.
         scanned += usize::from(super::scan::scan(&text, None).is_some());
-        lines += check_block(&text).unwrap_or_default();
+        let (taken, trees_given) = check_block(&text).unwrap_or_default();
+        (lines, trees) = (lines + taken, trees + trees_given);
         match parse(&text, limit) {
             Ok(list) => copied += list.items.iter().filter(|i| i.unchanged_source().is_some()).count(),
             Err(_) => refused += 1,
@@ -459,7 +466,7 @@ fn hunt() {
     }
     eprintln!(
         "differential: {rounds} rounds from seed {first}, {big} over 256 KiB, {} pool items; the fast reading \
-         ran on {scanned}, {refused} refused, {copied} items copied, {lines} items taken by the line reader",
+         ran on {scanned}, {refused} refused, {copied} items copied, {lines} items taken by the line reader ({trees} splice trees)",
         pool().len()
     );
     let report: Vec<String> = found

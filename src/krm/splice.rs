@@ -10,6 +10,10 @@
 //! comment after it stays), and anything else is emitted anew by the YAML writer at the node's
 //! column.
 //!
+//! The tree is read from the line reader's events ([`super::block::read_events`]) where it
+//! gives them, with the spans granit-parser gives (`krm::differential` compares the two trees on
+//! every item), and from the parser's events otherwise.
+//!
 //! Written by hand: no Rust YAML crate keeps the source of a document it edits (the emitters
 //! write values, granit-parser only reads). Whatever the tree does not model (anchors, aliases,
 //! tags, explicit `?` keys, an element not on its dash's line, carriage returns, keys other
@@ -28,6 +32,7 @@ const MAX_DEPTH: usize = 200;
 const MATCH_LIMIT: usize = 256;
 
 /// A node of the source: where its text is and what it reads as.
+#[derive(Debug, PartialEq)]
 enum Node<'a> {
     /// `end` is where the scalar's text ends (a block scalar's takes its trailing line breaks);
     /// `text` is its content, read as [`scan::scalar_is`] reads it.
@@ -53,6 +58,7 @@ enum Node<'a> {
     },
 }
 
+#[derive(Debug, PartialEq)]
 struct Entry<'a> {
     key: Cow<'a, str>,
     /// Where the key starts.
@@ -60,6 +66,7 @@ struct Entry<'a> {
     value: Node<'a>,
 }
 
+#[derive(Debug, PartialEq)]
 struct Element<'a> {
     /// Where the element's dash is (block lists); the node's start in a flow list.
     dash: usize,
@@ -80,6 +87,17 @@ impl Node<'_> {
 /// would not read back as `value`.
 pub fn write(source: &str, value: &Value) -> Option<String> {
     read(source)?.write(value)
+}
+
+/// Whether the line reader's tree of `source` is the parser's, where the line reader gives
+/// one (tests); `None` when it gives none.
+#[cfg(test)]
+pub(super) fn trees_agree(source: &str) -> Option<Result<(), String>> {
+    let events = super::block::read_events(source)?;
+    let mut reader = Reader { events: Events::Lines(events.into_iter()), text: source };
+    let lines = reader.node(1).filter(|_| reader.next().is_none());
+    let parsed = parsed_tree(source);
+    Some(if lines == parsed { Ok(()) } else { Err(format!("lines: {lines:?}\nparser: {parsed:?}")) })
 }
 
 /// An item's source read once: its value is built from the tree ([`Tree::value`]) and its
@@ -140,9 +158,20 @@ impl Tree<'_> {
     }
 }
 
-/// Reads `source` into a tree; `None` for what the tree does not model.
+/// Reads `source` into a tree; `None` for what the tree does not model. The line reader
+/// ([`super::block::read_events`]) gives the events of most items, the parser the rest.
 fn read_tree(source: &str) -> Option<Node<'_>> {
-    let mut reader = Reader { events: Parser::new_from_str(source), text: source };
+    if let Some(events) = super::block::read_events(source) {
+        let mut reader = Reader { events: Events::Lines(events.into_iter()), text: source };
+        let root = reader.node(1)?;
+        return reader.next().is_none().then_some(root);
+    }
+    parsed_tree(source)
+}
+
+/// [`read_tree`] on the parser's events alone.
+fn parsed_tree(source: &str) -> Option<Node<'_>> {
+    let mut reader = Reader { events: Events::Parser(Box::new(Parser::new_from_str(source))), text: source };
     reader.expect(|e| matches!(e, Event::StreamStart))?;
     reader.expect(|e| matches!(e, Event::DocumentStart(false, _)))?;
     let root = reader.node(1)?;
@@ -151,17 +180,29 @@ fn read_tree(source: &str) -> Option<Node<'_>> {
     Some(root)
 }
 
+/// Where a tree's events come from.
+enum Events<'a> {
+    /// Boxed: the parser's state is 2.6 KB, the line reader's events a vector.
+    Parser(Box<Parser<'a, granit_parser::StrInput<'a>>>),
+    Lines(std::vec::IntoIter<super::block::Spanned<'a>>),
+}
+
 struct Reader<'a> {
-    events: Parser<'a, granit_parser::StrInput<'a>>,
+    events: Events<'a>,
     text: &'a str,
 }
 
 impl<'a> Reader<'a> {
     /// The next event and its text's start and end; `None` at a syntax error.
     fn next(&mut self) -> Option<(Event<'a>, usize, usize)> {
-        let (event, span) = self.events.next()?.ok()?;
-        let range = span.byte_range()?;
-        Some((event, range.start, range.end))
+        match &mut self.events {
+            Events::Parser(parser) => {
+                let (event, span) = parser.next()?.ok()?;
+                let range = span.byte_range()?;
+                Some((event, range.start, range.end))
+            }
+            Events::Lines(events) => events.next(),
+        }
     }
 
     fn expect(&mut self, test: impl Fn(&Event<'a>) -> bool) -> Option<()> {
