@@ -692,6 +692,11 @@ pub(super) fn scalar_is(text: &str, style: ScalarStyle, value: &Value) -> bool {
 /// against the value without building one; false too for what [`read_item`] leaves to the full
 /// reader.
 pub fn reads_as(text: &str, value: &Value) -> bool {
+    // The line reader's events, matched against the value without building one.
+    if let Some(events) = block::read_events(text) {
+        let mut events = events.into_iter();
+        return events_match(&mut events, value).is_some() && events.next().is_none();
+    }
     if let Some(read) = block::read_document(text) {
         return same_in_order(&read, value);
     }
@@ -704,6 +709,30 @@ pub fn reads_as(text: &str, value: &Value) -> bool {
         walk.expect(|e| matches!(e, Event::StreamEnd))
     };
     read().is_some()
+}
+
+/// Walks the next node of `events` against `value` as [`Walk::matches`] walks the parser's.
+fn events_match<'a>(events: &mut impl Iterator<Item = block::Spanned<'a>>, value: &Value) -> Option<()> {
+    match (events.next()?.0, value) {
+        (Event::Scalar(text, style, 0, None), value) => scalar_is(&text, style, value).then_some(()),
+        (Event::SequenceStart(_, 0, None), Value::Array(list)) => {
+            for value in list {
+                events_match(events, value)?;
+            }
+            matches!(events.next()?.0, Event::SequenceEnd).then_some(())
+        }
+        (Event::MappingStart(_, 0, None), Value::Object(map)) => {
+            for (key, value) in map {
+                let (Event::Scalar(read, ..), ..) = events.next()? else { return None };
+                if read != key.as_str() {
+                    return None;
+                }
+                events_match(events, value)?;
+            }
+            matches!(events.next()?.0, Event::MappingEnd).then_some(())
+        }
+        _ => None,
+    }
 }
 
 /// Whether two values are equal with their keys in the same order.
