@@ -740,7 +740,7 @@ impl<'a> Reader<'a> {
         // Longer keys are not implicit keys to the parser (1 024 characters from the key's start
         // to its colon, escapes and spaces included); a document marker at a line's start is no key.
         let line_start = at == 0 || bytes[at - 1] == b'\n';
-        if end - at > 512 || (line_start && document_marker_at(bytes, at)) || !plain_text_key(&key, style) {
+        if end - at > 512 || (line_start && super::starts_with_marker(&bytes[at..])) || !plain_text_key(&key, style) {
             return None;
         }
         Some(Some(Key { text: key, after: end + 1, end: text_end, style }))
@@ -817,13 +817,6 @@ impl<'a> Reader<'a> {
     fn line_start(&self, at: usize) -> usize {
         memchr::memrchr(b'\n', &self.bytes[..at]).map_or(0, |n| n + 1)
     }
-}
-
-/// Whether `---` or `...` and a blank or the end start at `at`.
-fn document_marker_at(bytes: &[u8], at: usize) -> bool {
-    let rest = bytes.get(at..).unwrap_or_default();
-    (rest.starts_with(b"---") || rest.starts_with(b"..."))
-        && matches!(rest.get(3), None | Some(b' ' | b'\t' | b'\n' | b'\r'))
 }
 
 /// Text YAML reads as it is (a comment, a block scalar's line): printable characters and tabs.

@@ -446,12 +446,7 @@ fn standalone_len(slice: &str, indent: usize) -> Option<usize> {
         }
         // A line at the item's own column that starts with `---` or `...` and a blank is text in
         // the list, and a document marker once the item is moved to column 0.
-        let rest = &bytes[at + 1 + spaces..];
-        if indent > 0
-            && spaces == indent
-            && (rest.starts_with(b"---") || rest.starts_with(b"..."))
-            && matches!(rest.get(3), None | Some(b' ' | b'\t' | b'\n' | b'\r'))
-        {
+        if indent > 0 && spaces == indent && starts_with_marker(&bytes[at + 1 + spaces..]) {
             return None;
         }
     }
@@ -497,15 +492,19 @@ fn moved_left(text: &str, indent: usize) -> String {
 pub fn document_marker(slice: &str) -> Option<usize> {
     let mut from = 0;
     while let Some(at) = slice[from..].find('\n').map(|at| from + at) {
-        let rest = &slice[at + 1..];
-        if (rest.starts_with("---") || rest.starts_with("..."))
-            && rest[3..].chars().next().is_none_or(|c| matches!(c, ' ' | '\t' | '\r' | '\n'))
-        {
+        if starts_with_marker(&slice.as_bytes()[at + 1..]) {
             return Some(at);
         }
         from = at + 1;
     }
     None
+}
+
+/// Whether `line` (the rest of a line from its start) starts with a document marker: `---` or
+/// `...` and whitespace or the end.
+fn starts_with_marker(line: &[u8]) -> bool {
+    (line.starts_with(b"---") || line.starts_with(b"..."))
+        && matches!(line.get(3), None | Some(b' ' | b'\t' | b'\r' | b'\n'))
 }
 
 /// One element of a block sequence at column 0, as the YAML writer lays it out: `- ` before the
