@@ -158,6 +158,13 @@ impl<'a> Reader<'a> {
         self.events.is_some()
     }
 
+    /// Emits a scalar's event (its text copied only when events are kept).
+    fn emit_scalar(&mut self, text: &Cow<'a, str>, style: ScalarStyle, start: usize, end: usize) {
+        if self.tree() {
+            self.emit(Event::Scalar(text.clone(), style, 0, None), start, end);
+        }
+    }
+
     /// One item at the dash line at `pos`: where its mapping starts, its column (1-based) and
     /// its header; `pos` moves to the next line that holds content.
     fn item(&mut self, dash: usize) -> Option<(usize, usize, Head)> {
@@ -198,9 +205,7 @@ impl<'a> Reader<'a> {
             if !keys.insert(key.clone()) {
                 return None;
             }
-            if self.tree() {
-                self.emit(Event::Scalar(key.clone(), style, 0, None), at, end);
-            }
+            self.emit_scalar(&key, style, at, end);
             let field = (mode == Mode::Item).then(|| HEADER.iter().position(|name| *name == key)).flatten();
             let value_mode = match (mode, field) {
                 (Mode::Build, _) | (Mode::Item, Some(_)) => Mode::Build,
@@ -328,19 +333,9 @@ impl<'a> Reader<'a> {
         let bytes = self.bytes;
         let build = mode == Mode::Build;
         let value = match bytes[at] {
-            b'"' => {
-                let (text, end) = self.double(at)?;
-                if self.tree() {
-                    self.emit(Event::Scalar(text.clone(), ScalarStyle::DoubleQuoted, 0, None), at, end);
-                }
-                self.end_of_line(end)?;
-                build.then(|| Value::String(text.into_owned()))
-            }
-            b'\'' => {
-                let (text, end) = self.single(at)?;
-                if self.tree() {
-                    self.emit(Event::Scalar(text.clone(), ScalarStyle::SingleQuoted, 0, None), at, end);
-                }
+            b'"' | b'\'' => {
+                let (text, end, style) = self.quoted(at)?;
+                self.emit_scalar(&text, style, at, end);
                 self.end_of_line(end)?;
                 build.then(|| Value::String(text.into_owned()))
             }
@@ -352,7 +347,7 @@ impl<'a> Reader<'a> {
             }
             _ => {
                 let (text, end) = self.plain(at, self.line_end(at))?;
-                self.emit(Event::Scalar(Cow::Borrowed(text), ScalarStyle::Plain, 0, None), at, end);
+                self.emit_scalar(&Cow::Borrowed(text), ScalarStyle::Plain, at, end);
                 self.end_of_line(end)?;
                 if build {
                     Some(scalar(Cow::Borrowed(text), ScalarStyle::Plain)?)
@@ -366,15 +361,36 @@ impl<'a> Reader<'a> {
         Some(value)
     }
 
+    /// Whether a plain scalar may start at `at`: not at an indicator, nor at `-`, `?` or `:`
+    /// when what follows (`ends`) would make it one.
+    fn plain_start(&self, at: usize, ends: impl Fn(Option<&u8>) -> bool) -> bool {
+        let Some(&first) = self.bytes.get(at) else { return false };
+        let indicator = matches!(
+            first,
+            b',' | b'['
+                | b']'
+                | b'{'
+                | b'}'
+                | b'#'
+                | b'&'
+                | b'*'
+                | b'!'
+                | b'|'
+                | b'>'
+                | b'\''
+                | b'"'
+                | b'%'
+                | b'@'
+                | b'`'
+        );
+        !indicator && !(matches!(first, b'-' | b'?' | b':') && ends(self.bytes.get(at + 1)))
+    }
+
     /// A plain scalar on one line from `at`: its text and where it ends (before spaces and a
     /// comment); `None` for text a plain scalar cannot hold here.
     fn plain(&self, at: usize, limit: usize) -> Option<(&'a str, usize)> {
         let bytes = self.bytes;
-        let first = *bytes.get(at)?;
-        if matches!(first, b',' | b'[' | b']' | b'{' | b'}' | b'#' | b'&' | b'*' | b'!' | b'|' | b'>' | b'\'' | b'"')
-            || matches!(first, b'%' | b'@' | b'`')
-            || (matches!(first, b'-' | b'?' | b':') && matches!(bytes.get(at + 1), None | Some(b' ' | b'\n')))
-        {
+        if !self.plain_start(at, |next| matches!(next, None | Some(b' ' | b'\n'))) {
             return None;
         }
         let mut end = at;
@@ -399,6 +415,18 @@ impl<'a> Reader<'a> {
             i += 1;
         }
         Some((self.text.get(at..end)?, end))
+    }
+
+    /// A double- or single-quoted scalar on one line from `at`: its value, the offset after its
+    /// quote, and its style.
+    fn quoted(&self, at: usize) -> Option<(Cow<'a, str>, usize, ScalarStyle)> {
+        if self.bytes.get(at) == Some(&b'"') {
+            let (text, end) = self.double(at)?;
+            Some((text, end, ScalarStyle::DoubleQuoted))
+        } else {
+            let (text, end) = self.single(at)?;
+            Some((text, end, ScalarStyle::SingleQuoted))
+        }
     }
 
     /// A double-quoted scalar on one line from `at`: its value and the offset after its quote.
@@ -497,18 +525,11 @@ impl<'a> Reader<'a> {
                         self.emit(Event::MappingEnd, i, i + 1);
                         return Some((build.then_some(Value::Object(map)), i + 1));
                     }
-                    let (key, style, end) = match bytes.get(i)? {
-                        b'"' => {
-                            let (key, end) = self.double(i)?;
-                            (key, ScalarStyle::DoubleQuoted, end)
-                        }
-                        b'\'' => {
-                            let (key, end) = self.single(i)?;
-                            (key, ScalarStyle::SingleQuoted, end)
-                        }
+                    let (key, end, style) = match bytes.get(i)? {
+                        b'"' | b'\'' => self.quoted(i)?,
                         _ => {
                             let (key, end) = self.flow_plain(i)?;
-                            (Cow::Borrowed(key), ScalarStyle::Plain, end)
+                            (Cow::Borrowed(key), end, ScalarStyle::Plain)
                         }
                     };
                     // A plain key's colon is followed by a space; a quoted key's may touch it.
@@ -525,9 +546,7 @@ impl<'a> Reader<'a> {
                     {
                         return None;
                     }
-                    if self.tree() {
-                        self.emit(Event::Scalar(key.clone(), style, 0, None), i, end);
-                    }
+                    self.emit_scalar(&key, style, i, end);
                     let (value, end) = self.flow(self.spaces(after), depth + 1, build)?;
                     if let Some(value) = value {
                         map.insert(key.into_owned(), value);
@@ -540,23 +559,14 @@ impl<'a> Reader<'a> {
                     }
                 }
             }
-            b'"' => {
-                let (text, end) = self.double(at)?;
-                if self.tree() {
-                    self.emit(Event::Scalar(text.clone(), ScalarStyle::DoubleQuoted, 0, None), at, end);
-                }
-                Some((build.then(|| Value::String(text.into_owned())), end))
-            }
-            b'\'' => {
-                let (text, end) = self.single(at)?;
-                if self.tree() {
-                    self.emit(Event::Scalar(text.clone(), ScalarStyle::SingleQuoted, 0, None), at, end);
-                }
+            b'"' | b'\'' => {
+                let (text, end, style) = self.quoted(at)?;
+                self.emit_scalar(&text, style, at, end);
                 Some((build.then(|| Value::String(text.into_owned())), end))
             }
             _ => {
                 let (text, end) = self.flow_plain(at)?;
-                self.emit(Event::Scalar(Cow::Borrowed(text), ScalarStyle::Plain, 0, None), at, end);
+                self.emit_scalar(&Cow::Borrowed(text), ScalarStyle::Plain, at, end);
                 if build {
                     Some((Some(scalar(Cow::Borrowed(text), ScalarStyle::Plain)?), end))
                 } else {
@@ -571,12 +581,8 @@ impl<'a> Reader<'a> {
     /// scalar cannot hold.
     fn flow_plain(&self, at: usize) -> Option<(&'a str, usize)> {
         let bytes = self.bytes;
-        let first = *bytes.get(at)?;
         let ends = |b: Option<&u8>| matches!(b, None | Some(b' ' | b'\n' | b',' | b'[' | b']' | b'{' | b'}'));
-        if matches!(first, b',' | b'[' | b']' | b'{' | b'}' | b'#' | b'&' | b'*' | b'!' | b'|' | b'>' | b'\'' | b'"')
-            || matches!(first, b'%' | b'@' | b'`')
-            || (matches!(first, b'-' | b'?' | b':') && ends(bytes.get(at + 1)))
-        {
+        if !self.plain_start(at, ends) {
             return None;
         }
         let mut end = at;
@@ -699,14 +705,7 @@ impl<'a> Reader<'a> {
     fn key(&self, at: usize) -> Option<Option<Key<'a>>> {
         let bytes = self.bytes;
         let (key, end, style) = match bytes.get(at)? {
-            b'"' => {
-                let (key, end) = self.double(at)?;
-                (key, end, ScalarStyle::DoubleQuoted)
-            }
-            b'\'' => {
-                let (key, end) = self.single(at)?;
-                (key, end, ScalarStyle::SingleQuoted)
-            }
+            b'"' | b'\'' => self.quoted(at)?,
             b'?' if matches!(bytes.get(at + 1), None | Some(b' ' | b'\n')) => return None,
             // A flow collection: a value (as a key, the line's end refuses it).
             b'[' | b'{' => return Some(None),
