@@ -76,6 +76,17 @@ pub(super) fn items(text: &str, dash: usize) -> Read {
     }
 }
 
+/// Where a block list's first item is, when the list starts on the line after `after` (a key's
+/// colon, the rest of its line spaces and a comment or nothing), past blank and comment lines:
+/// its dash's indentation and its line's start.
+pub(super) fn first_item(text: &str, after: usize) -> Option<(usize, usize)> {
+    let mut reader = Reader::new(text);
+    reader.pos = reader.finish_line(after)?;
+    reader.skip_blank()?;
+    let indent = reader.indent()?;
+    reader.dash_at(reader.pos + indent).then_some((indent, reader.pos))
+}
+
 /// The value of one YAML document, an item standing alone: a block mapping at column 0 whose
 /// lines this reader takes, built as the walk over the parser's events builds it; `None` for
 /// anything else.
@@ -158,7 +169,9 @@ impl<'a> Reader<'a> {
         self.events.is_some()
     }
 
-    /// Emits a scalar's event (its text copied only when events are kept).
+    /// Emits a scalar's event (its text copied only when events are kept). A `Cow`, not a
+    /// `&str`: a text borrowed from the input stays borrowed in the event.
+    #[allow(clippy::ptr_arg)]
     fn emit_scalar(&mut self, text: &Cow<'a, str>, style: ScalarStyle, start: usize, end: usize) {
         if self.tree() {
             self.emit(Event::Scalar(text.clone(), style, 0, None), start, end);
@@ -383,7 +396,8 @@ impl<'a> Reader<'a> {
                 | b'@'
                 | b'`'
         );
-        !indicator && !(matches!(first, b'-' | b'?' | b':') && ends(self.bytes.get(at + 1)))
+        let indicator_then_blank = matches!(first, b'-' | b'?' | b':') && ends(self.bytes.get(at + 1));
+        !(indicator || indicator_then_blank)
     }
 
     /// A plain scalar on one line from `at`: its text and where it ends (before spaces and a

@@ -258,11 +258,8 @@ pub(super) fn split_scan(text: &str, threads: bool) -> Option<Found> {
             return None;
         }
         list_end = end;
-        // The previous part's last item ends where this part's first starts.
-        let joined = cut_last(text, &mut found.spots, spots.first()?.start as usize);
+        let joined = append(text, (&mut found.spots, &mut found.headers), spots, headers)?;
         found.cut_failed |= cut_failed || !joined;
-        found.spots.extend(spots);
-        found.headers.extend(headers);
     }
     if let Some(end) = list_end {
         let rest = top_level(&text[end..], end)?;
@@ -290,13 +287,21 @@ fn list_part(text: &str, start: usize, end: usize, dash: usize) -> Option<(Vec<S
         block::Stop::End(end) => Some((spots, headers, end.map(|end| start + end), cut_failed)),
         block::Stop::At(at) => {
             let (more, more_headers, end, failed) = tail_items(part.get(at..)?, start + at)?;
-            let joined = cut_last(text, &mut spots, more.first()?.start as usize);
+            let joined = append(text, (&mut spots, &mut headers), more, more_headers)?;
             cut_failed |= failed || !joined;
-            spots.extend(more);
-            headers.extend(more_headers);
             Some((spots, headers, end, cut_failed))
         }
     }
+}
+
+/// Appends items read after the last of `read` (`spots`, `headers`), which ends where the first
+/// of them starts and is cut there; `Some(false)` when it could not be cut, `None` when there are
+/// none.
+fn append(text: &str, read: (&mut Vec<Spot>, &mut Vec<Head>), spots: Vec<Spot>, headers: Vec<Head>) -> Option<bool> {
+    let joined = cut_last(text, read.0, spots.first()?.start as usize);
+    read.0.extend(spots);
+    read.1.extend(headers);
+    Some(joined)
 }
 
 /// One part of a split reading (see [`split_scan`]): the first, or items after a cut.
@@ -323,26 +328,7 @@ pub(super) fn items_start(text: &str) -> Option<(usize, usize)> {
             }
             walk.expect(|e| matches!(e, Event::SequenceStart(StructureStyle::Block, 0, None)))?;
             walk.expect(|e| matches!(e, Event::MappingStart(StructureStyle::Block, 0, None)))?;
-            // The first dash: on the first line after the key's that is not blank or a comment
-            // (the key's own line holds nothing else but a comment).
-            let rest = text[start + "items:".len()..].trim_start_matches(' ');
-            let mut line = start + "items:".len() + memchr::memchr(b'\n', rest.as_bytes())?;
-            if !(rest.starts_with('\n') || rest.starts_with('#')) {
-                return None;
-            }
-            loop {
-                line += 1;
-                let content = text.get(line..)?;
-                let dash = content.len() - content.trim_start_matches(' ').len();
-                match content.as_bytes().get(dash) {
-                    Some(b'\n') => line += dash,
-                    Some(b'#') => line += memchr::memchr(b'\n', content.as_bytes())?,
-                    Some(b'-') if matches!(content.as_bytes().get(dash + 1), None | Some(b' ' | b'\n')) => {
-                        return Some((dash, line))
-                    }
-                    _ => return None,
-                }
-            }
+            return block::first_item(text, start + "items:".len());
         }
         let (Event::Scalar(..), _) = walk.next()? else { return None };
     }
