@@ -10,7 +10,7 @@ use granit_parser::{Event, Parser, ScalarStyle};
 /// The shortest digit run that may not fit: i64 has 19 digits, u64 20.
 const SUSPECT_DIGITS: usize = 19;
 
-fn has_long_digit_run(text: &str) -> bool {
+pub(super) fn has_long_digit_run(text: &str) -> bool {
     let mut run = 0;
     for byte in text.bytes() {
         run = if byte.is_ascii_digit() { run + 1 } else { 0 };
@@ -23,7 +23,7 @@ fn has_long_digit_run(text: &str) -> bool {
 
 /// Whether `literal` is an integer as YAML 1.2's core schema or JSON read it (decimal with an
 /// optional sign, or 0x/0o) that no 64-bit integer holds.
-fn too_large(literal: &str) -> bool {
+pub(super) fn too_large(literal: &str) -> bool {
     let unsigned = literal.strip_prefix(['-', '+']).unwrap_or(literal);
     let (digits, radix) = match unsigned.get(..2) {
         Some("0x") => (&unsigned[2..], 16),

@@ -6,6 +6,7 @@
 mod integers;
 mod locate;
 mod path;
+mod scalars;
 mod strict;
 mod styles;
 mod yaml;
@@ -13,6 +14,7 @@ mod yaml;
 pub use integers::{oversized_integer_message, oversized_json_integer, oversized_yaml_integer};
 pub use locate::{locate, Position};
 pub use path::FieldPath;
+pub use scalars::{defined_non_finite, non_finite_message};
 pub use strict::{duplicate_key_message, from_own_json, json_too_deep, Strict};
 pub use styles::{pointer_segment, quoted_template_scalars};
 /// The default longest string an input may hold, and the default file-size limit: the two are

@@ -11,7 +11,58 @@ pub struct Strict(pub Value);
 
 impl<'de> Deserialize<'de> for Strict {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        if super::scalars::fixing() {
+            // serde-saphyr's hook for a node's location (the form `serde_saphyr::Spanned` asks
+            // for): the node's offset says which scalar to put back (`doc::scalars`).
+            return deserializer.deserialize_newtype_struct("__yaml_spanned", LocatedVisitor).map(Strict);
+        }
         deserializer.deserialize_any(StrictVisitor).map(Strict)
+    }
+}
+
+/// Reads one node through serde-saphyr's location hook: a struct of the node's value and where
+/// it is used and defined (an alias's node is defined at its anchor).
+struct LocatedVisitor;
+
+impl<'de> Visitor<'de> for LocatedVisitor {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("any value")
+    }
+
+    fn visit_newtype_struct<D: Deserializer<'de>>(self, deserializer: D) -> Result<Value, D::Error> {
+        deserializer.deserialize_struct("Spanned", &[], self)
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut access: A) -> Result<Value, A::Error> {
+        let (mut value, mut offset) = (None, None);
+        while let Some(key) = access.next_key::<String>()? {
+            match key.as_str() {
+                "value" => value = Some(access.next_value::<Plain>()?),
+                "defined" => {
+                    let at: serde_saphyr::Location = access.next_value()?;
+                    offset = at.span().byte_offset().and_then(|offset| usize::try_from(offset).ok());
+                }
+                "referenced" => {
+                    access.next_value::<serde_saphyr::Location>()?;
+                }
+                _ => {
+                    access.next_value::<serde::de::IgnoredAny>()?;
+                }
+            }
+        }
+        let value = value.ok_or_else(|| A::Error::custom("a node without a value"))?;
+        super::scalars::fix(offset, value.0).map_err(A::Error::custom)
+    }
+}
+
+/// One node's value read as [`Strict`] reads it, its children through the location hook again.
+struct Plain(Value);
+
+impl<'de> Deserialize<'de> for Plain {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(StrictVisitor).map(Plain)
     }
 }
 
@@ -40,6 +91,10 @@ impl<'de> Visitor<'de> for StrictVisitor {
         Value::deserialize(serde::de::value::U128Deserializer::<E>::new(v))
     }
     fn visit_f64<E>(self, v: f64) -> Result<Value, E> {
+        if !v.is_finite() {
+            // Refused, or put back as the text it was (`doc::scalars`), by its node.
+            super::scalars::saw_non_finite();
+        }
         // As serde_json's own reader: a non-finite float has no JSON form.
         Ok(serde_json::Number::from_f64(v).map_or(Value::Null, Value::Number))
     }

@@ -14,7 +14,7 @@
 //! and reads `0644` as 644), which is why it is not used.
 
 use super::Value;
-use serde_saphyr::{budget, options, ser_options, Options, SerializerOptions};
+use serde_saphyr::{budget, options, ser_options, NonFiniteFloatPolicy, Options, SerializerOptions};
 
 /// A YAML syntax error with the position the parser reported (1-based).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -22,19 +22,28 @@ pub struct YamlError {
     pub message: String,
     pub line: Option<u64>,
     pub column: Option<u64>,
+    /// The text is valid YAML, but holds a value JSON and Kubernetes cannot (an integer beyond
+    /// 64 bits, a non-finite float): the message says so itself, not "not valid YAML".
+    pub unrepresentable: bool,
 }
 
 /// The deepest nesting we accept. Kubernetes objects, CRD schemas included, stay far below it;
 /// the limit keeps hostile input from exhausting the stack.
 const MAX_DEPTH: usize = 256;
 
-fn read_options(input_len: usize) -> Options {
+fn read_options(input_len: usize, fixing: bool) -> Options {
     // The budget grows with the input: every node costs at least one byte of text, so a limit
     // proportional to the size never refuses honest input and still stops alias bombs.
     let nodes = input_len.saturating_add(1024);
     options! {
         legacy_octal_numbers: true,
         strict_booleans: true,
+        // A `!!binary` scalar is its text, as kyaml keeps it: decoding would change the value
+        // (and refuse bytes that are not UTF-8).
+        ignore_binary_tag_for_string: true,
+        // While fixing (`doc::scalars`), `.iNf` and the like reach the value reader, which puts
+        // their text back or refuses them itself.
+        non_finite_float_policy: if fixing { NonFiniteFloatPolicy::PassThrough } else { NonFiniteFloatPolicy::Reject },
         budget: budget! {
             max_events: nodes.saturating_mul(2),
             max_nodes: nodes,
@@ -56,8 +65,8 @@ fn write_options() -> SerializerOptions {
 
 /// Reads a stream of YAML documents. Documents that are empty or hold only comments are skipped.
 pub fn read_yaml_documents(text: &str) -> Result<Vec<Value>, YamlError> {
-    let documents: Vec<Value> = read_yaml_documents_as(text)?;
-    Ok(documents.into_iter().filter(|d| !d.is_null()).collect())
+    let documents: Vec<super::Strict> = read_yaml_documents_as(text)?;
+    Ok(documents.into_iter().map(|d| d.0).filter(|d| !d.is_null()).collect())
 }
 
 /// Where a document starts: byte offset and 1-based column of its first character.
@@ -77,14 +86,22 @@ pub fn declares_tag_handles(text: &str) -> bool {
 
 /// [`read_yaml_documents`], with each document's [`Start`] when the reader knows it.
 pub fn read_yaml_documents_with_starts(text: &str) -> Result<Vec<(Value, Start)>, YamlError> {
-    let documents: Vec<serde_saphyr::Spanned<Value>> = read_yaml_documents_as(text)?;
-    Ok(documents.into_iter().filter(|d| !d.value.is_null()).map(|d| (d.value, start_of(&d.referenced))).collect())
+    let documents: Vec<serde_saphyr::Spanned<super::Strict>> = read_yaml_documents_as(text)?;
+    Ok(documents.into_iter().filter(|d| !d.value.0.is_null()).map(|d| (d.value.0, start_of(&d.referenced))).collect())
 }
 
 /// Reads a stream of YAML documents into `T` as they are parsed (a caller's own visitor can
 /// keep less than a whole value tree). Empty documents reach `T` as a unit.
+///
+/// Values are read through [`super::Strict`], which `T` must use for every value it keeps: plain
+/// scalars serde-saphyr types otherwise than YAML (`tRUE`, `.iNf`) are put back as their text
+/// there (`doc::scalars`).
 pub fn read_yaml_documents_as<T: serde::de::DeserializeOwned>(text: &str) -> Result<Vec<T>, YamlError> {
-    let documents = serde_saphyr::from_multiple_with_options(text, read_options(text.len())).map_err(|err| {
+    let (fixes, refused) = super::scalars::fixes(text);
+    let fixing = !fixes.is_empty();
+    let read = || serde_saphyr::from_multiple_with_options(text, read_options(text.len(), fixing));
+    let documents = if fixing { super::scalars::with_fixes(fixes, read) } else { read() };
+    let documents = documents.map_err(|err| {
         let location = err.location();
         let message = err.without_snippet().to_string();
         // The crate prefixes "error: line L column C: "; we report the position separately.
@@ -116,17 +133,24 @@ pub fn read_yaml_documents_as<T: serde::de::DeserializeOwned>(text: &str) -> Res
         } else {
             syntax_hint(message)
         };
-        YamlError { message, line: location.as_ref().map(|l| l.line()), column: location.as_ref().map(|l| l.column()) }
+        // serde-saphyr's wording names its policy option; say what it is and what to do.
+        let non_finite = message.strip_prefix("non-finite float `").and_then(|m| m.split('`').next());
+        let (message, unrepresentable) = match non_finite {
+            Some(literal) => (super::non_finite_message(literal), true),
+            None => (message, false),
+        };
+        YamlError {
+            unrepresentable,
+            message,
+            line: location.as_ref().map(|l| l.line()),
+            column: location.as_ref().map(|l| l.column()),
+        }
     })?;
-    // Checked after a successful read, so syntax errors keep their own message.
-    if let Some((line, column, literal)) = super::oversized_yaml_integer(text) {
-        return Err(YamlError {
-            message: super::oversized_integer_message(&literal),
-            line: Some(line),
-            column: Some(column),
-        });
+    // Reported after a successful read, so syntax errors keep their own message.
+    match refused {
+        Some(refused) => Err(refused.into()),
+        None => Ok(documents),
     }
-    Ok(documents)
 }
 
 /// The parser says what it saw; add what to change for the mistakes people make by hand.
@@ -156,9 +180,9 @@ fn syntax_hint(message: String) -> String {
 /// Parses a command-line value (`--set key=value`) as a YAML scalar, so `3` is an integer and
 /// `true` a boolean; anything that does not parse as a single scalar stays a string.
 pub fn parse_scalar(text: &str) -> Value {
-    match serde_saphyr::from_str_with_options::<Value>(text, read_options(text.len())) {
-        Ok(value @ (Value::Bool(_) | Value::Number(_) | Value::String(_))) => value,
-        Ok(Value::Null) if !text.is_empty() => Value::Null,
+    match read_yaml_documents_as::<super::Strict>(text).as_deref() {
+        Ok([super::Strict(value @ (Value::Bool(_) | Value::Number(_) | Value::String(_)))]) => value.clone(),
+        Ok([super::Strict(Value::Null)]) if !text.is_empty() => Value::Null,
         _ => Value::String(text.to_string()),
     }
 }

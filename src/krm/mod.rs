@@ -638,11 +638,7 @@ fn parse_document(text: &str, shared: Option<&Arc<String>>) -> Result<(Top, Form
     }
     let documents: Vec<Top> = read_yaml_documents_as(text).map_err(|err| UnusableInput {
         // Valid YAML the value model cannot hold says so itself.
-        message: if err.message.starts_with("the integer ") {
-            err.message
-        } else {
-            format!("input is not valid YAML: {}", err.message)
-        },
+        message: if err.unrepresentable { err.message } else { format!("input is not valid YAML: {}", err.message) },
         line: err.line,
         column: err.column,
     })?;

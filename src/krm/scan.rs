@@ -16,7 +16,7 @@ use super::block;
 use super::item::{Head, Item, Source};
 use super::stream::{Items, Parts};
 use crate::doc::{Map, Strict, Value};
-use granit_parser::{Event, Parser, ScalarStyle, StructureStyle};
+use granit_parser::{Event, Parser, ScalarStyle, StructureStyle, Tag};
 use std::borrow::Cow;
 use std::sync::Arc;
 
@@ -504,7 +504,7 @@ impl<'a> Walk<'a> {
         }
         let (event, _) = self.next()?;
         match event {
-            Event::Scalar(value, style, 0, None) => scalar(value, style),
+            Event::Scalar(value, style, 0, tag) => scalar(value, read_style(style, tag.as_deref())?),
             Event::SequenceStart(_, 0, None) => {
                 let mut list = Vec::new();
                 loop {
@@ -536,7 +536,9 @@ impl<'a> Walk<'a> {
         }
         let (event, _) = self.next()?;
         match (event, value) {
-            (Event::Scalar(text, style, 0, None), value) => scalar_is(&text, style, value).then_some(()),
+            (Event::Scalar(text, style, 0, tag), value) => {
+                scalar_is(&text, read_style(style, tag.as_deref())?, value).then_some(())
+            }
             (Event::SequenceStart(_, 0, None), Value::Array(list)) => {
                 for value in list {
                     self.matches(value, depth + 1)?;
@@ -564,7 +566,9 @@ impl<'a> Walk<'a> {
         }
         let (event, _) = self.next()?;
         match event {
-            Event::Scalar(value, style, 0, None) => (style != ScalarStyle::Plain || finite(&value)).then_some(()),
+            Event::Scalar(value, style, 0, tag) => {
+                (read_style(style, tag.as_deref())? != ScalarStyle::Plain || finite(&value)).then_some(())
+            }
             Event::SequenceStart(_, 0, None) => loop {
                 if let Some(Ok((Event::SequenceEnd, _))) = self.events.peek() {
                     self.next()?;
@@ -602,6 +606,19 @@ impl<'a> Walk<'a> {
             }
             _ => None,
         }
+    }
+}
+
+/// The style a scalar is read by: its own when untagged; that of a quoted scalar when tagged
+/// `!!str` or `!!binary`, which the full reader reads as their text (`doc::yaml`: a `!!binary`
+/// scalar is kept as written, not decoded); `None` for other tags, left to the full reader.
+pub(super) fn read_style(style: ScalarStyle, tag: Option<&Tag>) -> Option<ScalarStyle> {
+    match tag {
+        None => Some(style),
+        Some(tag) if tag.handle() == "tag:yaml.org,2002:" && matches!(tag.suffix(), "str" | "binary") => {
+            Some(if style == ScalarStyle::Plain { ScalarStyle::SingleQuoted } else { style })
+        }
+        Some(_) => None,
     }
 }
 
@@ -775,9 +792,12 @@ fn ask(text: &str) -> Option<Value> {
     if text.contains(char::is_whitespace) || !finite(text) {
         return None;
     }
-    let mut documents = crate::doc::read_yaml_documents_as::<Strict>(text).ok()?;
+    // In a list: the reader takes a document of only a null-like word (`nULL`) for no document.
+    let mut documents = crate::doc::read_yaml_documents_as::<Strict>(&format!("- {text}")).ok()?;
     match documents.pop() {
-        Some(Strict(value)) if documents.is_empty() && !value.is_object() && !value.is_array() => Some(value),
+        Some(Strict(Value::Array(mut list))) if documents.is_empty() && list.len() == 1 => {
+            list.pop().filter(|value| !value.is_object() && !value.is_array())
+        }
         _ => None,
     }
 }
@@ -789,8 +809,9 @@ pub(super) fn finite(text: &str) -> bool {
         return true;
     }
     let unsigned = text.strip_prefix(['+', '-']).unwrap_or(text);
-    if let Some(rest) = unsigned.strip_prefix('.') {
-        return !(rest.eq_ignore_ascii_case("inf") || rest.eq_ignore_ascii_case("nan"));
+    if unsigned.starts_with('.') {
+        // Other spellings (`.iNf`, `-.nan`) are text (`doc::scalars`).
+        return !crate::doc::defined_non_finite(text);
     }
     !(unsigned.starts_with(|c: char| c.is_ascii_digit()) && text.parse::<f64>().is_ok_and(f64::is_infinite))
 }
@@ -1017,7 +1038,8 @@ mod tests {
         let head = "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n";
         for items in [
             "  - a: &x 1\n    b: *x\n",
-            "  - a: !!str 1\n",
+            "  - a: !!int 1\n",
+            "  - a: !custom x\n",
             "  - <<: {a: 1}\n",
             "  - a: 1\n    a: 2\n",
             "  - a: .inf\n",

@@ -199,7 +199,9 @@ impl<'a> Reader<'a> {
             Events::Parser(parser) => {
                 let (event, span) = parser.next()?.ok()?;
                 let range = span.byte_range()?;
-                Some((event, range.start, range.end))
+                // A tagged node starts at its tag.
+                let start = span.tag_start().and_then(|tag| tag.byte_offset()).unwrap_or(range.start);
+                Some((event, start.min(range.start), range.end))
             }
             Events::Lines(events) => events.next(),
         }
@@ -220,7 +222,10 @@ impl<'a> Reader<'a> {
             return None;
         }
         match event {
-            Event::Scalar(text, style, 0, None) => {
+            Event::Scalar(text, style, 0, tag) => {
+                // `!!str` and `!!binary` scalars read as their text; the node starts at the tag,
+                // so that a changed one is written without it.
+                let style = scan::read_style(style, tag.as_deref())?;
                 // A block scalar's text may end at the next line's indentation: it ends at the
                 // start of that line.
                 let line = self.text.get(..end)?.rfind('\n').map_or(0, |n| n + 1);
@@ -755,8 +760,21 @@ containers:
     }
 
     #[test]
+    fn text_tags_are_kept_where_their_node_is_unchanged() {
+        let source =
+            "data:\n  key: !!binary aGVsbG8=  # base64\n  raw: !!binary /w==\n  s: !!str 1\n  l:\n  - !!str 2\n";
+        let out = spliced(source, |v| {
+            v["data"]["new"] = json!("x");
+            v["data"]["raw"] = json!("changed");
+        });
+        let want =
+            "data:\n  key: !!binary aGVsbG8=  # base64\n  raw: 'changed'\n  s: !!str 1\n  l:\n  - !!str 2\n  new: x\n";
+        assert_eq!(out.as_deref(), Some(want));
+    }
+
+    #[test]
     fn what_the_tree_does_not_model_is_left_to_the_writer() {
-        for source in ["a: &x 1\nb: *x\n", "a: !!str 1\n", "? a\n: 1\n", "a:\r\n  b: 1\r\n", "l:\n-\n  a: 1\n"] {
+        for source in ["a: &x 1\nb: *x\n", "a: !custom 1\n", "? a\n: 1\n", "a:\r\n  b: 1\r\n", "l:\n-\n  a: 1\n"] {
             assert_eq!(write(source, &json!({"a": 2})), None, "{source:?}");
         }
     }
