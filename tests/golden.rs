@@ -1,4 +1,13 @@
-//! The golden harness: every directory `tests/fixtures/<area>/<case>/` is one case.
+//! The golden harness: every directory `tests/fixtures/<area>/<case>/` is one case, and so is
+//! every example under `examples/`. Each case is a test of its own, named by its directory:
+//! `<area>/<case>` (`patches/kustomize/<case>` for a case grouped by its source),
+//! `examples/<name>`, or `examples/<name>/<case>` for an example that holds cases. This file is a
+//! custom harness (`harness = false` in Cargo.toml) run by libtest-mimic, which runs the cases on
+//! its own threads and takes libtest's arguments:
+//! `cargo test --test golden -- features/component-when` runs the cases whose name contains that
+//! text, `--exact` just the one so named; `--list`, `--skip`, `--ignored` and `--test-threads`
+//! work as libtest's do. One more test, `cases-found`, fails when `tests/fixtures` or `examples`
+//! holds no case at all.
 //!
 //! A case holds the input and the expected result of one run of the built binary:
 //! - `input.yaml`: a ResourceList fed to KRM mode on stdin; or
@@ -7,13 +16,15 @@
 //! - `expected.yaml`: stdout; `expected.stderr`: stderr (absent when empty);
 //!   `expected.exit`: the exit code (absent when 0).
 //!
-//! `BLESS=1 cargo test --test golden` rewrites the expectations; review every diff.
+//! `BLESS=1 cargo test --test golden` rewrites the expectations (of the cases the filter selects;
+//! all of them without one); review every diff.
 //! KRM cases are also rendered a second time, from their own output plus the same functionConfig,
 //! and must come out the same, items and results (SPEC §1, idempotent).
 
+use libtest_mimic::{Arguments, Failed, Trial};
 use render_blueprint::doc::{read_yaml_documents, to_yaml, Value};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::{Command, ExitCode, Stdio};
 
 struct Run {
     stdout: String,
@@ -62,16 +73,25 @@ fn subdirs(dir: &Path) -> Vec<PathBuf> {
     dirs
 }
 
+/// The directory itself when it is a case, else the cases among its subdirectories.
+fn case_or_cases(dir: PathBuf) -> Vec<PathBuf> {
+    if is_case(&dir) {
+        vec![dir]
+    } else {
+        subdirs(&dir).into_iter().filter(|d| is_case(d)).collect()
+    }
+}
+
 /// `<root>/<area>/<case>/` directories, and `<root>/<area>/<group>/<case>/` for cases grouped by
 /// their source (`patches/kustomize/` holds kustomize's own tests).
 fn cases(root: &Path) -> Vec<PathBuf> {
-    subdirs(root)
-        .iter()
-        .flat_map(|area| subdirs(area))
-        .flat_map(
-            |dir| if is_case(&dir) { vec![dir] } else { subdirs(&dir).into_iter().filter(|d| is_case(d)).collect() },
-        )
-        .collect()
+    subdirs(root).iter().flat_map(|area| subdirs(area)).flat_map(case_or_cases).collect()
+}
+
+/// `examples/<name>/`: an example is a case itself, or holds cases (one per value set) beside its
+/// package. Every example runs its `cmd` and must print its checked-in `expected.yaml`.
+fn examples(root: &Path) -> Vec<PathBuf> {
+    subdirs(root).into_iter().flat_map(case_or_cases).collect()
 }
 
 fn run_case(case: &Path) -> Run {
@@ -142,7 +162,10 @@ fn results(output: &str) -> Vec<String> {
     results.iter().map(|r| format!("{}: {}", text(r, "severity"), text(r, "message"))).collect()
 }
 
-fn check(case: &Path, bless: bool, failures: &mut Vec<String>) {
+/// Runs one case and compares (or, blessing, writes) its expectations; the problems found, each
+/// naming the case's directory.
+fn check(case: &Path, bless: bool) -> Vec<String> {
+    let mut failures = Vec::new();
     let got = run_case(case);
     let expected_files = [
         ("expected.yaml", got.stdout.clone()),
@@ -175,7 +198,7 @@ fn check(case: &Path, bless: bool, failures: &mut Vec<String>) {
         }
     }
     if got.code == 2 || !case.join("input.yaml").is_file() {
-        return;
+        return failures;
     }
     let input = read(&case.join("input.yaml")).unwrap_or_default();
     if let Some(problem) = kpt_annotations_problem(&input, &got.stdout) {
@@ -184,7 +207,7 @@ fn check(case: &Path, bless: bool, failures: &mut Vec<String>) {
     // Idempotency: our own output, rendered again with the same functionConfig, is unchanged.
     let Some(second_input) = rerun_input(&input, &got.stdout) else {
         failures.push(format!("{}: output is not a ResourceList", case.display()));
-        return;
+        return failures;
     };
     let again = run(case, &[], &[], second_input.as_bytes());
     let first = rerun_input(&input, &got.stdout);
@@ -208,23 +231,7 @@ fn check(case: &Path, bless: bool, failures: &mut Vec<String>) {
             again.stdout
         ));
     }
-}
-
-fn check_all(cases: &[PathBuf]) {
-    assert!(!cases.is_empty(), "no golden cases found");
-    let bless = std::env::var_os("BLESS").is_some_and(|v| v == "1");
-    let mut failures = Vec::new();
-    for case in cases {
-        check(case, bless, &mut failures);
-    }
-    println!("{} golden cases{}", cases.len(), if bless { " blessed" } else { "" });
-    assert!(
-        failures.is_empty(),
-        "{} of {} golden cases failed:\n\n{}",
-        failures.len(),
-        cases.len(),
-        failures.join("\n\n")
-    );
+    failures
 }
 
 const TRACKING: [&str; 4] = [
@@ -286,27 +293,43 @@ fn kpt_annotations_problem(input: &str, output: &str) -> Option<String> {
     None
 }
 
-#[test]
-fn golden_fixtures() {
-    // Fixtures nest up to the reader's 256 levels; a debug build's recursive YAML reader needs
-    // more than a test thread's 2 MiB of stack for them (the release binary runs on 8 MiB).
-    let run = || check_all(&cases(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")));
-    let thread = std::thread::Builder::new().stack_size(64 << 20).spawn(run);
-    let joined = thread.unwrap_or_else(|err| panic!("cannot start the fixture thread: {err}")).join();
-    if let Err(panic) = joined {
-        std::panic::resume_unwind(panic);
-    }
+/// One case as a test: [`check`] on a thread of its own with a large stack, its problems as the
+/// test's failure.
+fn trial(name: String, case: PathBuf, bless: bool) -> Trial {
+    Trial::test(name.clone(), move || {
+        // Fixtures nest up to the reader's 256 levels; a debug build's recursive YAML reader needs
+        // more than a test thread's 2 MiB of stack for them (the release binary runs on 8 MiB).
+        let thread = std::thread::Builder::new().name(name).stack_size(64 << 20).spawn(move || check(&case, bless));
+        let joined = thread.map_err(|err| format!("cannot start the case's thread: {err}"))?.join();
+        let failures = joined.unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        if failures.is_empty() {
+            Ok(())
+        } else {
+            Err(Failed::from(failures.join("\n\n")))
+        }
+    })
 }
 
-/// Every example runs its `cmd` and prints its checked-in `expected.yaml`.
-#[test]
-fn examples_render_as_documented() {
-    // An example is a case itself, or holds cases (one per value set) beside its package.
-    let examples: Vec<PathBuf> = subdirs(&Path::new(env!("CARGO_MANIFEST_DIR")).join("examples"))
-        .into_iter()
-        .flat_map(
-            |dir| if is_case(&dir) { vec![dir] } else { subdirs(&dir).into_iter().filter(|d| is_case(d)).collect() },
-        )
-        .collect();
-    check_all(&examples);
+/// A case's test name: its directory below `base`, with `/` between the parts.
+fn name(case: &Path, base: &Path) -> String {
+    let relative = case.strip_prefix(base).unwrap_or(case);
+    relative.iter().map(|part| part.to_string_lossy()).collect::<Vec<_>>().join("/")
+}
+
+fn main() -> ExitCode {
+    let args = Arguments::from_args();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let bless = std::env::var_os("BLESS").is_some_and(|v| v == "1");
+    let fixtures = cases(&root.join("tests/fixtures"));
+    let examples = examples(&root.join("examples"));
+    let (fixture_count, example_count) = (fixtures.len(), examples.len());
+    let mut trials = vec![Trial::test("cases-found", move || match (fixture_count, example_count) {
+        (0, _) => Err("no golden cases found in tests/fixtures".into()),
+        (_, 0) => Err("no golden cases found in examples".into()),
+        _ => Ok(()),
+    })];
+    let base = root.join("tests/fixtures");
+    trials.extend(fixtures.into_iter().map(|case| trial(name(&case, &base), case, bless)));
+    trials.extend(examples.into_iter().map(|case| trial(name(&case, root), case, bless)));
+    libtest_mimic::run(&args, trials).exit_code()
 }
