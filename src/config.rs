@@ -402,6 +402,7 @@ impl<'de> serde::Deserializer<'de> for Strict<'de> {
             Value::Array(_) => Err(serde::de::Error::invalid_type(Unexpected::Seq, &visitor)),
             Value::Object(_) => self.deserialize_any(visitor),
             Value::Null => visitor.visit_map(StrictMap { entries: EMPTY.iter(), value: None }),
+            Value::Number(number) => Err(serde::de::Error::invalid_type(unexpected_number(number), &visitor)),
             scalar => scalar.deserialize_struct(name, fields, visitor),
         }
     }
@@ -444,12 +445,27 @@ impl<'de> serde::Deserializer<'de> for Strict<'de> {
         visitor: V,
     ) -> Result<V::Value, Self::Error> {
         // Our enums are unit variants written as strings: serde_json's reading is the one wanted.
-        self.0.deserialize_enum(name, variants, visitor)
+        match self.0 {
+            Value::Number(number) => Err(serde::de::Error::invalid_type(unexpected_number(number), &visitor)),
+            other => other.deserialize_enum(name, variants, visitor),
+        }
     }
 
     serde::forward_to_deserialize_any! {
         bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes byte_buf unit
         unit_struct tuple tuple_struct identifier ignored_any
+    }
+}
+
+/// What serde_json would call a number it found where something else was expected. It keeps
+/// a number's digits (`doc::integers`) and then calls every number just "number"; the messages
+/// this module rewrites name the value.
+fn unexpected_number(number: &serde_json::Number) -> Unexpected<'_> {
+    match (number.as_u64(), number.as_i64(), number.as_f64()) {
+        (Some(n), ..) => Unexpected::Unsigned(n),
+        (_, Some(n), _) => Unexpected::Signed(n),
+        (.., Some(n)) => Unexpected::Float(n),
+        _ => Unexpected::Other("number"),
     }
 }
 

@@ -1,65 +1,71 @@
-//! Integers too large for 64 bits. The value model (serde_json without arbitrary precision) and
-//! the YAML reader under it (serde-saphyr) turn them into floats, so
-//! `123456789012345678901234567890` would come out as `1.2345678901234568e+29`: a changed value,
-//! written back with exit 0. Until the model keeps number text as written, such input is refused
-//! with the literal and its position, and the advice to quote it. Only input that holds a run of
-//! 19 digits pays for the second look (a parser event walk for YAML, a token scan for JSON).
+//! Integers beyond 64 bits. serde-saphyr reads them as floats, so
+//! `12345678901234567890123` would come out as `1.2345678901234568e+22`: a changed value,
+//! written back with exit 0. The value model keeps a number's digits (serde_json with
+//! `arbitrary_precision`), so the YAML reader puts such an integer back with all its digits
+//! (`doc::scalars`), and JSON's reader keeps them itself. The YAML writer has 128-bit integers
+//! at most, so a literal beyond 128 bits is refused with its position and the advice to quote it.
+//! Only input that holds a run of 19 digits pays for the second look (a parser event walk for
+//! YAML, a token scan for JSON).
 
-use granit_parser::{Event, Parser, ScalarStyle};
+use serde_json::Number;
 
 /// The shortest digit run that may not fit: i64 has 19 digits, u64 20.
 const SUSPECT_DIGITS: usize = 19;
+/// The same for hexadecimal after `0x`: u64 has 16 digits.
+const SUSPECT_HEX_DIGITS: usize = 17;
 
+/// Whether `text` may hold an integer beyond 64 bits: a run of 19 decimal digits (which covers
+/// octal), or `0x` and 17 hexadecimal ones.
 pub(super) fn has_long_digit_run(text: &str) -> bool {
+    let bytes = text.as_bytes();
     let mut run = 0;
-    for byte in text.bytes() {
+    for (at, byte) in bytes.iter().enumerate() {
         run = if byte.is_ascii_digit() { run + 1 } else { 0 };
         if run >= SUSPECT_DIGITS {
             return true;
+        }
+        if (byte | 0x20) == b'x' && at > 0 && bytes[at - 1] == b'0' {
+            let hex = bytes[at + 1..].iter().take_while(|b| b.is_ascii_hexdigit()).count();
+            if hex >= SUSPECT_HEX_DIGITS {
+                return true;
+            }
         }
     }
     false
 }
 
-/// Whether `literal` is an integer as YAML 1.2's core schema or JSON read it (decimal with an
-/// optional sign, or 0x/0o) that no 64-bit integer holds.
-pub(super) fn too_large(literal: &str) -> bool {
+/// An integer literal no 64-bit integer holds, as YAML (decimal with an optional sign, 0x, 0o,
+/// and YAML 1.1's octal `0644`, which the reader takes) or JSON read it: `Some(Some(number))`
+/// within 128 bits, `Some(None)` beyond; `None` for everything else.
+pub(super) fn wide_integer(literal: &str) -> Option<Option<Number>> {
+    let negative = literal.starts_with('-');
     let unsigned = literal.strip_prefix(['-', '+']).unwrap_or(literal);
     let (digits, radix) = match unsigned.get(..2) {
         Some("0x") => (&unsigned[2..], 16),
         Some("0o") => (&unsigned[2..], 8),
+        _ if unsigned.len() > 1 && unsigned.starts_with('0') => (&unsigned[1..], 8),
         _ => (unsigned, 10),
     };
     if digits.is_empty() || !digits.chars().all(|c| c.is_digit(radix)) {
-        return false;
+        return None;
     }
-    let fits = if literal.starts_with('-') {
+    let fits = if negative {
         i64::from_str_radix(&format!("-{digits}"), radix).is_ok()
     } else {
         u64::from_str_radix(digits, radix).is_ok()
     };
-    !fits
-}
-
-/// An integer too large for 64 bits, found as a plain scalar of YAML text: its (line, column)
-/// and literal.
-pub fn oversized_yaml_integer(text: &str) -> Option<(u64, u64, String)> {
-    if !has_long_digit_run(text) {
+    if fits {
         return None;
     }
-    for event in Parser::new_from_str(text) {
-        let Ok((event, span)) = event else { return None };
-        if let Event::Scalar(value, ScalarStyle::Plain, ..) = event {
-            if too_large(&value) {
-                return Some((span.start.line() as u64, span.start.col() as u64 + 1, value.to_string()));
-            }
-        }
-    }
-    None
+    Some(if negative {
+        i128::from_str_radix(&format!("-{digits}"), radix).ok().and_then(Number::from_i128)
+    } else {
+        u128::from_str_radix(digits, radix).ok().and_then(Number::from_u128)
+    })
 }
 
-/// As [`oversized_yaml_integer`], for JSON text: the byte offset and literal of a number token
-/// (outside strings, without fraction or exponent) too large for 64 bits.
+/// The byte offset and literal of a JSON number token (outside strings, without fraction or
+/// exponent) too large for 128 bits.
 pub fn oversized_json_integer(text: &str) -> Option<(usize, String)> {
     if !has_long_digit_run(text) {
         return None;
@@ -79,7 +85,7 @@ pub fn oversized_json_integer(text: &str) -> Option<(usize, String)> {
                     at += 1;
                 }
                 let literal = &text[start..=at];
-                if too_large(literal) {
+                if matches!(wide_integer(literal), Some(None)) {
                     return Some((start, literal.to_string()));
                 }
             }
@@ -93,7 +99,7 @@ pub fn oversized_json_integer(text: &str) -> Option<(usize, String)> {
 /// What to tell the user about `literal`.
 pub fn oversized_integer_message(literal: &str) -> String {
     format!(
-        "the integer {} is too large for 64 bits and would lose digits: quote it (\"{}\") to keep it as written",
+        "the integer {} is too large for 128 bits and would lose digits: quote it (\"{}\") to keep it as written",
         super::excerpt(literal),
         super::excerpt(literal)
     )
@@ -103,22 +109,39 @@ pub fn oversized_integer_message(literal: &str) -> String {
 mod tests {
     use super::*;
 
+    fn wide(literal: &str) -> Option<Option<String>> {
+        wide_integer(literal).map(|number| number.map(|number| number.to_string()))
+    }
+
     #[test]
-    fn only_integers_beyond_64_bits_are_found() {
-        assert_eq!(oversized_yaml_integer("a: 9223372036854775807\nb: 18446744073709551615\n"), None);
-        assert_eq!(oversized_yaml_integer("a: -9223372036854775808\n"), None);
+    fn integers_beyond_64_bits_keep_their_digits_up_to_128() {
+        assert_eq!(wide("9223372036854775807"), None);
+        assert_eq!(wide("18446744073709551615"), None);
+        assert_eq!(wide("-9223372036854775808"), None);
+        assert_eq!(wide("1.23456789012345678901"), None);
+        assert_eq!(wide("12345678901234567890123"), Some(Some("12345678901234567890123".into())));
+        assert_eq!(wide("+12345678901234567890123"), Some(Some("12345678901234567890123".into())));
+        assert_eq!(wide("-9223372036854775809"), Some(Some("-9223372036854775809".into())));
+        assert_eq!(wide("0x10000000000000000"), Some(Some("18446744073709551616".into())));
+        assert_eq!(wide("02000000000000000000000"), Some(Some("18446744073709551616".into())));
+        assert_eq!(wide("1234567890123456789012345678901234567890"), Some(None));
+    }
+
+    #[test]
+    fn long_runs_are_suspect() {
+        assert!(!has_long_digit_run("a: 123456789012345678\nb: 0xffffffffffffffff"));
+        assert!(has_long_digit_run("a: 1234567890123456789"));
+        assert!(has_long_digit_run("a: 0x10000000000000000"));
+        assert!(has_long_digit_run("a: 0X1fffffffffffffffff"));
+    }
+
+    #[test]
+    fn json_integers_beyond_128_bits_are_found() {
+        assert_eq!(oversized_json_integer(r#"{"a": "1234567890123456789012345678901234567890", "b": 1e30}"#), None);
+        assert_eq!(oversized_json_integer(r#"{"a": 12345678901234567890123}"#), None);
         assert_eq!(
-            oversized_yaml_integer("a: 1\nb: 123456789012345678901234567890\n"),
-            Some((2, 4, "123456789012345678901234567890".into()))
-        );
-        assert!(oversized_yaml_integer("a: -9223372036854775809\n").is_some());
-        assert_eq!(oversized_yaml_integer("a: \"123456789012345678901234567890\"\n"), None);
-        assert_eq!(oversized_yaml_integer("a: |\n  123456789012345678901234567890\n"), None);
-        assert_eq!(oversized_yaml_integer("# 123456789012345678901234567890\na: 1.23456789012345678901\n"), None);
-        assert_eq!(oversized_json_integer(r#"{"a": "123456789012345678901234567890", "b": 1e30}"#), None);
-        assert_eq!(
-            oversized_json_integer(r#"{"a": 12345678901234567890123}"#),
-            Some((6, "12345678901234567890123".into()))
+            oversized_json_integer(r#"{"a": 1234567890123456789012345678901234567890}"#),
+            Some((6, "1234567890123456789012345678901234567890".into()))
         );
         assert_eq!(oversized_json_integer(r#"{"a": 1.2345678901234567890123}"#), None);
     }

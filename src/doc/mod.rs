@@ -11,7 +11,7 @@ mod strict;
 mod styles;
 mod yaml;
 
-pub use integers::{oversized_integer_message, oversized_json_integer, oversized_yaml_integer};
+pub use integers::{oversized_integer_message, oversized_json_integer};
 pub use locate::{locate, Position};
 pub use path::FieldPath;
 pub use scalars::{defined_non_finite, non_finite_message};
@@ -32,6 +32,20 @@ pub fn deeper_than(value: &Value, limit: usize) -> bool {
             _ if depth > limit => return true,
             Value::Array(items) => stack.extend(items.iter().map(|v| (v, depth + 1))),
             Value::Object(map) => stack.extend(map.values().map(|v| (v, depth + 1))),
+            _ => {}
+        }
+    }
+    false
+}
+
+/// Whether `value` holds an integer beyond 64 bits (kept with its digits, `doc::integers`).
+pub fn holds_wide_integer(value: &Value) -> bool {
+    let mut stack = vec![value];
+    while let Some(value) = stack.pop() {
+        match value {
+            Value::Number(n) if n.as_u64().is_none() && n.as_i64().is_none() && n.as_i128().is_some() => return true,
+            Value::Array(items) => stack.extend(items),
+            Value::Object(map) => stack.extend(map.values()),
             _ => {}
         }
     }

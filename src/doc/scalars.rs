@@ -6,6 +6,10 @@
 //! with a sign, `.nan`, `.NaN`, `.NAN`); every other spelling is text, and reading it as a
 //! boolean would change a user's value.
 //!
+//! It also reads an integer beyond 64 bits as a float (`12345678901234567890123` as
+//! `1.2345678901234568e22`); the value model keeps a number's digits (`doc::integers`), so such
+//! an integer is put back with all of them.
+//!
 //! serde-saphyr has no hook for how it resolves a plain scalar, so this is done beside it: a
 //! byte scan says whether a text holds such a word at all (almost none does), and only then a
 //! walk over the parser's events (granit-parser, the parser serde-saphyr itself runs) finds the
@@ -13,7 +17,7 @@
 //! asks serde-saphyr for each node's offset and puts the text back where it made a boolean, a
 //! null or a non-finite float of one.
 
-use super::integers::{has_long_digit_run, too_large};
+use super::integers::{has_long_digit_run, wide_integer};
 use super::{Value, YamlError};
 use granit_parser::{Event, Parser, ScalarStyle};
 use std::cell::RefCell;
@@ -89,14 +93,15 @@ pub(super) struct Refused {
     pub column: u64,
 }
 
-/// The fixes `text` needs, and the first scalar it cannot be read with: an integer too large
-/// for 64 bits, or a non-finite float (neither has a JSON form; such a scalar reads as null
+/// The fixes `text` needs, and the first scalar it cannot be read with: an integer beyond 128
+/// bits, or a non-finite float (neither has a JSON form; such a scalar reads as null
 /// meanwhile, so that the reader still reports a syntax error first). Empty for almost every
 /// text, found without parsing.
 pub(super) fn fixes(text: &str) -> (Fixes, Option<Refused>) {
     let mut fixes = Fixes::new();
     let mut refused = None;
     let (words, digits) = (holds_suspect(text), has_long_digit_run(text));
+    // Most texts hold neither: no walk.
     if !words && !digits {
         return (fixes, refused);
     }
@@ -105,7 +110,12 @@ pub(super) fn fixes(text: &str) -> (Fixes, Option<Refused>) {
         let Ok((event, span)) = event else { break };
         let Event::Scalar(value, ScalarStyle::Plain, _, None) = event else { continue };
         let Some(offset) = span.start.byte_offset() else { continue };
-        let message = if digits && too_large(&value) {
+        let wide = if digits { wide_integer(&value) } else { None };
+        if let Some(Some(number)) = wide {
+            fixes.insert(offset, Value::Number(number));
+            continue;
+        }
+        let message = if wide.is_some() {
             Some(super::oversized_integer_message(&value))
         } else if words && defined_non_finite(&value) {
             Some(non_finite_message(&value))

@@ -190,7 +190,7 @@ pub fn parse_scalar(text: &str) -> Value {
 /// Writes one document (no leading `---`), ending with a newline.
 pub fn to_yaml(value: &Value) -> String {
     // Serializing a `serde_json::Value` cannot fail: keys are strings and floats are finite.
-    let mut text = serde_saphyr::to_string_with_options(value, write_options()).unwrap_or_default();
+    let mut text = serde_saphyr::to_string_with_options(&Plain(value), write_options()).unwrap_or_default();
     if !text.ends_with('\n') {
         text.push('\n');
     }
@@ -207,6 +207,54 @@ pub fn to_yaml_keeping_quotes(value: &Value, pointers: &[String]) -> String {
         text.push('\n');
     }
     text
+}
+
+/// A value on its way out. serde_json keeps a number's digits (`arbitrary_precision`, so that an
+/// integer beyond 64 bits keeps them) and hands them to a serializer as a private struct, which
+/// serde-saphyr would write as a mapping: numbers are written through [`serialize_number`].
+struct Plain<'a>(&'a Value);
+
+impl serde::Serialize for Plain<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::{SerializeMap, SerializeSeq};
+        match self.0 {
+            Value::Number(number) => serialize_number(number, serializer),
+            Value::Object(map) => {
+                let mut out = serializer.serialize_map(Some(map.len()))?;
+                for (key, value) in map {
+                    out.serialize_entry(key, &Plain(value))?;
+                }
+                out.end()
+            }
+            Value::Array(items) => {
+                let mut out = serializer.serialize_seq(Some(items.len()))?;
+                for value in items {
+                    out.serialize_element(&Plain(value))?;
+                }
+                out.end()
+            }
+            other => other.serialize(serializer),
+        }
+    }
+}
+
+/// A number as the integer or float it is: integers in up to 128 bits with every digit (the
+/// readers hold no larger ones), anything else as the nearest float, as before digits were kept.
+fn serialize_number<S: serde::Serializer>(number: &serde_json::Number, serializer: S) -> Result<S::Ok, S::Error> {
+    if let Some(n) = number.as_u64() {
+        return serializer.serialize_u64(n);
+    }
+    if let Some(n) = number.as_i64() {
+        return serializer.serialize_i64(n);
+    }
+    let digits = number.as_str();
+    if let Ok(n) = digits.parse::<u128>() {
+        return serializer.serialize_u128(n);
+    }
+    if let Ok(n) = digits.parse::<i128>() {
+        return serializer.serialize_i128(n);
+    }
+    serializer.serialize_f64(number.as_f64().unwrap_or_default())
 }
 
 /// A value on its way out, knowing its JSON pointer.
@@ -233,6 +281,7 @@ impl serde::Serialize for Styled<'_> {
             Value::String(s) if !s.contains('\n') && self.pointers.contains(self.pointer.as_str()) => {
                 serde_saphyr::DoubleQuoted(s.as_str()).serialize(serializer)
             }
+            Value::Number(number) => serialize_number(number, serializer),
             Value::Object(map) => {
                 let mut out = serializer.serialize_map(Some(map.len()))?;
                 for (key, value) in map {

@@ -147,7 +147,16 @@ fn blank(line: &str) -> bool {
 /// document marker, or the next element's dash.
 fn ignorable(line: &str) -> bool {
     let content = line.trim_start_matches(' ').trim_end_matches([' ', '\t', '\r']);
-    blank(line) || content.starts_with('#') || content == "-" || line.starts_with("---") || line.starts_with("...")
+    blank(line) || content.starts_with('#') || lone_dash(line) || line.starts_with("---") || line.starts_with("...")
+}
+
+/// A dash with nothing after it but a comment: the next element's, whose mapping starts on the
+/// line after it (kpt writes a file's first comment onto the dash line: `- # …`).
+fn lone_dash(line: &str) -> bool {
+    let content = line.trim_start_matches(' ').trim_end_matches([' ', '\t', '\r']);
+    content
+        .strip_prefix('-')
+        .is_some_and(|rest| rest.is_empty() || (rest.starts_with([' ', '\t']) && rest.trim_start().starts_with('#')))
 }
 
 /// Oracle (b): the output's element of an item holds the input's element line for line, the
@@ -160,7 +169,7 @@ fn same_text(
 ) -> Option<String> {
     let mut written = moved_lines(&output[out.0..out.1], out.2);
     // The next element's dash ends the element, and blank lines before it.
-    while written.last().is_some_and(|line| ignorable(line) && (blank(line) || line.trim() == "-")) {
+    while written.last().is_some_and(|line| ignorable(line) && (blank(line) || lone_dash(line))) {
         written.pop();
     }
     let read = moved_lines(&input[start..end], indent);

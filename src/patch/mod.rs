@@ -245,10 +245,21 @@ fn parse_documents(text: &str) -> Result<Vec<Document>, String> {
     documents
         .into_iter()
         .map(|document| match document {
-            Value::Array(_) => match serde_path_to_error::deserialize(&document) {
-                Ok(patch) => Ok(Document::Json6902(patch)),
-                Err(err) => Err(explain_6902_error(&document, &err)),
-            },
+            Value::Array(_) => {
+                // json-patch reads an operation through serde's buffer for tagged enums, which
+                // holds no integer beyond 64 bits: such operations are read from their JSON text,
+                // where serde_json hands those numbers over as their digits.
+                let read = if crate::doc::holds_wide_integer(&document) {
+                    let text = document.to_string();
+                    serde_path_to_error::deserialize(&mut serde_json::Deserializer::from_str(&text))
+                } else {
+                    serde_path_to_error::deserialize(&document)
+                };
+                match read {
+                    Ok(patch) => Ok(Document::Json6902(patch)),
+                    Err(err) => Err(explain_6902_error(&document, &err)),
+                }
+            }
             Value::Object(map) => Ok(Document::Strategic(map)),
             _ => Err("a patch is a list of JSON 6902 operations or a strategic merge patch object".into()),
         })
