@@ -2,8 +2,11 @@
 //! values. The Rust types here are the source of the published JSON Schema (`render-blueprint
 //! schema`), so a field added here is documented and validated at once.
 //!
-//! Sections owned by later stages are typed loosely (any YAML) until their stage lands; the
-//! top-level field names are fixed now so unknown fields are caught everywhere.
+//! The top-level field names are fixed here, so an unknown field is caught everywhere. Some
+//! sections are any YAML here: the values, the JSON Schemas (`localTypes`) and the component
+//! descriptors by nature, and `blueprint` and `features` (read by the features step), `config`
+//! (repeat) and `subinstallations` (imports) because the step that reads them checks them with
+//! its own types, as it checks the configuration items of the same kinds.
 
 use crate::diag::{Diagnostic, Kind};
 use crate::doc::{FieldPath, Map, Value};

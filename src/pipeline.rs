@@ -1,5 +1,6 @@
 //! Composes the steps of a render: config → clean-up of the previous run → configuration kinds →
-//! values → (imports, policy, features, repeat, templates, patches, substitution as they land) →
+//! values → imports (with their GoTemplate and Handlebars executions) → policy (whose chosen
+//! implementations the imports step renders) → features → repeat → patches and substitution →
 //! generated items. It does no I/O: files come through [`Files`], output goes back to the caller.
 //!
 //! A render is all or nothing: when any step reports an error, [`Output::items`] is `None` and the

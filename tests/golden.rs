@@ -19,7 +19,8 @@
 //! `BLESS=1 cargo test --test golden` rewrites the expectations (of the cases the filter selects;
 //! all of them without one); review every diff.
 //! KRM cases are also rendered a second time, from their own output plus the same functionConfig,
-//! and must come out the same, items and results (SPEC §1, idempotent).
+//! and must come out the same, items and results: running the function on its own output must
+//! not change it (docs/krm.md, "Running twice").
 
 use libtest_mimic::{Arguments, Failed, Trial};
 use render_blueprint::doc::{read_yaml_documents, to_yaml, Value};

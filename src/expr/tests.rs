@@ -29,8 +29,10 @@ fn err(source: &str) -> String {
     }
 }
 
+/// The expressions of Windsor's features docs ("Feature Definition", "Expression Examples",
+/// "Input Evaluation").
 #[test]
-fn seed_examples() {
+fn windsor_docs_examples() {
     assert_eq!(ok("provider == 'aws'"), json!(true));
     assert_eq!(ok("provider == 'aws' && cluster.enabled == true"), json!(true));
     assert_eq!(ok("cluster.enabled == true && cluster.driver == 'talos'"), json!(true));

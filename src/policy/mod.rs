@@ -1,8 +1,10 @@
 //! The policy step (compat: Capact's engine — pkg/hub/client/policy_merger.go,
 //! policy_enforced_client.go, public/{filter,sort}.go): policy layers merged in priority order,
 //! a rule looked up per interface, implementations filtered by the rule's constraints and sorted
-//! by path then highest revision, TypeInstances and parameters injected, and the chosen
-//! implementation's resources, features and deploy executions rendered in its scope.
+//! by path then highest revision, and TypeInstances and parameters injected. It renders nothing
+//! itself: each chosen implementation is left in `Render::implementations`, and the imports step
+//! (`imports::render_implementations`) renders its resources and deploy executions in its scope
+//! and hands its features, with that scope, to the features step.
 //!
 //! `implementationConstraints.path` is a Go (RE2) regular expression searched for anywhere in the
 //! implementation's path, as Capact's `regexp.Match` does; each is compiled once per load. One
