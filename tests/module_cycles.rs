@@ -29,6 +29,85 @@ fn top_level_modules_form_no_cycle() {
     assert!(cycles.is_empty(), "import cycles among the top-level modules of src/:\n{}", cycles.join("\n"));
 }
 
+/// The modules inside `src/krm/` are drawn as layers too (docs/development.md): the scalar
+/// rules, the header, cutting and threads at the bottom, then the line reader, the event walk,
+/// the splice, the item, and the list reader on top. Edges are `super::name` and
+/// `crate::krm::name` references (to `mod` when `name` is not a module: something `mod.rs`
+/// defines or re-exports) and, in `mod.rs`, `name::` of a child module. Test modules at a
+/// file's end may reach anywhere and are not read.
+#[test]
+fn krm_modules_form_no_cycle() {
+    let graph = krm_graph(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src/krm"));
+    for module in ["rules", "head", "cut", "threads"] {
+        assert!(
+            graph.get(module).is_some_and(|deps| deps.is_empty()),
+            "krm::{module} is a leaf, but uses {:?}",
+            graph.get(module).map(|deps| deps.keys().collect::<Vec<_>>())
+        );
+    }
+    let cycles = cycles(&graph);
+    assert!(cycles.is_empty(), "import cycles among the modules of src/krm/:\n{}", cycles.join("\n"));
+}
+
+fn krm_graph(dir: &Path) -> Graph {
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir).expect("src/krm/ is readable") {
+        let path = entry.expect("src/krm/ is readable").path();
+        if path.extension().is_some_and(|e| e == "rs") {
+            let name = path.file_stem().and_then(|s| s.to_str()).unwrap_or_default().to_string();
+            files.push((name, path));
+        }
+    }
+    let children: BTreeSet<String> = files.iter().map(|(name, _)| name.clone()).filter(|name| name != "mod").collect();
+    let mut graph: Graph = files.iter().map(|(name, _)| (name.clone(), BTreeMap::new())).collect();
+    for (module, path) in &files {
+        let text = std::fs::read_to_string(path).expect("a source file is readable");
+        let text = text.split("\n#[cfg(test)]\nmod tests").next().unwrap_or_default();
+        let code: Vec<&str> = text.lines().map(|line| line.split("//").next().unwrap_or_default()).collect();
+        let code = code.join("\n");
+        let place = |at: usize| {
+            format!(
+                "krm/{}:{}",
+                path.file_name().and_then(|n| n.to_str()).unwrap_or_default(),
+                code[..at].matches('\n').count() + 1
+            )
+        };
+        let add = |graph: &mut Graph, name: &str, at: usize| {
+            let to = if children.contains(name) { name.to_string() } else { "mod".to_string() };
+            if to != *module {
+                graph.get_mut(module).expect("every module has an entry").entry(to).or_default().push(place(at));
+            }
+        };
+        for prefix in ["super::", "crate::krm::"] {
+            for (at, _) in code.match_indices(prefix) {
+                let rest = &code[at + prefix.len()..];
+                if code[..at].ends_with(|c: char| c.is_alphanumeric() || c == '_' || c == ':')
+                    || rest.starts_with("super::")
+                {
+                    continue;
+                }
+                if *module == "mod" && prefix == "super::" {
+                    continue;
+                }
+                for name in referenced(rest) {
+                    add(&mut graph, name, at);
+                }
+            }
+        }
+        if *module == "mod" {
+            for child in &children {
+                let pattern = format!("{child}::");
+                for (at, _) in code.match_indices(&pattern) {
+                    if !code[..at].ends_with(|c: char| c.is_alphanumeric() || c == '_' || c == ':') {
+                        add(&mut graph, child, at);
+                    }
+                }
+            }
+        }
+    }
+    graph
+}
+
 /// Module → module it uses → where (`file:line`). `lib.rs` and `main.rs` only declare modules.
 fn module_graph(src: &Path) -> Graph {
     let mut files: Vec<(String, std::path::PathBuf)> = Vec::new();

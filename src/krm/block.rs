@@ -13,8 +13,9 @@
 //! recognizer for a subset of YAML that falls back to a full parser. This one reads the same
 //! lines several times faster, and `krm::differential` checks it against the walk.
 
-use super::item::Head;
-use super::scan::{cut_last, finite, plain_text_key, scalar, KeySet, Spot, MAX_DEPTH};
+use super::cut::{cut_last, starts_with_marker, Spot};
+use super::head::{Head, HEADER};
+use super::rules::{finite, plain_text_key, scalar, KeySet, MAX_DEPTH};
 use crate::doc::{Map, Value};
 use granit_parser::{Event, ScalarStyle, StructureStyle};
 use std::borrow::Cow;
@@ -138,9 +139,6 @@ enum Mode {
     /// An item: its header's fields built, the rest checked.
     Item,
 }
-
-/// The fields of an item's header, in the order the header keeps them.
-const HEADER: [&str; 3] = ["apiVersion", "kind", "metadata"];
 
 struct Reader<'a> {
     text: &'a str,
@@ -753,7 +751,7 @@ impl<'a> Reader<'a> {
         // Longer keys are not implicit keys to the parser (1 024 characters from the key's start
         // to its colon, escapes and spaces included); a document marker at a line's start is no key.
         let line_start = at == 0 || bytes[at - 1] == b'\n';
-        if end - at > 512 || (line_start && super::starts_with_marker(&bytes[at..])) || !plain_text_key(&key, style) {
+        if end - at > 512 || (line_start && starts_with_marker(&bytes[at..])) || !plain_text_key(&key, style) {
             return None;
         }
         Some(Some(Key { text: key, after: end + 1, end: text_end, style }))
@@ -906,7 +904,8 @@ mod tests {
             Stop::End(_) => part,
         };
         if !read.spots.is_empty() {
-            let (spots, headers, end, cut_failed) = tail_items(taken, 0).expect("the walk takes it");
+            let crate::krm::scan::Run { spots, headers, end, cut_failed } =
+                tail_items(taken, 0).expect("the walk takes it");
             assert_eq!(spots, read.spots, "{part}");
             assert_eq!(headers, read.headers, "{part}");
             assert_eq!(cut_failed, read.cut_failed, "{part}");
@@ -1068,7 +1067,7 @@ functionConfig:
         ] {
             let part = format!("- kind: K\n  metadata: {metadata}\n  spec: {{}}\n- kind: Next\n");
             let read = read_as_the_walk_does(&part, 0);
-            let walk = tail_items(&part, 0).map(|(spots, ..)| spots.len());
+            let walk = tail_items(&part, 0).map(|run| run.spots.len());
             if walk == Some(2) {
                 assert_eq!(read.spots.len(), 2, "taken by the walk, not by the line reader: {metadata:?}");
             }

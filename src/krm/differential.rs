@@ -276,7 +276,9 @@ fn check_block(text: &str) -> Result<(usize, usize), Finding> {
             super::block::Stop::End(end) => (part, end, None),
         };
         if !read.spots.is_empty() {
-            let Some((spots, headers, walk_end, cut_failed)) = super::scan::tail_items(taken, 0) else {
+            let Some(super::scan::Run { spots, headers, end: walk_end, cut_failed }) =
+                super::scan::tail_items(taken, 0)
+            else {
                 let detail = format!("the line reader took {} items the walk refuses", read.spots.len());
                 return Err(finding("block", detail));
             };
@@ -289,19 +291,19 @@ fn check_block(text: &str) -> Result<(usize, usize), Finding> {
                     None => {}
                 }
                 // The read-back check: true for the item's own value, false with its keys reordered.
-                if let Some(value) = super::scan::walk_item(&text) {
+                if let Some(value) = super::walk::walk_item(&text) {
                     let mut reordered = value.clone();
                     if let Value::Object(map) = &mut reordered {
                         let pairs: Vec<(String, Value)> = std::mem::take(map).into_iter().collect();
                         *map = pairs.into_iter().rev().collect();
                     }
                     let moved = matches!(&value, Value::Object(map) if map.len() > 1);
-                    if !super::scan::reads_as(&text, &value) || (moved && super::scan::reads_as(&text, &reordered)) {
+                    if !super::walk::reads_as(&text, &value) || (moved && super::walk::reads_as(&text, &reordered)) {
                         return Err(finding("block", format!("the read-back check is wrong on this item:\n{text}")));
                     }
                 }
                 let Some(value) = super::block::read_document(&text) else { continue };
-                let walk = super::scan::walk_item(&text).map(|v| serde_json::to_string(&v).unwrap_or_default());
+                let walk = super::walk::walk_item(&text).map(|v| serde_json::to_string(&v).unwrap_or_default());
                 if walk.as_deref() != Some(serde_json::to_string(&value).unwrap_or_default().as_str()) {
                     return Err(finding("block", format!("the line reader reads this item otherwise:\n{text}")));
                 }

@@ -14,12 +14,11 @@
 //! user wrote them, and kpt writes back an unchanged file. Once a step changed it, the source is
 //! still the base: only the changed nodes are written anew ([`Item::changed_yaml`]).
 
+use super::head::{Head, HEADER};
 use crate::doc::{Map, Value};
 use std::cell::OnceCell;
 use std::ops::{Deref, DerefMut};
 use std::sync::Arc;
-
-const HEADER: [&str; 3] = ["apiVersion", "kind", "metadata"];
 
 /// An item's YAML as read: its own copy at column 0, or where it is in the shared input (its
 /// lines after the first to be moved `indent` columns left), which costs no copy.
@@ -41,7 +40,9 @@ impl Source {
     pub fn cut(input: &Arc<String>, start: usize, end: usize, indent: usize) -> Source {
         match (u32::try_from(start), u32::try_from(end), u32::try_from(indent)) {
             (Ok(start), Ok(end), Ok(indent)) => Source::Cut { input: input.clone(), start, end, indent },
-            _ => Source::Own(super::moved_left(input.get(start..end).unwrap_or_default(), indent).into_boxed_str()),
+            _ => {
+                Source::Own(super::cut::moved_left(input.get(start..end).unwrap_or_default(), indent).into_boxed_str())
+            }
         }
     }
 
@@ -60,96 +61,9 @@ impl Source {
         match self.raw() {
             (text, 0) if text.ends_with('\n') => std::borrow::Cow::Borrowed(text),
             (text, indent) => {
-                std::borrow::Cow::Owned(super::moved_left(text.strip_suffix('\n').unwrap_or(text), indent))
+                std::borrow::Cow::Owned(super::cut::moved_left(text.strip_suffix('\n').unwrap_or(text), indent))
             }
         }
-    }
-}
-
-/// An item's header in the compact form [`Item`] keeps: its type, and the header as JSON, in one
-/// allocation (`apiVersion`, then `kind`, then the JSON): three cost 10 000 items 1 MB more. The
-/// JSON holds `""` for an `apiVersion` or `kind` string, which is kept once, before it.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct Head {
-    text: Box<str>,
-    api_version_end: usize,
-    kind_end: usize,
-}
-
-impl Head {
-    /// The header of `item`, a whole item (its fields read in place, not copied into a map).
-    fn of(item: &Value) -> Self {
-        Head::from_fields(HEADER.iter().filter_map(|&key| Some((key, item.get(key)?))))
-    }
-
-    /// The header with these fields, in this order.
-    fn from_fields<'a>(fields: impl Iterator<Item = (&'a str, &'a Value)> + Clone) -> Self {
-        let field = |key: &str| {
-            fields.clone().find(|(name, _)| *name == key).and_then(|(_, value)| value.as_str()).unwrap_or_default()
-        };
-        let (api_version, kind) = (field("apiVersion"), field("kind"));
-        let mut text = Vec::with_capacity(api_version.len() + kind.len() + 128);
-        text.extend_from_slice(api_version.as_bytes());
-        text.extend_from_slice(kind.as_bytes());
-        // serde_json's compact form of the map, the type's strings left out. Serializing a Value
-        // cannot fail: keys are strings, numbers finite; the text is UTF-8.
-        text.push(b'{');
-        for (i, (key, value)) in fields.enumerate() {
-            if i > 0 {
-                text.push(b',');
-            }
-            let _ = serde_json::to_writer(&mut text, key);
-            text.push(b':');
-            match value {
-                Value::String(_) if key == "apiVersion" || key == "kind" => text.extend_from_slice(b"\"\""),
-                _ => {
-                    let _ = serde_json::to_writer(&mut text, value);
-                }
-            }
-        }
-        text.push(b'}');
-        let text = String::from_utf8(text).unwrap_or_default().into_boxed_str();
-        Head { text, api_version_end: api_version.len(), kind_end: api_version.len() + kind.len() }
-    }
-
-    fn api_version(&self) -> &str {
-        self.text.get(..self.api_version_end).unwrap_or_default()
-    }
-
-    fn kind(&self) -> &str {
-        self.text.get(self.api_version_end..self.kind_end).unwrap_or_default()
-    }
-
-    /// The header as compact JSON (see the type); empty once [`Item::header_mut`] changed the
-    /// header.
-    fn json(&self) -> &str {
-        self.text.get(self.kind_end..).unwrap_or_default()
-    }
-
-    /// The header as a value; null once [`Item::header_mut`] changed the header.
-    fn value(&self) -> Value {
-        let mut value = parse(self.json());
-        if let Value::Object(map) = &mut value {
-            for (key, text) in [("apiVersion", self.api_version()), ("kind", self.kind())] {
-                if let Some(Value::String(field)) = map.get_mut(key) {
-                    if field.is_empty() {
-                        text.clone_into(field);
-                    }
-                }
-            }
-        }
-        value
-    }
-
-    /// Whether `test` holds for some part of the text: the type's strings or the JSON.
-    fn scan(&self, test: impl Fn(&str) -> bool) -> bool {
-        test(self.json()) || test(self.api_version()) || test(self.kind())
-    }
-}
-
-impl From<&Map> for Head {
-    fn from(header: &Map) -> Self {
-        Head::from_fields(header.iter().map(|(key, value)| (key.as_str(), value)))
     }
 }
 
@@ -278,7 +192,7 @@ impl Item {
             // Read from its source (a header change, or a splice [`Item::compact`] could not
             // make): built once, as an item that changed is written from this value next; the
             // check keeps key order, as the hash does.
-            None => super::scan::reads_as(&source.standalone(), self.full.get_or_init(|| Box::new(self.load()))),
+            None => super::walk::reads_as(&source.standalone(), self.full.get_or_init(|| Box::new(self.load()))),
             Some(read) => {
                 let now = match self.full.get() {
                     Some(full) => Item::from(Value::clone(full)),
@@ -301,10 +215,10 @@ impl Item {
         self.text.len() + self.head_text.text.len() + source
     }
 
-    /// `apiVersion` and `kind`, as [`crate::krm::type_of`] reads them, without building anything.
+    /// `apiVersion` and `kind`, as [`super::head::type_of`] reads them, without building anything.
     pub fn type_of(&self) -> (&str, &str) {
         match self.full.get().or(self.head.get()) {
-            Some(value) => crate::krm::type_of(value),
+            Some(value) => super::head::type_of(value),
             None => (self.head_text.api_version(), self.head_text.kind()),
         }
     }
@@ -519,7 +433,7 @@ impl Item {
 /// A lazy item's source, which the reader proved reads without error (`krm::scan`); null only
 /// keeps this total.
 fn read_source(source: &str) -> Value {
-    if let Some(value) = super::scan::read_item(source) {
+    if let Some(value) = super::walk::read_item(source) {
         return value;
     }
     match crate::doc::read_yaml_documents_as::<crate::doc::Strict>(source) {

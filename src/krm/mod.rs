@@ -7,19 +7,29 @@
 
 pub mod annotations;
 mod block;
+mod cut;
 #[cfg(test)]
 pub(crate) mod differential;
+mod head;
 mod item;
+mod rules;
 mod scan;
 mod splice;
 mod stream;
 mod threads;
+mod walk;
 
+pub use cut::{document_marker, standalone_source};
+pub use head::type_of;
 pub use item::Item;
+pub use stream::shape_of;
+pub use threads::on_two_threads;
+#[cfg(test)]
+pub(crate) use threads::ONE_THREAD;
 
 use crate::diag::{Diagnostic, ResourceRef};
 use crate::doc::{oversized_message, oversized_string, read_yaml_documents_as, to_yaml, Map, Value, MAX_STRING_BYTES};
-use granit_parser::{Event, Parser};
+
 use serde_json::json;
 use std::fmt;
 use std::sync::Arc;
@@ -182,7 +192,7 @@ impl ResourceList {
         head.insert("kind".into(), json!(self.kind));
         out.write_all(to_yaml(&Value::Object(head)).as_bytes())?;
         out.write_all(b"items:\n")?;
-        let two_cores = two_cores();
+        let two_cores = threads::two_cores();
         let mut items = items.into_iter().peekable();
         while items.peek().is_some() {
             let mut batch: Vec<Item> = items.by_ref().take(WRITE_BATCH).collect();
@@ -236,37 +246,6 @@ impl ResourceList {
     }
 }
 
-/// Runs `work` on each of `items` with its index, the second half on another thread when there
-/// are two cores and more than one item (the order of the work is not kept, only each item's
-/// own).
-pub fn on_two_threads<T: Send>(items: &mut [T], work: impl Fn(usize, &mut T) + Sync) {
-    let each = |first: usize, items: &mut [T]| (first..).zip(items).for_each(|(i, item)| work(i, item));
-    if !two_cores() || items.len() < 2 || one_thread() {
-        return each(0, items);
-    }
-    let half = items.len() / 2;
-    let (first, second) = items.split_at_mut(half);
-    // Whichever thread takes the second half does it: the spawned one, or this one after it if
-    // no thread could be had.
-    let second = std::sync::Mutex::new(Some(second));
-    let take = || second.lock().ok().and_then(|mut half| half.take());
-    let each = &each;
-    std::thread::scope(|scope| {
-        let spawned = threads::spawn(scope, || take().into_iter().for_each(|second| each(half, second)));
-        each(0, first);
-        if let Ok(Err(panic)) = spawned.map(|handle| handle.join()) {
-            std::panic::resume_unwind(panic);
-        }
-    });
-    take().into_iter().for_each(|second| each(half, second));
-}
-
-/// Whether the process may use two cores, asked once: on Linux the answer reads cgroup files.
-fn two_cores() -> bool {
-    static TWO_CORES: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *TWO_CORES.get_or_init(|| std::thread::available_parallelism().is_ok_and(|n| n.get() >= 2))
-}
-
 /// Items are written in batches of this many (see [`ResourceList::write_to`]).
 const WRITE_BATCH: usize = 256;
 
@@ -309,202 +288,10 @@ fn attach_sources(text: &str, items: &mut [Item], starts: &[crate::doc::Start], 
         if tag_handles && text.get(start..end).is_none_or(|item| item.contains('!')) {
             continue;
         }
-        if let Some(source) = item_source(text, start, end, column, i + 1 == items.len()) {
+        if let Some(source) = cut::item_source(text, start, end, column, i + 1 == items.len()) {
             items[i].set_source(source.into_boxed_str());
         }
     }
-}
-
-/// Where one block-list item's text is: `(start, end, indent)`, its end trimmed and its text
-/// checked to stand alone once moved `indent` columns left; see [`attach_sources`].
-///
-/// Only what can never be content is cut off: the next element's dash, blank lines at the end,
-/// and document markers after the last item. Whitespace at the end of a line is kept (in a block
-/// scalar it is content, and YAML's own whitespace is only spaces and tabs: `trim_end` would also
-/// take a no-break space), and so is a line of spaces deeper than the item (a block scalar's
-/// content line when the scalar reaches it).
-fn item_cut(text: &str, start: usize, end: usize, column: usize, last: bool) -> Option<(usize, usize, usize)> {
-    let indent = column.checked_sub(1)?;
-    let start = element_start(text, start);
-    let end = if last { end } else { element_start(text, end) };
-    // A block list element: spaces, a dash and spaces before the item on its line.
-    let before = text.get(..start)?;
-    let dash_line = &before[before.rfind('\n').map_or(0, |at| at + 1)..];
-    if !dash_line.trim_start_matches(' ').strip_prefix('-')?.bytes().all(|b| b == b' ') {
-        return None;
-    }
-    let mut slice = text.get(start..end)?;
-    if last {
-        // Nothing after the list but document markers may follow.
-        if let Some(at) = document_marker(slice) {
-            slice = &slice[..at];
-        }
-    } else {
-        // Up to the next element's dash, which stands alone at the start of its line.
-        let (body, dash_indent) = slice.trim_end_matches(' ').strip_suffix('-')?.rsplit_once('\n')?;
-        if !dash_indent.bytes().all(|b| b == b' ') {
-            return None;
-        }
-        slice = body;
-    }
-    let len = standalone_len(slice, indent)?;
-    Some((start, start + len, indent))
-}
-
-/// Where a list element whose mapping starts at `start` begins: at `start`, or, when the mapping
-/// starts on a line of its own (kpt writes a file's first comment onto the dash line: `- # …`),
-/// after the dash and one space before that comment, or right after a dash with nothing else
-/// on its line. Only comment lines may lie between that dash and the mapping; anything else
-/// keeps `start`, and the cut then fails as before.
-fn element_start(text: &str, start: usize) -> usize {
-    let Some(before) = text.get(..start) else { return start };
-    let line_start = before.rfind('\n').map_or(0, |at| at + 1);
-    if line_start == 0 || !before[line_start..].bytes().all(|b| b == b' ') {
-        return start;
-    }
-    let mut line_end = line_start - 1;
-    loop {
-        let line_start = before[..line_end].rfind('\n').map_or(0, |at| at + 1);
-        let line = &before[line_start..line_end];
-        let content = line.trim_start_matches(' ');
-        if content.starts_with('#') {
-            if line_start == 0 {
-                return start;
-            }
-            line_end = line_start - 1;
-            continue;
-        }
-        let Some(after_dash) = content.strip_prefix('-') else { return start };
-        let comment = after_dash.trim_start_matches(' ');
-        return match (after_dash.is_empty(), comment.starts_with('#') && comment.len() < after_dash.len()) {
-            (true, _) => line_end,
-            // After the dash's first space, so the spaces before the comment stay.
-            (false, true) => line_end - after_dash.len() + 1,
-            (false, false) => start,
-        };
-    }
-}
-
-/// The text of one item cut out of a list with [`item_cut`], moved to column 0.
-fn item_source(text: &str, start: usize, end: usize, column: usize, last: bool) -> Option<String> {
-    let (start, end, indent) = item_cut(text, start, end, column, last)?;
-    Some(moved_left(&text[start..end], indent))
-}
-
-/// The text of one node cut out of a YAML document (a list item, or a whole document at
-/// `indent` 0), moved `indent` columns left, when it can stand alone as its own document: `None`
-/// when it may be tied to text elsewhere (anchors and aliases), holds a line break YAML sees and
-/// the line-based mover does not (a carriage return alone), keeps trailing blank lines (`|+`),
-/// or has a line less indented than `indent` that is not a comment.
-pub fn standalone_source(slice: &str, indent: usize) -> Option<String> {
-    standalone_len(slice, indent).map(|len| moved_left(&slice[..len], indent))
-}
-
-/// How much of `slice` is the node, when it can stand alone (see [`standalone_source`]).
-fn standalone_len(slice: &str, indent: usize) -> Option<usize> {
-    let mut slice = slice;
-    // Lines at the end that hold nothing, or no more spaces than the item's indentation: never
-    // content (a block scalar in the item is indented deeper), only the end of one.
-    while let Some((body, line)) = slice.rsplit_once('\n') {
-        let line = line.strip_suffix('\r').unwrap_or(line);
-        if line.len() > indent || line.bytes().any(|b| b != b' ') {
-            break;
-        }
-        slice = body;
-    }
-    let slice = slice.strip_suffix('\r').unwrap_or(slice);
-    // This runs on every item of every list: three vectorized searches for the few bytes that
-    // matter, not a pass that looks at every byte.
-    let bytes = slice.as_bytes();
-    let previous = |at: usize| at.checked_sub(1).and_then(|at| bytes.get(at)).copied().unwrap_or(b'\n');
-    // Anchors and aliases tie an item to text elsewhere; tags and the rest stand alone. A `&` or
-    // `*` where one may begin is often neither (`# a & b`, `cmd && run`, `"5 10 * * 1"`): the
-    // parser decides, after the searches.
-    let mut maybe_tied = false;
-    for at in memchr::memchr3_iter(b'&', b'*', b'+', bytes) {
-        let previous = previous(at);
-        match bytes[at] {
-            // A block scalar that keeps its trailing blank lines (`|+`) may end where the cut trims.
-            b'+' if matches!(previous, b'|' | b'>') => return None,
-            b'+' if previous.is_ascii_digit() && at >= 2 && matches!(bytes[at - 2], b'|' | b'>') => return None,
-            b'+' => {}
-            _ => {
-                maybe_tied |=
-                    previous.is_ascii_whitespace() || matches!(previous, b'[' | b'{' | b',' | b'-' | b':' | b'?');
-            }
-        }
-    }
-    // A carriage return alone breaks a line for YAML and for nothing below.
-    if memchr::memchr_iter(b'\r', bytes).any(|at| bytes.get(at + 1) != Some(&b'\n')) {
-        return None;
-    }
-    for at in memchr::memchr_iter(b'\n', bytes) {
-        // A line less indented than the item must be blank or a comment.
-        let spaces = bytes[at + 1..].iter().take(indent).take_while(|&&b| b == b' ').count();
-        if spaces < indent && !matches!(bytes.get(at + 1 + spaces), None | Some(b'\n' | b'\r' | b'#')) {
-            return None;
-        }
-        // A line at the item's own column that starts with `---` or `...` and a blank is text in
-        // the list, and a document marker once the item is moved to column 0.
-        if indent > 0 && spaces == indent && starts_with_marker(&bytes[at + 1 + spaces..]) {
-            return None;
-        }
-    }
-    if maybe_tied && uses_anchors(&moved_left(slice, indent)) {
-        return None;
-    }
-    Some(slice.len())
-}
-
-/// Whether YAML text defines an anchor or uses an alias (text the parser refuses counts as
-/// tied: the caller then reads it with its list).
-fn uses_anchors(text: &str) -> bool {
-    Parser::new_from_str(text).any(|event| match event {
-        Ok((Event::Alias(_) | Event::UnresolvedAlias(_), _)) => true,
-        Ok((
-            Event::Scalar(_, _, anchor, _) | Event::MappingStart(_, anchor, _) | Event::SequenceStart(_, anchor, _),
-            _,
-        )) => anchor != 0,
-        Ok(_) => false,
-        Err(_) => true,
-    })
-}
-
-/// `text` with every line after the first moved `indent` columns left (fewer when it has fewer
-/// leading spaces), ending in a line break.
-fn moved_left(text: &str, indent: usize) -> String {
-    let mut out = String::with_capacity(text.len() + 1);
-    for (n, line) in text.split('\n').enumerate() {
-        if n > 0 {
-            out.push('\n');
-            let spaces = line.len() - line.trim_start_matches(' ').len();
-            out.push_str(&line[spaces.min(indent)..]);
-        } else {
-            out.push_str(line);
-        }
-    }
-    out.push('\n');
-    out
-}
-
-/// Where the first document marker (`---` or `...` at the start of a line, then whitespace or
-/// the end) in `slice` begins, counting from the line break before it.
-pub fn document_marker(slice: &str) -> Option<usize> {
-    let mut from = 0;
-    while let Some(at) = slice[from..].find('\n').map(|at| from + at) {
-        if starts_with_marker(&slice.as_bytes()[at + 1..]) {
-            return Some(at);
-        }
-        from = at + 1;
-    }
-    None
-}
-
-/// Whether `line` (the rest of a line from its start) starts with a document marker: `---` or
-/// `...` and whitespace or the end.
-fn starts_with_marker(line: &[u8]) -> bool {
-    (line.starts_with(b"---") || line.starts_with(b"..."))
-        && matches!(line.get(3), None | Some(b' ' | b'\t' | b'\r' | b'\n'))
 }
 
 /// One element of a block sequence at column 0, as the YAML writer lays it out: `- ` before the
@@ -567,16 +354,6 @@ pub fn utf8(bytes: &[u8]) -> Result<&str, UnusableInput> {
 thread_local! {
     /// Tests set it to read YAML with the full reader only, the reference of the fast one.
     static FULL_READER_ONLY: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
-    /// Tests set it to run [`on_two_threads`] on this thread only, the reference of two.
-    pub(crate) static ONE_THREAD: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
-}
-
-/// Whether [`on_two_threads`] keeps to this thread (tests; never otherwise).
-fn one_thread() -> bool {
-    #[cfg(test)]
-    return ONE_THREAD.with(std::cell::Cell::get);
-    #[cfg(not(test))]
-    false
 }
 
 /// Whether this thread reads YAML lists with the full reader only (tests; never otherwise).
@@ -688,26 +465,6 @@ impl Diagnostic {
     }
 }
 
-/// How messages name a value's type: as YAML calls it, with an article (`a mapping`, `null`).
-pub fn shape_of(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "a list",
-        Value::Object(_) => "a mapping",
-    }
-}
-
-/// `apiVersion` and `kind` of an item, for dispatching on configuration kinds.
-pub fn type_of(item: &Value) -> (&str, &str) {
-    (
-        item.get("apiVersion").and_then(Value::as_str).unwrap_or_default(),
-        item.get("kind").and_then(Value::as_str).unwrap_or_default(),
-    )
-}
-
 pub fn name_of(item: &Value) -> &str {
     item.get("metadata").and_then(|m| m.get("name")).and_then(Value::as_str).unwrap_or_default()
 }
@@ -718,6 +475,7 @@ pub fn namespace_of(item: &Value) -> &str {
 
 #[cfg(test)]
 mod tests {
+    use super::cut::{moved_left, standalone_len, uses_anchors};
     use super::*;
 
     /// The line-by-line forms of the one-pass scans, as they were written first (and refusing

@@ -20,7 +20,7 @@
 //! than plain text) returns `None`, and the caller emits the whole item from its value as
 //! before.
 
-use super::scan;
+use super::{rules, walk};
 use crate::doc::{to_yaml, Map, Value};
 use granit_parser::{Event, Parser, ScalarStyle, StructureStyle};
 use std::borrow::Cow;
@@ -35,7 +35,7 @@ const MATCH_LIMIT: usize = 256;
 #[derive(Debug, PartialEq)]
 enum Node<'a> {
     /// `end` is where the scalar's text ends (a block scalar's takes its trailing line breaks);
-    /// `text` is its content, read as [`scan::scalar_is`] reads it.
+    /// `text` is its content, read as [`rules::scalar_is`] reads it.
     Scalar {
         start: usize,
         end: usize,
@@ -122,13 +122,13 @@ impl Tree<'_> {
         self.source
     }
 
-    /// The value the source reads as, exactly as [`scan::read_item`] reads it (the same
+    /// The value the source reads as, exactly as [`walk::read_item`] reads it (the same
     /// scalars, keys and depth limit; duplicate keys refused); `None` where that reader would
     /// leave the text to the full reader.
     pub fn value(&self) -> Option<Value> {
         fn build(node: &Node) -> Option<Value> {
             match node {
-                Node::Scalar { text, style, .. } => scan::scalar(text.clone(), *style),
+                Node::Scalar { text, style, .. } => rules::scalar(text.clone(), *style),
                 Node::Map { entries, .. } => {
                     let mut map = Map::with_capacity(entries.len());
                     for entry in entries {
@@ -154,7 +154,7 @@ impl Tree<'_> {
         out.map(map, entries, 0, source.len())?;
         let written = out.out;
         // Never write what reads otherwise: the text is checked against the value it stands for.
-        scan::reads_as(&written, value).then_some(written)
+        walk::reads_as(&written, value).then_some(written)
     }
 }
 
@@ -225,7 +225,7 @@ impl<'a> Reader<'a> {
             Event::Scalar(text, style, 0, tag) => {
                 // `!!str` and `!!binary` scalars read as their text; the node starts at the tag,
                 // so that a changed one is written without it.
-                let style = scan::read_style(style, tag.as_deref())?;
+                let style = rules::read_style(style, tag.as_deref())?;
                 // A block scalar's text may end at the next line's indentation: it ends at the
                 // start of that line.
                 let line = self.text.get(..end)?.rfind('\n').map_or(0, |n| n + 1);
@@ -243,7 +243,7 @@ impl<'a> Reader<'a> {
                             let end = entries.last().map(|entry| entry.value.end())?;
                             break Some(Node::Map { flow, start, end, entries });
                         }
-                        Event::Scalar(key, style, 0, None) if scan::plain_text_key(&key, style) => key,
+                        Event::Scalar(key, style, 0, None) if rules::plain_text_key(&key, style) => key,
                         _ => return None,
                     };
                     // An implicit key, its colon right after it (no `? key`).
@@ -322,7 +322,7 @@ fn column(text: &str, at: usize) -> usize {
 /// Whether a node reads as `value`, keys in the same order.
 fn same(value: &Value, node: &Node) -> bool {
     match (value, node) {
-        (value, Node::Scalar { text, style, .. }) => scan::scalar_is(text, *style, value),
+        (value, Node::Scalar { text, style, .. }) => rules::scalar_is(text, *style, value),
         (Value::Object(map), Node::Map { entries, .. }) => {
             map.len() == entries.len()
                 && map.iter().zip(entries).all(|((key, value), entry)| *key == entry.key && same(value, &entry.value))
@@ -622,7 +622,7 @@ mod tests {
     use serde_json::json;
 
     fn spliced(source: &str, change: impl FnOnce(&mut Value)) -> Option<String> {
-        let mut value = scan::read_item(source)?;
+        let mut value = walk::read_item(source)?;
         change(&mut value);
         write(source, &value)
     }
@@ -881,7 +881,7 @@ containers:
         for (input, _, source) in fixture_items() {
             for n in 0..6 {
                 let text = if n == 0 { source.clone() } else { perturb_item(&mut rng, &source, n, n > 3) };
-                let read = scan::read_item(&text);
+                let read = walk::read_item(&text);
                 match read_tree(&text).and_then(|root| Tree { source: &text, root }.value()) {
                     Some(value) => {
                         same += 1;

@@ -2,7 +2,7 @@
 //! parsed, so the whole list never exists as one value tree (issue 8: the tree is about eleven
 //! times the text). Written by hand because it is a serde visitor over our own shape.
 
-use super::{shape_of, Item};
+use super::item::Item;
 use crate::doc::{duplicate_key_message, start_of, Start, Strict, Value};
 use serde::de::Error;
 use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
@@ -174,5 +174,17 @@ impl<'de> Visitor<'de> for ItemsSeed {
             items.push(Item::from(value));
         }
         Ok((Items::List(items, not_mapping), starts))
+    }
+}
+
+/// How messages name a value's type: as YAML calls it, with an article (`a mapping`, `null`).
+pub fn shape_of(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "a list",
+        Value::Object(_) => "a mapping",
     }
 }

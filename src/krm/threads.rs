@@ -60,3 +60,48 @@ mod cores {
 
     pub fn leave(_: Option<usize>) {}
 }
+
+/// Runs `work` on each of `items` with its index, the second half on another thread when there
+/// are two cores and more than one item (the order of the work is not kept, only each item's
+/// own).
+pub fn on_two_threads<T: Send>(items: &mut [T], work: impl Fn(usize, &mut T) + Sync) {
+    let each = |first: usize, items: &mut [T]| (first..).zip(items).for_each(|(i, item)| work(i, item));
+    if !two_cores() || items.len() < 2 || one_thread() {
+        return each(0, items);
+    }
+    let half = items.len() / 2;
+    let (first, second) = items.split_at_mut(half);
+    // Whichever thread takes the second half does it: the spawned one, or this one after it if
+    // no thread could be had.
+    let second = std::sync::Mutex::new(Some(second));
+    let take = || second.lock().ok().and_then(|mut half| half.take());
+    let each = &each;
+    std::thread::scope(|scope| {
+        let spawned = spawn(scope, || take().into_iter().for_each(|second| each(half, second)));
+        each(0, first);
+        if let Ok(Err(panic)) = spawned.map(|handle| handle.join()) {
+            std::panic::resume_unwind(panic);
+        }
+    });
+    take().into_iter().for_each(|second| each(half, second));
+}
+
+/// Whether the process may use two cores, asked once: on Linux the answer reads cgroup files.
+pub(super) fn two_cores() -> bool {
+    static TWO_CORES: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *TWO_CORES.get_or_init(|| std::thread::available_parallelism().is_ok_and(|n| n.get() >= 2))
+}
+
+/// Whether [`on_two_threads`] keeps to this thread (tests; never otherwise).
+fn one_thread() -> bool {
+    #[cfg(test)]
+    return ONE_THREAD.with(std::cell::Cell::get);
+    #[cfg(not(test))]
+    false
+}
+
+#[cfg(test)]
+thread_local! {
+    /// Tests set it to run [`on_two_threads`] on this thread only, the reference of two.
+    pub(crate) static ONE_THREAD: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
