@@ -5,6 +5,7 @@
 
 mod integers;
 mod locate;
+mod nodes;
 mod path;
 mod scalars;
 mod strict;

@@ -2,15 +2,13 @@
 //! variables in a resource's YAML *text*, and KOTS renders its templates in the text, so
 //! `replicas: ${n}` or `replicas: repl{{ … }}` becomes a number while `value: "${PORT}"` stays a
 //! string; to do the same on parsed values we need the style, which the value model drops. This
-//! walks the parser's events once (granit-parser, the parser under serde-saphyr) and only records
-//! scalars that contain `$` or a KOTS template, so the result stays small.
+//! walks the text's nodes once ([`super::nodes`]) and only records scalars that contain `$` or a
+//! KOTS template, so the result stays small.
 
+use super::path::Segment;
+use granit_parser::ScalarStyle;
 use std::collections::HashSet;
-
-enum Frame {
-    Map { key: Option<String> },
-    Seq { index: usize },
-}
+use std::ops::ControlFlow;
 
 /// A mapping key as a JSON pointer segment (`~` → `~0`, `/` → `~1`).
 pub fn pointer_segment(segment: &str) -> String {
@@ -20,81 +18,29 @@ pub fn pointer_segment(segment: &str) -> String {
 /// Per document, the JSON pointers (from the document root) of non-plain scalars holding `$` or
 /// a KOTS template (`repl{{`, `{{repl`).
 pub fn quoted_template_scalars(text: &str) -> Vec<HashSet<String>> {
-    use granit_parser::{Event, Parser, ScalarStyle};
-    let mut documents = Vec::new();
-    let mut current: HashSet<String> = HashSet::new();
-    let mut stack: Vec<Frame> = Vec::new();
-    let mut path: Vec<String> = Vec::new();
-    // Documents that are empty or null are skipped by the reader; skip them here too so that
-    // document numbers agree.
-    let mut null_root = false;
-    // A value was read: move the enclosing collection on to its next key or index.
-    fn advance(stack: &mut [Frame], path: &mut Vec<String>) {
-        match stack.last_mut() {
-            Some(Frame::Map { key }) => {
-                *key = None;
-                path.pop();
-            }
-            Some(Frame::Seq { index }) => {
-                *index += 1;
-                path.pop();
-                path.push(index.to_string());
-            }
-            None => {}
+    let mut documents: Vec<HashSet<String>> = Vec::new();
+    super::nodes::walk(text, |node| {
+        // Every document that is not empty or null has its root visited, so each gets a set.
+        if documents.len() <= node.document {
+            documents.resize_with(node.document + 1, HashSet::new);
         }
-    }
-    for event in Parser::new_from_str(text) {
-        let Ok((event, _)) = event else { break };
-        match event {
-            Event::DocumentStart(..) => {
-                current = HashSet::new();
-                stack.clear();
-                path.clear();
-                null_root = false;
+        if let Some((value, style)) = node.scalar {
+            if style != ScalarStyle::Plain
+                && (value.contains('$') || value.contains("repl{{") || value.contains("{{repl"))
+            {
+                let mut pointer = String::new();
+                for segment in node.path {
+                    pointer.push('/');
+                    match segment {
+                        Segment::Key(key) => pointer.push_str(&pointer_segment(key)),
+                        Segment::Index(index) => pointer.push_str(&index.to_string()),
+                    }
+                }
+                documents[node.document].insert(pointer);
             }
-            Event::DocumentEnd if !null_root => documents.push(std::mem::take(&mut current)),
-            Event::Scalar(value, style, ..) => {
-                if stack.is_empty()
-                    && style == ScalarStyle::Plain
-                    && ["", "~", "null", "Null", "NULL"].contains(&&*value)
-                {
-                    null_root = true;
-                }
-                if let Some(Frame::Map { key: key @ None }) = stack.last_mut() {
-                    *key = Some(value.to_string());
-                    path.push(pointer_segment(&value));
-                    continue;
-                }
-                if style != ScalarStyle::Plain
-                    && (value.contains('$') || value.contains("repl{{") || value.contains("{{repl"))
-                {
-                    current.insert(format!("/{}", path.join("/")));
-                }
-                advance(&mut stack, &mut path);
-            }
-            Event::Alias(_) => advance(&mut stack, &mut path),
-            Event::MappingStart(..) | Event::SequenceStart(..) => {
-                if let Some(Frame::Map { key: key @ None }) = stack.last_mut() {
-                    // A complex key: not addressable by a pointer; give it a placeholder.
-                    *key = Some("?".into());
-                    path.push("?".into());
-                }
-                if matches!(event, Event::SequenceStart(..)) {
-                    stack.push(Frame::Seq { index: 0 });
-                    path.push("0".into());
-                } else {
-                    stack.push(Frame::Map { key: None });
-                }
-            }
-            Event::SequenceEnd | Event::MappingEnd => {
-                if matches!(stack.pop(), Some(Frame::Seq { .. })) {
-                    path.pop();
-                }
-                advance(&mut stack, &mut path);
-            }
-            _ => {}
         }
-    }
+        ControlFlow::Continue(())
+    });
     documents
 }
 
