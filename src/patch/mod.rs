@@ -820,16 +820,17 @@ impl Identity {
         let (old_api, old_name, old_kind) = (text(&self.api_version), text(&self.name), text(&self.kind));
         let options = &patch.options;
         restore(item, "apiVersion", self.api_version);
-        if !item.get("metadata").is_some_and(Value::is_object) {
+        // An item without metadata gets none: only a name or namespace to restore needs it.
+        let restores = self.name.is_some() || self.namespace.is_some();
+        if restores && !item.get("metadata").is_some_and(Value::is_object) {
             item.insert("metadata".into(), Value::Object(Map::new()));
         }
-        let Some(Value::Object(metadata)) = item.get_mut("metadata") else {
-            return Vec::new();
-        };
-        restore(metadata, "namespace", self.namespace);
         let kept = |map: &Map, key: &str| map.get(key).and_then(Value::as_str).is_some_and(|s| !s.is_empty());
-        if !(options.allow_name_change && kept(metadata, "name")) {
-            restore(metadata, "name", self.name);
+        if let Some(Value::Object(metadata)) = item.get_mut("metadata") {
+            restore(metadata, "namespace", self.namespace);
+            if !(options.allow_name_change && kept(metadata, "name")) {
+                restore(metadata, "name", self.name);
+            }
         }
         if !(options.allow_kind_change && kept(item, "kind")) {
             restore(item, "kind", self.kind);
