@@ -75,6 +75,31 @@ pub fn output_size(value: &Value) -> u64 {
     size
 }
 
+/// About the bytes of memory `value` takes as a tree (every node, its strings and its mapping
+/// entries' keys and index), counted with a stack: what building one more copy of it costs. A
+/// copy of small nodes (`[{}, {}, …]`) takes some thirty times its JSON text in memory, so an
+/// operation that copies a value is charged this, not the value's length as output.
+pub fn memory_size(value: &Value) -> u64 {
+    // A map entry: its key's String and the index's hash and slot, besides the value.
+    const ENTRY: u64 = (std::mem::size_of::<String>() + 2 * std::mem::size_of::<usize>()) as u64;
+    let node = std::mem::size_of::<Value>() as u64;
+    let mut size = 0u64;
+    let mut stack = vec![value];
+    while let Some(value) = stack.pop() {
+        size = size.saturating_add(node);
+        match value {
+            Value::String(s) => size = size.saturating_add(s.len() as u64),
+            Value::Array(items) => stack.extend(items),
+            Value::Object(map) => {
+                size = size.saturating_add(map.keys().map(|k| k.len() as u64 + ENTRY).sum::<u64>());
+                stack.extend(map.values());
+            }
+            _ => {}
+        }
+    }
+    size
+}
+
 /// The first string (or key) in `value` longer than `limit` bytes: where and how long.
 pub fn oversized_string(value: &Value, limit: u64) -> Option<(FieldPath, usize)> {
     let limit = usize::try_from(limit).unwrap_or(usize::MAX);
