@@ -5,7 +5,9 @@
 //! and annotations), `model` (schemas of configuration kinds), `config` (the functionConfig
 //! kind), `package` (paths and file access), `render` (the render state the steps share), one
 //! module per step (`values`, …), `pipeline` (composes the steps, no I/O) and `cli` (the only
-//! place that touches stdin, stdout, files and the environment). Modules are drawn as if they
+//! place that touches stdin, stdout, files and the environment: arguments, exit codes and
+//! dispatch in `cli/mod.rs`, each way of running the binary in a file of its own, and the one
+//! place a render's `pipeline::Input` is built in `cli/input.rs`). Modules are drawn as if they
 //! were crates: their uses form no cycle (`tests/module_cycles.rs`).
 #![forbid(unsafe_code)]
 

@@ -14,7 +14,7 @@ fuzz_target!(|data: &[u8]| {
     let separator = if text.contains('\0') { '\0' } else { '\n' };
     let mut values = json!({"replicas": 2, "ingress": {"enabled": false, "hosts": ["a"]}, "cluster": {"name": "dev"}});
     for assignment in text.split(separator) {
-        // As src/cli.rs `set_layer` splits and checks them.
+        // As src/cli/input.rs `set_layer` splits and checks them.
         let Some((key, value)) = assignment.split_once('=') else { continue };
         if key.is_empty() || key.split('.').any(str::is_empty) {
             continue;

@@ -1,0 +1,139 @@
+//! KRM mode, the file commands and the legacy plugin differ only in where a render's items,
+//! config and value layers come from; what they share (the package root, the files it may read,
+//! the operator's limits, where Jsonnet runs) is decided once, here, so a new command cannot get
+//! one of them subtly different.
+
+use super::jsonnet_worker;
+use super::manifests::{package_path, read_single_document, tag_location, Walk};
+use super::source_styles::SourceStyles;
+use super::{Exit, InputArgs};
+use crate::doc::Value;
+use crate::krm::Item;
+use crate::limits::Limits;
+use crate::package::DiskFiles;
+use crate::pipeline::Input;
+use std::path::{Path, PathBuf};
+
+/// The package a command renders: the root relative paths in its configuration resolve in, the
+/// files it may read there, and the operator's limits.
+pub(super) struct Package {
+    root: PathBuf,
+    pub(super) files: DiskFiles,
+    limits: Limits,
+}
+
+impl Package {
+    pub(super) fn new(root: PathBuf, limits: Limits) -> Self {
+        let files = DiskFiles::new(&root, limits.max_file_bytes);
+        Package { root, files, limits }
+    }
+
+    /// A render of this package from what the command read: the one place an [`Input`] is built.
+    pub(super) fn input(
+        &self,
+        items: Vec<Item>,
+        function_config: Option<Value>,
+        value_overrides: Vec<(String, Value)>,
+        styles: SourceStyles,
+    ) -> Input {
+        let limits = self.limits;
+        Input {
+            items,
+            function_config,
+            value_overrides,
+            styles: Some(Box::new(styles)),
+            limits,
+            jsonnet: Some(jsonnet_worker::isolate(self.root.clone(), limits.max_file_bytes, limits.max_output_bytes)),
+        }
+    }
+}
+
+/// `--root`, or the current directory (KRM mode, the legacy plugin).
+pub(super) fn root_or_cwd(root: Option<PathBuf>) -> PathBuf {
+    root.unwrap_or_else(|| PathBuf::from("."))
+}
+
+/// The directory a PATH stands for: itself, or a file's directory (`.` for a bare file name).
+fn directory_of(path: &Path) -> PathBuf {
+    let dir = if path.is_dir() { Some(path) } else { path.parent() };
+    match dir {
+        Some(dir) if !dir.as_os_str().is_empty() => dir.to_path_buf(),
+        _ => PathBuf::from("."),
+    }
+}
+
+/// Reads `PATH…`, `-c`, `-f` and `--set` into a pipeline input, and the package's files. The
+/// root is `--root`, else the directory of `-c`, else the first PATH's directory (the PATH itself
+/// for a directory): never wider than a directory the user named.
+pub(super) fn from_paths(args: &InputArgs, root: Option<PathBuf>, limits: Limits) -> Result<(Input, DiskFiles), Exit> {
+    let root = root
+        .or_else(|| args.config.as_deref().map(directory_of))
+        .or_else(|| args.paths.first().map(|p| directory_of(p)))
+        .unwrap_or_else(|| PathBuf::from("."));
+    let root = if root.as_os_str().is_empty() { PathBuf::from(".") } else { root };
+    let package = Package::new(root.clone(), limits);
+    let files = &package.files;
+    let limit = limits.max_file_bytes;
+    let mut walk = Walk::new(root.clone(), limit, files);
+    let mut items = Vec::new();
+    let mut styles = SourceStyles::default();
+    for path in &args.paths {
+        walk.read_path(path, &mut items, &mut styles).map_err(Exit::Unusable)?;
+    }
+    let function_config = match &args.config {
+        None => None,
+        Some(path) => {
+            let mut config = read_single_document(path, limit).map_err(Exit::Unusable)?;
+            // Relative paths in the config resolve from its own file.
+            let package_path = package_path(path, &root);
+            files.note(&package_path);
+            tag_location(&mut config, &package_path, 0);
+            Some(config)
+        }
+    };
+    let mut value_overrides = Vec::new();
+    for path in &args.values {
+        match read_single_document(path, limit).map_err(Exit::Unusable)? {
+            map @ Value::Object(_) => value_overrides.push((format!("-f {}", path.display()), map)),
+            _ => return Err(Exit::Unusable(format!("{}: values must be a YAML mapping", path.display()))),
+        }
+    }
+    for assignment in &args.set {
+        value_overrides.push(("--set".to_string(), set_layer(assignment).map_err(Exit::Unusable)?));
+    }
+    let input = package.input(items, function_config, value_overrides, styles);
+    Ok((input, package.files))
+}
+
+/// `--set a.b=c` as a values layer `{a: {b: c}}`.
+fn set_layer(assignment: &str) -> Result<Value, String> {
+    let (key, value) = assignment
+        .split_once('=')
+        .ok_or_else(|| format!("--set {assignment:?}: expected KEY=VALUE, e.g. --set replicas=3"))?;
+    if key.is_empty() || key.split('.').any(str::is_empty) {
+        return Err(format!("--set {assignment:?}: the key must be a dotted path such as a.b.c"));
+    }
+    crate::values::assignment_layer(key, value).map_err(|err| format!("--set {:?}: {err}", truncate(key, 40)))
+}
+
+/// The first `max` characters of `text`, with `…` when cut: hostile keys are long.
+fn truncate(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        Some((at, _)) => format!("{}…", &text[..at]),
+        None => text.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn set_builds_nested_layers() {
+        assert_eq!(set_layer("a.b=3"), Ok(json!({"a": {"b": 3}})));
+        assert_eq!(set_layer("flag=on"), Ok(json!({"flag": "on"})));
+        assert!(set_layer("novalue").is_err());
+        assert!(set_layer("a..b=1").is_err());
+    }
+}

@@ -1,0 +1,104 @@
+//! jrsonnet can be neither interrupted nor held to a memory limit from inside the process, so
+//! each `jsonnet()` evaluation runs in a child process of this binary; both sides of that
+//! exchange live here, because starting processes is the command line's business.
+
+use super::output::write_stdout;
+use super::Exit;
+use crate::doc::Value;
+use crate::jsonnet;
+use crate::limits::Limits;
+use crate::package::DiskFiles;
+use serde_json::json;
+use std::io::{Read, Write};
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// The hidden first argument that makes the binary a Jsonnet worker (see [`isolate`]).
+pub(super) const JSONNET_WORKER: &str = "__jsonnet-worker";
+
+/// Runs each `jsonnet()` evaluation in a child process of this binary, limited to
+/// [`jsonnet::MEMORY_LIMIT`] of address space and killed when the render's time runs out:
+/// jrsonnet cannot be interrupted or limited in memory from inside the process, and an abandoned
+/// thread would go on allocating. The child reads the package through the same root and limits.
+pub(super) fn isolate(root: PathBuf, max_file_bytes: u64, max_output_bytes: u64) -> jsonnet::Isolate {
+    use jsonnet::Stopped;
+    Arc::new(move |path: &str, values: &Value, time_left: Duration| {
+        // A root that is not UTF-8 cannot travel in JSON: evaluate here instead.
+        let root = root.to_str().ok_or(Stopped::Unavailable)?;
+        // Without the binary to start (a bare chroot has no /proc), the evaluation runs here.
+        let exe = std::env::current_exe().map_err(|_| Stopped::Unavailable)?;
+        let mut child = std::process::Command::new(exe)
+            .arg(JSONNET_WORKER)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|_| Stopped::Unavailable)?;
+        let request = json!({"root": root, "maxFileBytes": max_file_bytes, "path": path, "values": values});
+        if let Some(mut stdin) = child.stdin.take() {
+            // A worker that already died says why below.
+            let _ = stdin.write_all(request.to_string().as_bytes());
+        }
+        let (Some(stdout), Some(stderr)) = (child.stdout.take(), child.stderr.take()) else {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(Stopped::Failed(format!("jsonnet {path:?}: cannot talk to the evaluation")));
+        };
+        let (sender, receiver) = std::sync::mpsc::sync_channel(1);
+        std::thread::spawn(move || {
+            let (mut out, mut err) = (Vec::new(), Vec::new());
+            // Output beyond the budget is refused anyway: read one byte more to know it was exceeded.
+            let _ = stdout.take(max_output_bytes.saturating_add(1)).read_to_end(&mut out);
+            let _ = stderr.take(1 << 16).read_to_end(&mut err);
+            let _ = sender.send((out, err));
+        });
+        let Ok((out, err)) = receiver.recv_timeout(time_left) else {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(Stopped::TimedOut);
+        };
+        let _ = child.wait();
+        if String::from_utf8_lossy(&err).contains("memory allocation") {
+            return Err(Stopped::OutOfMemory);
+        }
+        match crate::doc::from_own_json(&String::from_utf8_lossy(&out)) {
+            Ok(Value::Object(mut answer)) => match (answer.remove("value"), answer.remove("error")) {
+                (Some(value), None) => Ok(value),
+                (_, Some(Value::String(message))) => Err(Stopped::Failed(message)),
+                _ => Err(Stopped::Failed(format!("jsonnet {path:?}: the evaluation gave no answer"))),
+            },
+            _ if out.len() as u64 > max_output_bytes => Err(Stopped::Failed(format!(
+                "jsonnet {path:?}: the result is larger than {} (--max-output-size)",
+                crate::limits::human_bytes(max_output_bytes)
+            ))),
+            _ => Err(Stopped::Failed(format!("jsonnet {path:?}: the evaluation stopped abruptly"))),
+        }
+    })
+}
+
+/// The child side of [`isolate`]: one request on stdin, one answer on stdout.
+pub(super) fn run() -> Exit {
+    // Address space rather than resident memory: the kernel enforces it on every allocation.
+    let limit = jsonnet::MEMORY_LIMIT;
+    if let Err(err) = rlimit::setrlimit(rlimit::Resource::AS, limit, limit) {
+        return Exit::Unusable(format!("cannot limit the Jsonnet worker's memory: {err}"));
+    }
+    let mut text = String::new();
+    if let Err(err) = std::io::stdin().read_to_string(&mut text) {
+        return Exit::Unusable(format!("cannot read the Jsonnet request: {err}"));
+    }
+    let request: Value = match serde_json::from_str(&text) {
+        Ok(request) => request,
+        Err(err) => return Exit::Unusable(format!("the Jsonnet request is not JSON: {err}")),
+    };
+    let root = PathBuf::from(request["root"].as_str().unwrap_or("."));
+    let files = DiskFiles::new(&root, request["maxFileBytes"].as_u64().unwrap_or(Limits::default().max_file_bytes));
+    let path = request["path"].as_str().unwrap_or_default();
+    let answer = match jsonnet::evaluate_unbounded(&files, path, &request["values"]) {
+        Ok(value) => json!({ "value": value }),
+        Err(message) => json!({ "error": message }),
+    };
+    write_stdout(&answer.to_string())
+}

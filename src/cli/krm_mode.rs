@@ -1,0 +1,59 @@
+//! Without a subcommand the binary is a KRM function, whose contract (docs/krm.md) differs from
+//! the file commands': a ResourceList is written back even when the render fails, and stdin's
+//! bytes are shared with the items that are written back unchanged.
+
+use super::input::{root_or_cwd, Package};
+use super::output::{report_results, write_with};
+use super::source_styles::SourceStyles;
+use super::Exit;
+use crate::diag::Diagnostic;
+use crate::doc::Value;
+use crate::krm::ResourceList;
+use crate::limits::Limits;
+use crate::pipeline;
+use std::io::Read;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// KRM mode: ResourceList in, ResourceList out.
+pub(super) fn run(root: Option<PathBuf>, limits: Limits) -> Exit {
+    let mut bytes = Vec::new();
+    if let Err(err) = std::io::stdin().lock().read_to_end(&mut bytes) {
+        return Exit::Unusable(format!("cannot read stdin: {err}"));
+    }
+    // Shared by the items no step changes, which are written back from it (no copy).
+    if let Err(err) = crate::krm::utf8(&bytes) {
+        return Exit::Unusable(err.to_string());
+    }
+    bytes.shrink_to_fit();
+    let text = Arc::new(String::from_utf8(bytes).unwrap_or_default());
+    let mut list = match ResourceList::parse_shared(&text, limits.max_file_bytes) {
+        Ok(list) => list,
+        Err(err) => return Exit::Unusable(err.to_string()),
+    };
+    let package = Package::new(root_or_cwd(root), limits);
+    let styles = match list.format {
+        // JSON strings are all quoted.
+        crate::krm::Format::Json => SourceStyles::all_quoted(),
+        crate::krm::Format::Yaml => SourceStyles::resource_list(text.clone(), list.items.len()),
+    };
+    let input = package.input(std::mem::take(&mut list.items), list.function_config.take(), vec![], styles);
+    let output = pipeline::render(input, &package.files);
+    report_results(&output.results, None);
+    let results: Vec<Value> = output.results.iter().map(Diagnostic::to_result).collect();
+    let exit = Exit::from_results(&output.results);
+    // A failed render writes the input items back unchanged. Parsing stdin again (only on this
+    // path) is cheaper than keeping a copy of every item on the path that succeeds.
+    let items = match output.items {
+        Some(items) => items,
+        None => match ResourceList::parse_shared(&text, limits.max_file_bytes) {
+            Ok(original) => original.items,
+            // The same bytes parsed a moment ago; never write an empty package instead.
+            Err(err) => return Exit::Unusable(err.to_string()),
+        },
+    };
+    match write_with(|out| list.write_to(out, items, results)) {
+        Exit::Ok => exit,
+        failure => failure,
+    }
+}

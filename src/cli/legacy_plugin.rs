@@ -1,0 +1,72 @@
+//! kustomize's legacy exec plugins speak a protocol of their own (plain YAML on stdin and stdout,
+//! the config in the environment, recognised before any argument parsing), still used where
+//! KRM functions are not; keeping it apart keeps its quirks out of the other commands.
+
+use super::input::{root_or_cwd, Package};
+use super::manifests::yaml_error_in;
+use super::output::{report_results, write_stream, write_with};
+use super::source_styles::SourceStyles;
+use super::Exit;
+use crate::doc::{read_yaml_documents, Value};
+use crate::krm::Item;
+use crate::limits::Limits;
+use crate::package::read_regular_file;
+use crate::pipeline;
+use std::ffi::OsString;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+/// Legacy kustomize exec plugin mode: `render-blueprint <config-file>` with
+/// `KUSTOMIZE_PLUGIN_CONFIG_STRING` set (kustomize's execplugin.go). Returns the config file.
+pub(super) fn config_file(args: &[OsString]) -> Option<PathBuf> {
+    std::env::var_os("KUSTOMIZE_PLUGIN_CONFIG_STRING")?;
+    match args {
+        [_, file, ..]
+            if !file.to_string_lossy().starts_with('-')
+                && !["render", "explain", "graph", "schema", "help"].contains(&file.to_string_lossy().as_ref()) =>
+        {
+            Some(PathBuf::from(file))
+        }
+        _ => None,
+    }
+}
+
+/// Plain YAML items on stdin (empty for a generator), plain YAML items on stdout; errors on
+/// stderr with a non-zero exit, which kustomize reports with our stderr.
+pub(super) fn run(config_file: &Path) -> Exit {
+    let config_text = std::env::var("KUSTOMIZE_PLUGIN_CONFIG_STRING")
+        .ok()
+        .filter(|s| !s.trim().is_empty())
+        .map(Ok)
+        .unwrap_or_else(|| read_regular_file(config_file, Limits::default().max_file_bytes));
+    let config_text = match config_text {
+        Ok(text) => text,
+        Err(err) => return Exit::Unusable(format!("cannot read plugin config {}: {err}", config_file.display())),
+    };
+    let config = match read_yaml_documents(&config_text) {
+        Ok(mut docs) if docs.len() == 1 && docs[0].is_object() => docs.remove(0),
+        Ok(_) => return Exit::Unusable("plugin config must be one YAML mapping".into()),
+        Err(err) => return Exit::Unusable(yaml_error_in("plugin config", &err)),
+    };
+    let mut text = String::new();
+    if let Err(err) = std::io::stdin().lock().read_to_string(&mut text) {
+        return Exit::Unusable(format!("cannot read stdin: {err}"));
+    }
+    let items = match read_yaml_documents(&text) {
+        Ok(items) if items.iter().all(Value::is_object) => items,
+        Ok(_) => return Exit::Unusable("stdin holds a document that is not a mapping".into()),
+        Err(err) => return Exit::Unusable(yaml_error_in("stdin", &err)),
+    };
+    let root = std::env::var_os("KUSTOMIZE_PLUGIN_CONFIG_ROOT").map(PathBuf::from);
+    // No arguments are parsed in this mode, so no limit flags: the defaults hold.
+    let package = Package::new(root_or_cwd(root), Limits::default());
+    let styles = SourceStyles::documents(text, items.len());
+    let items = items.into_iter().map(Item::from).collect();
+    let input = package.input(items, Some(config), vec![], styles);
+    let output = pipeline::render(input, &package.files);
+    report_results(&output.results, None);
+    match output.items {
+        Some(items) => write_with(|out| write_stream(out, items.into_iter())),
+        None => Exit::Errors,
+    }
+}

@@ -1,0 +1,188 @@
+//! The command line: the only place that reads stdin, writes stdout/stderr, touches files and
+//! reads the environment. It turns arguments into a [`crate::pipeline::Input`] (built in one
+//! place: `input::Package::input`), runs the pipeline and decides the exit code (0 clean, 1 error
+//! results, 2 unusable input) in one place: [`Exit`]. This file holds the arguments, the exit
+//! codes and the dispatch; each way of running the binary has a file of its own.
+
+mod commands;
+mod input;
+mod jsonnet_worker;
+mod krm_mode;
+mod legacy_plugin;
+mod manifests;
+mod output;
+mod source_styles;
+
+use crate::diag::Diagnostic;
+use crate::limits::Limits;
+use crate::{config, explain, help};
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use output::{eprint_line, write_stdout};
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(Parser)]
+#[command(name = "render-blueprint", version, about = help::short(), long_about = help::long(), after_help = help::examples())]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+    /// Package root: relative paths in configuration resolve inside it and may not leave it
+    /// [default: the current directory in KRM mode]
+    #[arg(long, global = true, value_name = "DIR")]
+    root: Option<PathBuf>,
+    #[command(flatten)]
+    limits: LimitArgs,
+}
+
+/// The operator's limits (see docs/security.md): flags, never package content, set them.
+#[derive(Args, Clone)]
+struct LimitArgs {
+    /// Largest file a blueprint may read, and longest string in input or output (e.g. 8Mi)
+    #[arg(long, global = true, value_name = "SIZE", default_value = "8Mi", value_parser = crate::limits::parse_size)]
+    max_file_size: u64,
+    /// Output that templates, expressions, substitution, Jsonnet, patches and clones may produce in one render
+    #[arg(long, global = true, value_name = "SIZE", default_value = "256Mi", value_parser = crate::limits::parse_size)]
+    max_output_size: u64,
+    /// Evaluation steps in one render (loop rounds, expression nodes, patch operations, ...)
+    #[arg(long, global = true, value_name = "N", default_value_t = crate::limits::Limits::default().max_steps)]
+    max_steps: u64,
+}
+
+impl LimitArgs {
+    fn limits(&self) -> Limits {
+        Limits { max_file_bytes: self.max_file_size, max_output_bytes: self.max_output_size, max_steps: self.max_steps }
+    }
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Render manifests from files and directories and print the final manifests
+    Render(RenderArgs),
+    /// Explain every decision of a render: values and where they came from, features on and off
+    /// and why, components, imports, patches, substitutions
+    Explain(ExplainArgs),
+    /// Print the kustomization dependency graph (Mermaid, or DOT with --format dot)
+    Graph(GraphArgs),
+    /// Print the JSON Schema of the RenderBlueprint kind
+    Schema,
+}
+
+/// What to render: the same for `render`, `explain` and `graph`.
+#[derive(Args)]
+struct InputArgs {
+    /// Files and directories to read (directories recursively: *.yaml, *.yml)
+    #[arg(value_name = "PATH", default_value = ".")]
+    paths: Vec<PathBuf>,
+    /// The functionConfig (RenderBlueprint or ConfigMap) [default: the RenderBlueprint among the inputs]
+    #[arg(short = 'c', long = "config", value_name = "CONFIG")]
+    config: Option<PathBuf>,
+    /// A YAML file of values, merged over the config's values (repeatable; later wins)
+    #[arg(short = 'f', long = "values", value_name = "FILE")]
+    values: Vec<PathBuf>,
+    /// Set one value: a.b.c=value, parsed as a YAML scalar (repeatable; applied after -f)
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    set: Vec<String>,
+}
+
+#[derive(Args)]
+struct RenderArgs {
+    #[command(flatten)]
+    input: InputArgs,
+    /// Output format
+    #[arg(short = 'o', long = "output", value_enum, default_value_t = OutputFormat::Yaml)]
+    output: OutputFormat,
+    /// Keep items marked config.kubernetes.io/local-config in the output
+    #[arg(long)]
+    keep_local_config: bool,
+}
+
+#[derive(Args)]
+struct ExplainArgs {
+    #[command(flatten)]
+    input: InputArgs,
+    /// Print secret values (password imports and config items, values from Secrets) instead of <redacted>
+    #[arg(long)]
+    show_secrets: bool,
+}
+
+#[derive(Args)]
+struct GraphArgs {
+    #[command(flatten)]
+    input: InputArgs,
+    /// Graph language
+    #[arg(long, value_enum, default_value_t = GraphLanguage::Mermaid)]
+    format: GraphLanguage,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum GraphLanguage {
+    Mermaid,
+    Dot,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum OutputFormat {
+    Yaml,
+    Json,
+}
+
+/// How a run ends. Every exit code is decided here.
+enum Exit {
+    Ok,
+    /// Error results were reported (exit 1).
+    Errors,
+    /// The input could not be used at all (exit 2); the message is printed once.
+    Unusable(String),
+}
+
+impl Exit {
+    fn code(self) -> ExitCode {
+        match self {
+            Exit::Ok => ExitCode::SUCCESS,
+            Exit::Errors => ExitCode::from(1),
+            Exit::Unusable(message) => {
+                eprint_line(&format!("error: {message}"));
+                ExitCode::from(2)
+            }
+        }
+    }
+
+    fn from_results(results: &[Diagnostic]) -> Self {
+        if results.iter().any(Diagnostic::is_error) {
+            Exit::Errors
+        } else {
+            Exit::Ok
+        }
+    }
+}
+
+pub fn main() -> ExitCode {
+    let args: Vec<OsString> = std::env::args_os().collect();
+    if args.get(1).is_some_and(|arg| arg == jsonnet_worker::JSONNET_WORKER) {
+        return jsonnet_worker::run().code();
+    }
+    if let Some(config_file) = legacy_plugin::config_file(&args) {
+        return legacy_plugin::run(&config_file).code();
+    }
+    let cli = Cli::parse();
+    let limits = cli.limits.limits();
+    let exit = match cli.command {
+        None => krm_mode::run(cli.root, limits),
+        Some(Command::Render(args)) => commands::render(args, cli.root, limits),
+        Some(Command::Explain(args)) => {
+            commands::report(&args.input, cli.root, limits, |output| explain::explain(output, args.show_secrets))
+        }
+        Some(Command::Graph(args)) => {
+            let format = match args.format {
+                GraphLanguage::Mermaid => explain::GraphFormat::Mermaid,
+                GraphLanguage::Dot => explain::GraphFormat::Dot,
+            };
+            commands::report(&args.input, cli.root, limits, |output| explain::graph(output, format))
+        }
+        Some(Command::Schema) => {
+            write_stdout(&format!("{}\n", serde_json::to_string_pretty(&config::json_schema()).unwrap_or_default()))
+        }
+    };
+    exit.code()
+}
