@@ -1,0 +1,463 @@
+//! Subinstallations are where a blueprint stops being one scope: children read from files that
+//! may include each other, wired to the parent's imports and to their siblings' exports, ordered
+//! by those wires and rendered recursively. The limits on that recursion (depth, count, file
+//! cycles) live here with it.
+
+use super::model::{import_type, Blueprint, ImportDecl, InstallationTemplate, Subinstallation};
+use super::{render_blueprint, schema, Origin, ScopeReport, Step, Wire};
+use crate::config::parse_section;
+use crate::doc::{read_yaml_documents, FieldPath, Map, Value};
+use crate::krm;
+use crate::package::{resolve, Files};
+use std::collections::{BTreeSet, HashMap, HashSet};
+
+/// Subinstallations nest at most this deep (file references could otherwise loop).
+const MAX_DEPTH: usize = 16;
+
+/// Installations one render expands to at most: files that each include the next several times
+/// multiply without a cycle (2 per level over 16 levels is 65 536).
+const MAX_INSTALLATIONS: usize = 1000;
+
+/// How an inclusion cycle's message starts (reported once per render, not once per path).
+const FILE_CYCLE: &str = "subinstallation files include each other";
+
+/// Files a blueprint item's subinstallations read (`file:` templates and `blueprint.file`),
+/// following nested file references.
+pub(super) fn referenced_files(item: &Value, files: &dyn Files) -> HashSet<String> {
+    let mut found = HashSet::new();
+    let mut pending: Vec<(Value, Option<String>)> = vec![(item.clone(), krm::item_location(item).0)];
+    while let Some((blueprint, from)) = pending.pop() {
+        if found.len() > 256 {
+            break;
+        }
+        let entries = blueprint.get("subinstallations").and_then(Value::as_array).cloned().unwrap_or_default();
+        for entry in entries {
+            let mut template = entry.clone();
+            let mut template_from = from.clone();
+            if let Some(path) = entry.get("file").and_then(Value::as_str) {
+                let Ok(resolved) = resolve(from.as_deref(), path) else { continue };
+                if !found.insert(resolved.clone()) {
+                    continue;
+                }
+                let Some(document) = files.read(&resolved).ok().and_then(|t| single_document(&t).ok()) else {
+                    continue;
+                };
+                template = document;
+                template_from = Some(resolved);
+            }
+            match template.get("blueprint") {
+                Some(Value::Object(inline)) if inline.contains_key("file") => {
+                    let path = inline.get("file").and_then(Value::as_str).unwrap_or_default();
+                    let Ok(resolved) = resolve(template_from.as_deref(), path) else { continue };
+                    if found.insert(resolved.clone()) {
+                        if let Some(document) = files.read(&resolved).ok().and_then(|t| single_document(&t).ok()) {
+                            pending.push((document, Some(resolved)));
+                        }
+                    }
+                }
+                Some(inline @ Value::Object(_)) => pending.push((inline.clone(), template_from)),
+                _ => {}
+            }
+        }
+    }
+    found
+}
+
+/// `at: message`, or the message alone when it concerns the whole value.
+fn located(at: &FieldPath, message: &str) -> String {
+    if at.is_root() {
+        message.to_string()
+    } else {
+        format!("{at}: {message}")
+    }
+}
+
+/// Whether `name` is an optional import of the parent or nested under one (Landscaper's
+/// isOptionalParentImport): wiring to it may be removed when it is not satisfied.
+fn is_optional_parent_import(name: &str, decls: &[ImportDecl], conditional: bool) -> bool {
+    decls.iter().any(|decl| {
+        (decl.name == name && (conditional || !decl.is_required()))
+            || is_optional_parent_import(name, &decl.imports, true)
+    })
+}
+
+/// Renders the subinstallations in dependency order; returns the data objects of this scope
+/// (sibling exports by dataRef), or `None` when ordering failed.
+pub(super) fn render(
+    step: &mut Step,
+    blueprint: &Blueprint,
+    scope: &str,
+    origin: &Origin,
+    imports: &Map,
+    depth: usize,
+    report: &mut ScopeReport,
+) -> Option<Map> {
+    let mut dataobjects = Map::new();
+    if blueprint.subinstallations.is_empty() {
+        return Some(dataobjects);
+    }
+    // Which sibling's export each data object is, for the imports wired to it.
+    let mut exported: HashMap<String, Wire> = HashMap::new();
+    if depth >= MAX_DEPTH {
+        step.results
+            .push(origin.error(format!("subinstallations nest deeper than {MAX_DEPTH} levels"), "subinstallations"));
+        return None;
+    }
+    let mut children = Vec::new();
+    let mut names = HashSet::new();
+    for (i, entry) in blueprint.subinstallations.iter().enumerate() {
+        let field = format!("subinstallations[{i}]");
+        match load_subinstallation(step, entry, origin) {
+            Ok(child) if !names.insert(child.name.clone()) => {
+                step.results.push(origin.error(
+                    format!("subinstallations.{}: Duplicate value: \"duplicated subinstallation\"", child.name),
+                    &field,
+                ));
+            }
+            Ok(child) => children.push((i, child)),
+            Err(message) if message.starts_with(FILE_CYCLE) && !step.cycles.insert(message.clone()) => {}
+            Err(message) => {
+                // Landscaper writes a field of the template after a dot: `subinstallations[2].name`.
+                let text = match message.strip_prefix("name: ") {
+                    Some(rest) => format!("{field}.name: {rest}"),
+                    None => format!("{field}: {message}"),
+                };
+                step.results.push(origin.error(text, &field));
+            }
+        }
+    }
+    // Landscaper's checks of the installation templates (validation/blueprint.go): DNS-label
+    // names, and data exports neither exported twice nor imported by the parent.
+    let parent_data = parent_data_imports(&blueprint.imports, imports);
+    let errors_before = step.results.len();
+    let mut exporters: HashMap<&str, (&str, String)> = HashMap::new();
+    for (i, child) in &children {
+        let field = format!("subinstallations[{i}]");
+        let path = format!("subinstallations.{}", child.name);
+        for problem in installation_name_problems(&child.name) {
+            let message = format!("{path}.name: Invalid value: {:?}: {problem}", child.name);
+            step.results.push(origin.error(message, &format!("{field}.name")));
+        }
+        for (j, (export, data_ref)) in child.exports.iter().enumerate() {
+            let data_path = format!("{path}.exports.data[{j}][{export}/{data_ref}]");
+            let at = format!("{field}.exports.data[{j}]");
+            match exporters.get(data_ref.as_str()) {
+                Some((_, first)) => {
+                    let message =
+                        format!("{data_path}: Forbidden: data export '{data_ref}' is already exported by {first}");
+                    step.results.push(origin.error(message, &at));
+                }
+                None => {
+                    exporters.insert(data_ref, (&child.name, data_path.clone()));
+                }
+            }
+            if parent_data.contains(data_ref.as_str()) {
+                step.results
+                    .push(origin.error(format!("{data_path}: Forbidden: export is imported by its parent"), &at));
+            }
+        }
+    }
+    if step.results.len() > errors_before {
+        return None;
+    }
+    // Who exports each data object, and so who waits for whom.
+    let exporters: HashMap<&str, &str> = exporters.into_iter().map(|(data_ref, (name, _))| (data_ref, name)).collect();
+    let depends: Vec<Vec<String>> = children
+        .iter()
+        .map(|(_, child)| {
+            let mut deps: Vec<String> = child
+                .imports
+                .iter()
+                .filter_map(|(_, data_ref)| exporters.get(data_ref.as_str()).map(|s| s.to_string()))
+                .filter(|d| d != &child.name)
+                .collect();
+            deps.sort();
+            deps.dedup();
+            deps
+        })
+        .collect();
+    let order = match order_siblings(&children.iter().map(|(_, c)| c.name.clone()).collect::<Vec<_>>(), &depends) {
+        Ok(order) => order,
+        Err(cycle) => {
+            let message = format!("the subinstallations have a cycle: {}", cycle.join(" -{depends_on}-> "));
+            step.results.push(origin.error(message, "subinstallations"));
+            return None;
+        }
+    };
+    for position in order {
+        let (i, child) = &children[position];
+        report.subinstallations.push((child.name.clone(), depends[position].clone()));
+        let field = format!("subinstallations[{i}]");
+        let mut source = Map::new();
+        let mut wiring = HashMap::new();
+        let mut wired = true;
+        for (j, (import, data_ref)) in child.imports.iter().enumerate() {
+            if let Some(value) = imports.get(data_ref) {
+                source.insert(import.clone(), value.clone());
+                let parent = report.imports.iter().rev().find(|i| &i.name == data_ref);
+                let secret = parent.map(|p| p.secret.clone()).unwrap_or_default();
+                wiring.insert(import.clone(), Wire { label: format!("import {data_ref} of {scope}"), secret });
+            } else if let Some(value) = dataobjects.get(data_ref) {
+                source.insert(import.clone(), value.clone());
+                wiring.insert(import.clone(), exported.get(data_ref).cloned().unwrap_or_default());
+            } else if exporters.contains_key(data_ref.as_str()) {
+                // The exporting sibling failed; its error is already reported.
+                wired = false;
+            } else if is_optional_parent_import(data_ref, &blueprint.imports, false) {
+                // Landscaper's conditional imports: wiring to an unsatisfied optional or conditional parent import
+                // is removed; the child still fails if its own blueprint requires the import.
+                continue;
+            } else {
+                // Landscaper's path names the subinstallation (`subinstallations.<name>`).
+                let message = format!(
+                    "subinstallations.{}.imports.data[{j}][{import}]: Not found: \"import not satisfied\" \
+                     ({data_ref:?} is not an import of the parent nor an export of a sibling)",
+                    child.name
+                );
+                step.results.push(origin.error(message, &format!("{field}.imports.data[{j}]")));
+                wired = false;
+            }
+        }
+        if !wired {
+            continue;
+        }
+        step.installations += 1;
+        if step.installations > MAX_INSTALLATIONS {
+            if step.installations == MAX_INSTALLATIONS + 1 {
+                let message = format!(
+                    "the subinstallations expand to more than {MAX_INSTALLATIONS} installations: a file is \
+                     included many times over (each level multiplies); include it once and wire its exports"
+                );
+                step.results.push(origin.error(message, &field));
+            }
+            return None;
+        }
+        let mut chain = origin.chain.clone();
+        chain.extend(child.files.iter().cloned());
+        let child_origin = Origin {
+            item: origin.item.clone(),
+            field: origin.field.clone().join(&FieldPath::parse(&format!("{field}.blueprint"))),
+            file: child.file.clone().or_else(|| origin.file.clone()),
+            prefix: format!("{}subinstallation {:?}: ", origin.prefix, child.name),
+            chain,
+        };
+        let child_scope = format!("{scope}/{}", child.name);
+        let rendered =
+            render_blueprint(step, &child.blueprint, &child_scope, &child_origin, (&source, &wiring), depth + 1);
+        if let Some(exports) = rendered {
+            for (export, data_ref) in &child.exports {
+                if let Some(value) = exports.get(export) {
+                    dataobjects.insert(data_ref.clone(), value.clone());
+                    let declared = child.blueprint.exports.iter().find(|e| &e.name == export);
+                    let schema = declared.and_then(|e| e.schema.as_ref());
+                    let secret =
+                        schema.map(|s| schema::secret_paths(s, &child.blueprint.local_types)).unwrap_or_default();
+                    let label = format!("export {export} of {child_scope}");
+                    exported.insert(data_ref.clone(), Wire { label, secret });
+                }
+            }
+        }
+    }
+    Some(dataobjects)
+}
+
+/// The parent's data imports a subinstallation may not export, as Landscaper lists them
+/// (subinstallations/helper.go buildCoreImports): every import of type data, and those among
+/// conditional imports whose parent import is satisfied.
+fn parent_data_imports<'d>(decls: &'d [ImportDecl], imports: &Map) -> HashSet<&'d str> {
+    let mut names = HashSet::new();
+    for decl in decls {
+        if import_type(decl) == "data" {
+            names.insert(decl.name.as_str());
+        }
+        if imports.contains_key(&decl.name) {
+            names.extend(parent_data_imports(&decl.imports, imports));
+        }
+    }
+    names
+}
+
+/// Longest subinstallation name: Landscaper prefixes installation names with `Inst.` within a
+/// DNS label's 63 characters and adds a `-` and 5 characters when it creates them.
+const MAX_INSTALLATION_NAME: usize = 63 - 5 - 5 - 1;
+
+/// Why a subinstallation name is not a DNS-1123 label short enough for Landscaper, in the
+/// texts of Kubernetes' validation (IsDNS1123Label, MaxLenError).
+fn installation_name_problems(name: &str) -> Vec<String> {
+    const LABEL: &str = "[a-z0-9]([-a-z0-9]*[a-z0-9])?";
+    let mut problems = Vec::new();
+    if name.len() > 63 {
+        problems.push("must be no more than 63 characters".to_string());
+    }
+    let is_label = |text: &str| {
+        let bytes = text.as_bytes();
+        let alphanumeric = |b: &u8| b.is_ascii_lowercase() || b.is_ascii_digit();
+        bytes.first().is_some_and(alphanumeric)
+            && bytes.last().is_some_and(alphanumeric)
+            && bytes.iter().all(|b| alphanumeric(b) || *b == b'-')
+    };
+    if !is_label(name) {
+        if name.split('.').all(is_label) {
+            problems.push("must not contain dots".to_string());
+        } else {
+            problems.push(format!(
+                "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must \
+                 start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for \
+                 validation is '{LABEL}')"
+            ));
+        }
+    }
+    if name.len() > MAX_INSTALLATION_NAME {
+        problems.push(format!("must be no more than {MAX_INSTALLATION_NAME} characters"));
+    }
+    problems
+}
+
+/// Kahn's algorithm with name order for ties; `Err` holds a cycle.
+fn order_siblings(names: &[String], depends: &[Vec<String>]) -> Result<Vec<usize>, Vec<String>> {
+    let index: HashMap<&str, usize> = names.iter().enumerate().map(|(i, n)| (n.as_str(), i)).collect();
+    let mut waiting: Vec<usize> = depends.iter().map(Vec::len).collect();
+    let mut dependents = vec![Vec::new(); names.len()];
+    for (i, deps) in depends.iter().enumerate() {
+        for dep in deps {
+            if let Some(&d) = index.get(dep.as_str()) {
+                dependents[d].push(i);
+            }
+        }
+    }
+    let mut ready: BTreeSet<(&str, usize)> =
+        (0..names.len()).filter(|&i| waiting[i] == 0).map(|i| (names[i].as_str(), i)).collect();
+    let mut order = Vec::new();
+    while let Some((_, next)) = ready.pop_first() {
+        order.push(next);
+        for &dependent in &dependents[next] {
+            waiting[dependent] -= 1;
+            if waiting[dependent] == 0 {
+                ready.insert((names[dependent].as_str(), dependent));
+            }
+        }
+    }
+    if order.len() == names.len() {
+        return Ok(order);
+    }
+    let mut path: Vec<usize> = Vec::new();
+    let mut current = (0..names.len()).filter(|&i| waiting[i] > 0).min_by_key(|&i| &names[i]);
+    while let Some(at) = current {
+        if let Some(start) = path.iter().position(|&p| p == at) {
+            let mut cycle: Vec<String> = path[start..].iter().map(|&i| names[i].clone()).collect();
+            cycle.push(names[at].clone());
+            return Err(cycle);
+        }
+        path.push(at);
+        current = depends[at]
+            .iter()
+            .filter_map(|d| index.get(d.as_str()).copied())
+            .filter(|&d| waiting[d] > 0)
+            .min_by_key(|&d| &names[d]);
+    }
+    Err(Vec::new())
+}
+
+/// A subinstallation entry: inline, or `file:` holding an InstallationTemplate. Its blueprint
+/// is inline fields, `{file: …}`, or Landscaper's `{filesystem: {blueprint.yaml: …}}`.
+fn load_subinstallation(step: &Step, entry: &Value, origin: &Origin) -> Result<Subinstallation, String> {
+    let mut files: Vec<String> = Vec::new();
+    let mut enter = |resolved: &str| -> Result<(), String> {
+        if let Some(start) = origin.chain.iter().chain(files.iter()).position(|f| f == resolved) {
+            let mut cycle: Vec<&str> =
+                origin.chain.iter().chain(files.iter()).skip(start).map(String::as_str).collect();
+            cycle.push(resolved);
+            return Err(format!("{FILE_CYCLE}: {}: remove one of these file references", cycle.join(" -> ")));
+        }
+        files.push(resolved.to_string());
+        Ok(())
+    };
+    let (template, file): (InstallationTemplate, Option<String>) = match entry.get("file").and_then(Value::as_str) {
+        Some(path) if entry.as_object().is_some_and(|m| m.len() == 1) => {
+            let resolved = resolve(origin.file.as_deref(), path)?;
+            enter(&resolved)?;
+            let text = step.files.read(&resolved).map_err(|err| format!("cannot read {resolved:?}: {err}"))?;
+            let document = single_document(&text).map_err(|err| format!("{resolved:?}: {err}"))?;
+            let template =
+                parse_section(&document).map_err(|(at, err)| format!("{resolved:?}: {}", located(&at, &err)))?;
+            (template, Some(resolved))
+        }
+        _ => (parse_section(entry).map_err(|(at, err)| located(&at, &err))?, None),
+    };
+    if template.name.is_empty() {
+        return Err("name: Required value: name must be defined".into());
+    }
+    let from = file.clone().or_else(|| origin.file.clone());
+    let blueprint = match &template.blueprint {
+        None => return Err(format!("subinstallation {:?} has no blueprint", template.name)),
+        Some(Value::Object(map)) if map.contains_key("ref") => {
+            return Err(
+                "blueprint references (ref) need a component repository: inline the blueprint or use file".into()
+            )
+        }
+        Some(Value::Object(map)) if map.contains_key("filesystem") => {
+            let text = map
+                .get("filesystem")
+                .and_then(|fs| fs.get("blueprint.yaml"))
+                .and_then(Value::as_str)
+                .ok_or("blueprint.filesystem needs a blueprint.yaml entry")?;
+            parse_section(&single_document(text)?)
+                .map_err(|(at, err)| format!("blueprint.yaml: {}", located(&at, &err)))?
+        }
+        Some(Value::Object(map)) if map.len() == 1 && map.contains_key("file") => {
+            let path = map.get("file").and_then(Value::as_str).unwrap_or_default();
+            let resolved = resolve(from.as_deref(), path)?;
+            enter(&resolved)?;
+            let text = step.files.read(&resolved).map_err(|err| format!("cannot read {resolved:?}: {err}"))?;
+            parse_section(&single_document(&text).map_err(|err| format!("{resolved:?}: {err}"))?)
+                .map_err(|(at, err)| format!("{resolved:?}: {}", located(&at, &err)))?
+        }
+        Some(value) => {
+            parse_section(value).map_err(|(at, err)| located(&FieldPath::root().key("blueprint").join(&at), &err))?
+        }
+    };
+    Ok(Subinstallation {
+        name: template.name,
+        blueprint,
+        imports: template.imports.data.into_iter().map(|d| (d.name, d.data_ref)).collect(),
+        exports: template.exports.data.into_iter().map(|d| (d.name, d.data_ref)).collect(),
+        file,
+        files,
+    })
+}
+
+fn single_document(text: &str) -> Result<Value, String> {
+    let mut documents = read_yaml_documents(text).map_err(|err| format!("not valid YAML: {}", err.message))?;
+    match documents.len() {
+        1 => Ok(documents.remove(0)),
+        n => Err(format!("expected one YAML document, found {n}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn optional_parent_imports_include_conditional_ones() {
+        let decls: Vec<ImportDecl> = serde_json::from_value(json!([
+            {"name": "req", "schema": {}},
+            {"name": "opt", "required": false, "schema": {}, "imports": [{"name": "cond", "schema": {}}]}
+        ]))
+        .unwrap_or_default();
+        assert!(!is_optional_parent_import("req", &decls, false));
+        assert!(is_optional_parent_import("opt", &decls, false));
+        assert!(is_optional_parent_import("cond", &decls, false));
+        assert!(!is_optional_parent_import("other", &decls, false));
+    }
+
+    #[test]
+    fn siblings_order_and_cycles() {
+        let names: Vec<String> = ["c", "a", "b"].iter().map(|s| s.to_string()).collect();
+        let depends = vec![vec![], vec!["b".to_string()], vec!["c".to_string()]];
+        assert_eq!(order_siblings(&names, &depends), Ok(vec![0, 2, 1]));
+        let cyclic = vec![vec![], vec!["b".to_string()], vec!["a".to_string()]];
+        assert_eq!(order_siblings(&names, &cyclic), Err(vec!["a".into(), "b".into(), "a".into()]));
+    }
+}
