@@ -163,8 +163,8 @@ type Values = Vec<(String, &'static str)>;
 pub struct Loaded {
     specs: Vec<(ConfigSpec, Value)>,
     engine: Engine,
-    /// (spec, group, item) → value names.
-    values: HashMap<(usize, usize, usize), Values>,
+    /// Each repeatable item's value names.
+    values: HashMap<ItemAt, Values>,
 }
 
 /// A ConfigValues entry as KOTS stores it.
@@ -423,7 +423,7 @@ fn repeat_values(
     specs: &[(ConfigSpec, Value)],
     given: &HashMap<String, Given>,
     engine: &Engine,
-) -> HashMap<(usize, usize, usize), Values> {
+) -> HashMap<ItemAt, Values> {
     let mut out = HashMap::new();
     for (s, (spec, origin)) in specs.iter().enumerate() {
         for (g, group) in spec.groups.iter().enumerate().filter(|(_, g)| !g.repeatable) {
@@ -459,7 +459,7 @@ fn repeat_values(
                     let field = groups_field(origin).index(g).key("items").index(i);
                     render.results.push(Diagnostic::new(Severity::Info, Kind::Config, message).about(origin).at(field));
                 }
-                out.insert((s, g, i), values);
+                out.insert(ItemAt { spec: s, group: g, item: i }, values);
             }
         }
     }
@@ -596,6 +596,92 @@ fn source_pointer(pointer: &str, moves: &Moves, renames: &Renames) -> String {
     pointer
 }
 
+/// Where a repeatable item is declared: its spec (a Config item, or the functionConfig's
+/// `spec.config`), the group in that spec and the item in that group, each by index.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+struct ItemAt {
+    spec: usize,
+    group: usize,
+    item: usize,
+}
+
+/// What a render's Config repeats, collected once.
+struct Targets<'c> {
+    /// Repeatable items outside repeatable groups, in Config order, each with its values.
+    items: Vec<(&'c Item, &'c Values)>,
+    /// Repeatable groups, each with its instances (sorted).
+    groups: Vec<(&'c Group, Vec<String>)>,
+}
+
+impl Targets<'_> {
+    fn is_empty(&self) -> bool {
+        self.items.is_empty() && self.groups.is_empty()
+    }
+
+    /// The targets whose templates name the resource with this header.
+    fn matching(&self, header: &Value) -> Matches<'_> {
+        let items = self
+            .items
+            .iter()
+            .flat_map(|(item, values)| item.templates.iter().filter(|t| t.matches(header)).map(|t| (*item, *values, t)))
+            .collect();
+        let groups = self
+            .groups
+            .iter()
+            .flat_map(|(group, instances)| {
+                group.templates.iter().filter(|t| t.matches(header)).map(move |t| (*group, instances, t))
+            })
+            .collect();
+        let group_items = self
+            .groups
+            .iter()
+            .flat_map(|(group, instances)| {
+                group.items.iter().filter(|i| i.repeatable).flat_map(move |i| {
+                    i.templates
+                        .iter()
+                        .filter(|t| t.yaml_path.is_none() && t.matches(header))
+                        .map(move |t| (*group, instances, i, t))
+                })
+            })
+            .collect();
+        Matches { items, groups, group_items }
+    }
+}
+
+/// The targets whose templates name one resource.
+struct Matches<'t> {
+    /// Templates of repeatable items outside repeatable groups (whole-resource and `yamlPath`),
+    /// in Config order.
+    items: Vec<(&'t Item, &'t Values, &'t Template)>,
+    /// Templates of repeatable groups: a copy per instance.
+    groups: Vec<(&'t Group, &'t Vec<String>, &'t Template)>,
+    /// Whole-resource templates of repeatable items in repeatable groups: a clone per instance
+    /// and value.
+    group_items: Vec<(&'t Group, &'t Vec<String>, &'t Item, &'t Template)>,
+}
+
+impl Matches<'_> {
+    fn is_empty(&self) -> bool {
+        self.items.is_empty() && self.groups.is_empty() && self.group_items.is_empty()
+    }
+}
+
+/// A resource being repeated: as read, and the fresh copy its copies start from, with that
+/// copy's output size (what each copy is charged).
+struct Resource<'v> {
+    item: &'v Value,
+    template: Value,
+    size: u64,
+}
+
+impl<'v> Resource<'v> {
+    fn of(item: &'v Value) -> Self {
+        let template = fresh_copy(item);
+        let size = crate::doc::output_size(&template);
+        Resource { item, template, size }
+    }
+}
+
 /// A copy to render: the resource, the clone it is (for the extensions' functions), its list
 /// moves, and its report line.
 struct Copy {
@@ -653,16 +739,30 @@ impl Step<'_> {
         }
     }
 
+    /// Clones the repeat targets among `items` and renders KOTS templates and exclusion
+    /// annotations, in KOTS's order (see the module's documentation).
     fn expand(
         &mut self,
         specs: &[(ConfigSpec, Value)],
-        values: &HashMap<(usize, usize, usize), Values>,
+        values: &HashMap<ItemAt, Values>,
         items: &mut [crate::krm::Item],
         origins: &[usize],
     ) {
-        // Repeatable items outside repeatable groups, in Config order, and repeatable groups.
-        let mut plain_items: Vec<(&Item, &Values)> = Vec::new();
-        let mut groups: Vec<(&Group, Vec<String>)> = Vec::new();
+        let targets = self.collect_targets(specs, values);
+        for (position, source) in items.iter_mut().enumerate() {
+            self.expand_item(&targets, source, origins.get(position).copied());
+        }
+    }
+
+    /// The repeatable items outside repeatable groups, in Config order, and the repeatable groups
+    /// with their instances; checks each one's `minimumCount` and warns of repeatable items
+    /// without templates on the way.
+    fn collect_targets<'c>(
+        &mut self,
+        specs: &'c [(ConfigSpec, Value)],
+        values: &'c HashMap<ItemAt, Values>,
+    ) -> Targets<'c> {
+        let mut targets = Targets { items: Vec::new(), groups: Vec::new() };
         for (s, (spec, origin)) in specs.iter().enumerate() {
             for (g, group) in spec.groups.iter().enumerate() {
                 let group_field = groups_field(origin).index(g);
@@ -684,7 +784,7 @@ impl Step<'_> {
                             self.check_minimum(what, count, item.minimum_count, origin);
                         }
                     }
-                    groups.push((group, instances));
+                    targets.groups.push((group, instances));
                     continue;
                 }
                 for (i, item) in group.items.iter().enumerate().filter(|(_, i)| i.repeatable) {
@@ -697,194 +797,222 @@ impl Step<'_> {
                         let field = item_field(i).key("templates");
                         self.results.push(Diagnostic::warning(Kind::Config, message).about(origin).at(field));
                     }
-                    if let Some(values) = values.get(&(s, g, i)) {
-                        plain_items.push((item, values));
+                    if let Some(values) = values.get(&ItemAt { spec: s, group: g, item: i }) {
+                        targets.items.push((item, values));
                     }
                 }
             }
         }
+        targets
+    }
+
+    /// One resource (`origin`: its index in the input): left as it is, or kept as a template and
+    /// the copies rendered from it generated.
+    fn expand_item(&mut self, targets: &Targets, source: &mut crate::krm::Item, origin: Option<usize>) {
+        // Decide from a text scan and the header first, so untouched items stay compact.
+        let has_syntax = source.header_contains(WHEN)
+            || source.header_contains(EXCLUDE)
+            || (source.scan_text(has_template) && contains_template(source));
         // Without templates only an item's own syntax makes it a target: its header is not
         // built (and kept) for nothing.
-        let no_templates = plain_items.is_empty() && groups.is_empty();
-        for (position, source) in items.iter_mut().enumerate() {
-            // Decide from a text scan and the header first, so untouched items stay compact.
-            let has_syntax = source.header_contains(WHEN)
-                || source.header_contains(EXCLUDE)
-                || (source.scan_text(has_template) && contains_template(source));
-            if no_templates && !has_syntax {
-                continue;
+        if targets.is_empty() && !has_syntax {
+            return;
+        }
+        let header: &Value = source.header();
+        if is_configuration(header) || is_local_config(header) {
+            return;
+        }
+        let matches = targets.matching(header);
+        let is_target = !matches.is_empty();
+        if !is_target && !has_syntax {
+            return;
+        }
+        let item: &Value = source;
+        if let Some(copies) = self.copies(&matches, item, is_target) {
+            self.emit_copies(copies, item, origin);
+        }
+        // The source stays as the template: local-config now, taken up again next run, its
+        // quoted templates written back quoted so the next run types them as this one did.
+        let quoted = match (origin, self.styles.as_deref_mut()) {
+            (Some(origin), Some(styles)) => quoted_templates(source, &mut |p| styles.is_quoted(origin, p)),
+            _ => Vec::new(),
+        };
+        source.set_keep_quoted(quoted);
+        set_annotation(source.header_mut(), ann::LOCAL_CONFIG, "true");
+        set_annotation(source.header_mut(), ann::EXCLUDED, "true");
+    }
+
+    /// The copies the matching targets make of `item`: repeatable groups' copies first, then
+    /// their items' clones; only when there are none, the repeatable items' targets (or the item
+    /// itself, for its own templates). `None` when making them failed (the error is reported).
+    fn copies(&mut self, matches: &Matches, item: &Value, is_target: bool) -> Option<Vec<Copy>> {
+        let resource = Resource::of(item);
+        let mut copies: Vec<Copy> = Vec::new();
+        let mut failed = false;
+        // Repeatable groups (the extension): whole copies per instance.
+        for &target in &matches.groups {
+            failed |= !self.group_copies(&resource, target, &mut copies);
+        }
+        for &target in &matches.group_items {
+            failed |= !self.group_item_clones(&resource, target, &mut copies);
+        }
+        if copies.is_empty() && !failed {
+            let (made, ok) = self.item_clones(&resource, &matches.items);
+            copies = made;
+            failed |= !ok;
+            if copies.len() == 1 && !is_target && !self.charge_clone(resource.size, item) {
+                failed = true;
             }
-            let header: &Value = source.header();
-            if is_configuration(header) || is_local_config(header) {
-                continue;
+        }
+        (!failed).then_some(copies)
+    }
+
+    /// A repeatable group's copies of a resource, one per instance, each with its yamlPath clones
+    /// of the group's repeatable items. `false` after an error.
+    fn group_copies(
+        &mut self,
+        resource: &Resource,
+        (group, instances, t): (&Group, &Vec<String>, &Template),
+        copies: &mut Vec<Copy>,
+    ) -> bool {
+        let Resource { item, template, size } = resource;
+        let mut ok = true;
+        for instance in instances {
+            if !self.charge_clone(*size, item) {
+                ok = false;
+                break;
             }
-            let targets: Vec<(&Item, &Values, &Template)> = plain_items
-                .iter()
-                .flat_map(|(item, values)| {
-                    item.templates.iter().filter(|t| t.matches(header)).map(|t| (*item, *values, t))
-                })
-                .collect();
-            let group_templates: Vec<(&Group, &Vec<String>, &Template)> = groups
-                .iter()
-                .flat_map(|(group, instances)| {
-                    group.templates.iter().filter(|t| t.matches(header)).map(move |t| (*group, instances, t))
-                })
-                .collect();
-            let group_item_clones: Vec<(&Group, &Vec<String>, &Item, &Template)> = groups
-                .iter()
-                .flat_map(|(group, instances)| {
-                    group.items.iter().filter(|i| i.repeatable).flat_map(move |i| {
-                        i.templates
-                            .iter()
-                            .filter(|t| t.yaml_path.is_none() && t.matches(header))
-                            .map(move |t| (*group, instances, i, t))
-                    })
-                })
-                .collect();
-            let is_target = !targets.is_empty() || !group_templates.is_empty() || !group_item_clones.is_empty();
-            if !is_target && !has_syntax {
-                continue;
-            }
-            let item: &Value = source;
-            let template = fresh_copy(item);
-            let size = crate::doc::output_size(&template);
-            let mut copies: Vec<Copy> = Vec::new();
-            let mut failed = false;
-            // Repeatable groups (the extension): whole copies per instance.
-            for (group, instances, t) in group_templates {
-                for instance in instances {
-                    if !self.charge_clone(size, item) {
-                        failed = true;
-                        break;
-                    }
-                    let prefix = t.prefix.clone().unwrap_or_else(|| format!("{}-", t.name));
-                    let group_values = self.instance_values(group, instance);
-                    let mut clone = template.clone();
-                    set_name(&mut clone, &format!("{prefix}{instance}"));
-                    let mut moves = Moves::new();
-                    for repeat in group.items.iter().filter(|i| i.repeatable) {
-                        let values = Self::instance_item_values(repeat, instance);
-                        for t in repeat.templates.iter().filter(|t| t.matches(&template)) {
-                            if let Some(path) = &t.yaml_path {
-                                failed |= !self.node_clones(&mut clone, &mut moves, path, repeat, &values, item);
-                            }
-                        }
-                    }
-                    self.report.clones.push(CloneReport {
-                        source: describe(item),
-                        clone: describe(&clone),
-                        from: format!("group {}", group.name),
-                        value: instance.clone(),
-                        origin: "valuesByGroup".into(),
-                    });
-                    let scope = CloneScope { item: None, group: Some((instance.clone(), group_values)) };
-                    copies.push(Copy { value: clone, scope, moves, renames: Renames::new() });
-                }
-            }
-            for (group, instances, repeat, t) in group_item_clones {
-                for instance in instances {
-                    let group_values = self.instance_values(group, instance);
-                    for (value_name, origin) in Self::instance_item_values(repeat, instance) {
-                        if !self.charge_clone(size, item) {
-                            failed = true;
-                            break;
-                        }
-                        let mut clone = template.clone();
-                        set_name(&mut clone, &format!("{}{value_name}", t.prefix.clone().unwrap_or_default()));
-                        self.report.clones.push(CloneReport {
-                            source: describe(item),
-                            clone: describe(&clone),
-                            from: format!("item {} of group {}", repeat.name, group.name),
-                            value: format!("{instance}/{value_name}"),
-                            origin: origin.into(),
-                        });
-                        let renames =
-                            self.placeholders(&mut clone, &repeat.name, &value_name).unwrap_or_else(|message| {
-                                self.error(message, item);
-                                failed = true;
-                                Renames::new()
-                            });
-                        let scope = CloneScope {
-                            item: Some((repeat.name.clone(), value_name.clone())),
-                            group: Some((instance.clone(), group_values.clone())),
-                        };
-                        copies.push(Copy { value: clone, scope, moves: Moves::new(), renames });
-                    }
-                }
-            }
-            if copies.is_empty() && !failed {
-                // KOTS's repeat targets, in Config order: a yamlPath target changes the resource in
-                // place; a whole-resource target replaces it with a copy per value (the last
-                // such target's copies are what remains).
-                let mut working = template.clone();
-                let mut moves = Moves::new();
-                let mut whole: Option<Vec<Copy>> = None;
-                for (repeat, values, t) in targets {
+            let prefix = t.prefix.clone().unwrap_or_else(|| format!("{}-", t.name));
+            let group_values = self.instance_values(group, instance);
+            let mut clone = template.clone();
+            set_name(&mut clone, &format!("{prefix}{instance}"));
+            let mut moves = Moves::new();
+            for repeat in group.items.iter().filter(|i| i.repeatable) {
+                let values = Self::instance_item_values(repeat, instance);
+                for t in repeat.templates.iter().filter(|t| t.matches(template)) {
                     if let Some(path) = &t.yaml_path {
-                        failed |= !self.node_clones(&mut working, &mut moves, path, repeat, values, item);
-                        // KOTS: the resource changed in place is then what remains.
-                        whole = None;
-                        continue;
+                        ok &= self.node_clones(&mut clone, &mut moves, path, repeat, &values, item);
                     }
-                    let mut clones = Vec::new();
-                    for (value_name, origin) in values {
-                        if !self.charge_clone(size, item) {
-                            failed = true;
-                            break;
-                        }
-                        let mut clone = working.clone();
-                        set_name(&mut clone, &format!("{}{value_name}", t.prefix.clone().unwrap_or_default()));
-                        let renames =
-                            self.placeholders(&mut clone, &repeat.name, value_name).unwrap_or_else(|message| {
-                                self.error(message, item);
-                                failed = true;
-                                Renames::new()
-                            });
-                        self.report.clones.push(CloneReport {
-                            source: describe(item),
-                            clone: describe(&clone),
-                            from: format!("item {}", repeat.name),
-                            value: value_name.clone(),
-                            origin: (*origin).into(),
-                        });
-                        let scope = CloneScope { item: Some((repeat.name.clone(), value_name.clone())), group: None };
-                        clones.push(Copy { value: clone, scope, moves: moves.clone(), renames });
-                    }
-                    whole = Some(clones);
                 }
-                copies = whole.unwrap_or_else(|| {
-                    vec![Copy { value: working, scope: CloneScope::default(), moves, renames: Renames::new() }]
+            }
+            self.report.clones.push(CloneReport {
+                source: describe(item),
+                clone: describe(&clone),
+                from: format!("group {}", group.name),
+                value: instance.clone(),
+                origin: "valuesByGroup".into(),
+            });
+            let scope = CloneScope { item: None, group: Some((instance.clone(), group_values)) };
+            copies.push(Copy { value: clone, scope, moves, renames: Renames::new() });
+        }
+        ok
+    }
+
+    /// Whole-resource clones by a repeatable item of a repeatable group: one per instance and
+    /// value. `false` after an error.
+    fn group_item_clones(
+        &mut self,
+        resource: &Resource,
+        (group, instances, repeat, t): (&Group, &Vec<String>, &Item, &Template),
+        copies: &mut Vec<Copy>,
+    ) -> bool {
+        let Resource { item, template, size } = resource;
+        let mut ok = true;
+        for instance in instances {
+            let group_values = self.instance_values(group, instance);
+            for (value_name, origin) in Self::instance_item_values(repeat, instance) {
+                if !self.charge_clone(*size, item) {
+                    ok = false;
+                    break;
+                }
+                let mut clone = template.clone();
+                set_name(&mut clone, &format!("{}{value_name}", t.prefix.clone().unwrap_or_default()));
+                self.report.clones.push(CloneReport {
+                    source: describe(item),
+                    clone: describe(&clone),
+                    from: format!("item {} of group {}", repeat.name, group.name),
+                    value: format!("{instance}/{value_name}"),
+                    origin: origin.into(),
                 });
-                if copies.len() == 1 && !is_target && !self.charge_clone(size, item) {
-                    failed = true;
-                }
+                let renames = self.placeholders(&mut clone, &repeat.name, &value_name).unwrap_or_else(|message| {
+                    self.error(message, item);
+                    ok = false;
+                    Renames::new()
+                });
+                let scope = CloneScope {
+                    item: Some((repeat.name.clone(), value_name.clone())),
+                    group: Some((instance.clone(), group_values.clone())),
+                };
+                copies.push(Copy { value: clone, scope, moves: Moves::new(), renames });
             }
-            if !failed {
-                let origin = origins.get(position).copied();
-                let kind = type_of(item).1.to_string();
-                let mut noticed = Noticed::default();
-                for copy in copies {
-                    if !self.emit(copy, &kind, origin, item, &mut noticed) {
-                        break;
-                    }
-                }
-                for message in noticed.messages {
-                    self.results.push(Diagnostic::warning(Kind::Render, message).about(item));
-                }
-                if noticed.more > 0 {
-                    let message = format!("and {} more warnings like these for this resource", noticed.more);
-                    self.results.push(Diagnostic::warning(Kind::Render, message).about(item));
-                }
+        }
+        ok
+    }
+
+    /// KOTS's repeat targets, in Config order: a yamlPath target changes the resource in place; a
+    /// whole-resource target replaces it with a copy per value (the last such target's copies
+    /// are what remains). Without a whole-resource target, the one copy is the resource as
+    /// changed in place. The copies, and `false` after an error.
+    fn item_clones(&mut self, resource: &Resource, targets: &[(&Item, &Values, &Template)]) -> (Vec<Copy>, bool) {
+        let Resource { item, template, size } = resource;
+        let mut ok = true;
+        let mut working = template.clone();
+        let mut moves = Moves::new();
+        let mut whole: Option<Vec<Copy>> = None;
+        for &(repeat, values, t) in targets {
+            if let Some(path) = &t.yaml_path {
+                ok &= self.node_clones(&mut working, &mut moves, path, repeat, values, item);
+                // KOTS: the resource changed in place is then what remains.
+                whole = None;
+                continue;
             }
-            // The source stays as the template: local-config now, taken up again next run, its
-            // quoted templates written back quoted so the next run types them as this one did.
-            let quoted = match (origins.get(position), self.styles.as_deref_mut()) {
-                (Some(&origin), Some(styles)) => quoted_templates(source, &mut |p| styles.is_quoted(origin, p)),
-                _ => Vec::new(),
-            };
-            source.set_keep_quoted(quoted);
-            set_annotation(source.header_mut(), ann::LOCAL_CONFIG, "true");
-            set_annotation(source.header_mut(), ann::EXCLUDED, "true");
+            let mut clones = Vec::new();
+            for (value_name, origin) in values {
+                if !self.charge_clone(*size, item) {
+                    ok = false;
+                    break;
+                }
+                let mut clone = working.clone();
+                set_name(&mut clone, &format!("{}{value_name}", t.prefix.clone().unwrap_or_default()));
+                let renames = self.placeholders(&mut clone, &repeat.name, value_name).unwrap_or_else(|message| {
+                    self.error(message, item);
+                    ok = false;
+                    Renames::new()
+                });
+                self.report.clones.push(CloneReport {
+                    source: describe(item),
+                    clone: describe(&clone),
+                    from: format!("item {}", repeat.name),
+                    value: value_name.clone(),
+                    origin: (*origin).into(),
+                });
+                let scope = CloneScope { item: Some((repeat.name.clone(), value_name.clone())), group: None };
+                clones.push(Copy { value: clone, scope, moves: moves.clone(), renames });
+            }
+            whole = Some(clones);
+        }
+        let copies = whole.unwrap_or_else(|| {
+            vec![Copy { value: working, scope: CloneScope::default(), moves, renames: Renames::new() }]
+        });
+        (copies, ok)
+    }
+
+    /// Renders and generates each copy of `item` until one fails, then reports the warnings
+    /// their templates gave.
+    fn emit_copies(&mut self, copies: Vec<Copy>, item: &Value, origin: Option<usize>) {
+        let kind = type_of(item).1.to_string();
+        let mut noticed = Noticed::default();
+        for copy in copies {
+            if !self.emit(copy, &kind, origin, item, &mut noticed) {
+                break;
+            }
+        }
+        for message in noticed.messages {
+            self.results.push(Diagnostic::warning(Kind::Render, message).about(item));
+        }
+        if noticed.more > 0 {
+            let message = format!("and {} more warnings like these for this resource", noticed.more);
+            self.results.push(Diagnostic::warning(Kind::Render, message).about(item));
         }
     }
 
