@@ -4,9 +4,10 @@
 //! Module map: `doc` (value model and YAML/JSON), `diag` (problems as data), `krm` (ResourceList
 //! and annotations), `model` (schemas of configuration kinds), `config` (the functionConfig
 //! kind), `package` (paths and file access), `render` (the render state the steps share), one
-//! module per step (`values`, …), `pipeline` (composes the steps, no I/O) and `cli` (the only
-//! place that touches stdin, stdout, files and the environment: arguments, exit codes and
-//! dispatch in `cli/mod.rs`, each way of running the binary in a file of its own, and the one
+//! module per step (`values`, `imports`, `policy`, `features`, `repeat`, and `transform`, which
+//! applies `patch` and `subst` to every item), `pipeline` (composes the steps, no I/O) and `cli`
+//! (the only place that touches stdin, stdout, files and the environment: arguments, exit codes
+//! and dispatch in `cli/mod.rs`, each way of running the binary in a file of its own, and the one
 //! place a render's `pipeline::Input` is built in `cli/input.rs`). Modules are drawn as if they
 //! were crates: their uses form no cycle (`tests/module_cycles.rs`).
 #![forbid(unsafe_code)]
@@ -33,4 +34,5 @@ pub mod repeat;
 pub mod selector;
 pub mod subst;
 pub mod template;
+pub mod transform;
 pub mod values;

@@ -394,7 +394,9 @@ fn rejection(candidate: &Candidate, constraints: &Constraints, path: Option<&Reg
     None
 }
 
-pub fn run(render: &mut Render, merged: &Merged) -> Report {
+/// Chooses an implementation for each of `spec.interfaces` by the rules [`load`] merged; the
+/// imports step renders the chosen ones (`Render::implementations`).
+pub fn run(render: &mut Render, merged: Merged) -> Report {
     let mut report = Report::default();
     let interfaces: Vec<InterfaceRef> = render.config.spec.interfaces.clone();
     if interfaces.is_empty() {
