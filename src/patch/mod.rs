@@ -990,7 +990,9 @@ fn charge_operation(operation: &PatchOperation, value: &Value, budget: &Budget) 
         PatchOperation::Add(op) => budget.charge_output(serialized_len(&op.value)),
         PatchOperation::Replace(op) => budget.charge_output(serialized_len(&op.value)),
         PatchOperation::Copy(op) => match value.pointer(op.from.as_str()) {
-            Some(copied) => budget.charge_output(usize::try_from(crate::doc::memory_size(copied)).unwrap_or(usize::MAX)),
+            Some(copied) => {
+                budget.charge_output(usize::try_from(crate::doc::memory_size(copied)).unwrap_or(usize::MAX))
+            }
             None => Ok(()),
         },
         _ => Ok(()),
@@ -1138,8 +1140,9 @@ mod copy_charge_tests {
     #[test]
     fn a_copy_is_charged_its_memory() {
         let value = serde_json::json!({"s": vec![serde_json::json!({}); 1000]});
-        let copy: PatchOperation = serde_json::from_value(serde_json::json!({"op": "copy", "from": "/s", "path": "/t"}))
-            .unwrap_or_else(|_| unreachable!("a valid operation"));
+        let copy: PatchOperation =
+            serde_json::from_value(serde_json::json!({"op": "copy", "from": "/s", "path": "/t"}))
+                .unwrap_or_else(|_| unreachable!("a valid operation"));
         let budget = Budget::new(Limits::default());
         assert!(charge_operation(&copy, &value, &budget).is_ok());
         let (charged, _) = budget.used();
