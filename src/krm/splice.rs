@@ -280,9 +280,11 @@ impl<'a> Reader<'a> {
     }
 }
 
-/// The dash of a block list element starting at `at`, on the same line with only spaces between.
+/// The dash of a block list element starting at `at`, on the same line with only spaces or tabs
+/// between.
 fn dash_before(text: &str, at: usize) -> Option<usize> {
-    let before = text.get(..at)?.trim_end_matches(' ');
+    // YAML takes tabs as well as spaces between a list's dash and its element (`-\tx`).
+    let before = text.get(..at)?.trim_end_matches([' ', '\t']);
     before.ends_with('-').then(|| before.len() - 1)
 }
 
