@@ -123,6 +123,15 @@ pub fn render(input: Input, files: &dyn Files) -> Output {
     Output { items: Some(render.items), results: render.results, report }
 }
 
+/// The kinds of the `fn.blueprint.dev` group, all read by this function.
+const OUR_KINDS: [(&str, &str); 3] =
+    [(config::API_VERSION, config::KIND), (config::API_VERSION, "Policy"), (config::API_VERSION, "Implementation")];
+
+/// Whether an item's type is in this function's group (`fn.blueprint.dev`) but none of its kinds.
+fn misspelt_kind((api_version, kind): (&str, &str)) -> bool {
+    api_version.split('/').next() == Some("fn.blueprint.dev") && !OUR_KINDS.contains(&(api_version, kind))
+}
+
 /// The functionConfig, or the one `RenderBlueprint` among the items, or the empty config; and a
 /// values layer to put over the chosen config's values.
 ///
@@ -131,6 +140,25 @@ pub fn render(input: Input, files: &dyn Files) -> Output {
 /// `RenderBlueprint` in the package does not replace it: the package's RenderBlueprint is the
 /// config and the ConfigMap's data are values over its values, read as `--set` reads them.
 fn choose_config(input: &Input) -> Result<(FunctionConfig, Option<(String, Value)>), Diagnostic> {
+    // A misspelt kind or version of ours would pass through as a manifest and its configuration
+    // be ignored: this group's kinds are all ours, so any other is an error.
+    if let Some(item) = input.items.iter().find(|item| misspelt_kind(item.type_of())) {
+        let (api_version, kind) = item.type_of();
+        return Err(Diagnostic::error(
+            Kind::Config,
+            format!(
+                "kind {kind:?} (apiVersion {api_version:?}) is not supported: use kind RenderBlueprint, Policy or \
+                 Implementation with apiVersion {}",
+                config::API_VERSION
+            ),
+        )
+        .about(item.header())
+        .at(crate::doc::FieldPath::root().key(if OUR_KINDS.iter().any(|(_, k)| *k == kind) {
+            "apiVersion"
+        } else {
+            "kind"
+        })));
+    }
     let mut candidates =
         input.items.iter().filter(|item| item.type_of() == (config::API_VERSION, config::KIND)).map(|i| &**i);
     if let Some(given) = &input.function_config {
