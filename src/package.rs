@@ -7,9 +7,70 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
+/// Why a package file could not be read. Callers word their message around it (its `Display`
+/// says what to change); the kind lets them treat a missing file otherwise than one that is too
+/// large or outside the package.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum FileError {
+    /// No such file under the package root (`root` as the user gave it).
+    NotFound { root: String },
+    /// Not in a package held in memory.
+    NotInPackage,
+    /// The path, or a symlink on it, leads out of the package root.
+    Escapes { path: String },
+    /// Files cannot be read at all from this root (why, and what to do).
+    Root(String),
+    /// A file in /proc, /sys or /dev.
+    System { path: PathBuf },
+    /// A directory, FIFO, socket or device.
+    NotRegular { directory: bool },
+    /// Larger than the file-size limit.
+    TooLarge { limit: u64 },
+    /// Not UTF-8 text: the offset of the first invalid byte.
+    NotUtf8 { offset: usize },
+    /// What the operating system said.
+    Io(String),
+}
+
+impl std::fmt::Display for FileError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            FileError::NotFound { root } => write!(
+                f,
+                "no such file in the package root {root}: pass --root with the package's directory, or run from it \
+                 (in the container image, mount the package at {IMAGE_WORKDIR})"
+            ),
+            FileError::NotInPackage => f.write_str("no such file in the package"),
+            FileError::Escapes { path } => write!(f, "path {path:?} escapes the package root"),
+            FileError::Root(why) => f.write_str(why),
+            FileError::System { path } => {
+                write!(f, "{} is a system file (/proc, /sys and /dev are never read)", path.display())
+            }
+            FileError::NotRegular { directory } => {
+                let what = if *directory { "a directory" } else { "not a regular file (a FIFO, socket or device)" };
+                write!(f, "it is {what}; only regular files are read")
+            }
+            FileError::TooLarge { limit } => write!(
+                f,
+                "the file is larger than {} (--max-file-size): keep large data out of the package, or raise the limit",
+                crate::limits::human_bytes(*limit)
+            ),
+            FileError::NotUtf8 { offset } => write!(f, "the file is not UTF-8 text (invalid byte at offset {offset})"),
+            FileError::Io(message) => f.write_str(message),
+        }
+    }
+}
+
+/// Most callers still word errors as text; `?` turns a file error into its message.
+impl From<FileError> for String {
+    fn from(err: FileError) -> String {
+        err.to_string()
+    }
+}
+
 /// Reads files by package-relative path (forward slashes, already normalised and confined).
 pub trait Files: Send + Sync {
-    fn read(&self, path: &str) -> Result<String, String>;
+    fn read(&self, path: &str) -> Result<String, FileError>;
     /// An owned handle, for evaluators that keep their own (`'static`) file access, such as the
     /// Jsonnet import resolver, which runs on a thread of its own (see `jsonnet::evaluate`).
     fn share(&self) -> Arc<dyn Files>;
@@ -20,8 +81,8 @@ pub trait Files: Send + Sync {
 pub struct MemoryFiles(pub HashMap<String, String>);
 
 impl Files for MemoryFiles {
-    fn read(&self, path: &str) -> Result<String, String> {
-        self.0.get(path).cloned().ok_or_else(|| "no such file in the package".to_string())
+    fn read(&self, path: &str) -> Result<String, FileError> {
+        self.0.get(path).cloned().ok_or(FileError::NotInPackage)
     }
     fn share(&self) -> Arc<dyn Files> {
         Arc::new(self.clone())
@@ -38,14 +99,14 @@ const SYSTEM_DIRS: [&str; 3] = ["/proc", "/sys", "/dev"];
 
 /// Refuses a package path that could leave the root before any filesystem call, so the answer
 /// never depends on (or reveals) whether a file outside the package exists.
-pub fn check_inside(path: &str) -> Result<(), String> {
+pub fn check_inside(path: &str) -> Result<(), FileError> {
     let escapes = path.starts_with('/')
         || path.starts_with('\\')
         || path.contains(":\\")
         || path.split(['/', '\\']).any(|part| part == "..")
         || path.contains('\0');
     if escapes {
-        return Err(format!("path {path:?} escapes the package root"));
+        return Err(FileError::Escapes { path: path.to_string() });
     }
     Ok(())
 }
@@ -58,28 +119,23 @@ pub fn is_system_path(path: &Path) -> bool {
 /// Reads a regular file of at most `limit` bytes. The type is checked before opening (a FIFO
 /// would block the open, a device never end), and the read stops one byte past the limit, so a
 /// sparse or growing file cannot allocate more than that.
-pub fn read_regular_file(path: &Path, limit: u64) -> Result<String, String> {
-    let real = path.canonicalize().map_err(|err| err.to_string())?;
+pub fn read_regular_file(path: &Path, limit: u64) -> Result<String, FileError> {
+    let io = |err: std::io::Error| FileError::Io(err.to_string());
+    let real = path.canonicalize().map_err(io)?;
     if is_system_path(&real) {
-        return Err(format!("{} is a system file (/proc, /sys and /dev are never read)", real.display()));
+        return Err(FileError::System { path: real });
     }
-    let meta = std::fs::metadata(&real).map_err(|err| err.to_string())?;
+    let meta = std::fs::metadata(&real).map_err(io)?;
     if !meta.is_file() {
-        let what = if meta.is_dir() { "a directory" } else { "not a regular file (a FIFO, socket or device)" };
-        return Err(format!("it is {what}; only regular files are read"));
+        return Err(FileError::NotRegular { directory: meta.is_dir() });
     }
-    let file = std::fs::File::open(&real).map_err(|err| err.to_string())?;
+    let file = std::fs::File::open(&real).map_err(io)?;
     let mut bytes = Vec::with_capacity(usize::try_from(meta.len().min(limit)).unwrap_or(0));
-    file.take(limit.saturating_add(1)).read_to_end(&mut bytes).map_err(|err| err.to_string())?;
+    file.take(limit.saturating_add(1)).read_to_end(&mut bytes).map_err(io)?;
     if bytes.len() as u64 > limit {
-        return Err(format!(
-            "the file is larger than {} (--max-file-size): keep large data out of the package, or raise the limit",
-            crate::limits::human_bytes(limit)
-        ));
+        return Err(FileError::TooLarge { limit });
     }
-    String::from_utf8(bytes).map_err(|err| {
-        format!("the file is not UTF-8 text (invalid byte at offset {})", err.utf8_error().valid_up_to())
-    })
+    String::from_utf8(bytes).map_err(|err| FileError::NotUtf8 { offset: err.utf8_error().valid_up_to() })
 }
 
 /// Files on disk, confined to the package root: no `..`, no absolute path, no symlink that
@@ -139,22 +195,18 @@ impl DiskFiles {
 }
 
 impl Files for DiskFiles {
-    fn read(&self, path: &str) -> Result<String, String> {
+    fn read(&self, path: &str) -> Result<String, FileError> {
         check_inside(path)?;
-        let root = self.root.as_ref().map_err(String::clone)?;
+        let root = self.root.as_ref().map_err(|why| FileError::Root(why.clone()))?;
         let real = root.join(path).canonicalize().map_err(|err| match err.kind() {
             // Paths are package-relative, and the package is wherever the function was told it
             // is: say where that was and how to point elsewhere (kpt runs functions from the
             // directory it was started in, containers see only what is mounted).
-            std::io::ErrorKind::NotFound => format!(
-                "no such file in the package root {}: pass --root with the package's directory, or run from \
-                 it (in the container image, mount the package at {IMAGE_WORKDIR})",
-                self.shown
-            ),
-            _ => err.to_string(),
+            std::io::ErrorKind::NotFound => FileError::NotFound { root: self.shown.clone() },
+            _ => FileError::Io(err.to_string()),
         })?;
         if !real.starts_with(root) {
-            return Err(format!("path {path:?} escapes the package root"));
+            return Err(FileError::Escapes { path: path.to_string() });
         }
         let text = read_regular_file(&real, self.limit)?;
         self.note(path);
