@@ -12,8 +12,9 @@ use std::sync::{Arc, Mutex};
 /// large or outside the package.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum FileError {
-    /// No such file under the package root (`root` as the user gave it).
-    NotFound { root: String },
+    /// No such file under the package root (`root` as the user gave it); `elsewhere` when the
+    /// path names a file from the working directory, so the root is likely the wrong one.
+    NotFound { root: String, elsewhere: bool },
     /// Not in a package held in memory.
     NotInPackage,
     /// The path, or a symlink on it, leads out of the package root.
@@ -35,11 +36,17 @@ pub enum FileError {
 impl std::fmt::Display for FileError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            FileError::NotFound { root } => write!(
+            FileError::NotFound { root, elsewhere: true } => write!(
                 f,
-                "no such file in the package root {root}: pass --root with the package's directory, or run from it \
-                 (in the container image, mount the package at {IMAGE_WORKDIR})"
+                "no such file in the package root {root} (there is one in the working directory): pass --root \
+                 with the package's directory, or run from it (in the container image, mount the package at \
+                 {IMAGE_WORKDIR})"
             ),
+            FileError::NotFound { root, elsewhere: false } if root == IMAGE_WORKDIR => write!(
+                f,
+                "no such file in the package root {root}: in the container image, mount the package there"
+            ),
+            FileError::NotFound { root, elsewhere: false } => write!(f, "no such file in the package root {root}"),
             FileError::NotInPackage => f.write_str("no such file in the package"),
             FileError::Escapes { path } => write!(f, "path {path:?} escapes the package root"),
             FileError::Root(why) => f.write_str(why),
@@ -202,7 +209,13 @@ impl Files for DiskFiles {
             // Paths are package-relative, and the package is wherever the function was told it
             // is: say where that was and how to point elsewhere (kpt runs functions from the
             // directory it was started in, containers see only what is mounted).
-            std::io::ErrorKind::NotFound => FileError::NotFound { root: self.shown.clone() },
+            // The --root advice only where it helps: the path names a file from the working
+            // directory, which is not the root.
+            std::io::ErrorKind::NotFound => FileError::NotFound {
+                root: self.shown.clone(),
+                elsewhere: Path::new(path).is_file()
+                    && std::env::current_dir().ok().and_then(|dir| dir.canonicalize().ok()).as_deref() != Some(root),
+            },
             _ => FileError::Io(err.to_string()),
         })?;
         if !real.starts_with(root) {

@@ -388,10 +388,19 @@ fn handlebars_templates_too_costly_to_compile_are_refused() {
 #[test]
 fn a_missing_file_names_the_root_and_the_ways_out() {
     let dir = scratch("missing-file");
+    // Simply missing: the root is right, so no advice to change it.
     let (code, _, stderr) = krm_in(&dir, &[], reading("absent.txt"));
-    let _ = std::fs::remove_dir_all(&dir);
     assert_eq!(code, Some(1), "{stderr}");
     assert!(stderr.contains("no such file in the package root (the working directory)"), "{stderr}");
+    assert!(!stderr.contains("pass --root"), "{stderr}");
+    // There from the working directory, not from the root given: both ways out.
+    let _ = std::fs::create_dir_all(dir.join("features"));
+    let _ = std::fs::create_dir_all(dir.join("sub"));
+    let _ = std::fs::write(dir.join("features/absent.txt"), "x");
+    let (code, _, stderr) = krm_in(&dir, &["--root", "sub"], reading("absent.txt"));
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(stderr.contains("(there is one in the working directory)"), "{stderr}");
     assert!(stderr.contains("pass --root with the package's directory"), "{stderr}");
     assert!(stderr.contains("mount the package at /package"), "{stderr}");
 }
