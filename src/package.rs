@@ -42,10 +42,9 @@ impl std::fmt::Display for FileError {
                  with the package's directory, or run from it (in the container image, mount the package at \
                  {IMAGE_WORKDIR})"
             ),
-            FileError::NotFound { root, elsewhere: false } if root == IMAGE_WORKDIR => write!(
-                f,
-                "no such file in the package root {root}: in the container image, mount the package there"
-            ),
+            FileError::NotFound { root, elsewhere: false } if root == IMAGE_WORKDIR => {
+                write!(f, "no such file in the package root {root}: in the container image, mount the package there")
+            }
             FileError::NotFound { root, elsewhere: false } => write!(f, "no such file in the package root {root}"),
             FileError::NotInPackage => f.write_str("no such file in the package"),
             FileError::Escapes { path } => write!(f, "path {path:?} escapes the package root"),
