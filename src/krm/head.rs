@@ -61,13 +61,13 @@ impl Head {
         self.text.get(self.api_version_end..self.kind_end).unwrap_or_default()
     }
 
-    /// The header as compact JSON (see the type); empty once [`super::Item::header_mut`] changed the
-    /// header.
+    /// The header as compact JSON (see the type); empty for `Head::default()`, which an item keeps
+    /// for a header a step made other than a mapping.
     pub(super) fn json(&self) -> &str {
         self.text.get(self.kind_end..).unwrap_or_default()
     }
 
-    /// The header as a value; null once [`super::Item::header_mut`] changed the header.
+    /// The header as a value; null for `Head::default()`.
     pub(super) fn value(&self) -> Value {
         let mut value = crate::doc::from_own_json(self.json()).unwrap_or(Value::Null);
         if let Value::Object(map) = &mut value {

@@ -13,6 +13,22 @@
 //! flow style, number spellings, block scalar indicators and comments inside the item stay as the
 //! user wrote them, and kpt writes back an unchanged file. Once a step changed it, the source is
 //! still the base: only the changed nodes are written anew ([`Item::changed_yaml`]).
+//!
+//! Which of these forms is the item at a given moment is its state ([`State`]), and each state
+//! holds only what it needs, so no flag or empty text has to say which copy counts:
+//!
+//! - `Lazy`: read from its source ([`Item::from_source`]): the header as text, the source, and
+//!   the values built from them on demand. [`Item::header_mut`] keeps it lazy, its header laid
+//!   over what the source reads as.
+//! - `Built`: handed to a step mutably ([`DerefMut`]): the value alone, and what it was read
+//!   from as the baseline for [`Item::unchanged_source`].
+//! - `Compact`: made from a value ([`From<Value>`]): compact JSON, with the source it was read
+//!   from and the hash of its texts as read when it is kept ([`Item::set_source`]).
+//!
+//! [`Item::compact`] moves a built item back: to `Lazy` when its changes could be written over
+//! its source ([`super::splice`]), else to `Compact`. The header is a state of its own within
+//! `Lazy` and `Compact`: text, or the value [`Item::header_mut`] handed out, until the item is
+//! compacted.
 
 use super::head::{Head, HEADER};
 use crate::doc::{Map, Value};
@@ -67,34 +83,141 @@ impl Source {
     }
 }
 
+/// The header (`apiVersion`, `kind`, `metadata`) of an item that is not built whole.
+#[derive(Clone)]
+enum Header {
+    /// As read or last compacted: the compact text, and the value built from it on first use
+    /// ([`Item::header`]). Boxed, as the whole item: a `Value` with its ordered map is 72 bytes,
+    /// and most items never build either (10 000 items: 1.3 MB).
+    Text(Head, OnceCell<Box<Value>>),
+    /// Handed out by [`Item::header_mut`]: the value is the only copy that counts, until
+    /// [`Item::compact`] writes it back as text.
+    Changed(Box<Value>),
+}
+
+impl Header {
+    /// The header's value, built now if it was not.
+    fn value(&self) -> &Value {
+        match self {
+            Header::Text(head, value) => value.get_or_init(|| Box::new(head.value())),
+            Header::Changed(value) => value,
+        }
+    }
+
+    /// The header's value if it is built.
+    fn built(&self) -> Option<&Value> {
+        match self {
+            Header::Text(_, value) => value.get().map(|value| &**value),
+            Header::Changed(value) => Some(value),
+        }
+    }
+
+    /// The header's value, for a step to change: from now on it is the header.
+    fn changed(&mut self) -> &mut Value {
+        if let Header::Text(head, value) = self {
+            let value = value.take().unwrap_or_else(|| Box::new(head.value()));
+            *self = Header::Changed(value);
+        }
+        match self {
+            Header::Changed(value) => value,
+            // Made `Changed` just above.
+            Header::Text(..) => unreachable!("a changed header is text"),
+        }
+    }
+
+    /// `apiVersion` and `kind`, from the value when it is built.
+    fn type_of(&self) -> (&str, &str) {
+        match self {
+            Header::Text(head, value) => match value.get() {
+                Some(value) => super::head::type_of(value),
+                None => (head.api_version(), head.kind()),
+            },
+            Header::Changed(value) => super::head::type_of(value),
+        }
+    }
+
+    /// The length of the compact text; 0 for a changed header, which has none.
+    fn text_len(&self) -> usize {
+        match self {
+            Header::Text(head, _) => head.text.len(),
+            Header::Changed(_) => 0,
+        }
+    }
+
+    /// Back to text: forgets the built value, and writes a changed one as text.
+    fn compact(&mut self) {
+        match self {
+            Header::Text(_, value) => {
+                value.take();
+            }
+            Header::Changed(value) => {
+                let head = match &**value {
+                    Value::Object(header) => Head::from(header),
+                    _ => Head::default(),
+                };
+                *self = Header::Text(head, OnceCell::new());
+            }
+        }
+    }
+}
+
+/// An item's YAML as read, and how to tell whether the item still reads as it.
+#[derive(Clone)]
+enum Read {
+    /// Read whole ([`Item::set_source`]): the hash of its compact texts as read, so an item a step
+    /// changed and changed back is unchanged.
+    Hashed(Source, u64),
+    /// Read from its source ([`Item::from_source`]), changed, and not settled by a splice: the
+    /// source is read again and compared with the value (which keeps key order, as the hash
+    /// does).
+    Reread(Source),
+}
+
+impl Read {
+    fn source(&self) -> &Source {
+        match self {
+            Read::Hashed(source, _) | Read::Reread(source) => source,
+        }
+    }
+}
+
+/// Which of an item's forms is live; see the module's doc comment.
+#[derive(Clone)]
+enum State {
+    /// Read from its YAML source ([`Item::from_source`]): the header as text, the rest read
+    /// from the source when a step asks for it, which is then kept in `full` until
+    /// [`Item::compact`]. `header_changed` once [`Item::header_mut`] handed the header out: the
+    /// header is then laid over what the source reads as.
+    Lazy { head: Header, source: Source, full: OnceCell<Box<Value>>, header_changed: bool },
+    /// Handed to a step mutably ([`DerefMut`], or [`Item::header_mut`] once the whole item was
+    /// built): the value is the only form that counts, until [`Item::compact`]; `read` is the
+    /// baseline [`Item::unchanged_source`] compares it with.
+    Built { full: Box<Value>, read: Option<Read> },
+    /// From a value ([`From<Value>`], or a built item compacted): the header and the rest as
+    /// compact JSON (the rest with null in the header's fields; the header is laid over it on
+    /// load), the whole item built into `full` on first use. `touched` once a step asked for
+    /// the item mutably; `read` the source it was read from, if it is kept.
+    Compact { head: Header, text: Box<str>, full: OnceCell<Box<Value>>, read: Option<Read>, touched: bool },
+}
+
+impl State {
+    fn lazy(head: Head, source: Source) -> State {
+        State::Lazy { head: Header::Text(head, OnceCell::new()), source, full: OnceCell::new(), header_changed: false }
+    }
+
+    fn compact(head: Head, text: Box<str>, read: Option<Read>, touched: bool) -> State {
+        State::Compact { head: Header::Text(head, OnceCell::new()), text, full: OnceCell::new(), read, touched }
+    }
+}
+
 #[derive(Clone)]
 pub struct Item {
-    /// The type and the header as compact JSON; emptied once [`Item::header_mut`] changes the
-    /// header.
-    head_text: Head,
-    /// The header, built from `head_text` on first use. Boxed, as `full`: a `Value` with its
-    /// ordered map is 72 bytes, and most items never build either (10 000 items: 1.3 MB).
-    head: OnceCell<Box<Value>>,
-    /// The item as compact JSON with null in the header's fields; the header is laid over it on load.
-    text: Box<str>,
-    /// The whole item once a step has asked for it; then the only copy that counts.
-    full: OnceCell<Box<Value>>,
+    state: State,
     /// JSON pointers of strings to write quoted whatever the emitter would choose: a template
     /// kept in the package whose meaning depends on its quotes (KOTS types a plain template's
     /// result, not a quoted one's), so writing it back plain would change the next render.
     /// Boxed twice: few items have any, and a thin pointer keeps every item 8 bytes smaller.
     keep_quoted: Option<Box<Box<[String]>>>,
-    /// The item's YAML as read.
-    source: Option<Source>,
-    /// Whether `text` is empty and the item is read from `source` when asked for
-    /// ([`Item::from_source`]).
-    lazy: bool,
-    /// Hash of the compact texts as read, for an item read whole ([`Item::set_source`]): an
-    /// item a step changed and changed back is unchanged. An item read from its source
-    /// ([`Item::from_source`]) needs none: its source is checked against its value instead.
-    read_hash: Option<u64>,
-    /// Whether a step asked for the item mutably (it may have changed).
-    touched: bool,
 }
 
 impl std::fmt::Debug for Item {
@@ -110,30 +233,26 @@ impl PartialEq for Item {
 }
 
 impl From<Value> for Item {
-    fn from(mut value: Value) -> Self {
-        let mut header = Map::new();
-        if let Value::Object(map) = &mut value {
-            for key in HEADER {
-                // The text keeps a null in the field's place, so loading restores key order
-                // without holding the header twice.
-                if let Some(field) = map.get_mut(key) {
-                    header.insert(key.to_string(), std::mem::take(field));
-                }
+    fn from(value: Value) -> Self {
+        let (head, text) = texts(value);
+        Item { state: State::compact(head, text, None, false), keep_quoted: None }
+    }
+}
+
+/// The compact texts of a whole item: its header, and the rest with null in the header's fields.
+fn texts(mut value: Value) -> (Head, Box<str>) {
+    let mut header = Map::new();
+    if let Value::Object(map) = &mut value {
+        for key in HEADER {
+            // The text keeps a null in the field's place, so loading restores key order
+            // without holding the header twice.
+            if let Some(field) = map.get_mut(key) {
+                header.insert(key.to_string(), std::mem::take(field));
             }
         }
-        Item {
-            head_text: Head::from(&header),
-            head: OnceCell::new(),
-            // Serializing a Value cannot fail: keys are strings, numbers finite.
-            text: serde_json::to_string(&value).unwrap_or_default().into_boxed_str(),
-            full: OnceCell::new(),
-            keep_quoted: None,
-            source: None,
-            lazy: false,
-            read_hash: None,
-            touched: false,
-        }
     }
+    // Serializing a Value cannot fail: keys are strings, numbers finite.
+    (Head::from(&header), serde_json::to_string(&value).unwrap_or_default().into_boxed_str())
 }
 
 fn hash_texts(head: &Head, text: &str) -> u64 {
@@ -148,99 +267,126 @@ impl Item {
     /// [`Item::set_source`] keeps it); the rest is read from the source when a step asks for it.
     /// The caller has made sure the source reads without error to the item it was cut from.
     pub fn from_source(head: Head, source: Source) -> Self {
-        let mut item = Item::from_head(head);
-        item.attach(source);
-        item
+        Item { state: State::lazy(head, source), keep_quoted: None }
     }
 
-    /// An item known by its header whose source [`Item::attach`] gives it next: the reader
-    /// makes the items before it cuts their sources out, and drops them all if any cut fails, so
-    /// no item without its source leaves it.
+    /// An item known by its header whose source [`Item::attach`] gives it next (an empty one
+    /// until then): the reader makes the items before it cuts their sources out, and drops them
+    /// all if any cut fails, so no item without its source leaves it.
     pub(super) fn from_head(head: Head) -> Self {
-        Item {
-            head_text: head,
-            head: OnceCell::new(),
-            text: Box::default(),
-            full: OnceCell::new(),
-            keep_quoted: None,
-            source: None,
-            lazy: true,
-            read_hash: None,
-            touched: false,
-        }
+        Item::from_source(head, Source::Own(Box::default()))
     }
 
     /// The source of an item from [`Item::from_head`]; see [`Item::from_source`].
     pub(super) fn attach(&mut self, source: Source) {
-        self.source = Some(source);
+        match &mut self.state {
+            State::Lazy { source: own, .. } => *own = source,
+            State::Built { read, .. } | State::Compact { read, .. } => {
+                *read = Some(match read.take() {
+                    Some(Read::Hashed(_, hash)) => Read::Hashed(source, hash),
+                    _ => Read::Reread(source),
+                });
+            }
+        }
     }
 
-    /// Keeps `source`, the item's YAML as read (see the module's doc comment).
+    /// Keeps `source`, the item's YAML as read (see the module's doc comment), with the hash of
+    /// the item's compact texts as they are now. Meant for an item made from the value read; an
+    /// item read from a source ([`Item::from_source`]) gets the new source in its place.
     pub fn set_source(&mut self, source: Box<str>) {
-        self.read_hash = Some(hash_texts(&self.head_text, &self.text));
-        self.source = Some(Source::Own(source));
+        let source = Source::Own(source);
+        if let State::Lazy { source: own, .. } = &mut self.state {
+            *own = source;
+            return;
+        }
+        let hash = self.hash_now();
+        if let State::Built { read, .. } | State::Compact { read, .. } = &mut self.state {
+            *read = Some(Read::Hashed(source, hash));
+        }
+    }
+
+    /// The hash of the item's compact texts as they are now, from the texts themselves while
+    /// they are the item.
+    fn hash_now(&self) -> u64 {
+        let (head, text) = match &self.state {
+            State::Compact { head: Header::Text(head, _), text, full, .. } if full.get().is_none() => {
+                return hash_texts(head, text);
+            }
+            State::Compact { head: Header::Changed(_), full, .. } if full.get().is_none() => texts(self.load()),
+            _ => texts(Value::clone(self)),
+        };
+        hash_texts(&head, &text)
     }
 
     /// The item's source text when its value is still the one read; `None` when it must be
     /// written from its value.
     pub fn unchanged_source(&self) -> Option<(&str, usize)> {
-        let source = self.source.as_ref()?;
-        if !self.touched {
-            return Some(source.raw());
-        }
-        let unchanged = match self.read_hash {
-            // Read from its source (a header change, or a splice [`Item::compact`] could not
-            // make): built once, as an item that changed is written from this value next; the
-            // check keeps key order, as the hash does.
-            None => super::walk::reads_as(&source.standalone(), self.full.get_or_init(|| Box::new(self.load()))),
-            Some(read) => {
-                let now = match self.full.get() {
-                    Some(full) => Item::from(Value::clone(full)),
-                    None if self.head_text.json().is_empty() => Item::from(self.load()),
-                    None => return (hash_texts(&self.head_text, &self.text) == read).then(|| source.raw()),
-                };
-                hash_texts(&now.head_text, &now.text) == read
+        let (read, touched) = match &self.state {
+            State::Lazy { source, header_changed: false, .. } => return Some(source.raw()),
+            // A header change: built once, as an item that changed is written from this value
+            // next.
+            State::Lazy { source, .. } => {
+                return super::walk::reads_as(&source.standalone(), self).then(|| source.raw());
             }
+            State::Built { read, .. } => (read.as_ref()?, true),
+            State::Compact { read, touched, .. } => (read.as_ref()?, *touched),
         };
-        unchanged.then(|| source.raw())
+        let unchanged = match read {
+            _ if !touched => true,
+            // A splice [`Item::compact`] could not make: built once, as above.
+            Read::Reread(source) => super::walk::reads_as(&source.standalone(), self),
+            Read::Hashed(_, hash) => self.hash_now() == *hash,
+        };
+        unchanged.then(|| read.source().raw())
     }
 
-    /// An upper bound for the length of any string in the item: its compact text's length, or
-    /// its source's (escapes and folding only shorten a string).
+    /// An upper bound for the length of any string in an item as read: its compact text's
+    /// length, or its source's (escapes and folding only shorten a string). A built item has no
+    /// text, and answers 0.
     pub fn text_len(&self) -> usize {
-        let source = match (&self.source, self.lazy) {
-            (Some(source), true) => source.raw().0.len(),
-            _ => 0,
-        };
-        self.text.len() + self.head_text.text.len() + source
+        match &self.state {
+            State::Lazy { head, source, .. } => head.text_len() + source.raw().0.len(),
+            State::Built { .. } => 0,
+            State::Compact { head, text, .. } => text.len() + head.text_len(),
+        }
     }
 
     /// `apiVersion` and `kind`, as [`super::head::type_of`] reads them, without building anything.
     pub fn type_of(&self) -> (&str, &str) {
-        match self.full.get().or(self.head.get()) {
-            Some(value) => super::head::type_of(value),
-            None => (self.head_text.api_version(), self.head_text.kind()),
+        match &self.state {
+            State::Built { full, .. } => super::head::type_of(full),
+            State::Lazy { head, full, .. } | State::Compact { head, full, .. } => match full.get() {
+                Some(full) => super::head::type_of(full),
+                None => head.type_of(),
+            },
         }
     }
 
     /// `apiVersion`, `kind` and `metadata`, without building the whole item. The helpers of
     /// [`crate::krm`] (`name_of`, `annotation`, selectors…) accept it like a full item.
     pub fn header(&self) -> &Value {
-        match self.full.get() {
-            Some(full) => full,
-            None => self.head.get_or_init(|| Box::new(self.head_text.value())),
+        match &self.state {
+            State::Built { full, .. } => full,
+            State::Lazy { head, full, .. } | State::Compact { head, full, .. } => match full.get() {
+                Some(full) => full,
+                None => head.value(),
+            },
         }
     }
 
-    /// The header, to change annotations or labels without building the whole item.
+    /// The header, to change annotations or labels without building the whole item. Once the
+    /// whole item is built, it is the item that changes ([`DerefMut`]).
     pub fn header_mut(&mut self) -> &mut Value {
-        self.touched = true;
-        if self.full.get().is_some() {
-            return cell_mut(&mut self.full);
+        if self.is_built_whole() {
+            return self.deref_mut();
         }
-        self.header();
-        self.head_text = Head::default();
-        cell_mut(&mut self.head)
+        let (head, touched) = match &mut self.state {
+            State::Lazy { head, header_changed, .. } => (head, header_changed),
+            State::Compact { head, touched, .. } => (head, touched),
+            State::Built { full, .. } => return full,
+        };
+        *touched = true;
+        head.changed()
     }
 
     /// Whether `test` holds for some part of the item's text (a cheap first test before building
@@ -248,13 +394,20 @@ impl Item {
     /// Strings are JSON-escaped in the text: a test for text without quotes or backslashes
     /// answers as it would on the strings themselves.
     pub fn scan_text(&self, test: impl Fn(&str) -> bool) -> bool {
-        match (self.full.get(), self.source.as_ref().map(|source| source.raw().0)) {
-            (Some(full), _) => test(&serde_json::to_string(full).unwrap_or_default()),
-            // Without escapes a string's text is in the source as it is in the value (folded
-            // lines join with a space, which no test looks for).
-            (None, Some(source)) if self.lazy && !source.contains('\\') => test(source) || self.scan_header(&test),
-            (None, _) if self.lazy => self.with_value(|value| test(&serde_json::to_string(value).unwrap_or_default())),
-            (None, _) => test(&self.text) || self.scan_header(&test),
+        let whole = |value: &Value| test(&serde_json::to_string(value).unwrap_or_default());
+        match &self.state {
+            State::Built { full, .. } => whole(full),
+            State::Lazy { full, source, .. } => match (full.get(), source.raw().0) {
+                (Some(full), _) => whole(full),
+                // Without escapes a string's text is in the source as it is in the value (folded
+                // lines join with a space, which no test looks for).
+                (None, source) if !source.contains('\\') => test(source) || self.scan_header(&test),
+                (None, _) => self.with_value(whole),
+            },
+            State::Compact { full, text, .. } => match full.get() {
+                Some(full) => whole(full),
+                None => test(text) || self.scan_header(&test),
+            },
         }
     }
 
@@ -268,33 +421,42 @@ impl Item {
         self.scan_header(|text| text.contains(needle))
     }
 
+    /// The header's compact text while it has one; else the text of the whole item if it is
+    /// built, or of the header.
     fn scan_header(&self, test: impl Fn(&str) -> bool) -> bool {
-        match (self.full.get(), self.head.get()) {
-            (None, _) if !self.head_text.json().is_empty() => self.head_text.scan(test),
-            (Some(value), _) | (None, Some(value)) => test(&serde_json::to_string(value).unwrap_or_default()),
-            (None, None) => false,
+        let (head, full) = match &self.state {
+            State::Built { full, .. } => return test(&serde_json::to_string(full).unwrap_or_default()),
+            State::Lazy { head, full, .. } | State::Compact { head, full, .. } => (head, full),
+        };
+        match (head, full.get().map(|full| &**full).or(head.built())) {
+            (Header::Text(text, _), _) if !text.json().is_empty() => text.scan(test),
+            (_, Some(value)) => test(&serde_json::to_string(value).unwrap_or_default()),
+            (_, None) => false,
         }
     }
 
+    /// The whole item, built from its source or its texts (a built item's value, copied).
     fn load(&self) -> Value {
-        let mut value = match (self.lazy, &self.source) {
-            (true, Some(source)) => {
+        let (mut value, head) = match &self.state {
+            State::Lazy { head, source, header_changed, .. } => {
                 let value = read_source(&source.standalone());
-                if !self.touched {
+                if !header_changed {
                     // The header is as read.
                     return value;
                 }
-                value
+                (value, head)
             }
-            _ => parse(&self.text),
+            State::Compact { head, text, .. } => (parse(text), head),
+            State::Built { full, .. } => return Value::clone(full),
         };
         let parsed;
-        let header = match self.head.get() {
-            Some(head) => head,
-            None => {
-                parsed = self.head_text.value();
+        let header = match head {
+            Header::Text(_, value) if value.get().is_some() => head.value(),
+            Header::Text(text, _) => {
+                parsed = text.value();
                 &parsed
             }
+            Header::Changed(value) => value,
         };
         if let (Value::Object(map), Value::Object(header)) = (&mut value, header) {
             for key in HEADER {
@@ -334,42 +496,53 @@ impl Item {
 
     /// [`Item::compact`], with the tree of the item's source when the caller has read it.
     fn compact_over(&mut self, tree: Option<&super::splice::Tree>) {
-        if let Some(full) = self.full.take() {
-            if !self.touched && self.lazy {
+        // The whole item if it is built; else only the header's value is forgotten or written
+        // back as text.
+        let cached = match &mut self.state {
+            State::Built { .. } => None,
+            State::Lazy { head, full, header_changed, .. } => match full.take() {
+                // Unchanged: the source still is the item.
+                Some(_) if !*header_changed => return,
+                Some(full) => Some(full),
+                None => return head.compact(),
+            },
+            State::Compact { head, full, .. } => match full.take() {
+                Some(full) => Some(full),
+                None => return head.compact(),
+            },
+        };
+        let placeholder = State::compact(Head::default(), Box::default(), None, false);
+        let (full, read, touched) = match std::mem::replace(&mut self.state, placeholder) {
+            State::Built { full, read } => (full, read, true),
+            // `cached` is the whole item here; null only keeps this total.
+            State::Lazy { source, .. } => (cached.unwrap_or_default(), Some(Read::Reread(source)), true),
+            State::Compact { read, touched, .. } => (cached.unwrap_or_default(), read, touched),
+        };
+        if let (true, Some(Read::Reread(source))) = (touched, &read) {
+            let spliced = match tree {
+                Some(tree) => tree.write(&full).map(|text| {
+                    let unchanged = text == tree.source();
+                    (text, unchanged)
+                }),
+                None => {
+                    let standalone = source.standalone();
+                    super::splice::write(&standalone, &full).map(|text| {
+                        let unchanged = text == *standalone;
+                        (text, unchanged)
+                    })
+                }
+            };
+            if let Some((text, unchanged)) = spliced {
+                let source = match read {
+                    Some(Read::Reread(source)) if unchanged => source,
+                    _ => Source::Own(text.into_boxed_str()),
+                };
+                self.state = State::lazy(Head::of(&full), source);
                 return;
             }
-            if let (true, None, Some(source)) = (self.touched, self.read_hash, &self.source) {
-                let (standalone, spliced) = match tree {
-                    Some(tree) => (std::borrow::Cow::Borrowed(tree.source()), tree.write(&full)),
-                    None => {
-                        let standalone = source.standalone();
-                        let spliced = super::splice::write(&standalone, &full);
-                        (standalone, spliced)
-                    }
-                };
-                if let Some(text) = spliced {
-                    let unchanged = text == *standalone;
-                    let source = match self.source.take() {
-                        Some(source) if unchanged => source,
-                        _ => Source::Own(text.into_boxed_str()),
-                    };
-                    let keep_quoted = self.keep_quoted.take();
-                    *self = Item::from_source(Head::of(&full), source);
-                    self.keep_quoted = keep_quoted;
-                    return;
-                }
-            }
-            let keep_quoted = self.keep_quoted.take();
-            let (source, touched, read_hash) = (self.source.take(), self.touched, self.read_hash);
-            *self = Item::from(*full);
-            (self.keep_quoted, self.source, self.touched, self.read_hash) = (keep_quoted, source, touched, read_hash);
-        } else if let Some(head) = self.head.take() {
-            if self.head_text.json().is_empty() {
-                if let Value::Object(header) = &*head {
-                    self.head_text = Head::from(header);
-                }
-            }
         }
+        let (head, text) = texts(*full);
+        self.state = State::compact(head, text, read, touched);
     }
 
     /// Builds the whole item, hands it to `change`, and compacts it again ([`Item::compact`]).
@@ -377,11 +550,17 @@ impl Item {
     /// then written over, instead of once for its value and again for the splice. `change` gets
     /// the value, not the item, so it cannot compact the item and leave the tree stale.
     pub fn change<T>(&mut self, change: impl FnOnce(&mut Value) -> T) -> T {
-        let pristine = self.lazy && !self.touched && self.read_hash.is_none() && self.full.get().is_none();
-        let source = self.source.as_ref().filter(|_| pristine).map(|source| source.standalone().into_owned());
+        let source = match &self.state {
+            State::Lazy { source, full, header_changed: false, .. } if full.get().is_none() => {
+                Some(source.standalone().into_owned())
+            }
+            _ => None,
+        };
         let tree = source.as_deref().and_then(super::splice::read);
-        if let Some(value) = tree.as_ref().and_then(super::splice::Tree::value) {
-            let _ = self.full.set(Box::new(value));
+        if let (Some(value), State::Lazy { full, .. }) =
+            (tree.as_ref().and_then(super::splice::Tree::value), &self.state)
+        {
+            let _ = full.set(Box::new(value));
         }
         let changed = change(self);
         self.compact_over(tree.as_ref());
@@ -389,22 +568,55 @@ impl Item {
     }
 
     /// The whole item, built now if it was not.
-    pub fn into_value(self) -> Value {
-        match self.full.get() {
-            Some(_) => self.full.into_inner().map(|full| *full).unwrap_or_default(),
+    pub fn into_value(mut self) -> Value {
+        let cached = match &mut self.state {
+            State::Built { full, .. } => return std::mem::take(full),
+            State::Lazy { full, .. } | State::Compact { full, .. } => full.take(),
+        };
+        match cached {
+            Some(full) => *full,
             None => self.load(),
+        }
+    }
+
+    /// The item's YAML as read, if it is kept.
+    fn source(&self) -> Option<&Source> {
+        match &self.state {
+            State::Lazy { source, .. } => Some(source),
+            State::Built { read, .. } | State::Compact { read, .. } => read.as_ref().map(Read::source),
         }
     }
 
     /// The item's source at column 0, for tests of the writer.
     #[cfg(test)]
     pub fn source_text(&self) -> Option<String> {
-        self.source.as_ref().map(|source| source.standalone().into_owned())
+        self.source().map(|source| source.standalone().into_owned())
+    }
+
+    /// Whether the whole item is built (in state `Built`, or through [`Deref`]).
+    fn is_built_whole(&self) -> bool {
+        match &self.state {
+            State::Built { .. } => true,
+            State::Lazy { full, .. } | State::Compact { full, .. } => full.get().is_some(),
+        }
+    }
+
+    /// Whether the header's value is built apart from the whole item (for tests).
+    #[cfg(test)]
+    fn is_header_built(&self) -> bool {
+        match &self.state {
+            State::Built { .. } => false,
+            State::Lazy { head, .. } | State::Compact { head, .. } => head.built().is_some(),
+        }
     }
 
     /// Whether a step asked for the item mutably (it may have changed).
     pub fn is_touched(&self) -> bool {
-        self.touched
+        match &self.state {
+            State::Lazy { header_changed, .. } => *header_changed,
+            State::Built { .. } => true,
+            State::Compact { touched, .. } => *touched,
+        }
     }
 
     /// The item's YAML for an item a step changed: its source with only the changed nodes written
@@ -413,7 +625,7 @@ impl Item {
     /// string's quotes anyway).
     pub fn changed_yaml(&self, quoted: Option<&[String]>) -> String {
         self.with_value(|value| {
-            let spliced = self.source.as_ref().and_then(|source| super::splice::write(&source.standalone(), value));
+            let spliced = self.source().and_then(|source| super::splice::write(&source.standalone(), value));
             spliced.unwrap_or_else(|| match quoted {
                 Some(pointers) => crate::doc::to_yaml_keeping_quotes(value, pointers),
                 None => crate::doc::to_yaml(value),
@@ -423,9 +635,12 @@ impl Item {
 
     /// Hands the whole item to `read` without keeping it built afterwards.
     pub fn with_value<T>(&self, read: impl FnOnce(&Value) -> T) -> T {
-        match self.full.get() {
-            Some(full) => read(full),
-            None => read(&self.load()),
+        match &self.state {
+            State::Built { full, .. } => read(full),
+            State::Lazy { full, .. } | State::Compact { full, .. } => match full.get() {
+                Some(full) => read(full),
+                None => read(&self.load()),
+            },
         }
     }
 }
@@ -452,36 +667,31 @@ fn parse(text: &str) -> Value {
 impl Deref for Item {
     type Target = Value;
     fn deref(&self) -> &Value {
-        self.full.get_or_init(|| Box::new(self.load()))
+        match &self.state {
+            State::Built { full, .. } => full,
+            State::Lazy { full, .. } | State::Compact { full, .. } => full.get_or_init(|| Box::new(self.load())),
+        }
     }
 }
 
 impl DerefMut for Item {
+    /// Moves the item to [`State::Built`]: the whole item now holds the header, so the separate
+    /// copies go; the source stays, as the baseline for [`Item::unchanged_source`].
     fn deref_mut(&mut self) -> &mut Value {
-        if self.full.get().is_none() {
-            let loaded = self.load();
-            let _ = self.full.set(Box::new(loaded));
+        if let State::Lazy { full, .. } | State::Compact { full, .. } = &mut self.state {
+            let full = full.take().unwrap_or_else(|| Box::new(self.load()));
+            let placeholder = State::compact(Head::default(), Box::default(), None, false);
+            let read = match std::mem::replace(&mut self.state, placeholder) {
+                State::Lazy { source, .. } => Some(Read::Reread(source)),
+                State::Built { read, .. } | State::Compact { read, .. } => read,
+            };
+            self.state = State::Built { full, read };
         }
-        self.touched = true;
-        // The whole item now holds the header; drop the separate copies.
-        self.head = OnceCell::new();
-        self.head_text = Head::default();
-        self.text = Box::default();
-        // Changes live in `full` now; the source is the reference only for `unchanged_source`.
-        self.lazy = false;
-        cell_mut(&mut self.full)
-    }
-}
-
-/// The value of a cell that the caller has filled.
-fn cell_mut(cell: &mut OnceCell<Box<Value>>) -> &mut Value {
-    if cell.get().is_none() {
-        let _ = cell.set(Box::default());
-    }
-    match cell.get_mut() {
-        Some(value) => value,
-        // A cell holds the value it was just given.
-        None => unreachable!("a filled OnceCell is empty"),
+        match &mut self.state {
+            State::Built { full, .. } => full,
+            // Made `Built` just above.
+            _ => unreachable!("an item handed out mutably is not built"),
+        }
     }
 }
 
@@ -493,7 +703,8 @@ mod tests {
     /// 10 000 items of the mixed benchmark package: every 8 bytes here are 80 KB of peak memory.
     #[test]
     fn an_item_stays_small() {
-        assert!(std::mem::size_of::<Item>() <= 120, "{}", std::mem::size_of::<Item>());
+        eprintln!("size_of::<Item>() = {}", std::mem::size_of::<Item>());
+        assert!(std::mem::size_of::<Item>() <= 112, "{}", std::mem::size_of::<Item>());
     }
 
     /// The type's strings are kept once, before the header's JSON: the header (its keys in
@@ -550,7 +761,7 @@ mod tests {
         let item = Item::from(json!({"kind": "A", "spec": {"x": "${v}"}}));
         assert!(item.contains_text("${"));
         assert!(!item.contains_text("repl{{"));
-        assert!(item.full.get().is_none());
+        assert!(!item.is_built_whole());
     }
 
     #[test]
@@ -559,17 +770,17 @@ mod tests {
         assert_eq!(item.type_of(), ("v1", "A"));
         assert!(item.header_contains("\"name\":\"n\""));
         assert!(!item.header_contains("spec"));
-        assert!(item.head.get().is_none() && item.full.get().is_none());
+        assert!(!item.is_header_built() && !item.is_built_whole());
         crate::krm::set_annotation(item.header_mut(), "k", "v");
         item.header_mut()["kind"] = json!("B");
         assert_eq!(item.type_of(), ("v1", "B"));
         item.compact();
-        assert!(item.head.get().is_none());
+        assert!(!item.is_header_built());
         assert_eq!(item.type_of(), ("v1", "B"));
         assert!(item.header_contains("\"k\":\"v\""));
         item["spec"] = json!(2);
         item.compact();
-        assert!(item.full.get().is_none());
+        assert!(!item.is_built_whole());
         assert_eq!(
             item.into_value(),
             json!({"apiVersion": "v1", "kind": "B", "metadata": {"name": "n", "annotations": {"k": "v"}}, "spec": 2})
