@@ -70,12 +70,7 @@ fn holds_suspect(text: &str) -> bool {
         let word = &text[at..end];
         let suspect = match word.len() {
             3 => word.eq_ignore_ascii_case("inf") || word.eq_ignore_ascii_case("nan"),
-            4 | 5 => {
-                (word.eq_ignore_ascii_case("true")
-                    || word.eq_ignore_ascii_case("false")
-                    || word.eq_ignore_ascii_case("null"))
-                    && !defined_word(word)
-            }
+            4 | 5 => misspelt_bool_or_null(word),
             _ => false,
         };
         if suspect {
@@ -128,16 +123,17 @@ pub(super) fn fixes(text: &str) -> (Fixes, Option<Refused>) {
             refused.get_or_insert(Refused { message, line, column });
             continue;
         }
-        if words && ((is_bool_or_null_word(&value) && !defined_word(&value)) || reader_non_finite(&value)) {
+        if words && (misspelt_bool_or_null(&value) || reader_non_finite(&value)) {
             fixes.insert(offset, Value::String(value.into_owned()));
         }
     }
     (fixes, refused)
 }
 
-/// Whether a word is `true`, `false` or `null` in some capitalisation.
-fn is_bool_or_null_word(text: &str) -> bool {
-    ["true", "false", "null"].iter().any(|word| text.eq_ignore_ascii_case(word))
+/// Whether a word is `true`, `false` or `null` in a capitalisation YAML does not define
+/// (`tRUE`, `nULL`): text, which serde-saphyr would type.
+fn misspelt_bool_or_null(text: &str) -> bool {
+    ["true", "false", "null"].iter().any(|word| text.eq_ignore_ascii_case(word)) && !defined_word(text)
 }
 
 /// What to tell the user about a non-finite float.
