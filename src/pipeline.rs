@@ -16,8 +16,6 @@ use crate::package::Files;
 use crate::render::{Render, Source, Sources, CONFIGURATION_KINDS};
 use crate::{features, imports, patch, policy, repeat, subst, transform, values};
 
-pub use crate::render::ScalarStyles;
-
 /// What the caller hands to a render.
 #[derive(Default)]
 pub struct Input {
@@ -28,8 +26,6 @@ pub struct Input {
     /// Values layers from the command line (`-f`, then `--set`), merged last, each with the
     /// label `explain` names it by (`-f values.yaml`, `--set`).
     pub value_overrides: Vec<(String, Value)>,
-    /// Scalar styles of the items' source text.
-    pub styles: Option<Box<dyn ScalarStyles>>,
     /// The operator's limits for this render.
     pub limits: Limits,
     /// Where `jsonnet()` evaluations run; `None`: on threads of this process.
@@ -78,8 +74,6 @@ pub fn render(input: Input, files: &dyn Files) -> Output {
     };
     let value_overrides = overrides.into_iter().chain(input.value_overrides).collect();
     let mut render = Render::new(config, input.items, value_overrides);
-    render.origin = (0..render.items.len()).collect();
-    render.styles = input.styles;
     render.budget = Budget::shared(input.limits);
     render.jsonnet = input.jsonnet;
     forget_previous_run(&mut render);
@@ -246,17 +240,9 @@ fn mark_patch_files(render: &mut Render) {
 /// drops what this functionConfig generated and undoes the exclusions it made.
 fn forget_previous_run(render: &mut Render) {
     let name = render.config.name.as_str();
-    let keep: Vec<bool> = render
-        .items
-        .iter()
-        .map(|item| {
-            !item.header_contains(ann::GENERATED_BY) || annotation(item.header(), ann::GENERATED_BY) != Some(name)
-        })
-        .collect();
-    let mut keep_items = keep.iter();
-    render.items.retain(|_| *keep_items.next().unwrap_or(&true));
-    let mut keep_origin = keep.iter();
-    render.origin.retain(|_| *keep_origin.next().unwrap_or(&true));
+    render.items.retain(|item| {
+        !item.header_contains(ann::GENERATED_BY) || annotation(item.header(), ann::GENERATED_BY) != Some(name)
+    });
     for item in &mut render.items {
         if item.header_contains(ann::EXCLUDED) && annotation(item.header(), ann::EXCLUDED) == Some("true") {
             remove_annotation(item.header_mut(), ann::EXCLUDED);

@@ -12,14 +12,6 @@ use crate::template::BackendLookup;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
-/// The source styles of the input items' scalars (see [`crate::doc::quoted_template_scalars`]).
-/// Asked lazily: only for a substituted plain-or-quoted scalar whose new text would read as
-/// something other than a string, so most renders never scan their source again.
-pub trait ScalarStyles: Send {
-    /// Whether input item `item`'s scalar at JSON pointer `pointer` was quoted (or a block).
-    fn is_quoted(&mut self, item: usize, pointer: &str) -> bool;
-}
-
 /// An item a step produced. `substitute: false` keeps Flux's post-build substitution off it: the
 /// Flux objects we emit are applied by Flux, which never substitutes them itself.
 pub struct Generated {
@@ -106,9 +98,6 @@ pub struct Render {
     pub items: Vec<Item>,
     /// Items produced by this render, finished (annotated) and appended at the end.
     pub generated: Vec<Generated>,
-    /// For each item, its index in the input (items may be dropped before the steps run).
-    pub origin: Vec<usize>,
-    pub styles: Option<Box<dyn ScalarStyles>>,
     pub results: Vec<Diagnostic>,
     pub values: Value,
     /// Where each value came from; set by the values step, read by imports for secret values.
@@ -137,8 +126,6 @@ impl Render {
             config,
             items,
             generated: Vec::new(),
-            origin: Vec::new(),
-            styles: None,
             results: Vec::new(),
             values: Value::Null,
             value_sources: Sources::default(),

@@ -5,10 +5,10 @@
 
 use crate::diag::Diagnostic;
 use crate::doc::Value;
-use crate::krm::{self, annotation, annotations as ann, remove_annotation, set_annotation, Item};
+use crate::krm::{self, annotation, annotations as ann, remove_annotation, set_annotation, Item, QuotedScalars};
 use crate::limits::Budget;
 use crate::package::Files;
-use crate::render::{Render, ScalarStyles, CONFIGURATION_KINDS};
+use crate::render::{Render, CONFIGURATION_KINDS};
 use crate::{patch, subst};
 
 /// What the patches matched and the post-build variables, for `explain`.
@@ -53,7 +53,6 @@ pub fn run(render: &mut Render, files: &dyn Files) -> Report {
         patches: &patches,
         variables: variables.as_ref(),
         budget: &render.budget,
-        styles: std::sync::Mutex::new(render.styles.as_mut()),
         exhausted: std::sync::atomic::AtomicBool::new(false),
         fingerprint: &fingerprint,
     };
@@ -61,15 +60,13 @@ pub fn run(render: &mut Render, files: &dyn Files) -> Report {
     // patched, substituted, marked and compacted) on one of two threads, so at most two items
     // are held in full; what each found is then counted in the items' order, so results read as
     // one pass.
-    let origins = &render.origin;
-    for (b, batch) in render.items.chunks_mut(CHANGE_BATCH).enumerate() {
+    for batch in render.items.chunks_mut(CHANGE_BATCH) {
         let mut slots: Vec<Slot> = batch
             .iter_mut()
-            .enumerate()
-            .filter(|(_, item)| !CONFIGURATION_KINDS.contains(&item.type_of()))
-            .map(|(j, item)| Slot { item, origin: origins.get(b * CHANGE_BATCH + j).copied(), found: Found::Nothing })
+            .filter(|item| !CONFIGURATION_KINDS.contains(&item.type_of()))
+            .map(|item| Slot { item, found: Found::Nothing })
             .collect();
-        let work = |_: usize, slot: &mut Slot| slot.found = changer.look_at(slot.item, slot.origin);
+        let work = |_: usize, slot: &mut Slot| slot.found = changer.look_at(slot.item);
         if slots.len() >= PARALLEL_ITEMS {
             krm::on_two_threads(&mut slots, work);
         } else {
@@ -120,8 +117,6 @@ const PARALLEL_ITEMS: usize = 16;
 /// One item of a batch the patches and substitution look at, and what they found.
 struct Slot<'a> {
     item: &'a mut Item,
-    /// Its index in the input, for its scalars' styles.
-    origin: Option<usize>,
     found: Found,
 }
 
@@ -146,17 +141,21 @@ struct Changer<'a> {
     patches: &'a patch::Patches,
     variables: Option<&'a subst::Variables>,
     budget: &'a Budget,
-    /// Asked only for a substituted scalar whose new text would not read as a string.
-    styles: std::sync::Mutex<Option<&'a mut Box<dyn ScalarStyles>>>,
     /// Set once the budget ran out on an item: later items are counted, not patched.
     exhausted: std::sync::atomic::AtomicBool,
     fingerprint: &'a str,
 }
 
 impl Changer<'_> {
-    /// Patches and substitutes one item (`origin`: its index in the input, for its scalars'
-    /// styles; generated items have none); `substitute: false` leaves substitution off it.
-    fn change(&self, item: &mut Value, renamed_from: Option<&str>, substitute: bool, origin: Option<usize>) -> Changed {
+    /// Patches and substitutes one item (`quotes`: which of its scalars were quoted where it was
+    /// read; generated items were not read); `substitute: false` leaves substitution off it.
+    fn change(
+        &self,
+        item: &mut Value,
+        renamed_from: Option<&str>,
+        substitute: bool,
+        quotes: Option<&QuotedScalars>,
+    ) -> Changed {
         use std::sync::atomic::Ordering::Relaxed;
         let mut tally = self.patches.item_tally(self.exhausted.load(Relaxed));
         let mut applied = self.patches.apply_to(item, renamed_from, &mut tally, self.budget);
@@ -165,14 +164,10 @@ impl Changer<'_> {
         }
         let mut results = Vec::new();
         if let (Some(variables), true, false) = (self.variables, substitute, applied.deleted) {
+            // Asked only for a substituted scalar whose new text would not read as a string.
             // Generated items have no source text: their scalars read as plain, as Flux would
             // read them in our output.
-            let mut quoted = |_: usize, pointer: &str| match (origin, self.styles.lock()) {
-                (Some(origin), Ok(mut styles)) => {
-                    styles.as_mut().is_some_and(|styles| styles.is_quoted(origin, pointer))
-                }
-                _ => false,
-            };
+            let mut quoted = |_: usize, pointer: &str| quotes.is_some_and(|quotes| quotes.is_quoted(pointer));
             let substituted = subst::apply(variables, self.budget, &mut [item], &mut quoted);
             results = substituted.results;
             applied.repeatable |= substituted.repeatable.into_iter().any(|r| r);
@@ -183,7 +178,7 @@ impl Changer<'_> {
     /// Looks at one input item: one a previous run patched with the same patches and variables is
     /// only counted; one that no patch selects and whose text holds no `${`/`$$` is not built;
     /// the others are changed ([`Changer::change_input`]).
-    fn look_at(&self, item: &mut Item, origin: Option<usize>) -> Found {
+    fn look_at(&self, item: &mut Item) -> Found {
         // The mark is the fingerprint, then (on an item the patches renamed) its identity before.
         let mark = item.header_contains(ann::APPLIED).then(|| annotation(item.header(), ann::APPLIED)).flatten();
         let (marked, renamed_from) = match mark.map(|mark| mark.split_once(' ').unwrap_or((mark, ""))) {
@@ -210,16 +205,16 @@ impl Changer<'_> {
             item.compact();
             return Found::Nothing;
         }
-        Found::Changed(self.change_input(item, renamed_from.as_deref(), origin))
+        Found::Changed(self.change_input(item, renamed_from.as_deref()))
     }
 
     /// [`Changer::change`] for an input item, then its marks, and back to its compact form.
-    fn change_input(&self, item: &mut Item, renamed_from: Option<&str>, origin: Option<usize>) -> Changed {
-        item.change(|item| self.change_and_mark(item, renamed_from, origin))
+    fn change_input(&self, item: &mut Item, renamed_from: Option<&str>) -> Changed {
+        item.change_knowing_quotes(|item, quotes| self.change_and_mark(item, renamed_from, quotes))
     }
 
-    fn change_and_mark(&self, item: &mut Value, renamed_from: Option<&str>, origin: Option<usize>) -> Changed {
-        let changed = self.change(item, renamed_from, true, origin);
+    fn change_and_mark(&self, item: &mut Value, renamed_from: Option<&str>, quotes: &QuotedScalars) -> Changed {
+        let changed = self.change(item, renamed_from, true, Some(quotes));
         let fingerprint = self.fingerprint;
         if changed.applied.deleted {
             // Deleted by a patch: out of the output, yet kept in the list like every input

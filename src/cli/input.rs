@@ -5,7 +5,6 @@
 
 use super::jsonnet_worker;
 use super::manifests::{package_path, read_single_document, tag_location, Walk};
-use super::source_styles::SourceStyles;
 use super::{Exit, InputArgs};
 use crate::doc::Value;
 use crate::krm::Item;
@@ -34,14 +33,12 @@ impl Package {
         items: Vec<Item>,
         function_config: Option<Value>,
         value_overrides: Vec<(String, Value)>,
-        styles: SourceStyles,
     ) -> Input {
         let limits = self.limits;
         Input {
             items,
             function_config,
             value_overrides,
-            styles: Some(Box::new(styles)),
             limits,
             jsonnet: Some(jsonnet_worker::isolate(self.root.clone(), limits.max_file_bytes, limits.max_output_bytes)),
         }
@@ -76,9 +73,8 @@ pub(super) fn from_paths(args: &InputArgs, root: Option<PathBuf>, limits: Limits
     let limit = limits.max_file_bytes;
     let mut walk = Walk::new(root.clone(), limit, files);
     let mut items = Vec::new();
-    let mut styles = SourceStyles::default();
     for path in &args.paths {
-        walk.read_path(path, &mut items, &mut styles).map_err(Exit::Unusable)?;
+        walk.read_path(path, &mut items).map_err(Exit::Unusable)?;
     }
     let function_config = match &args.config {
         None => None,
@@ -101,7 +97,7 @@ pub(super) fn from_paths(args: &InputArgs, root: Option<PathBuf>, limits: Limits
     for assignment in &args.set {
         value_overrides.push(("--set".to_string(), set_layer(assignment).map_err(Exit::Unusable)?));
     }
-    let input = package.input(items, function_config, value_overrides, styles);
+    let input = package.input(items, function_config, value_overrides);
     Ok((input, package.files))
 }
 

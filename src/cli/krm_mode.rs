@@ -4,7 +4,6 @@
 
 use super::input::{root_or_cwd, Package};
 use super::output::{report_results, write_with};
-use super::source_styles::SourceStyles;
 use super::Exit;
 use crate::diag::Diagnostic;
 use crate::doc::Value;
@@ -32,12 +31,7 @@ pub(super) fn run(root: Option<PathBuf>, limits: Limits) -> Exit {
         Err(err) => return Exit::Unusable(err.to_string()),
     };
     let package = Package::new(root_or_cwd(root), limits);
-    let styles = match list.format {
-        // JSON strings are all quoted.
-        crate::krm::Format::Json => SourceStyles::all_quoted(),
-        crate::krm::Format::Yaml => SourceStyles::resource_list(text.clone(), list.items.len()),
-    };
-    let input = package.input(std::mem::take(&mut list.items), list.function_config.take(), vec![], styles);
+    let input = package.input(std::mem::take(&mut list.items), list.function_config.take(), vec![]);
     let output = pipeline::render(input, &package.files);
     report_results(&output.results, None);
     let results: Vec<Value> = output.results.iter().map(Diagnostic::to_result).collect();

@@ -5,10 +5,9 @@
 use super::input::{root_or_cwd, Package};
 use super::manifests::yaml_error_in;
 use super::output::{report_results, write_stream, write_with};
-use super::source_styles::SourceStyles;
 use super::Exit;
 use crate::doc::{read_yaml_documents, Value};
-use crate::krm::Item;
+use crate::krm::{Item, Quoted};
 use crate::limits::Limits;
 use crate::package::read_regular_file;
 use crate::pipeline;
@@ -60,9 +59,19 @@ pub(super) fn run(config_file: &Path) -> Exit {
     let root = std::env::var_os("KUSTOMIZE_PLUGIN_CONFIG_ROOT").map(PathBuf::from);
     // No arguments are parsed in this mode, so no limit flags: the defaults hold.
     let package = Package::new(root_or_cwd(root), Limits::default());
-    let styles = SourceStyles::documents(text, items.len());
-    let items = items.into_iter().map(Item::from).collect();
-    let input = package.input(items, Some(config), vec![], styles);
+    // Its items keep no source: which scalars were quoted is read from stdin now.
+    let mut quoted = crate::doc::quoted_template_scalars(&text).into_iter();
+    let items = items
+        .into_iter()
+        .map(|value| {
+            let mut item = Item::from(value);
+            if let Some(pointers) = quoted.next().filter(|pointers| !pointers.is_empty()) {
+                item.set_quoted(Quoted::At(pointers));
+            }
+            item
+        })
+        .collect();
+    let input = package.input(items, Some(config), vec![]);
     let output = pipeline::render(input, &package.files);
     report_results(&output.results, None);
     match output.items {

@@ -2,9 +2,8 @@
 //! be walked, read and tagged with the package paths kpt would have given them, without letting
 //! a symlink lead the walk out of the package or around in circles.
 
-use super::source_styles::SourceStyles;
 use crate::doc::{read_yaml_documents, Value};
-use crate::krm::{annotations as ann, set_annotation, Item};
+use crate::krm::{annotations as ann, set_annotation, Item, Quoted};
 use crate::package::{read_regular_file, DiskFiles};
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -41,27 +40,16 @@ impl<'a> Walk<'a> {
     }
 
     /// Reads one PATH the user named: a file, or a directory tree of manifests.
-    pub(super) fn read_path(
-        &mut self,
-        path: &Path,
-        items: &mut Vec<Item>,
-        styles: &mut SourceStyles,
-    ) -> Result<(), String> {
+    pub(super) fn read_path(&mut self, path: &Path, items: &mut Vec<Item>) -> Result<(), String> {
         self.within = containment(path, &self.root);
-        self.read_manifests(path, 0, items, styles)
+        self.read_manifests(path, 0, items)
     }
 
     /// Reads one file or a directory tree of manifests, tagging each item with its package path.
-    fn read_manifests(
-        &mut self,
-        path: &Path,
-        depth: usize,
-        items: &mut Vec<Item>,
-        styles: &mut SourceStyles,
-    ) -> Result<(), String> {
+    fn read_manifests(&mut self, path: &Path, depth: usize, items: &mut Vec<Item>) -> Result<(), String> {
         let meta = std::fs::metadata(path).map_err(|err| format!("{}: {err}", path.display()))?;
         if !meta.is_dir() {
-            return self.read_file(path, items, styles);
+            return self.read_file(path, items);
         }
         if depth > crate::limits::MAX_DEPTH {
             return Err(format!(
@@ -99,19 +87,20 @@ impl<'a> Walk<'a> {
                 }
             }
             if entry.is_dir() || is_manifest {
-                self.read_manifests(&entry, depth + 1, items, styles)?;
+                self.read_manifests(&entry, depth + 1, items)?;
             }
         }
         Ok(())
     }
 
-    fn read_file(&mut self, path: &Path, items: &mut Vec<Item>, styles: &mut SourceStyles) -> Result<(), String> {
+    fn read_file(&mut self, path: &Path, items: &mut Vec<Item>) -> Result<(), String> {
         let text = read_regular_file(path, self.limit).map_err(|err| format!("{}: {err}", path.display()))?;
         let documents = crate::doc::read_yaml_documents_with_starts(&text).map_err(|err| yaml_error(path, &err))?;
         let package_path = package_path(path, &self.root);
         self.files.note(&package_path);
-        let text_index = styles.add_file(path.to_path_buf(), self.limit);
         let copyable = !crate::doc::declares_tag_handles(&text);
+        // For the items that keep no source: which scalars were quoted, read once per file.
+        let mut quoted = None;
         for (index, (document, start)) in documents.into_iter().enumerate() {
             if !document.is_object() {
                 let place = document_place(path, &text, index);
@@ -131,9 +120,14 @@ impl<'a> Walk<'a> {
                     item.set_source(source.into_boxed_str());
                 }
             }
+            if !item.has_source() {
+                let documents = quoted.get_or_insert_with(|| crate::doc::quoted_template_scalars(&text));
+                if let Some(pointers) = documents.get(index).filter(|pointers| !pointers.is_empty()) {
+                    item.set_quoted(Quoted::At(pointers.clone()));
+                }
+            }
             tag_location(item.header_mut(), &package_path, index);
             items.push(item);
-            styles.add_item(text_index, index);
         }
         Ok(())
     }

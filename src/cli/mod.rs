@@ -11,7 +11,6 @@ mod krm_mode;
 mod legacy_plugin;
 mod manifests;
 mod output;
-mod source_styles;
 
 use crate::diag::Diagnostic;
 use crate::limits::Limits;

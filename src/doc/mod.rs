@@ -9,15 +9,14 @@ mod nodes;
 mod path;
 mod scalars;
 mod strict;
-mod styles;
 mod yaml;
 
 pub use integers::{oversized_integer_message, oversized_json_integer};
 pub use locate::{locate, Position};
-pub use path::FieldPath;
+pub use nodes::quoted_template_scalars;
+pub use path::{pointer_segment, FieldPath};
 pub use scalars::{defined_non_finite, non_finite_message};
 pub use strict::{duplicate_key_message, from_own_json, json_too_deep, Strict};
-pub use styles::{pointer_segment, quoted_template_scalars};
 /// The default longest string an input may hold, and the default file-size limit: the two are
 /// one limit (`--max-file-size`), so whatever a file read puts into output the next run accepts.
 /// Kubernetes stores whole objects up to 1.5 MiB, so a longer string cannot reach a cluster;

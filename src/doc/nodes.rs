@@ -1,7 +1,7 @@
 //! One walk over a YAML stream's nodes, each with its document, its path from the document's
 //! root and where it (and its key) is written. The value model keeps no positions and no
 //! styles, so the two questions about how something is written in the text, where a field is
-//! ([`super::locate`]) and which scalars were quoted ([`super::quoted_template_scalars`]), each
+//! ([`super::locate`]) and which scalars were quoted ([`quoted_template_scalars`]), each
 //! walk the parser's events (granit-parser, the parser under serde-saphyr) through this.
 //!
 //! Documents are numbered as the reader numbers them: empty and null documents are skipped. A
@@ -10,6 +10,7 @@
 
 use super::path::Segment;
 use granit_parser::{Event, Marker, Parser, ScalarStyle};
+use std::collections::HashSet;
 use std::ops::ControlFlow;
 
 /// A node of the stream, as [`walk`] hands it over.
@@ -135,6 +136,44 @@ fn advance(stack: &mut [Frame], path: &mut Vec<Segment>) {
     }
 }
 
+/// Per document, the JSON pointers (from the document root) of non-plain scalars holding `$` or
+/// a KOTS template (`repl{{`, `{{repl`).
+///
+/// Flux substitutes variables in a resource's YAML *text*, and KOTS renders its templates in the
+/// text, so `replicas: ${n}` or `replicas: repl{{ … }}` becomes a number while `value: "${PORT}"`
+/// stays a string; typing the same way on parsed values needs the style, which the value model
+/// drops. Only such scalars are recorded, so the result stays small, and a text without any is
+/// not walked.
+pub fn quoted_template_scalars(text: &str) -> Vec<HashSet<String>> {
+    let mut documents: Vec<HashSet<String>> = Vec::new();
+    if !(text.contains('$') || text.contains("repl{{") || text.contains("{{repl")) {
+        return documents;
+    }
+    walk(text, |node| {
+        // Every document that is not empty or null has its root visited, so each gets a set.
+        if documents.len() <= node.document {
+            documents.resize_with(node.document + 1, HashSet::new);
+        }
+        if let Some((value, style)) = node.scalar {
+            if style != ScalarStyle::Plain
+                && (value.contains('$') || value.contains("repl{{") || value.contains("{{repl"))
+            {
+                let mut pointer = String::new();
+                for segment in node.path {
+                    pointer.push('/');
+                    match segment {
+                        Segment::Key(key) => pointer.push_str(&super::pointer_segment(key)),
+                        Segment::Index(index) => pointer.push_str(&index.to_string()),
+                    }
+                }
+                documents[node.document].insert(pointer);
+            }
+        }
+        ControlFlow::Continue(())
+    });
+    documents
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -179,5 +218,13 @@ mod tests {
             (0, "c".to_string(), Some("d".to_string())),
         ];
         assert_eq!(visited(text), want);
+    }
+
+    #[test]
+    fn finds_quoted_dollar_scalars_by_pointer() {
+        let text = "# only a comment\n---\na: ${plain}\nb: \"${quoted}\"\nc:\n- '${single}'\n- ${p}\n- |\n  ${block}\nd: {e: \"$x\", f: $y}\n---\nz: \"${z}\"\n";
+        let docs = quoted_template_scalars(text);
+        let first: HashSet<String> = ["/b", "/c/0", "/c/2", "/d/e"].iter().map(|s| s.to_string()).collect();
+        assert_eq!(docs, vec![first, ["/z".to_string()].into_iter().collect()]);
     }
 }

@@ -1,5 +1,10 @@
 use std::fmt;
 
+/// A mapping key as a JSON pointer segment (`~` → `~0`, `/` → `~1`).
+pub fn pointer_segment(segment: &str) -> String {
+    segment.replace('~', "~0").replace('/', "~1")
+}
+
 /// A location inside a document, written the way kpt and kubectl print field paths:
 /// `spec.valuesFrom[0].name`, with keys that contain dots or slashes in brackets
 /// (`metadata.annotations["config.kubernetes.io/path"]`).

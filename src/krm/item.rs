@@ -33,6 +33,7 @@
 use super::head::{Head, HEADER};
 use crate::doc::{Map, Value};
 use std::cell::OnceCell;
+use std::collections::HashSet;
 use std::ops::{Deref, DerefMut};
 use std::sync::Arc;
 
@@ -208,16 +209,101 @@ impl State {
     fn compact(head: Head, text: Box<str>, read: Option<Read>, touched: bool) -> State {
         State::Compact { head: Header::Text(head, OnceCell::new()), text, full: OnceCell::new(), read, touched }
     }
+
+    /// The whole item, built from its source or its texts (a built item's value, copied).
+    fn load(&self) -> Value {
+        let (mut value, head) = match self {
+            State::Lazy { head, source, header_changed, .. } => {
+                let value = read_source(&source.standalone());
+                if !header_changed {
+                    // The header is as read.
+                    return value;
+                }
+                (value, head)
+            }
+            State::Compact { head, text, .. } => (parse(text), head),
+            State::Built { full, .. } => return Value::clone(full),
+        };
+        let parsed;
+        let header = match head {
+            Header::Text(_, value) if value.get().is_some() => head.value(),
+            Header::Text(text, _) => {
+                parsed = text.value();
+                &parsed
+            }
+            Header::Changed(value) => value,
+        };
+        if let (Value::Object(map), Value::Object(header)) = (&mut value, header) {
+            for key in HEADER {
+                match header.get(key) {
+                    // Inserting an existing key keeps its position, so key order is kept.
+                    Some(field) => {
+                        map.insert(key.to_string(), field.clone());
+                    }
+                    None => {
+                        map.shift_remove(key);
+                    }
+                }
+            }
+        }
+        value
+    }
 }
 
 #[derive(Clone)]
 pub struct Item {
     state: State,
+    /// What few items need besides their forms. Boxed: a thin pointer keeps every item small.
+    extra: Option<Box<Extra>>,
+}
+
+#[derive(Clone, Default)]
+struct Extra {
     /// JSON pointers of strings to write quoted whatever the emitter would choose: a template
     /// kept in the package whose meaning depends on its quotes (KOTS types a plain template's
     /// result, not a quoted one's), so writing it back plain would change the next render.
-    /// Boxed twice: few items have any, and a thin pointer keeps every item 8 bytes smaller.
-    keep_quoted: Option<Box<Box<[String]>>>,
+    keep_quoted: Option<Box<[String]>>,
+    /// Which scalars were quoted, for an item read without a source of its own.
+    quoted: Option<Quoted>,
+}
+
+/// Which of an item's scalars holding `$` or a KOTS template were written quoted (or as block
+/// scalars), given by the reader when the item keeps no source to answer from.
+#[derive(Clone, Debug)]
+pub enum Quoted {
+    /// Read from JSON, whose strings are all quoted.
+    All,
+    /// By JSON pointer from the item's root ([`crate::doc::quoted_template_scalars`]).
+    At(HashSet<String>),
+}
+
+/// Answers whether a scalar of an item was quoted in what the item was read from.
+///
+/// Flux substitutes a resource's text and KOTS renders its templates in the text, so the type a
+/// new scalar reads as depends on the quotes around it, which the value model drops. The answer
+/// comes from the item's own source, read for styles only when a step first asks; an item
+/// without one answers from what its reader gave ([`Item::set_quoted`]), else as plain.
+pub struct QuotedScalars<'a> {
+    source: Option<&'a Source>,
+    given: Option<&'a Quoted>,
+    scanned: OnceCell<HashSet<String>>,
+}
+
+impl QuotedScalars<'_> {
+    /// Whether the scalar at JSON pointer `pointer` (from the item's root) was quoted.
+    pub fn is_quoted(&self, pointer: &str) -> bool {
+        match (self.given, self.source) {
+            (Some(Quoted::All), _) => true,
+            (Some(Quoted::At(pointers)), _) => pointers.contains(pointer),
+            (None, Some(source)) => self
+                .scanned
+                .get_or_init(|| {
+                    crate::doc::quoted_template_scalars(&source.standalone()).into_iter().next().unwrap_or_default()
+                })
+                .contains(pointer),
+            (None, None) => false,
+        }
+    }
 }
 
 impl std::fmt::Debug for Item {
@@ -235,7 +321,7 @@ impl PartialEq for Item {
 impl From<Value> for Item {
     fn from(value: Value) -> Self {
         let (head, text) = texts(value);
-        Item { state: State::compact(head, text, None, false), keep_quoted: None }
+        Item { state: State::compact(head, text, None, false), extra: None }
     }
 }
 
@@ -267,7 +353,7 @@ impl Item {
     /// [`Item::set_source`] keeps it); the rest is read from the source when a step asks for it.
     /// The caller has made sure the source reads without error to the item it was cut from.
     pub fn from_source(head: Head, source: Source) -> Self {
-        Item { state: State::lazy(head, source), keep_quoted: None }
+        Item { state: State::lazy(head, source), extra: None }
     }
 
     /// An item known by its header whose source [`Item::attach`] gives it next (an empty one
@@ -437,50 +523,36 @@ impl Item {
 
     /// The whole item, built from its source or its texts (a built item's value, copied).
     fn load(&self) -> Value {
-        let (mut value, head) = match &self.state {
-            State::Lazy { head, source, header_changed, .. } => {
-                let value = read_source(&source.standalone());
-                if !header_changed {
-                    // The header is as read.
-                    return value;
-                }
-                (value, head)
-            }
-            State::Compact { head, text, .. } => (parse(text), head),
-            State::Built { full, .. } => return Value::clone(full),
-        };
-        let parsed;
-        let header = match head {
-            Header::Text(_, value) if value.get().is_some() => head.value(),
-            Header::Text(text, _) => {
-                parsed = text.value();
-                &parsed
-            }
-            Header::Changed(value) => value,
-        };
-        if let (Value::Object(map), Value::Object(header)) = (&mut value, header) {
-            for key in HEADER {
-                match header.get(key) {
-                    // Inserting an existing key keeps its position, so key order is kept.
-                    Some(field) => {
-                        map.insert(key.to_string(), field.clone());
-                    }
-                    None => {
-                        map.shift_remove(key);
-                    }
-                }
-            }
-        }
-        value
+        self.state.load()
     }
 
-    /// Strings (by JSON pointer) the writer must quote; see the field.
+    /// Strings (by JSON pointer) the writer must quote; see [`Extra::keep_quoted`].
     pub fn set_keep_quoted(&mut self, pointers: Vec<String>) {
-        self.keep_quoted = (!pointers.is_empty()).then(|| Box::new(pointers.into_boxed_slice()));
+        let pointers = (!pointers.is_empty()).then(|| pointers.into_boxed_slice());
+        if pointers.is_some() || self.extra.is_some() {
+            self.extra.get_or_insert_with(Box::default).keep_quoted = pointers;
+        }
     }
 
     pub fn take_keep_quoted(&mut self) -> Option<Box<[String]>> {
-        self.keep_quoted.take().map(|pointers| *pointers)
+        self.extra.as_mut().and_then(|extra| extra.keep_quoted.take())
+    }
+
+    /// Which scalars were quoted, for an item its reader could not keep a source for (see
+    /// [`QuotedScalars`]).
+    pub fn set_quoted(&mut self, quoted: Quoted) {
+        self.extra.get_or_insert_with(Box::default).quoted = Some(quoted);
+    }
+
+    /// Whether the item keeps the YAML it was read from.
+    pub fn has_source(&self) -> bool {
+        self.source().is_some()
+    }
+
+    /// Which of the item's scalars were quoted where it was read (see [`QuotedScalars`]).
+    pub fn quoted_scalars(&self) -> QuotedScalars<'_> {
+        let given = self.extra.as_ref().and_then(|extra| extra.quoted.as_ref());
+        QuotedScalars { source: self.source(), given, scanned: OnceCell::new() }
     }
 
     /// Back to the compact form once a step is done with the whole item. A changed item read
@@ -550,6 +622,12 @@ impl Item {
     /// then written over, instead of once for its value and again for the splice. `change` gets
     /// the value, not the item, so it cannot compact the item and leave the tree stale.
     pub fn change<T>(&mut self, change: impl FnOnce(&mut Value) -> T) -> T {
+        self.change_knowing_quotes(|value, _| change(value))
+    }
+
+    /// [`Item::change`], telling `change` which scalars were quoted where the item was read
+    /// ([`Item::quoted_scalars`]), as substitution must know.
+    pub fn change_knowing_quotes<T>(&mut self, change: impl FnOnce(&mut Value, &QuotedScalars<'_>) -> T) -> T {
         let source = match &self.state {
             State::Lazy { source, full, header_changed: false, .. } if full.get().is_none() => {
                 Some(source.standalone().into_owned())
@@ -562,7 +640,11 @@ impl Item {
         {
             let _ = full.set(Box::new(value));
         }
-        let changed = change(self);
+        let changed = {
+            let given = self.extra.as_ref().and_then(|extra| extra.quoted.as_ref());
+            let (full, read) = built(&mut self.state);
+            change(full, &QuotedScalars { source: read.as_ref().map(Read::source), given, scanned: OnceCell::new() })
+        };
         self.compact_over(tree.as_ref());
         changed
     }
@@ -675,23 +757,31 @@ impl Deref for Item {
 }
 
 impl DerefMut for Item {
-    /// Moves the item to [`State::Built`]: the whole item now holds the header, so the separate
-    /// copies go; the source stays, as the baseline for [`Item::unchanged_source`].
     fn deref_mut(&mut self) -> &mut Value {
-        if let State::Lazy { full, .. } | State::Compact { full, .. } = &mut self.state {
-            let full = full.take().unwrap_or_else(|| Box::new(self.load()));
-            let placeholder = State::compact(Head::default(), Box::default(), None, false);
-            let read = match std::mem::replace(&mut self.state, placeholder) {
-                State::Lazy { source, .. } => Some(Read::Reread(source)),
-                State::Built { read, .. } | State::Compact { read, .. } => read,
-            };
-            self.state = State::Built { full, read };
-        }
-        match &mut self.state {
-            State::Built { full, .. } => full,
-            // Made `Built` just above.
-            _ => unreachable!("an item handed out mutably is not built"),
-        }
+        built(&mut self.state).0
+    }
+}
+
+/// Moves an item to [`State::Built`]: the whole item now holds the header, so the separate
+/// copies go; the source stays, as the baseline for [`Item::unchanged_source`]. Returns the
+/// value, to change, and the baseline.
+fn built(state: &mut State) -> (&mut Value, &Option<Read>) {
+    if let State::Lazy { full, .. } | State::Compact { full, .. } = state {
+        let full = match full.take() {
+            Some(full) => full,
+            None => Box::new(state.load()),
+        };
+        let placeholder = State::compact(Head::default(), Box::default(), None, false);
+        let read = match std::mem::replace(state, placeholder) {
+            State::Lazy { source, .. } => Some(Read::Reread(source)),
+            State::Built { read, .. } | State::Compact { read, .. } => read,
+        };
+        *state = State::Built { full, read };
+    }
+    match state {
+        State::Built { full, read } => (full, read),
+        // Made `Built` just above.
+        _ => unreachable!("an item handed out mutably is not built"),
     }
 }
 

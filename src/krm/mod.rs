@@ -21,7 +21,7 @@ mod walk;
 
 pub use cut::{document_marker, standalone_source};
 pub use head::type_of;
-pub use item::Item;
+pub use item::{Item, Quoted, QuotedScalars};
 pub use stream::shape_of;
 pub use threads::on_two_threads;
 #[cfg(test)]
@@ -31,6 +31,7 @@ use crate::diag::{Diagnostic, ResourceRef};
 use crate::doc::{oversized_message, oversized_string, read_yaml_documents_as, to_yaml, Map, Value, MAX_STRING_BYTES};
 
 use serde_json::json;
+use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::sync::Arc;
 use stream::{Items, Top};
@@ -153,6 +154,7 @@ impl ResourceList {
                 if format == Format::Yaml && !parts.sources_attached {
                     attach_sources(text, &mut items, &parts.item_starts, parts.after_items);
                 }
+                give_quoted(text, format, &mut items);
                 // Only an item whose whole text is longer than the limit can hold such a string.
                 for (i, item) in items.iter().enumerate().filter(|(_, item)| item.text_len() as u64 > max_string) {
                     if let Some((field, len)) = item.with_value(|value| oversized_string(value, max_string)) {
@@ -265,6 +267,32 @@ fn write_items(items: Vec<Item>) -> std::io::Result<Vec<u8>> {
         write_item(&mut out, item)?;
     }
     Ok(out)
+}
+
+/// Says which scalars were quoted for the items that keep no source to answer from (see
+/// [`QuotedScalars`]): all of a JSON list's; for YAML, what one walk of the whole list finds,
+/// made only when some item's source could not be cut out.
+fn give_quoted(text: &str, format: Format, items: &mut [Item]) {
+    if format == Format::Json {
+        items.iter_mut().for_each(|item| item.set_quoted(Quoted::All));
+        return;
+    }
+    if items.iter().all(Item::has_source) {
+        return;
+    }
+    let mut by_item: HashMap<usize, HashSet<String>> = HashMap::new();
+    for pointer in crate::doc::quoted_template_scalars(text).into_iter().next().unwrap_or_default() {
+        let Some(rest) = pointer.strip_prefix("/items/") else { continue };
+        let (index, within) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
+        if let Ok(index) = index.parse::<usize>() {
+            by_item.entry(index).or_default().insert(within.to_string());
+        }
+    }
+    for (index, pointers) in by_item {
+        if let Some(item) = items.get_mut(index).filter(|item| !item.has_source()) {
+            item.set_quoted(Quoted::At(pointers));
+        }
+    }
 }
 
 /// Gives each item of a block `items` list its source text, from its first character to the

@@ -19,9 +19,11 @@ pub mod kots;
 use crate::config::parse_section;
 use crate::diag::{Diagnostic, Kind, Severity};
 use crate::doc::{FieldPath, Map, Value};
-use crate::krm::{self, annotations as ann, is_local_config, remove_annotation, set_annotation, shape_of, type_of};
+use crate::krm::{
+    self, annotations as ann, is_local_config, remove_annotation, set_annotation, shape_of, type_of, QuotedScalars,
+};
 use crate::limits::Budget;
-use crate::render::{is_configuration, Generated, Render, ScalarStyles, Source};
+use crate::render::{is_configuration, Generated, Render, Source};
 use kots::context::{text, CloneScope, Entry, Noticed};
 use kots::{contains_template, has_template, Engine};
 use regex::Regex;
@@ -496,12 +498,11 @@ pub fn run(render: &mut Render, loaded: Loaded) -> Report {
     let mut step = Step {
         budget: &budget,
         engine: &mut engine,
-        styles: render.styles.as_deref_mut(),
         results: Vec::new(),
         generated: Vec::new(),
         report: Report::default(),
     };
-    step.expand(&specs, &values, &mut render.items, &render.origin);
+    step.expand(&specs, &values, &mut render.items);
     render.results.append(&mut step.results);
     render.generated.extend(step.generated);
     step.report
@@ -511,7 +512,6 @@ struct Step<'a> {
     /// The render's: every clone's bytes are output, every clone a step.
     budget: &'a Budget,
     engine: &'a mut Engine,
-    styles: Option<&'a mut (dyn ScalarStyles + 'static)>,
     results: Vec<Diagnostic>,
     generated: Vec<Generated>,
     report: Report,
@@ -746,11 +746,10 @@ impl Step<'_> {
         specs: &[(ConfigSpec, Value)],
         values: &HashMap<ItemAt, Values>,
         items: &mut [crate::krm::Item],
-        origins: &[usize],
     ) {
         let targets = self.collect_targets(specs, values);
-        for (position, source) in items.iter_mut().enumerate() {
-            self.expand_item(&targets, source, origins.get(position).copied());
+        for source in items.iter_mut() {
+            self.expand_item(&targets, source);
         }
     }
 
@@ -806,9 +805,9 @@ impl Step<'_> {
         targets
     }
 
-    /// One resource (`origin`: its index in the input): left as it is, or kept as a template and
-    /// the copies rendered from it generated.
-    fn expand_item(&mut self, targets: &Targets, source: &mut crate::krm::Item, origin: Option<usize>) {
+    /// One resource: left as it is, or kept as a template and the copies rendered from it
+    /// generated.
+    fn expand_item(&mut self, targets: &Targets, source: &mut crate::krm::Item) {
         // Decide from a text scan and the header first, so untouched items stay compact.
         let has_syntax = source.header_contains(WHEN)
             || source.header_contains(EXCLUDE)
@@ -828,15 +827,13 @@ impl Step<'_> {
             return;
         }
         let item: &Value = source;
+        let quotes = source.quoted_scalars();
         if let Some(copies) = self.copies(&matches, item, is_target) {
-            self.emit_copies(copies, item, origin);
+            self.emit_copies(copies, item, &quotes);
         }
         // The source stays as the template: local-config now, taken up again next run, its
         // quoted templates written back quoted so the next run types them as this one did.
-        let quoted = match (origin, self.styles.as_deref_mut()) {
-            (Some(origin), Some(styles)) => quoted_templates(source, &mut |p| styles.is_quoted(origin, p)),
-            _ => Vec::new(),
-        };
+        let quoted = quoted_templates(item, &|p| quotes.is_quoted(p));
         source.set_keep_quoted(quoted);
         set_annotation(source.header_mut(), ann::LOCAL_CONFIG, "true");
         set_annotation(source.header_mut(), ann::EXCLUDED, "true");
@@ -999,11 +996,11 @@ impl Step<'_> {
 
     /// Renders and generates each copy of `item` until one fails, then reports the warnings
     /// their templates gave.
-    fn emit_copies(&mut self, copies: Vec<Copy>, item: &Value, origin: Option<usize>) {
+    fn emit_copies(&mut self, copies: Vec<Copy>, item: &Value, quotes: &QuotedScalars) {
         let kind = type_of(item).1.to_string();
         let mut noticed = Noticed::default();
         for copy in copies {
-            if !self.emit(copy, &kind, origin, item, &mut noticed) {
+            if !self.emit(copy, &kind, quotes, item, &mut noticed) {
                 break;
             }
         }
@@ -1042,14 +1039,10 @@ impl Step<'_> {
 
     /// Renders a copy's templates, then `kots.io/exclude` / `kots.io/when`, and generates it
     /// unless excluded. `false` after an error.
-    fn emit(&mut self, copy: Copy, kind: &str, origin: Option<usize>, source: &Value, noticed: &mut Noticed) -> bool {
+    fn emit(&mut self, copy: Copy, kind: &str, quotes: &QuotedScalars, source: &Value, noticed: &mut Noticed) -> bool {
         let Copy { mut value, scope, moves, renames } = copy;
         self.engine.shared.lock().clone = scope;
-        let styles = &mut self.styles;
-        let mut quoted = |pointer: &str| match (origin, styles.as_deref_mut()) {
-            (Some(origin), Some(styles)) => styles.is_quoted(origin, &source_pointer(pointer, &moves, &renames)),
-            _ => false,
-        };
+        let mut quoted = |pointer: &str| quotes.is_quoted(&source_pointer(pointer, &moves, &renames));
         let must = |pointer: &str| must_stay_string(kind, pointer);
         let mut typing = kots::Typing { quoted: &mut quoted, must_stay_string: &must };
         let rendered = kots::render_value(&mut value, self.engine, self.budget, &mut typing);
@@ -1164,7 +1157,7 @@ impl Step<'_> {
 
 /// The JSON pointers of the single-line strings holding a KOTS template that were quoted in
 /// the source.
-fn quoted_templates(item: &Value, quoted: &mut dyn FnMut(&str) -> bool) -> Vec<String> {
+fn quoted_templates(item: &Value, quoted: &dyn Fn(&str) -> bool) -> Vec<String> {
     let mut found = Vec::new();
     let mut stack = vec![(item, String::new())];
     while let Some((value, pointer)) = stack.pop() {
