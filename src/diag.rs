@@ -67,6 +67,40 @@ pub struct Location {
     pub column: Option<u64>,
 }
 
+/// Where a declaration is: the object that holds it, that object's file, and the field inside
+/// it. A step keeps one per declaration (a feature, a blueprint, a subinstallation) and makes
+/// its diagnostics from it, instead of keeping a copy of the object only to name it later. Made
+/// from an item by `Origin::of` in `krm`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Origin {
+    pub resource: Option<ResourceRef>,
+    /// The object's file and its position there; no line or column.
+    pub location: Location,
+    pub field: FieldPath,
+}
+
+impl Origin {
+    /// The same object, at `field` (relative to the object's root).
+    pub fn at(&self, field: FieldPath) -> Origin {
+        Origin { field, ..self.clone() }
+    }
+
+    /// The object's file, as the package names it.
+    pub fn file(&self) -> Option<&str> {
+        self.location.path.as_deref()
+    }
+
+    /// A diagnostic about this object at `field`, relative to this origin's field (`a.b[0]`;
+    /// empty for the field itself).
+    pub fn diagnostic(&self, severity: Severity, kind: Kind, message: impl Into<String>, field: &str) -> Diagnostic {
+        let mut path = self.field.clone();
+        if !field.is_empty() {
+            path = path.join(&FieldPath::parse(field));
+        }
+        Diagnostic::new(severity, kind, message).at(path).about_origin(self)
+    }
+}
+
 /// One problem or decision. Boxed, as minijinja boxes its error, so `Result<T, Diagnostic>`
 /// stays one pointer wide on the paths that succeed.
 #[derive(Clone, Debug, PartialEq)]
@@ -123,6 +157,16 @@ impl Diagnostic {
     pub fn at_position(mut self, line: Option<u64>, column: Option<u64>) -> Self {
         self.location.line = line;
         self.location.column = column;
+        self
+    }
+
+    /// Attaches the object `origin` names and its file, not its field (see `about` in `krm`).
+    pub fn about_origin(mut self, origin: &Origin) -> Self {
+        self.resource.clone_from(&origin.resource);
+        if self.location.path.is_none() {
+            self.location.path.clone_from(&origin.location.path);
+        }
+        self.location.index = self.location.index.or(origin.location.index);
         self
     }
 

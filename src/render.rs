@@ -89,7 +89,8 @@ pub struct Chosen {
     /// `{name, path, revision, parameters, typeInstances}` for `implementation` in templates.
     pub scope: Value,
     pub spec: ImplementationSpec,
-    pub item: Value,
+    /// The Implementation item, for the diagnostics of its render.
+    pub origin: crate::diag::Origin,
 }
 
 /// The state every step reads and extends.
@@ -113,7 +114,7 @@ pub struct Render {
     /// Implementations chosen by policy, rendered in their own scope.
     pub implementations: Vec<Chosen>,
     /// Features contributed by chosen implementations, each with the values it sees.
-    pub scoped_features: Vec<(Value, Value, Value)>,
+    pub scoped_features: Vec<(Value, Value, crate::diag::Origin)>,
     /// What every evaluator of this render may still produce and spend.
     pub budget: Arc<Budget>,
     /// Where `jsonnet()` evaluations run; `None`: on threads of this process.

@@ -9,11 +9,11 @@ mod flux;
 pub mod model;
 mod order;
 
-use crate::diag::{Diagnostic, Kind, Severity};
+use crate::diag::{Diagnostic, Kind, Origin, Severity};
 use crate::doc::{deep_merge, FieldPath, Map, Value};
 use crate::expr::interpolate::{embedded_text, interpolate, interpolate_value, InterpolationError};
 use crate::expr::{to_text, type_name, Expression, Host};
-use crate::krm::{self, annotations as ann, set_annotation, type_of};
+use crate::krm::{self, annotations as ann, set_annotation};
 use crate::package::{resolve, Files};
 use crate::render::{Generated, Render};
 use model::{Blueprint, Feature, Kustomization, Strategy, TerraformComponent};
@@ -52,37 +52,38 @@ pub struct ComponentDecision {
     pub action: &'static str,
 }
 
-/// Where a feature or blueprint came from: the item (or config) to point diagnostics at, the
-/// field path of the declaration inside it, and the file its relative paths resolve from.
+/// A feature or blueprint declaration: where it is (the item or config to point diagnostics at,
+/// the field inside it; the item's file is the one its relative paths resolve from), and the
+/// values it sees.
 #[derive(Clone)]
-struct Origin {
-    item: Value,
-    field: FieldPath,
-    file: Option<String>,
+struct Declared {
+    origin: Origin,
     /// The values this declaration sees when they differ from the render's (a feature of an
     /// implementation chosen by policy sees `implementation` too).
     env: Option<Value>,
 }
 
-impl Origin {
+impl Declared {
     fn of_item(item: &Value) -> Self {
-        Self { item: item.clone(), field: FieldPath::root(), file: krm::item_location(item).0, env: None }
+        Self { origin: Origin::of(item), env: None }
+    }
+
+    /// The same declaration's item, at `field`.
+    fn at(&self, field: FieldPath) -> Self {
+        Self { origin: self.origin.at(field), env: self.env.clone() }
     }
 
     fn describe(&self) -> String {
-        match (&self.file, self.field.is_root()) {
-            (Some(file), true) => file.clone(),
-            (_, false) => self.field.to_string(),
-            (None, true) => format!("{} {}", type_of(&self.item).1, krm::name_of(&self.item)),
+        match (self.origin.file(), self.origin.field.is_root(), &self.origin.resource) {
+            (Some(file), true, _) => file.to_string(),
+            (_, false, _) => self.origin.field.to_string(),
+            (None, true, Some(resource)) => format!("{} {}", resource.kind, resource.name),
+            (None, true, None) => " ".to_string(),
         }
     }
 
     fn diagnostic(&self, severity: Severity, message: String, field: &str) -> Diagnostic {
-        let mut path = self.field.clone();
-        if !field.is_empty() {
-            path = path.join(&FieldPath::parse(field));
-        }
-        Diagnostic::new(severity, Kind::Render, message).at(path).about(&self.item)
+        self.origin.diagnostic(severity, Kind::Render, message, field)
     }
 }
 
@@ -122,14 +123,14 @@ struct Step<'a> {
 }
 
 impl<'a> Step<'a> {
-    fn env<'s>(&'s self, origin: &'s Origin) -> &'s Value {
+    fn env<'s>(&'s self, origin: &'s Declared) -> &'s Value {
         origin.env.as_ref().unwrap_or(self.values)
     }
 
-    fn host(&'a self, origin: &'a Origin) -> PackageHost<'a> {
+    fn host(&'a self, origin: &'a Declared) -> PackageHost<'a> {
         PackageHost {
             files: self.files,
-            from: origin.file.as_deref(),
+            from: origin.origin.file(),
             values: self.env(origin),
             jsonnet_cache: &self.jsonnet_cache,
             jsonnet: &self.jsonnet,
@@ -139,7 +140,12 @@ impl<'a> Step<'a> {
     /// Evaluates a `when`: empty is true, nil is false, anything but a boolean is an error. A
     /// path it reads that no value sets, but that is a few characters from one that is, gets a
     /// warning at `field`: a typo turns a feature off without a word otherwise.
-    fn condition(&mut self, when: &str, origin: &Origin, field: &str) -> Result<(bool, Vec<(String, Value)>), String> {
+    fn condition(
+        &mut self,
+        when: &str,
+        origin: &Declared,
+        field: &str,
+    ) -> Result<(bool, Vec<(String, Value)>), String> {
         if when.trim().is_empty() {
             return Ok((true, Vec::new()));
         }
@@ -176,7 +182,7 @@ impl<'a> Step<'a> {
         }
     }
 
-    fn interpolation_error(&mut self, origin: &Origin, field: &str, err: InterpolationError) {
+    fn interpolation_error(&mut self, origin: &Declared, field: &str, err: InterpolationError) {
         self.results.push(origin.diagnostic(Severity::Error, err.to_string(), field));
     }
 
@@ -184,7 +190,7 @@ impl<'a> Step<'a> {
     fn prepare_terraform(
         &mut self,
         mut component: TerraformComponent,
-        origin: &Origin,
+        origin: &Declared,
         field: &str,
     ) -> TerraformComponent {
         let mut inputs = Map::new();
@@ -206,7 +212,7 @@ impl<'a> Step<'a> {
     fn prepare_kustomization(
         &mut self,
         mut kustomization: Kustomization,
-        origin: &Origin,
+        origin: &Declared,
         field: &str,
     ) -> Kustomization {
         let mut substitutions = Map::new();
@@ -264,7 +270,7 @@ impl<'a> Step<'a> {
         kustomization
     }
 
-    fn warn_unknown_fields(&mut self, origin: &Origin, found: Vec<(String, String, Option<&'static str>)>) {
+    fn warn_unknown_fields(&mut self, origin: &Declared, found: Vec<(String, String, Option<&'static str>)>) {
         for (path, key, closest) in found {
             let field = if path.is_empty() { key.clone() } else { format!("{path}.{key}") };
             let message = match closest {
@@ -311,12 +317,7 @@ fn lookup<'v>(values: &'v Value, path: &str) -> Option<&'v Value> {
 }
 
 pub fn run(render: &mut Render, files: &dyn Files) -> Report {
-    let config_origin = Origin {
-        item: render.config.item.clone(),
-        field: FieldPath::root().key("spec"),
-        file: krm::item_location(&render.config.item).0,
-        env: None,
-    };
+    let config_origin = Declared::of_item(&render.config.item).at(FieldPath::root().key("spec"));
     let blueprint_items: Vec<&Value> =
         render.items.iter().filter(|item| item.type_of() == (model::API_VERSION, "Blueprint")).map(|i| &**i).collect();
     let feature_items: Vec<&Value> =
@@ -340,9 +341,9 @@ pub fn run(render: &mut Render, files: &dyn Files) -> Report {
     };
 
     // The base: the Blueprint item, then spec.blueprint merged over it.
-    let mut base: Option<(Blueprint, Origin)> = None;
+    let mut base: Option<(Blueprint, Declared)> = None;
     if let [first, second, ..] = blueprint_items.as_slice() {
-        let place = |item: &Value| format!("{:?} ({})", krm::name_of(item), Origin::of_item(item).describe());
+        let place = |item: &Value| format!("{:?} ({})", krm::name_of(item), Declared::of_item(item).describe());
         let message = format!(
             "more than one Windsor Blueprint item: {} and {}; keep one base blueprint and express the rest as features",
             place(first),
@@ -351,11 +352,11 @@ pub fn run(render: &mut Render, files: &dyn Files) -> Report {
         step.results.push(Diagnostic::error(Kind::Render, message).about(second));
     }
     if let Some(item) = blueprint_items.first() {
-        let origin = Origin::of_item(item);
+        let origin = Declared::of_item(item);
         base = parse_blueprint(&mut step, item, &origin).map(|b| (b, origin));
     }
     if !spec.blueprint.is_empty() {
-        let origin = Origin { field: config_origin.field.clone().key("blueprint"), ..config_origin.clone() };
+        let origin = config_origin.at(config_origin.origin.field.clone().key("blueprint"));
         if let Some(inline) = parse_blueprint(&mut step, &Value::Object(spec.blueprint.clone()), &origin) {
             base = Some(match base {
                 None => (inline, origin),
@@ -373,26 +374,22 @@ pub fn run(render: &mut Render, files: &dyn Files) -> Report {
     }
 
     // Features, items and inline alike, in order of metadata.name.
-    let mut features: Vec<(Feature, Origin)> = Vec::new();
+    let mut features: Vec<(Feature, Declared)> = Vec::new();
     for item in &feature_items {
-        let origin = Origin::of_item(item);
+        let origin = Declared::of_item(item);
         if let Some(feature) = parse_feature(&mut step, item, &origin) {
             features.push((feature, origin));
         }
     }
     for (i, inline) in spec.features.iter().enumerate() {
-        let origin = Origin { field: config_origin.field.clone().key("features").index(i), ..config_origin.clone() };
+        let origin = config_origin.at(config_origin.origin.field.clone().key("features").index(i));
         if let Some(feature) = parse_feature(&mut step, inline, &origin) {
             features.push((feature, origin));
         }
     }
-    for (inline, env, item) in &render.scoped_features {
-        let origin = Origin {
-            item: item.clone(),
-            field: FieldPath::root().key("spec").key("features").index(features.len()),
-            file: krm::item_location(item).0,
-            env: Some(env.clone()),
-        };
+    for (inline, env, implementation) in &render.scoped_features {
+        let field = FieldPath::root().key("spec").key("features").index(features.len());
+        let origin = Declared { origin: implementation.at(field), env: Some(env.clone()) };
         if let Some(feature) = parse_feature(&mut step, inline, &origin) {
             features.push((feature, origin));
         }
@@ -449,11 +446,11 @@ pub fn run(render: &mut Render, files: &dyn Files) -> Report {
 }
 
 /// A problem of the merged graph, which no single declaration owns: reported on the config.
-fn graph_diagnostic(config: &Origin, severity: Severity, message: String) -> Diagnostic {
-    Diagnostic::new(severity, Kind::Render, message).about(&config.item)
+fn graph_diagnostic(config: &Declared, severity: Severity, message: String) -> Diagnostic {
+    Diagnostic::new(severity, Kind::Render, message).about_origin(&config.origin)
 }
 
-fn parse_blueprint(step: &mut Step, value: &Value, origin: &Origin) -> Option<Blueprint> {
+fn parse_blueprint(step: &mut Step, value: &Value, origin: &Declared) -> Option<Blueprint> {
     let blueprint: Blueprint = match crate::config::parse_section(value) {
         Ok(b) => b,
         Err((field, message)) => {
@@ -499,7 +496,7 @@ fn parse_blueprint(step: &mut Step, value: &Value, origin: &Origin) -> Option<Bl
     Some(blueprint)
 }
 
-fn parse_feature(step: &mut Step, value: &Value, origin: &Origin) -> Option<Feature> {
+fn parse_feature(step: &mut Step, value: &Value, origin: &Declared) -> Option<Feature> {
     let feature: Feature = match crate::config::parse_section(value) {
         Ok(f) => f,
         Err((field, message)) => {
@@ -539,7 +536,7 @@ fn overlay_blueprint(base: &mut Blueprint, overlay: Blueprint) {
     }
 }
 
-fn apply_feature(step: &mut Step, blueprint: &mut Blueprint, feature: Feature, origin: &Origin) -> FeatureDecision {
+fn apply_feature(step: &mut Step, blueprint: &mut Blueprint, feature: Feature, origin: &Declared) -> FeatureDecision {
     let mut decision = FeatureDecision {
         name: feature.metadata.name.clone(),
         origin: origin.describe(),
@@ -599,7 +596,7 @@ fn decide(
     kind: &'static str,
     name: String,
     when: &str,
-    origin: &Origin,
+    origin: &Declared,
     field: &str,
 ) -> Option<ComponentDecision> {
     match step.condition(when, origin, &format!("{field}.when")) {

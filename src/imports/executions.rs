@@ -4,7 +4,7 @@
 //! pkg/landscaper/installations/executions and apis/core/validation/execution.go.
 
 use super::model::{self, import_type, Blueprint, Execution, ImportDecl};
-use super::{gotemplate, ImportReport, Origin, ScopeReport, Step};
+use super::{gotemplate, Declared, ImportReport, ScopeReport, Step};
 use crate::doc::{read_yaml_documents, Map, Value};
 use crate::krm::{self, type_of};
 use crate::package::resolve;
@@ -99,7 +99,7 @@ pub(super) fn execute(
     execution: &Execution,
     scope: &str,
     field: &str,
-    origin: &Origin,
+    origin: &Declared,
     phase: Phase,
     imports: &Map,
     dataobjects: Option<&Map>,
@@ -196,7 +196,7 @@ pub(super) fn import(
     step: &mut Step,
     blueprint: &Blueprint,
     name: &str,
-    origin: &Origin,
+    origin: &Declared,
     imports: &mut Map,
     report: &mut ScopeReport,
 ) -> bool {
@@ -238,7 +238,7 @@ pub(super) fn import(
 /// deploy items of all executions are checked together first, as Landscaper checks the
 /// execution's list (executions/operation.go, validation/execution.go): names, types, target
 /// imports and `dependsOn`.
-pub(super) fn deploy(step: &mut Step, blueprint: &Blueprint, scope: &str, origin: &Origin, imports: &Map) {
+pub(super) fn deploy(step: &mut Step, blueprint: &Blueprint, scope: &str, origin: &Declared, imports: &Map) {
     let mut seen_resources: HashMap<(String, String, String, String), String> = HashMap::new();
     let mut rendered_all: Vec<(usize, String, Map)> = Vec::new();
     for (i, execution) in blueprint.deploy_executions.iter().enumerate() {
@@ -316,7 +316,7 @@ pub(super) fn deploy(step: &mut Step, blueprint: &Blueprint, scope: &str, origin
 fn check_deploy_items(
     step: &mut Step,
     blueprint: &Blueprint,
-    origin: &Origin,
+    origin: &Declared,
     imports: &Map,
     items: &[(usize, &Value)],
 ) {

@@ -5,7 +5,7 @@
 use super::executions::{execute, Phase};
 use super::model::{self, Blueprint, ExportDecl};
 use super::schema::Schema;
-use super::{Origin, Step};
+use super::{Declared, Step};
 use crate::diag::Severity;
 use crate::doc::{deep_merge, Map, Value};
 use crate::krm::{annotations as ann, set_annotation};
@@ -19,7 +19,7 @@ pub(super) fn render(
     step: &mut Step,
     blueprint: &Blueprint,
     scope: &str,
-    origin: &Origin,
+    origin: &Declared,
     imports: &Map,
     dataobjects: &Map,
 ) -> Option<Map> {

@@ -21,7 +21,7 @@ mod subinstallations;
 mod validation;
 
 use crate::config::parse_section;
-use crate::diag::{Diagnostic, Kind, Severity};
+use crate::diag::{Diagnostic, Kind, Origin, Severity};
 use crate::doc::{FieldPath, Map, Value};
 use crate::krm::{self, type_of};
 use crate::package::Files;
@@ -92,10 +92,10 @@ struct Wire {
 
 /// Where a blueprint was declared, for diagnostics and relative paths.
 #[derive(Clone)]
-struct Origin {
-    item: Value,
-    /// The field path of the blueprint inside the item (`spec` inline, root for an item).
-    field: FieldPath,
+struct Declared {
+    /// The item (or config) to point diagnostics at, and the field path of the blueprint inside
+    /// it (`spec` inline, root for an item).
+    origin: Origin,
     /// The file relative paths (execution files, subinstallation files) resolve from.
     file: Option<String>,
     /// `subinstallation "a": ` for nested blueprints.
@@ -104,15 +104,20 @@ struct Origin {
     chain: Vec<String>,
 }
 
-impl Origin {
+impl Declared {
+    /// The blueprint at `field` of `item`, its relative paths resolving from the item's file.
+    fn in_item(item: &Value, field: FieldPath) -> Self {
+        Declared::at(Origin::of(item).at(field))
+    }
+
+    /// The blueprint at `origin`, its relative paths resolving from its item's file.
+    fn at(origin: Origin) -> Self {
+        let file = origin.file().map(str::to_string);
+        Declared { origin, file, prefix: String::new(), chain: Vec::new() }
+    }
+
     fn diagnostic(&self, severity: Severity, message: impl AsRef<str>, field: &str) -> Diagnostic {
-        let mut path = self.field.clone();
-        if !field.is_empty() {
-            path = path.join(&FieldPath::parse(field));
-        }
-        Diagnostic::new(severity, Kind::Render, format!("{}{}", self.prefix, message.as_ref()))
-            .at(path)
-            .about(&self.item)
+        self.origin.diagnostic(severity, Kind::Render, format!("{}{}", self.prefix, message.as_ref()), field)
     }
 
     fn error(&self, message: impl AsRef<str>, field: &str) -> Diagnostic {
@@ -169,7 +174,6 @@ impl<'a> Step<'a> {
 
 pub fn run(render: &mut Render, files: &dyn Files) -> Report {
     let spec = &render.config.spec;
-    let config_item = render.config.item.clone();
     let mut results = Vec::new();
     let candidates: Vec<&Value> =
         render.items.iter().filter(|i| i.type_of() == (model::API_VERSION, "Blueprint")).map(|i| &**i).collect();
@@ -181,13 +185,7 @@ pub fn run(render: &mut Render, files: &dyn Files) -> Report {
         .filter(|item| krm::item_location(item).0.is_none_or(|path| !referenced.contains(&path)))
         .collect();
     let mut blueprint = Blueprint::default();
-    let mut origin = Origin {
-        item: config_item.clone(),
-        field: FieldPath::root().key("spec"),
-        file: krm::item_location(&config_item).0,
-        prefix: String::new(),
-        chain: Vec::new(),
-    };
+    let mut origin = Declared::in_item(&render.config.item, FieldPath::root().key("spec"));
     let mut name = render.config.name.clone();
     if let [first, second, ..] = items.as_slice() {
         let message = format!(
@@ -198,13 +196,7 @@ pub fn run(render: &mut Render, files: &dyn Files) -> Report {
         results.push(Diagnostic::error(Kind::Render, message).about(second));
     }
     if let Some(item) = items.first() {
-        origin = Origin {
-            item: (*item).clone(),
-            field: FieldPath::root(),
-            file: krm::item_location(item).0,
-            prefix: String::new(),
-            chain: Vec::new(),
-        };
+        origin = Declared::in_item(item, FieldPath::root());
         name = krm::name_of(item).to_string();
         match parse_section::<Blueprint>(item) {
             Ok(parsed) => blueprint = parsed,
@@ -310,13 +302,7 @@ pub fn render_implementations(render: &mut Render, files: &dyn Files) {
         if let Value::Object(map) = &mut env {
             map.insert("implementation".into(), implementation.scope.clone());
         }
-        let origin = Origin {
-            item: implementation.item.clone(),
-            field: FieldPath::root().key("spec"),
-            file: krm::item_location(&implementation.item).0,
-            prefix: String::new(),
-            chain: Vec::new(),
-        };
+        let origin = Declared::at(implementation.origin.at(FieldPath::root().key("spec")));
         for (i, resource) in implementation.spec.resources.iter().enumerate() {
             match crate::expr::interpolate::interpolate_value(resource, &env, &crate::expr::NoFiles, &render.budget) {
                 Ok(item) if item.is_object() && !type_of(&item).1.is_empty() => {
@@ -337,7 +323,7 @@ pub fn render_implementations(render: &mut Render, files: &dyn Files) {
             executions::deploy(&mut step, &blueprint, &implementation.interface, &origin, &Map::new());
         }
         for feature in &implementation.spec.features {
-            scoped_features.push((feature.clone(), env.clone(), implementation.item.clone()));
+            scoped_features.push((feature.clone(), env.clone(), implementation.origin.clone()));
         }
     }
     render.results.append(&mut step.results);
@@ -352,7 +338,7 @@ fn render_blueprint(
     step: &mut Step,
     blueprint: &Blueprint,
     name: &str,
-    origin: &Origin,
+    origin: &Declared,
     source: (&Map, &HashMap<String, Wire>),
     depth: usize,
 ) -> Option<Map> {

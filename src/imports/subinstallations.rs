@@ -4,7 +4,7 @@
 //! cycles) live here with it.
 
 use super::model::{import_type, Blueprint, ImportDecl, InstallationTemplate, Subinstallation};
-use super::{render_blueprint, schema, Origin, ScopeReport, Step, Wire};
+use super::{render_blueprint, schema, Declared, ScopeReport, Step, Wire};
 use crate::config::parse_section;
 use crate::doc::{read_yaml_documents, FieldPath, Map, Value};
 use crate::krm;
@@ -87,7 +87,7 @@ pub(super) fn render(
     step: &mut Step,
     blueprint: &Blueprint,
     scope: &str,
-    origin: &Origin,
+    origin: &Declared,
     imports: &Map,
     depth: usize,
     report: &mut ScopeReport,
@@ -234,9 +234,12 @@ pub(super) fn render(
         }
         let mut chain = origin.chain.clone();
         chain.extend(child.files.iter().cloned());
-        let child_origin = Origin {
-            item: origin.item.clone(),
-            field: origin.field.clone().join(&FieldPath::parse(&format!("{field}.blueprint"))),
+        let child_origin = Declared {
+            origin: origin.origin.at(origin
+                .origin
+                .field
+                .clone()
+                .join(&FieldPath::parse(&format!("{field}.blueprint")))),
             file: child.file.clone().or_else(|| origin.file.clone()),
             prefix: format!("{}subinstallation {:?}: ", origin.prefix, child.name),
             chain,
@@ -360,7 +363,7 @@ fn order_siblings(names: &[String], depends: &[Vec<String>]) -> Result<Vec<usize
 
 /// A subinstallation entry: inline, or `file:` holding an InstallationTemplate. Its blueprint
 /// is inline fields, `{file: …}`, or Landscaper's `{filesystem: {blueprint.yaml: …}}`.
-fn load_subinstallation(step: &Step, entry: &Value, origin: &Origin) -> Result<Subinstallation, String> {
+fn load_subinstallation(step: &Step, entry: &Value, origin: &Declared) -> Result<Subinstallation, String> {
     let mut files: Vec<String> = Vec::new();
     let mut enter = |resolved: &str| -> Result<(), String> {
         if let Some(start) = origin.chain.iter().chain(files.iter()).position(|f| f == resolved) {

@@ -5,14 +5,14 @@
 
 use super::model::{self, import_type, Blueprint, ImportDecl};
 use super::schema::{self, Schema};
-use super::{ImportReport, Origin, ScopeReport, Step, Wire};
+use super::{Declared, ImportReport, ScopeReport, Step, Wire};
 use crate::doc::{Map, Value};
 use std::collections::{HashMap, HashSet};
 
 /// Landscaper's blueprint validation: names, duplicates across nesting levels, conditional
 /// imports only under optional imports, types and their schema/targetType, GoTemplate or
 /// Handlebars executions.
-pub(super) fn validate(step: &mut Step, blueprint: &Blueprint, origin: &Origin) {
+pub(super) fn validate(step: &mut Step, blueprint: &Blueprint, origin: &Declared) {
     let mut names = HashSet::new();
     validate_imports(step, &blueprint.imports, "imports", "imports", &mut names, origin);
     let mut export_names = HashSet::new();
@@ -77,7 +77,7 @@ fn validate_imports(
     path: &str,
     field: &str,
     names: &mut HashSet<String>,
-    origin: &Origin,
+    origin: &Declared,
 ) {
     for (i, decl) in decls.iter().enumerate() {
         let def_path = format!("{path}[{i}][{}]", decl.name);
@@ -137,7 +137,7 @@ pub(super) fn resolve_imports(
     decls: &[ImportDecl],
     field: &str,
     source: (&Map, &HashMap<String, Wire>),
-    origin: &Origin,
+    origin: &Declared,
     imports: &mut Map,
     report: &mut ScopeReport,
 ) {
@@ -205,7 +205,7 @@ fn check_data(
     blueprint: &Blueprint,
     decl: &ImportDecl,
     (value, from): (&Value, &str),
-    origin: &Origin,
+    origin: &Declared,
     field: &str,
 ) -> String {
     let Some(schema) = &decl.schema else { return "no schema".into() };
@@ -235,7 +235,7 @@ fn check_data(
 }
 
 /// A target value's type is `spec.type` (a Target object) or `type`; a targetMap holds targets.
-fn check_target(step: &mut Step, decl: &ImportDecl, value: &Value, origin: &Origin, field: &str) -> String {
+fn check_target(step: &mut Step, decl: &ImportDecl, value: &Value, origin: &Declared, field: &str) -> String {
     let expected = model::full_target_type(decl.target_type.as_deref().unwrap_or_default());
     let type_of_target = |v: &Value| {
         v.get("spec").and_then(|s| s.get("type")).or_else(|| v.get("type")).and_then(Value::as_str).map(str::to_string)

@@ -27,7 +27,7 @@ pub use threads::on_two_threads;
 #[cfg(test)]
 pub(crate) use threads::ONE_THREAD;
 
-use crate::diag::{Diagnostic, ResourceRef};
+use crate::diag::{Diagnostic, Location, Origin, ResourceRef};
 use crate::doc::{oversized_message, oversized_string, read_yaml_documents_as, to_yaml, Map, Value, MAX_STRING_BYTES};
 
 use serde_json::json;
@@ -476,6 +476,19 @@ pub fn resource_ref(item: &Value) -> ResourceRef {
 
 /// Here rather than in `diag`, which stays below `krm`: reading an item's identity and file is
 /// this module's business.
+impl Origin {
+    /// The item's root: its resource reference and its file, as [`Diagnostic::about`] reads
+    /// them. A null item (no functionConfig was given) names nothing.
+    pub fn of(item: &Value) -> Origin {
+        if item.is_null() {
+            return Origin::default();
+        }
+        let (path, index) = item_location(item);
+        let location = Location { path, index, ..Location::default() };
+        Origin { resource: Some(resource_ref(item)), location, field: crate::doc::FieldPath::root() }
+    }
+}
+
 impl Diagnostic {
     /// Attaches the resource and its file location, read from the item's own metadata. A null
     /// item (no functionConfig was given) attaches nothing.
@@ -505,6 +518,23 @@ pub fn namespace_of(item: &Value) -> &str {
 mod tests {
     use super::cut::{moved_left, standalone_len, uses_anchors};
     use super::*;
+
+    /// A step that keeps an item's [`Origin`] reports exactly what `about` on the item would.
+    #[test]
+    fn an_origin_names_what_the_item_would() {
+        use crate::diag::{Kind, Severity};
+        use crate::doc::FieldPath;
+        let item = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a", "namespace": "n",
+            "annotations": {"internal.config.kubernetes.io/path": "a.yaml", "internal.config.kubernetes.io/index": "2"}}});
+        for item in [item, Value::Null] {
+            let field = FieldPath::root().key("spec");
+            let kept = Origin::of(&item).at(field.clone()).diagnostic(Severity::Warning, Kind::Render, "m", "x[0]");
+            let direct = Diagnostic::warning(Kind::Render, "m").at(field.join(&FieldPath::parse("x[0]"))).about(&item);
+            assert_eq!(kept, direct);
+            let unplaced = Diagnostic::warning(Kind::Render, "m");
+            assert_eq!(unplaced.clone().about_origin(&Origin::of(&item)), unplaced.about(&item));
+        }
+    }
 
     /// The line-by-line forms of the one-pass scans, as they were written first (and refusing
     /// `|+` at the very end, which the three-byte windows missed).

@@ -11,7 +11,7 @@ pub mod strategic;
 mod target;
 
 use crate::config::{PatchEntry, PatchOptions};
-use crate::diag::{Diagnostic, Kind, Severity};
+use crate::diag::{Diagnostic, Kind, Origin, Severity};
 use crate::doc::{read_yaml_documents, FieldPath, Map, Value};
 use crate::krm::{self, type_of};
 use crate::limits::{Budget, Exhausted};
@@ -121,7 +121,7 @@ pub struct Patches {
     patches: Vec<Patch>,
     pub fingerprint: String,
     /// The config that declared them, for warnings that concern no single resource.
-    config_item: Value,
+    config: Origin,
     /// Some patch deletes resources (`$patch: delete`).
     deletes: bool,
 }
@@ -213,7 +213,7 @@ pub fn prepare(entries: &[PatchEntry], config_item: &Value, files: &dyn Files) -
     }
     if errors.is_empty() {
         let deletes = patches.iter().any(|patch| patch.documents.iter().any(Document::deletes));
-        Ok(Patches { patches, fingerprint, config_item: config_item.clone(), deletes })
+        Ok(Patches { patches, fingerprint, config: Origin::of(config_item), deletes })
     } else {
         Err(errors)
     }
@@ -693,7 +693,7 @@ impl Patches {
                 results.push(
                     Diagnostic::new(Severity::Warning, Kind::Render, message)
                         .at(patch.field.clone())
-                        .about(&self.config_item),
+                        .about_origin(&self.config),
                 );
             }
         }

@@ -14,7 +14,7 @@
 pub use crate::model::policy as model;
 
 use crate::config::parse_section;
-use crate::diag::{Diagnostic, Kind, Severity};
+use crate::diag::{Diagnostic, Kind, Origin, Severity};
 use crate::doc::{deep_merge, FieldPath, Map, Value};
 use crate::krm;
 use crate::render::{Chosen, Render};
@@ -92,8 +92,8 @@ struct Source {
     layer: String,
     policy: PolicyLayer,
     place: String,
-    item: Value,
-    field: FieldPath,
+    /// The policy's item (or the config) and field, for its errors.
+    origin: Origin,
 }
 
 /// Every `Policy` item, parsed once.
@@ -114,8 +114,7 @@ fn policy_items(render: &Render, results: &mut Vec<Diagnostic>) -> Vec<Source> {
                     layer: policy.layer,
                     policy: PolicyLayer { interface: policy.interface, type_instance: policy.type_instance },
                     place,
-                    item: item.clone(),
-                    field: FieldPath::root().key("spec"),
+                    origin: Origin::of(item).at(FieldPath::root().key("spec")),
                 });
             }
             Ok(policy) => {
@@ -143,8 +142,7 @@ fn layer_policies(render: &Render, layer: &str, items: &[Source]) -> Vec<Source>
             layer: layer.to_string(),
             policy: policy.clone(),
             place: format!("spec.policy.{name}{file}"),
-            item: render.config.item.clone(),
-            field,
+            origin: Origin::of(&render.config.item).at(field),
         }
     };
     let root = FieldPath::root().key("spec").key("policy");
@@ -220,7 +218,8 @@ pub fn load(render: &mut Render) -> Merged {
         // Within a layer as across layers, an earlier policy wins: Capact merges nested workflow
         // step policies outermost first, and two rules for one interface into one.
         for source in layer_policies(render, layer, &items) {
-            let Source { policy, place, item, field, .. } = source;
+            let Source { policy, place, origin, .. } = source;
+            let field = &origin.field;
             for (i, rule) in policy.interface.rules.iter().enumerate() {
                 let rule_place = format!("{place} interface.rules[{i}]");
                 let rule_field = field.clone().key("interface").key("rules").index(i);
@@ -231,7 +230,7 @@ pub fn load(render: &mut Render) -> Merged {
                         Err(message) => {
                             let at =
                                 rule_field.clone().key("oneOf").index(j).key("implementationConstraints").key("path");
-                            results.push(Diagnostic::error(Kind::Config, message).about(&item).at(at));
+                            results.push(Diagnostic::error(Kind::Config, message).about_origin(&origin).at(at));
                             continue;
                         }
                     };
@@ -358,7 +357,8 @@ fn compare_revisions(a: &str, b: &str) -> Ordering {
 
 struct Candidate {
     spec: ImplementationSpec,
-    item: Value,
+    /// The Implementation item, for its errors and for the render of what it produces.
+    origin: Origin,
 }
 
 impl Candidate {
@@ -406,7 +406,7 @@ pub fn run(render: &mut Render, merged: Merged) -> Report {
     for item in render.items.iter().filter(|i| i.type_of() == (API_VERSION, "Implementation")).map(|i| &**i) {
         let spec = item.get("spec").cloned().unwrap_or(Value::Null);
         match parse_section::<ImplementationSpec>(&spec) {
-            Ok(spec) => candidates.push(Candidate { spec, item: item.clone() }),
+            Ok(spec) => candidates.push(Candidate { spec, origin: Origin::of(item) }),
             Err((field, message)) => render.results.push(
                 Diagnostic::error(Kind::Config, message).about(item).at(FieldPath::root().key("spec").join(&field)),
             ),
@@ -417,8 +417,8 @@ pub fn run(render: &mut Render, merged: Merged) -> Report {
     if render.results.iter().any(Diagnostic::is_error) {
         return report;
     }
-    let config_item = render.config.item.clone();
-    let at_config = |diagnostic: Diagnostic| diagnostic.about(&config_item);
+    let config = Origin::of(&render.config.item);
+    let at_config = |diagnostic: Diagnostic| diagnostic.about_origin(&config);
     for (index, interface) in interfaces.iter().enumerate() {
         let field = FieldPath::root().key("spec").key("interfaces").index(index);
         let mut decision =
@@ -532,11 +532,11 @@ pub fn run(render: &mut Render, merged: Merged) -> Report {
                     interface: interface.name.clone(),
                     scope: implementation,
                     spec: candidate.spec.clone(),
-                    item: candidate.item.clone(),
+                    origin: candidate.origin.clone(),
                 });
             }
             Err(message) => {
-                render.results.push(Diagnostic::error(Kind::Render, message).about(&candidate.item));
+                render.results.push(Diagnostic::error(Kind::Render, message).about_origin(&candidate.origin));
             }
         }
         report.decisions.push(decision);
@@ -581,8 +581,9 @@ fn unsatisfied_alias(candidate: &Candidate, inject: &Inject) -> Option<String> {
 fn scope(candidate: &Candidate, inject: &Inject, place: &str, decision: &mut Decision) -> Result<Value, String> {
     let spec = &candidate.spec;
     let implementation_place = |field: &str| {
-        let file = krm::item_location(&candidate.item).0.map(|f| format!(" in {f}")).unwrap_or_default();
-        format!("Implementation {:?}{file} spec.additionalInput.{field}", krm::name_of(&candidate.item))
+        let file = candidate.origin.file().map(|f| format!(" in {f}")).unwrap_or_default();
+        let name = candidate.origin.resource.as_ref().map_or("", |resource| resource.name.as_str());
+        format!("Implementation {name:?}{file} spec.additionalInput.{field}")
     };
     let mut parameters = Map::new();
     for parameter in &inject.additional_parameters {

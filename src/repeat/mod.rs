@@ -17,7 +17,7 @@
 pub mod kots;
 
 use crate::config::parse_section;
-use crate::diag::{Diagnostic, Kind, Severity};
+use crate::diag::{Diagnostic, Kind, Origin, Severity};
 use crate::doc::{FieldPath, Map, Value};
 use crate::krm::{
     self, annotations as ann, is_local_config, remove_annotation, set_annotation, shape_of, type_of, QuotedScalars,
@@ -160,10 +160,10 @@ impl Template {
 /// A repeatable item's value names, in clone order, each with where it came from.
 type Values = Vec<(String, &'static str)>;
 
-/// The KOTS config of a render, read once: its specs (with the item or config that declared
-/// them), the engine holding the resolved config context, and each repeatable item's values.
+/// The KOTS config of a render, read once: its specs (each with where its groups are declared:
+/// a Config item or the config), the engine holding the resolved config context, and each repeatable item's values.
 pub struct Loaded {
-    specs: Vec<(ConfigSpec, Value)>,
+    specs: Vec<(ConfigSpec, Origin)>,
     engine: Engine,
     /// Each repeatable item's value names.
     values: HashMap<ItemAt, Values>,
@@ -179,12 +179,12 @@ struct Given {
 
 /// Reads `Config`/`ConfigValues` items and `spec.config`, and resolves the config context.
 pub fn load(render: &mut Render) -> Loaded {
-    let mut specs: Vec<(ConfigSpec, Value)> = Vec::new();
+    let mut specs: Vec<(ConfigSpec, Origin)> = Vec::new();
     let mut results = Vec::new();
     for item in render.items.iter().filter(|i| i.type_of() == (KOTS_API_VERSION, "Config")).map(|i| &**i) {
         let spec = item.get("spec").filter(|s| !s.is_null()).cloned().unwrap_or_else(|| Value::Object(Map::new()));
         match parse_section::<ConfigSpec>(&spec) {
-            Ok(spec) => specs.push((spec, item.clone())),
+            Ok(spec) => specs.push((spec, Origin::of(item).at(groups_field(item)))),
             Err((field, message)) => results.push(
                 Diagnostic::error(Kind::Config, message).about(item).at(FieldPath::root().key("spec").join(&field)),
             ),
@@ -192,7 +192,7 @@ pub fn load(render: &mut Render) -> Loaded {
     }
     if !render.config.spec.config.is_empty() {
         match parse_section::<ConfigSpec>(&Value::Object(render.config.spec.config.clone())) {
-            Ok(spec) => specs.push((spec, render.config.item.clone())),
+            Ok(spec) => specs.push((spec, Origin::of(&render.config.item).at(groups_field(&render.config.item)))),
             Err((field, message)) => results.push(
                 Diagnostic::error(Kind::Config, message)
                     .about(&render.config.item)
@@ -257,7 +257,7 @@ pub fn load(render: &mut Render) -> Loaded {
     let noticed = std::mem::take(&mut engine.shared.lock().noticed);
     if let Some((_, origin)) = specs.first() {
         for message in noticed.messages {
-            render.results.push(Diagnostic::warning(Kind::Config, message).about(origin));
+            render.results.push(Diagnostic::warning(Kind::Config, message).about_origin(origin));
         }
     }
     let values = repeat_values(render, &specs, &given, &engine);
@@ -289,7 +289,7 @@ fn dependencies(text: &str) -> impl Iterator<Item = &str> {
 /// their own `value`. A cycle is an error naming what each item waits for.
 fn resolve_items(
     render: &mut Render,
-    specs: &[(ConfigSpec, Value)],
+    specs: &[(ConfigSpec, Origin)],
     given: &HashMap<String, Given>,
     engine: &mut Engine,
     sources: &mut HashMap<String, Source>,
@@ -341,7 +341,7 @@ fn resolve_items(
                     "config item {:?}: its {field} could not be rendered, so it is empty, as in KOTS: {message}",
                     item.name
                 );
-                render.results.push(Diagnostic::warning(Kind::Config, message).about(&specs[s].1));
+                render.results.push(Diagnostic::warning(Kind::Config, message).about_origin(&specs[s].1));
                 String::new()
             })
         };
@@ -387,7 +387,11 @@ fn resolve_items(
         let message = format!("config items depend on each other in a cycle: {}", cycle.join("; "));
         let origin = &specs[s].1;
         render.results.push(
-            Diagnostic::error(Kind::Config, message).about(origin).at(groups_field(origin).index(g).key("items")),
+            Diagnostic::error(Kind::Config, message).about_origin(origin).at(origin
+                .field
+                .clone()
+                .index(g)
+                .key("items")),
         );
     }
 }
@@ -422,7 +426,7 @@ fn padded_name(item: &str, index: usize, taken: &dyn Fn(&str) -> bool) -> String
 /// KOTS pads. A padded value is the item's default.
 fn repeat_values(
     render: &mut Render,
-    specs: &[(ConfigSpec, Value)],
+    specs: &[(ConfigSpec, Origin)],
     given: &HashMap<String, Given>,
     engine: &Engine,
 ) -> HashMap<ItemAt, Values> {
@@ -458,8 +462,10 @@ fn repeat_values(
                         if item.minimum_count.is_some_and(|m| m > 1) { " (its minimumCount)" } else { "" },
                         padded.join(", ")
                     );
-                    let field = groups_field(origin).index(g).key("items").index(i);
-                    render.results.push(Diagnostic::new(Severity::Info, Kind::Config, message).about(origin).at(field));
+                    let field = origin.field.clone().index(g).key("items").index(i);
+                    render
+                        .results
+                        .push(Diagnostic::new(Severity::Info, Kind::Config, message).about_origin(origin).at(field));
                 }
                 out.insert(ItemAt { spec: s, group: g, item: i }, values);
             }
@@ -731,11 +737,12 @@ impl Step<'_> {
         (name, what, field): (&str, &str, FieldPath),
         count: usize,
         minimum: Option<usize>,
-        origin: &Value,
+        origin: &Origin,
     ) {
         if let Some(minimum) = minimum.filter(|m| count < *m) {
             let message = format!("{what} {name:?} has {count} values, fewer than its minimumCount of {minimum}");
-            self.results.push(Diagnostic::error(Kind::Config, message).about(origin).at(field.key("minimumCount")));
+            self.results
+                .push(Diagnostic::error(Kind::Config, message).about_origin(origin).at(field.key("minimumCount")));
         }
     }
 
@@ -743,7 +750,7 @@ impl Step<'_> {
     /// annotations, in KOTS's order (see the module's documentation).
     fn expand(
         &mut self,
-        specs: &[(ConfigSpec, Value)],
+        specs: &[(ConfigSpec, Origin)],
         values: &HashMap<ItemAt, Values>,
         items: &mut [crate::krm::Item],
     ) {
@@ -758,13 +765,13 @@ impl Step<'_> {
     /// without templates on the way.
     fn collect_targets<'c>(
         &mut self,
-        specs: &'c [(ConfigSpec, Value)],
+        specs: &'c [(ConfigSpec, Origin)],
         values: &'c HashMap<ItemAt, Values>,
     ) -> Targets<'c> {
         let mut targets = Targets { items: Vec::new(), groups: Vec::new() };
         for (s, (spec, origin)) in specs.iter().enumerate() {
             for (g, group) in spec.groups.iter().enumerate() {
-                let group_field = groups_field(origin).index(g);
+                let group_field = origin.field.clone().index(g);
                 let item_field = |i: usize| group_field.clone().key("items").index(i);
                 if group.repeatable {
                     let mut instances: Vec<String> = group.values_by_group.keys().cloned().collect();
@@ -794,7 +801,7 @@ impl Step<'_> {
                             item.name
                         );
                         let field = item_field(i).key("templates");
-                        self.results.push(Diagnostic::warning(Kind::Config, message).about(origin).at(field));
+                        self.results.push(Diagnostic::warning(Kind::Config, message).about_origin(origin).at(field));
                     }
                     if let Some(values) = values.get(&ItemAt { spec: s, group: g, item: i }) {
                         targets.items.push((item, values));
