@@ -209,6 +209,51 @@ pub fn to_yaml_keeping_quotes(value: &Value, pointers: &[String]) -> String {
     text
 }
 
+/// Writes one document as [`to_yaml`] does, but a single-line string value for which `single`
+/// holds and that cannot be written plain is single-quoted, as Go's YAML writer quotes it,
+/// instead of double-quoted with backslash escapes: the text is read next by something other
+/// than YAML (a template engine, which `\"` would break) before it is read as YAML again. Keys
+/// are written as [`to_yaml`] writes them.
+pub fn to_yaml_single_quoting(value: &Value, single: &dyn Fn(&str) -> bool) -> String {
+    let mut text =
+        serde_saphyr::to_string_with_options(&SingleQuoting(value, single), write_options()).unwrap_or_default();
+    if !text.ends_with('\n') {
+        text.push('\n');
+    }
+    text
+}
+
+/// See [`to_yaml_single_quoting`].
+struct SingleQuoting<'a>(&'a Value, &'a dyn Fn(&str) -> bool);
+
+impl serde::Serialize for SingleQuoting<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::{SerializeMap, SerializeSeq};
+        let plain = |s: &str| serde_saphyr::to_string(&s).is_ok_and(|text| !text.starts_with(['"', '\'']));
+        match self.0 {
+            Value::String(s) if (self.1)(s) && !s.chars().any(char::is_control) && !plain(s) => {
+                serde_saphyr::SingleQuoted(s.as_str()).serialize(serializer)
+            }
+            Value::Number(number) => serialize_number(number, serializer),
+            Value::Object(map) => {
+                let mut out = serializer.serialize_map(Some(map.len()))?;
+                for (key, value) in map {
+                    out.serialize_entry(key, &SingleQuoting(value, self.1))?;
+                }
+                out.end()
+            }
+            Value::Array(items) => {
+                let mut out = serializer.serialize_seq(Some(items.len()))?;
+                for value in items {
+                    out.serialize_element(&SingleQuoting(value, self.1))?;
+                }
+                out.end()
+            }
+            other => other.serialize(serializer),
+        }
+    }
+}
+
 /// A value on its way out. serde_json keeps a number's digits (`arbitrary_precision`, so that an
 /// integer beyond 64 bits keeps them) and hands them to a serializer as a private struct, which
 /// serde-saphyr would write as a mapping: numbers are written through [`serialize_number`].

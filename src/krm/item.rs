@@ -715,6 +715,15 @@ impl Item {
         })
     }
 
+    /// The item's YAML at column 0 as it is now: its source while no step changed it, else
+    /// [`Item::changed_yaml`]. For steps that read an item as text (KOTS renders a file's text).
+    pub fn yaml_text(&self, quoted: Option<&[String]>) -> String {
+        match (self.unchanged_source(), self.source()) {
+            (Some(_), Some(source)) => source.standalone().into_owned(),
+            _ => self.changed_yaml(quoted),
+        }
+    }
+
     /// Hands the whole item to `read` without keeping it built afterwards.
     pub fn with_value<T>(&self, read: impl FnOnce(&Value) -> T) -> T {
         match &self.state {

@@ -19,9 +19,7 @@ pub mod kots;
 use crate::config::parse_section;
 use crate::diag::{Diagnostic, Kind, Origin, Severity};
 use crate::doc::{FieldPath, Map, Value};
-use crate::krm::{
-    self, annotations as ann, is_local_config, remove_annotation, set_annotation, shape_of, type_of, QuotedScalars,
-};
+use crate::krm::{self, annotations as ann, is_local_config, remove_annotation, set_annotation, shape_of, type_of};
 use crate::limits::Budget;
 use crate::render::{is_configuration, Generated, Render, Source};
 use kots::context::{text, CloneScope, Entry, Noticed};
@@ -552,10 +550,43 @@ fn describe(item: &Value) -> String {
 /// A copy of a template ready to be generated: no file of its own, not marked.
 fn fresh_copy(template: &Value) -> Value {
     let mut copy = template.clone();
-    for key in [ann::PATH, ann::LEGACY_PATH, ann::INDEX, ann::LEGACY_INDEX, ann::EXCLUDED, ann::LOCAL_CONFIG] {
-        remove_annotation(&mut copy, key);
-    }
+    forget_location(&mut copy);
     copy
+}
+
+/// Takes off what places a resource in the package (its file, and this function's marks): a
+/// copy is generated, and gets a file of its own.
+fn forget_location(resource: &mut Value) {
+    for key in [ann::PATH, ann::LEGACY_PATH, ann::INDEX, ann::LEGACY_INDEX, ann::EXCLUDED, ann::LOCAL_CONFIG] {
+        remove_annotation(resource, key);
+    }
+}
+
+/// Gives back their text to the fields Kubernetes requires to be strings ([`must_stay_string`])
+/// where a template rendered a number, boolean or null: `template` is the copy before
+/// rendering, `rendered` the resource its text rendered to.
+fn keep_strings(template: &Value, rendered: &mut Value, kind: &str) {
+    let mut stack = vec![(template, String::new())];
+    while let Some((value, pointer)) = stack.pop() {
+        match value {
+            Value::String(s) if has_template(s) && must_stay_string(kind, &pointer) => {
+                if let Some(field) = rendered.pointer_mut(&pointer) {
+                    let text = match field {
+                        Value::Number(n) => n.to_string(),
+                        Value::Bool(b) => b.to_string(),
+                        Value::Null => String::new(),
+                        _ => continue,
+                    };
+                    *field = Value::String(text);
+                }
+            }
+            Value::Array(items) => stack.extend(items.iter().enumerate().map(|(i, v)| (v, format!("{pointer}/{i}")))),
+            Value::Object(map) => {
+                stack.extend(map.iter().map(|(k, v)| (v, format!("{pointer}/{}", crate::doc::pointer_segment(k)))))
+            }
+            _ => {}
+        }
+    }
 }
 
 fn set_name(item: &mut Value, name: &str) {
@@ -571,35 +602,6 @@ fn parse_bool(value: &str) -> Option<bool> {
         "0" | "f" | "F" | "FALSE" | "false" | "False" => Some(false),
         _ => None,
     }
-}
-
-/// Where list elements moved when a `yamlPath` clone replaced one: (the list's pointer, the
-/// template element's index, the list's length before), to find a clone's scalars in the source.
-type Moves = Vec<(String, usize, usize)>;
-
-/// The source pointer of a scalar in a rendered copy: key renames undone, then list-element
-/// moves, newest first.
-fn source_pointer(pointer: &str, moves: &Moves, renames: &Renames) -> String {
-    let mut pointer = pointer.to_string();
-    for (new, old) in renames.iter().rev() {
-        if let Some(rest) = pointer.strip_prefix(new.as_str()).filter(|r| r.is_empty() || r.starts_with('/')) {
-            pointer = format!("{old}{rest}");
-        }
-    }
-    for (list, removed, before) in moves.iter().rev() {
-        let Some(rest) = pointer.strip_prefix(list.as_str()).and_then(|r| r.strip_prefix('/')) else { continue };
-        let (index, tail) = rest.split_once('/').map_or((rest, ""), |(i, t)| (i, t));
-        let Ok(index) = index.parse::<usize>() else { continue };
-        let original = if index < *removed {
-            index
-        } else if index + 1 < *before {
-            index + 1
-        } else {
-            *removed
-        };
-        pointer = if tail.is_empty() { format!("{list}/{original}") } else { format!("{list}/{original}/{tail}") };
-    }
-    pointer
 }
 
 /// Where a repeatable item is declared: its spec (a Config item, or the functionConfig's
@@ -693,12 +695,11 @@ impl<'v> Resource<'v> {
 struct Copy {
     value: Value,
     scope: CloneScope,
-    moves: Moves,
-    renames: Renames,
+    /// The resource as read, no target applied: rendered from its own text, as KOTS renders a
+    /// file no repeat item changes. Any other copy is rendered from its YAML as written now, as
+    /// KOTS marshals a document its repeat items changed before rendering it.
+    as_read: bool,
 }
-
-/// Keys a clone's placeholders renamed: (new pointer, pointer before).
-type Renames = Vec<(String, String)>;
 
 impl Step<'_> {
     fn error(&mut self, message: String, item: &Value) {
@@ -835,12 +836,13 @@ impl Step<'_> {
         }
         let item: &Value = source;
         let quotes = source.quoted_scalars();
-        if let Some(copies) = self.copies(&matches, item, is_target) {
-            self.emit_copies(copies, item, &quotes);
-        }
         // The source stays as the template: local-config now, taken up again next run, its
         // quoted templates written back quoted so the next run types them as this one did.
         let quoted = quoted_templates(item, &|p| quotes.is_quoted(p));
+        if let Some(copies) = self.copies(&matches, item, is_target) {
+            let text = copies.iter().any(|copy| copy.as_read).then(|| source.yaml_text(Some(&quoted)));
+            self.emit_copies(copies, item, text.as_deref());
+        }
         source.set_keep_quoted(quoted);
         set_annotation(source.header_mut(), ann::LOCAL_CONFIG, "true");
         set_annotation(source.header_mut(), ann::EXCLUDED, "true");
@@ -890,12 +892,11 @@ impl Step<'_> {
             let group_values = self.instance_values(group, instance);
             let mut clone = template.clone();
             set_name(&mut clone, &format!("{prefix}{instance}"));
-            let mut moves = Moves::new();
             for repeat in group.items.iter().filter(|i| i.repeatable) {
                 let values = Self::instance_item_values(repeat, instance);
                 for t in repeat.templates.iter().filter(|t| t.matches(template)) {
                     if let Some(path) = &t.yaml_path {
-                        ok &= self.node_clones(&mut clone, &mut moves, path, repeat, &values, item);
+                        ok &= self.node_clones(&mut clone, path, repeat, &values, item);
                     }
                 }
             }
@@ -907,7 +908,7 @@ impl Step<'_> {
                 origin: "valuesByGroup".into(),
             });
             let scope = CloneScope { item: None, group: Some((instance.clone(), group_values)) };
-            copies.push(Copy { value: clone, scope, moves, renames: Renames::new() });
+            copies.push(Copy { value: clone, scope, as_read: false });
         }
         ok
     }
@@ -938,16 +939,15 @@ impl Step<'_> {
                     value: format!("{instance}/{value_name}"),
                     origin: origin.into(),
                 });
-                let renames = self.placeholders(&mut clone, &repeat.name, &value_name).unwrap_or_else(|message| {
+                if let Err(message) = self.placeholders(&mut clone, &repeat.name, &value_name) {
                     self.error(message, item);
                     ok = false;
-                    Renames::new()
-                });
+                }
                 let scope = CloneScope {
                     item: Some((repeat.name.clone(), value_name.clone())),
                     group: Some((instance.clone(), group_values.clone())),
                 };
-                copies.push(Copy { value: clone, scope, moves: Moves::new(), renames });
+                copies.push(Copy { value: clone, scope, as_read: false });
             }
         }
         ok
@@ -961,11 +961,10 @@ impl Step<'_> {
         let Resource { item, template, size } = resource;
         let mut ok = true;
         let mut working = template.clone();
-        let mut moves = Moves::new();
         let mut whole: Option<Vec<Copy>> = None;
         for &(repeat, values, t) in targets {
             if let Some(path) = &t.yaml_path {
-                ok &= self.node_clones(&mut working, &mut moves, path, repeat, values, item);
+                ok &= self.node_clones(&mut working, path, repeat, values, item);
                 // KOTS: the resource changed in place is then what remains.
                 whole = None;
                 continue;
@@ -978,11 +977,10 @@ impl Step<'_> {
                 }
                 let mut clone = working.clone();
                 set_name(&mut clone, &format!("{}{value_name}", t.prefix.clone().unwrap_or_default()));
-                let renames = self.placeholders(&mut clone, &repeat.name, value_name).unwrap_or_else(|message| {
+                if let Err(message) = self.placeholders(&mut clone, &repeat.name, value_name) {
                     self.error(message, item);
                     ok = false;
-                    Renames::new()
-                });
+                }
                 self.report.clones.push(CloneReport {
                     source: describe(item),
                     clone: describe(&clone),
@@ -991,23 +989,22 @@ impl Step<'_> {
                     origin: (*origin).into(),
                 });
                 let scope = CloneScope { item: Some((repeat.name.clone(), value_name.clone())), group: None };
-                clones.push(Copy { value: clone, scope, moves: moves.clone(), renames });
+                clones.push(Copy { value: clone, scope, as_read: false });
             }
             whole = Some(clones);
         }
-        let copies = whole.unwrap_or_else(|| {
-            vec![Copy { value: working, scope: CloneScope::default(), moves, renames: Renames::new() }]
-        });
+        let as_read = targets.is_empty();
+        let copies = whole.unwrap_or_else(|| vec![Copy { value: working, scope: CloneScope::default(), as_read }]);
         (copies, ok)
     }
 
     /// Renders and generates each copy of `item` until one fails, then reports the warnings
     /// their templates gave.
-    fn emit_copies(&mut self, copies: Vec<Copy>, item: &Value, quotes: &QuotedScalars) {
+    fn emit_copies(&mut self, copies: Vec<Copy>, item: &Value, text: Option<&str>) {
         let kind = type_of(item).1.to_string();
         let mut noticed = Noticed::default();
         for copy in copies {
-            if !self.emit(copy, &kind, quotes, item, &mut noticed) {
+            if !self.emit(copy, &kind, text, item, &mut noticed) {
                 break;
             }
         }
@@ -1021,7 +1018,7 @@ impl Step<'_> {
     }
 
     /// Runs a clone's placeholders (`repl[[ .item ]]`) on the strings that mention the item.
-    fn placeholders(&mut self, value: &mut Value, item: &str, value_name: &str) -> Result<Renames, String> {
+    fn placeholders(&mut self, value: &mut Value, item: &str, value_name: &str) -> Result<(), String> {
         let data = kots::placeholder_data(item, value_name);
         kots::replace_placeholders(value, item, &data, kots::Keys::All, self.engine, self.budget)
     }
@@ -1045,23 +1042,61 @@ impl Step<'_> {
     }
 
     /// Renders a copy's templates, then `kots.io/exclude` / `kots.io/when`, and generates it
-    /// unless excluded. `false` after an error.
-    fn emit(&mut self, copy: Copy, kind: &str, quotes: &QuotedScalars, source: &Value, noticed: &mut Noticed) -> bool {
-        let Copy { mut value, scope, moves, renames } = copy;
+    /// unless excluded; `source`'s `text` (its YAML as written now) is what an as-read copy
+    /// renders. `false` after an error.
+    fn emit(&mut self, copy: Copy, kind: &str, text: Option<&str>, source: &Value, noticed: &mut Noticed) -> bool {
+        let Copy { mut value, scope, as_read } = copy;
         self.engine.shared.lock().clone = scope;
-        let mut quoted = |pointer: &str| quotes.is_quoted(&source_pointer(pointer, &moves, &renames));
-        let must = |pointer: &str| must_stay_string(kind, pointer);
-        let mut typing = kots::Typing { quoted: &mut quoted, must_stay_string: &must };
-        let rendered = kots::render_value(&mut value, self.engine, self.budget, &mut typing);
+        let written;
+        let mut keys = Ok(());
+        let text = match text.filter(|_| as_read) {
+            Some(text) => text,
+            None => {
+                keys = kots::render_keys(&mut value, self.engine, self.budget);
+                written = crate::doc::to_yaml_single_quoting(&value, &has_template);
+                written.as_str()
+            }
+        };
+        let rendered = match keys {
+            Ok(()) => kots::render_resource(text, self.engine, self.budget).map(Ok),
+            Err(found) => Ok(Err(found)),
+        };
+        let failure = match rendered {
+            Ok(documents) => documents,
+            // The field is found by rendering the copy's strings one by one, only now: a
+            // template that fails in the text fails in its string too, unless it spans fields.
+            Err(kots::TextFailure::Template(message)) => Err(kots::first_failure(&value, self.engine, self.budget)
+                .unwrap_or_else(|| (FieldPath::root(), format!("template: {message}")))),
+            Err(kots::TextFailure::Yaml(message)) => Err((FieldPath::root(), message)),
+        };
         {
             let mut state = self.engine.shared.lock();
             state.clone = CloneScope::default();
             noticed.absorb(std::mem::take(&mut state.noticed));
         }
-        if let Err((field, message)) = rendered {
-            self.results.push(Diagnostic::error(Kind::Render, message).about(source).at(field));
-            return false;
+        let documents = match failure {
+            Ok(documents) => documents,
+            Err((field, message)) => {
+                self.results.push(Diagnostic::error(Kind::Render, message).about(source).at(field));
+                return false;
+            }
+        };
+        let single = documents.len() == 1;
+        for mut document in documents {
+            forget_location(&mut document);
+            if single {
+                keep_strings(&value, &mut document, kind);
+            }
+            if !self.decide_and_generate(document, source) {
+                return false;
+            }
         }
+        true
+    }
+
+    /// `kots.io/exclude` / `kots.io/when` of a rendered resource, which is generated unless
+    /// excluded. `false` after an error.
+    fn decide_and_generate(&mut self, value: Value, source: &Value) -> bool {
         let decide = |key: &str, value: &Value| -> Option<Result<bool, String>> {
             let raw = value.get("metadata")?.get("annotations")?.get(key)?;
             Some(match raw {
@@ -1100,7 +1135,6 @@ impl Step<'_> {
     fn node_clones(
         &mut self,
         resource: &mut Value,
-        moves: &mut Moves,
         path: &str,
         repeat: &Item,
         values: &Values,
@@ -1124,7 +1158,6 @@ impl Step<'_> {
             self.error(message, source);
             return false;
         }
-        let before = list.len();
         let template = list.remove(index);
         let mut clones = Vec::with_capacity(values.len());
         let size = crate::doc::output_size(&template);
@@ -1155,9 +1188,6 @@ impl Step<'_> {
             });
         }
         list.extend(clones);
-        let pointer = yaml_path_pointer(path);
-        let list_pointer = pointer.rsplit_once('/').map_or(String::new(), |(list, _)| list.to_string());
-        moves.push((list_pointer, index, before));
         true
     }
 }
@@ -1180,14 +1210,6 @@ fn quoted_templates(item: &Value, quoted: &dyn Fn(&str) -> bool) -> Vec<String> 
         }
     }
     found
-}
-
-/// `a.b[0].c[1]` as the JSON pointer `/a/b/0/c/1`.
-fn yaml_path_pointer(path: &str) -> String {
-    path.split('.')
-        .flat_map(|segment| segment.split(['[', ']']).filter(|s| !s.is_empty()))
-        .map(|s| format!("/{}", crate::doc::pointer_segment(s)))
-        .collect()
 }
 
 /// The list a `yamlPath` (`a.b[0].c[1]`) ends in and the index of its last segment.
@@ -1260,21 +1282,6 @@ mod tests {
         );
         assert_eq!(locate(&mut resource, "spec.name.x[0]").map(|_| ()).err(), Some("neither map nor array".into()));
         assert_eq!(locate(&mut resource, "spec.name[0]").map(|_| ()).err(), Some("neither map nor array".into()));
-    }
-
-    #[test]
-    fn moved_elements_find_their_source() {
-        // env [a, T, b] → [a, b, c1, c2]: b came from 2, the clones from T at 1.
-        let moves = vec![("/env".to_string(), 1, 3)];
-        let none = Renames::new();
-        assert_eq!(source_pointer("/env/0/value", &moves, &none), "/env/0/value");
-        assert_eq!(source_pointer("/env/1/value", &moves, &none), "/env/2/value");
-        assert_eq!(source_pointer("/env/2/value", &moves, &none), "/env/1/value");
-        assert_eq!(source_pointer("/env/3", &moves, &none), "/env/1");
-        assert_eq!(source_pointer("/other/3", &moves, &none), "/other/3");
-        let renames = vec![("/data/files-a".to_string(), "/data/repl[[ .files ]]".to_string())];
-        assert_eq!(source_pointer("/data/files-a", &Moves::new(), &renames), "/data/repl[[ .files ]]");
-        assert_eq!(source_pointer("/data/files-ab", &Moves::new(), &renames), "/data/files-ab");
     }
 
     #[test]

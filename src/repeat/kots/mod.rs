@@ -2,10 +2,10 @@
 //! functions, and the repeat placeholders.
 //!
 //! KOTS renders a file's *text* twice, first with the delimiters `{{repl` / `}}`, then with
-//! `repl{{` / `}}`, and parses the YAML afterwards. We hold parsed items, so each string holding a
-//! template is rendered (both passes, as KOTS runs them) and, when it was a plain scalar in the
-//! source, read back as YAML the way KOTS's text would read: `port: repl{{ … }}` becomes a
-//! number, `annotations: repl{{ … | nindent 8 }}` a mapping. Quoted scalars stay strings.
+//! `repl{{` / `}}`, and parses the YAML afterwards; [`render_resource`] does the same with a
+//! resource's text, so quotes, block scalars and templates that write YAML mean what they mean to
+//! KOTS. Only when that fails are the resource's strings rendered one by one, to name the field
+//! ([`first_failure`]).
 //!
 //! Repeat placeholders (`repl[[ .files ]]`, `[[repl .files ]]`) are Go templates too, over
 //! `{<item name>: <value name>}`; [`Engine::placeholders`] runs them on the strings of a clone
@@ -18,8 +18,8 @@
 pub mod context;
 pub mod statics;
 
-use crate::doc::{pointer_segment, read_yaml_documents, FieldPath, Map, Value};
-use crate::limits::{Budget, MAX_DEPTH};
+use crate::doc::{read_yaml_documents, FieldPath, Map, Value};
+use crate::limits::Budget;
 use crate::template::go::{self, Compiled, FuncMap, GoValue};
 use std::collections::HashMap;
 use std::rc::Rc;
@@ -128,6 +128,73 @@ impl Engine {
     }
 }
 
+/// Why a resource's text did not render.
+pub enum TextFailure {
+    /// A template failed; the message without a place (the caller finds the field).
+    Template(String),
+    /// The rendered text is not YAML.
+    Yaml(String),
+}
+
+/// A resource's YAML text rendered as KOTS renders a manifest file: both passes over the whole
+/// text, then read as YAML. So a block scalar's indentation, a folded scalar, a template that
+/// writes more keys or list entries, and quotes all mean what they mean to KOTS. Returns the
+/// documents the text renders to (a template may write `---`), empty ones left out.
+pub fn render_resource(text: &str, engine: &mut Engine, budget: &Budget) -> Result<Vec<Value>, TextFailure> {
+    let rendered = engine.passes(text, [0, 1], &GoValue::Nil, budget).map_err(TextFailure::Template)?;
+    let documents = read_yaml_documents(&rendered).map_err(|err| {
+        let place = match (err.line, err.column) {
+            (Some(line), Some(column)) => {
+                let text = rendered.lines().nth(line.saturating_sub(1) as usize).unwrap_or_default();
+                format!(" at rendered line {line}, column {column} ({})", excerpt(text.trim()))
+            }
+            _ => String::new(),
+        };
+        TextFailure::Yaml(format!(
+            "the resource's text does not read as YAML once its templates are rendered{place}: {}; a template \
+             that writes YAML must write it at the indentation of where it stands",
+            err.message
+        ))
+    })?;
+    Ok(documents.into_iter().filter(|document| !document.is_null()).collect())
+}
+
+/// Renders the templates in a resource's mapping keys, in place. A copy's text is written before
+/// it is rendered, and the YAML writer double-quotes such keys with backslash escapes, which the
+/// template engine cannot read; a key's result is only ever a key.
+pub fn render_keys(value: &mut Value, engine: &mut Engine, budget: &Budget) -> Result<(), (FieldPath, String)> {
+    let mut stack = vec![(value, FieldPath::root())];
+    while let Some((value, field)) = stack.pop() {
+        match value {
+            Value::Array(items) => {
+                stack.extend(items.iter_mut().enumerate().map(|(i, v)| (v, field.clone().index(i))));
+            }
+            Value::Object(map) => {
+                if map.keys().any(|k| has_template(k)) {
+                    let mut renamed = Map::new();
+                    for (key, item) in std::mem::take(map) {
+                        let new = if has_template(&key) {
+                            engine.render_text(&key, budget).map_err(|m| (field.clone().key(key.as_str()), m))?
+                        } else {
+                            key.clone()
+                        };
+                        if renamed.contains_key(&new) {
+                            let message =
+                                format!("two keys of this mapping render to {new:?}: a mapping's keys must differ");
+                            return Err((field.clone().key(key.as_str()), message));
+                        }
+                        renamed.insert(new, item);
+                    }
+                    *map = renamed;
+                }
+                stack.extend(map.iter_mut().map(|(k, v)| (v, field.clone().key(k.as_str()))));
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
 /// The data a clone's placeholders read.
 pub fn placeholder_data(item: &str, value_name: &str) -> GoValue {
     let mut map = Map::new();
@@ -145,8 +212,6 @@ pub enum Keys {
 }
 
 /// Runs a clone's placeholders on every string (and key, see [`Keys`]) that mentions the item.
-/// Returns the keys it renamed, as (new pointer, pointer before), so a renamed field's source
-/// style can still be found.
 pub fn replace_placeholders(
     value: &mut Value,
     item: &str,
@@ -154,15 +219,14 @@ pub fn replace_placeholders(
     keys: Keys,
     engine: &mut Engine,
     budget: &Budget,
-) -> Result<Vec<(String, String)>, String> {
+) -> Result<(), String> {
     let mentions = |s: &str| has_placeholder(s) && (s.contains(item) || s.contains(".item"));
-    let mut renames = Vec::new();
-    let mut stack = vec![(value, String::new(), 0usize)];
-    while let Some((value, pointer, depth)) = stack.pop() {
+    let mut stack = vec![(value, 0usize)];
+    while let Some((value, depth)) = stack.pop() {
         match value {
             Value::String(s) if mentions(s) => *s = engine.placeholders(s, data, budget)?,
             Value::Array(items) => {
-                stack.extend(items.iter_mut().enumerate().map(|(i, v)| (v, format!("{pointer}/{i}"), depth + 1)));
+                stack.extend(items.iter_mut().map(|v| (v, depth + 1)));
             }
             Value::Object(map) => {
                 let rename = keys == Keys::All || depth > 0;
@@ -177,147 +241,45 @@ pub fn replace_placeholders(
                         if renamed.contains_key(&new) {
                             return Err(format!("two keys become {new:?} once the placeholders are replaced"));
                         }
-                        renames.push((
-                            format!("{pointer}/{}", pointer_segment(&new)),
-                            format!("{pointer}/{}", pointer_segment(&key)),
-                        ));
                         renamed.insert(new, item);
                     }
                     *map = renamed;
                 }
-                stack.extend(map.iter_mut().map(|(k, v)| (v, format!("{pointer}/{}", pointer_segment(k)), depth + 1)));
+                stack.extend(map.values_mut().map(|v| (v, depth + 1)));
             }
             _ => {}
         }
     }
-    Ok(renames)
-}
-
-/// How a rendered string is read back.
-pub struct Typing<'a> {
-    /// Whether the scalar at this pointer was quoted (or a block) in the source.
-    pub quoted: &'a mut dyn FnMut(&str) -> bool,
-    /// Fields Kubernetes requires to be strings: a scalar result stays text there.
-    pub must_stay_string: &'a dyn Fn(&str) -> bool,
-}
-
-/// Renders every template in a resource. On failure: the field and the message.
-pub fn render_value(
-    value: &mut Value,
-    engine: &mut Engine,
-    budget: &Budget,
-    typing: &mut Typing,
-) -> Result<(), (FieldPath, String)> {
-    render_nested(value, engine, budget, typing, &mut String::new(), &mut FieldPath::root(), 0)
-}
-
-fn render_nested(
-    value: &mut Value,
-    engine: &mut Engine,
-    budget: &Budget,
-    typing: &mut Typing,
-    pointer: &mut String,
-    field: &mut FieldPath,
-    depth: usize,
-) -> Result<(), (FieldPath, String)> {
-    if depth > MAX_DEPTH {
-        let message = format!("the resource nests deeper than {MAX_DEPTH} levels: flatten it");
-        return Err((field.clone(), message));
-    }
-    match value {
-        Value::String(s) if has_template(s) => {
-            let rendered = engine.render_text(s, budget).map_err(|m| (field.clone(), m))?;
-            *value = if (typing.quoted)(pointer) {
-                Value::String(rendered)
-            } else {
-                let read = read_rendered(&rendered).map_err(|m| (field.clone(), m))?;
-                match read {
-                    Value::Null | Value::Bool(_) | Value::Number(_) if (typing.must_stay_string)(pointer) => {
-                        Value::String(rendered.trim().to_string())
-                    }
-                    read => read,
-                }
-            };
-        }
-        Value::Array(items) => {
-            for (i, item) in items.iter_mut().enumerate() {
-                let len = pointer.len();
-                pointer.push_str(&format!("/{i}"));
-                let mut inner = field.clone().index(i);
-                render_nested(item, engine, budget, typing, pointer, &mut inner, depth + 1)?;
-                pointer.truncate(len);
-            }
-        }
-        Value::Object(map) => {
-            // Values first, under their keys as written, so the source's styles are found.
-            for (key, item) in map.iter_mut() {
-                let len = pointer.len();
-                pointer.push('/');
-                pointer.push_str(&pointer_segment(key));
-                let mut inner = field.clone().key(key.as_str());
-                render_nested(item, engine, budget, typing, pointer, &mut inner, depth + 1)?;
-                pointer.truncate(len);
-            }
-            if map.keys().any(|k| has_template(k)) {
-                let mut renamed = Map::new();
-                for (key, item) in std::mem::take(map) {
-                    let new = if has_template(&key) {
-                        engine.render_text(&key, budget).map_err(|m| (field.clone().key(key.as_str()), m))?
-                    } else {
-                        key.clone()
-                    };
-                    if renamed.contains_key(&new) {
-                        let message =
-                            format!("two keys of this mapping render to {new:?}: a mapping's keys must differ");
-                        return Err((field.clone().key(key.as_str()), message));
-                    }
-                    renamed.insert(new, item);
-                }
-                *map = renamed;
-            }
-        }
-        _ => {}
-    }
     Ok(())
 }
 
-/// A rendered plain scalar read as KOTS's YAML parse of the rendered text reads it: after a key,
-/// with the lines that follow belonging to that key. The lines keep their indentation relative
-/// to each other (the package file's absolute columns are not known here).
-pub fn read_rendered(text: &str) -> Result<Value, String> {
-    let simple = !text.contains('\n')
-        && !text.contains(": ")
-        && !text.contains(" #")
-        && !text.starts_with(['{', '[', '|', '>', '&', '*', '!', '%', '@', '`', '"', '\'', '#', '-', '?']);
-    if simple {
-        return Ok(if text.trim().is_empty() { Value::Null } else { crate::doc::parse_scalar(text.trim()) });
-    }
-    let mut lines = text.split('\n');
-    let mut document = String::from("k: ");
-    document.push_str(lines.next().unwrap_or_default());
-    let rest: Vec<&str> = lines.collect();
-    let indent = rest
-        .iter()
-        .filter(|line| !line.trim().is_empty())
-        .map(|line| line.len() - line.trim_start_matches(' ').len())
-        .min()
-        .unwrap_or(0);
-    for line in rest {
-        document.push('\n');
-        if !line.trim().is_empty() {
-            document.push_str("  ");
-            document.push_str(line.get(indent..).unwrap_or(line));
+/// Where a resource's text failed to render: the first field whose template fails on its own,
+/// rendered string by string (keys too) only after the text failed, to name the field. `None`
+/// when each renders alone (a template that spans fields failed).
+pub fn first_failure(value: &Value, engine: &mut Engine, budget: &Budget) -> Option<(FieldPath, String)> {
+    let mut stack = vec![(value, FieldPath::root())];
+    while let Some((value, field)) = stack.pop() {
+        match value {
+            Value::String(s) if has_template(s) => {
+                if let Err(message) = engine.render_text(s, budget) {
+                    return Some((field, message));
+                }
+            }
+            Value::Array(items) => {
+                stack.extend(items.iter().enumerate().rev().map(|(i, v)| (v, field.clone().index(i))));
+            }
+            Value::Object(map) => {
+                for key in map.keys().filter(|key| has_template(key)) {
+                    if let Err(message) = engine.render_text(key, budget) {
+                        return Some((field.clone().key(key.as_str()), message));
+                    }
+                }
+                stack.extend(map.iter().rev().map(|(k, v)| (v, field.clone().key(k.as_str()))));
+            }
+            _ => {}
         }
     }
-    document.push('\n');
-    let parsed = read_yaml_documents(&document).map_err(|err| {
-        format!(
-            "the template's result {} does not read as YAML here ({}): quote the field to keep the result as text",
-            excerpt(text),
-            err.message
-        )
-    })?;
-    Ok(parsed.into_iter().next().and_then(|mut d| d.as_object_mut().and_then(|m| m.remove("k"))).unwrap_or_default())
+    None
 }
 
 /// Whether a value holds template syntax anywhere (walked with a stack, not recursion).
@@ -355,33 +317,31 @@ mod tests {
     }
 
     #[test]
-    fn passes_and_typing() {
+    fn passes() {
         let mut engine = engine();
         let budget = Budget::default();
         assert_eq!(engine.render_text(r#"a-repl{{ ConfigOption "n" }}"#, &budget), Ok("a-3".into()));
         assert_eq!(engine.render_text(r#"{{repl ConfigOption "n" }}-b"#, &budget), Ok("3-b".into()));
         // The first pass's output is rendered by the second.
         assert_eq!(engine.render_text(r#"{{repl print "repl{{" }} ConfigOption "n" }}"#, &budget), Ok("3".into()));
-        let mut value = json!({"replicas": "repl{{ ConfigOption \"n\" }}", "label": "n-repl{{ ConfigOption \"n\" }}",
-            "quoted": "repl{{ ConfigOption \"n\" }}", "metadata": {"x": "repl{{ ConfigOption \"n\" }}"},
-            "ann": "repl{{ print \"\\n      a: 1\\n      b: 2\" }}"});
-        let mut quoted = |p: &str| p == "/quoted";
-        let must = |p: &str| p.starts_with("/metadata/");
-        let mut typing = Typing { quoted: &mut quoted, must_stay_string: &must };
-        assert_eq!(render_value(&mut value, &mut engine, &budget, &mut typing), Ok(()));
-        assert_eq!(
-            value,
-            json!({"replicas": 3, "label": "n-3", "quoted": "3", "metadata": {"x": "3"}, "ann": {"a": 1, "b": 2}})
-        );
     }
 
+    /// A resource's text is rendered, then read: quotes, blocks and written structure decide.
     #[test]
-    fn rendered_text_reads_as_yaml() {
-        assert_eq!(read_rendered("80"), Ok(json!(80)));
-        assert_eq!(read_rendered(""), Ok(Value::Null));
-        assert_eq!(read_rendered("|\n    a\n    b"), Ok(json!("a\nb\n")));
-        assert_eq!(read_rendered("{\"a\":1}"), Ok(json!({"a": 1})));
-        assert!(read_rendered("a: b").is_err());
+    fn a_resource_renders_as_its_text() {
+        let mut engine = engine();
+        let budget = Budget::default();
+        let text = "replicas: repl{{ ConfigOption \"n\" }}\nquoted: 'repl{{ ConfigOption \"n\" }}'\n\
+                    ann: repl{{ print \"\\n  a: 1\\n  b: 2\" }}\nblock: >-\n  {{repl if true }}\n    x\n  {{repl end }}\n";
+        let documents = render_resource(text, &mut engine, &budget).ok();
+        assert_eq!(
+            documents,
+            Some(vec![json!({"replicas": 3, "quoted": "3", "ann": {"a": 1, "b": 2}, "block": "\nx"})])
+        );
+        assert!(matches!(render_resource("a: repl{{ \"b: c\" }}\n", &mut engine, &budget), Err(TextFailure::Yaml(_))));
+        let failing = json!({"ok": "repl{{ ConfigOption \"n\" }}", "list": [1, "repl{{ nosuch }}"]});
+        let found = first_failure(&failing, &mut engine, &budget).map(|(field, _)| field.to_string());
+        assert_eq!(found.as_deref(), Some("list[1]"));
     }
 
     #[test]
@@ -391,10 +351,7 @@ mod tests {
         let data = placeholder_data("files", "files-logo");
         let mut value = json!({"repl[[ .files ]]": "x [[repl .files ]] repl[[ .other ]] files",
             "a": "repl[[ .nosuch ]]", "b": "repl[[ .item ]]"});
-        assert_eq!(
-            replace_placeholders(&mut value, "files", &data, Keys::All, &mut engine, &budget),
-            Ok(vec![("/files-logo".to_string(), "/repl[[ .files ]]".to_string())])
-        );
+        assert_eq!(replace_placeholders(&mut value, "files", &data, Keys::All, &mut engine, &budget), Ok(()));
         assert_eq!(
             value,
             json!({"files-logo": "x files-logo <no value> files", "a": "repl[[ .nosuch ]]", "b": "files-logo"})
