@@ -219,6 +219,40 @@ pub struct KotsSettings {
     /// The namespace `Namespace` returns (KOTS: the namespace the application is installed in).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub namespace: Option<String>,
+    /// What `IsKurl` returns: whether the cluster is a kURL cluster [default: false].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub is_kurl: Option<bool>,
+    /// What `IsAirgap` returns: whether the install is air-gapped [default: false].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub is_airgap: Option<bool>,
+    /// What `ChannelName` returns: the release channel [default: empty].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub channel_name: Option<String>,
+    /// What `Sequence` returns: the release's sequence number [default: -1, KOTS's "no release"].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sequence: Option<i64>,
+    /// The registry KOTS pushes the application's images to (an air-gapped install's, or one the
+    /// user configured); `LocalImageName` then names images there. Absent: images stay where
+    /// they are, as for an online install.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub local_registry: Option<LocalRegistrySettings>,
+}
+
+/// A registry for `spec.kots.localRegistry`.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct LocalRegistrySettings {
+    /// The registry's host (`registry.example.com`, `10.0.0.5:5000`).
+    pub host: String,
+    /// The path images go under in it (`myapp`) [default: none].
+    #[serde(default)]
+    pub namespace: String,
+    /// The user `LocalRegistryImagePullSecret` authenticates as.
+    #[serde(default)]
+    pub username: String,
+    /// Its password, for the pull secret.
+    #[serde(default)]
+    pub password: String,
 }
 
 /// How kustomizations become Flux objects.

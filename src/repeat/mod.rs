@@ -163,6 +163,8 @@ type Values = Vec<(String, &'static str)>;
 pub struct Loaded {
     specs: Vec<(ConfigSpec, Origin)>,
     engine: Engine,
+    /// The functions that answered from a default, to say once when the step is done.
+    defaulted: kots::statics::Defaulted,
     /// Each repeatable item's value names.
     values: HashMap<ItemAt, Values>,
 }
@@ -204,7 +206,22 @@ pub fn load(render: &mut Render) -> Loaded {
         results.push(Diagnostic::error(Kind::Config, message).about(&render.config.item).at(field));
         None
     });
-    let statics = kots::statics::Statics { now, namespace: kots.namespace.clone() };
+    let statics = kots::statics::Statics {
+        now,
+        namespace: kots.namespace.clone(),
+        is_kurl: kots.is_kurl,
+        is_airgap: kots.is_airgap,
+        channel_name: kots.channel_name.clone(),
+        sequence: kots.sequence,
+        local_registry: kots.local_registry.as_ref().map(|r| kots::statics::LocalRegistry {
+            host: r.host.clone(),
+            namespace: r.namespace.clone(),
+            username: r.username.clone(),
+            password: r.password.clone(),
+        }),
+        defaulted: kots::statics::Defaulted::default(),
+    };
+    let defaulted = statics.defaulted.clone();
     let mut engine = Engine::new(kots::statics::functions(&statics), &render.budget);
     let mut given: HashMap<String, Given> = HashMap::new();
     for item in render.items.iter().filter(|i| i.type_of() == (KOTS_API_VERSION, "ConfigValues")).map(|i| &**i) {
@@ -271,7 +288,7 @@ pub fn load(render: &mut Render) -> Loaded {
     }
     render.config_values = config;
     render.config_sources = sources;
-    Loaded { specs, engine, values }
+    Loaded { specs, engine, values, defaulted }
 }
 
 /// The names a templated default or value reads, for the order they are resolved in.
@@ -497,7 +514,7 @@ fn config_values_problem(item: &Value) -> Option<(FieldPath, String)> {
 
 /// Clones repeat targets and renders KOTS templates and exclusion annotations.
 pub fn run(render: &mut Render, loaded: Loaded) -> Report {
-    let Loaded { specs, mut engine, values } = loaded;
+    let Loaded { specs, mut engine, values, defaulted } = loaded;
     let budget = render.budget.clone();
     let mut step = Step {
         budget: &budget,
@@ -508,6 +525,11 @@ pub fn run(render: &mut Render, loaded: Loaded) -> Report {
     };
     step.expand(&specs, &values, &mut render.items);
     render.results.append(&mut step.results);
+    let config = Origin::of(&render.config.item);
+    for (warning, message) in defaulted.take() {
+        let severity = if warning { Severity::Warning } else { Severity::Info };
+        render.results.push(Diagnostic::new(severity, Kind::Render, message).about_origin(&config));
+    }
     render.generated.extend(step.generated);
     step.report
 }

@@ -16,7 +16,7 @@ pub const NOW_OPTION: &str = "spec.kots.now";
 /// The option that sets [`Statics::namespace`], for messages.
 pub const NAMESPACE_OPTION: &str = "spec.kots.namespace";
 
-/// What the static functions may read: both absent unless configured, so a render never
+/// What the static functions may read: all absent unless configured, so a render never
 /// depends on the clock or the machine.
 #[derive(Clone, Debug, Default)]
 pub struct Statics {
@@ -24,6 +24,46 @@ pub struct Statics {
     pub now: Option<Instant>,
     /// The namespace `Namespace` reports.
     pub namespace: Option<String>,
+    /// What `IsKurl` reports (`spec.kots.isKurl`); unset: false, said once.
+    pub is_kurl: Option<bool>,
+    /// What `IsAirgap` reports (`spec.kots.isAirgap`).
+    pub is_airgap: Option<bool>,
+    /// What `ChannelName` reports (`spec.kots.channelName`).
+    pub channel_name: Option<String>,
+    /// What `Sequence` reports (`spec.kots.sequence`).
+    pub sequence: Option<i64>,
+    /// The registry KOTS pushes images to (`spec.kots.localRegistry`), for `LocalImageName` and
+    /// its siblings; none: images are pulled from where they are.
+    pub local_registry: Option<LocalRegistry>,
+    /// Which functions answered from a default this render.
+    pub defaulted: Defaulted,
+}
+
+/// A local registry: its host, and the namespace (path) images go under.
+#[derive(Clone, Debug, Default)]
+pub struct LocalRegistry {
+    pub host: String,
+    pub namespace: String,
+    pub username: String,
+    pub password: String,
+}
+
+/// The functions that answered from a default this render, each with what to tell the user
+/// (`warning`: the default is a guess that may be wrong), said once per render, not per call.
+#[derive(Clone, Debug, Default)]
+pub struct Defaulted(std::sync::Arc<std::sync::Mutex<std::collections::BTreeMap<String, (bool, String)>>>);
+
+impl Defaulted {
+    fn note(&self, name: &str, warning: bool, message: String) {
+        if let Ok(mut noted) = self.0.lock() {
+            noted.entry(name.to_string()).or_insert((warning, message));
+        }
+    }
+
+    /// What was noted, by function name: (warning, message).
+    pub fn take(&self) -> Vec<(bool, String)> {
+        self.0.lock().map(|mut noted| std::mem::take(&mut *noted).into_values().collect()).unwrap_or_default()
+    }
 }
 
 /// A moment in UTC: seconds since the Unix epoch and nanoseconds.
@@ -36,7 +76,6 @@ pub struct Instant {
 /// Functions that read the cluster KOTS runs in.
 const CLUSTER: &[&str] = &[
     "KotsVersion",
-    "IsKurl",
     "Distribution",
     "NodeCount",
     "KubernetesVersion",
@@ -47,6 +86,18 @@ const CLUSTER: &[&str] = &[
     "HTTPProxy",
     "NoProxy",
     "PrivateCACert",
+    "KurlAll",
+    "KurlBool",
+    "KurlInt",
+    "KurlOption",
+    "KurlString",
+    "IdentityServiceEnabled",
+    "IdentityServiceClientID",
+    "IdentityServiceClientSecret",
+    "IdentityServiceRoles",
+    "IdentityServiceName",
+    "IdentityServicePort",
+    "ImagePullSecretName",
 ];
 
 /// Functions whose result differs on every call (random values, generated keys).
@@ -61,8 +112,8 @@ pub fn needs_cluster(name: &str) -> TemplateError {
     go::fail(
         name,
         format!(
-            "{name} needs a cluster: it is not available when rendering offline; put the value in ConfigValues and \
-             read it with ConfigOption"
+            "{name} is a KOTS function that reads the cluster or the admin console KOTS runs in: it is not \
+             available when rendering offline; put the value in ConfigValues and read it with ConfigOption"
         ),
     )
 }
@@ -97,16 +148,8 @@ pub fn functions(options: &Statics) -> FuncMap {
             ))
         });
     }
-    // The version context without a version.
-    define(&mut funcs, "Sequence", Exact(0), |_| Ok(GoValue::Int(-1)));
-    for name in
-        ["Cursor", "ChannelName", "VersionLabel", "ReleaseNotes", "ReplicatedRegistryDomain", "ReplicatedProxyDomain"]
-    {
-        define(&mut funcs, name, Exact(0), |_| Ok(go::string("")));
-    }
-    for name in ["IsRequired", "IsAirgap"] {
-        define(&mut funcs, name, Exact(0), |_| Ok(GoValue::Bool(false)));
-    }
+    version_functions(&mut funcs, options);
+    registry_functions(&mut funcs, options);
     define(&mut funcs, "ToLower", Exact(1), |args| Ok(go::string(strings::to_lower(args.string(0)?))));
     define(&mut funcs, "ToUpper", Exact(1), |args| Ok(go::string(strings::to_upper(args.string(0)?))));
     define(&mut funcs, "TrimSpace", Exact(1), |args| Ok(go::string(args.string(0)?.trim())));
@@ -182,6 +225,133 @@ pub fn functions(options: &Statics) -> FuncMap {
     });
     funcs.insert("Namespace".into(), namespace_fn);
     funcs
+}
+
+/// The version context. KOTS answers from the version being deployed; offline there is none,
+/// so these give KOTS's answers without a version (`Sequence` -1, the rest empty or false), or
+/// what `spec.kots` sets, and each says once per render that it had no version to read.
+fn version_functions(funcs: &mut FuncMap, options: &Statics) {
+    let no_version = |name: &str, value: &str, setting: Option<&str>| {
+        let set = setting.map(|s| format!("; set spec.kots.{s} to give it one")).unwrap_or_default();
+        format!("{name} has no release to read when rendering offline: it gives {value} as KOTS does without one{set}")
+    };
+    let mut fixed = |name: &'static str, configured: Option<GoValue>, default: GoValue, shown: &str, setting| {
+        let message = no_version(name, shown, setting);
+        let defaulted = options.defaulted.clone();
+        let func: go::ValueFunc = std::sync::Arc::new(move |values: &[GoValue]| {
+            Args::exact(name, values, 0)?;
+            Ok(match &configured {
+                Some(value) => value.clone(),
+                None => {
+                    defaulted.note(name, true, message.clone());
+                    default.clone()
+                }
+            })
+        });
+        funcs.insert(name.into(), func);
+    };
+    fixed("Sequence", options.sequence.map(GoValue::Int), GoValue::Int(-1), "-1", Some("sequence"));
+    fixed("ChannelName", options.channel_name.clone().map(go::string), go::string(""), "\"\"", Some("channelName"));
+    fixed("IsAirgap", options.is_airgap.map(GoValue::Bool), GoValue::Bool(false), "false", Some("isAirgap"));
+    fixed("IsRequired", None, GoValue::Bool(false), "false", None);
+    for name in ["Cursor", "VersionLabel", "ReleaseNotes", "ReplicatedRegistryDomain", "ReplicatedProxyDomain"] {
+        fixed(name, None, go::string(""), "\"\"", None);
+    }
+    let is_kurl = options.is_kurl;
+    let defaulted = options.defaulted.clone();
+    let is_kurl_fn: go::ValueFunc = std::sync::Arc::new(move |values: &[GoValue]| {
+        Args::exact("IsKurl", values, 0)?;
+        Ok(GoValue::Bool(is_kurl.unwrap_or_else(|| {
+            let message = "IsKurl gives false: rendering offline, the cluster is taken not to be a kURL cluster; set \
+                           spec.kots.isKurl: true if it is";
+            defaulted.note("IsKurl", false, message.to_string());
+            false
+        })))
+    });
+    funcs.insert("IsKurl".into(), is_kurl_fn);
+}
+
+/// The local-registry functions (KOTS's config context). With `spec.kots.localRegistry` they
+/// answer as KOTS does for that registry; without, as KOTS does for an online install with no
+/// local registry: `LocalImageName` keeps the image where it is.
+fn registry_functions(funcs: &mut FuncMap, options: &Statics) {
+    let registry = options.local_registry.clone().filter(|r| !r.host.is_empty());
+    let address = registry.as_ref().map(|r| {
+        if r.namespace.is_empty() {
+            r.host.clone()
+        } else {
+            format!("{}/{}", r.host, r.namespace)
+        }
+    });
+    let host = registry.as_ref().map(|r| r.host.clone()).unwrap_or_default();
+    let namespace = registry.as_ref().map(|r| r.namespace.clone()).unwrap_or_default();
+    let has = registry.is_some();
+    closure(funcs, "HasLocalRegistry", 0, move |_| Ok(GoValue::Bool(has)));
+    let h = host.clone();
+    closure(funcs, "LocalRegistryHost", 0, move |_| Ok(go::string(h.clone())));
+    let n = namespace.clone();
+    closure(funcs, "LocalRegistryNamespace", 0, move |_| Ok(go::string(n.clone())));
+    let a = address.clone().unwrap_or_default();
+    closure(funcs, "LocalRegistryAddress", 0, move |_| Ok(go::string(a.clone())));
+    let defaulted = options.defaulted.clone();
+    let target = address.clone();
+    closure(funcs, "LocalImageName", 1, move |args| {
+        let image = args.string(0)?;
+        Ok(go::string(match &target {
+            Some(address) => format!("{address}/{}", last_component(image)),
+            None => {
+                let message = "LocalImageName keeps images where they are: no local registry is set \
+                               (spec.kots.localRegistry), as for an online install; KOTS would also send a private \
+                               image through the Replicated proxy, which needs the license";
+                defaulted.note("LocalImageName", false, message.to_string());
+                image.to_string()
+            }
+        }))
+    });
+    let secret = registry.as_ref().map(|r| {
+        use base64::Engine as _;
+        let b64 = |s: &str| base64::engine::general_purpose::STANDARD.encode(s);
+        let auth = b64(&format!("{}:{}", r.username, r.password));
+        let host = r.host.split('/').next().unwrap_or_default();
+        let config = serde_json::json!({"auths": {host: {"auth": auth}}});
+        b64(&config.to_string())
+    });
+    closure(funcs, "LocalRegistryImagePullSecret", 0, move |args| match &secret {
+        Some(secret) => Ok(go::string(secret.clone())),
+        None => Err(go::fail(
+            args.name(),
+            "LocalRegistryImagePullSecret without a local registry is the Replicated proxy's pull secret, which needs \
+             the license installed in a cluster: set spec.kots.localRegistry, or put the secret in ConfigValues and \
+             read it with ConfigOption",
+        )),
+    });
+}
+
+/// A function of `arity` arguments that closes over configured values.
+fn closure(
+    funcs: &mut FuncMap,
+    name: &'static str,
+    arity: usize,
+    f: impl Fn(&Args) -> Result<GoValue, TemplateError> + Send + Sync + 'static,
+) {
+    let func: go::ValueFunc = std::sync::Arc::new(move |values: &[GoValue]| f(&Args::exact(name, values, arity)?));
+    funcs.insert(name.into(), func);
+}
+
+/// An image reference's last path component, as KOTS names it in a local registry: `:latest`
+/// when it has neither tag nor digest, and the digest alone when it has both.
+fn last_component(image: &str) -> String {
+    let last = image.rsplit('/').next().unwrap_or(image);
+    let (name_tag, digest) = match last.split_once('@') {
+        Some((name_tag, digest)) => (name_tag, Some(digest)),
+        None => (last, None),
+    };
+    let name = name_tag.split_once(':').map_or(name_tag, |(name, _)| name);
+    match digest {
+        Some(digest) => format!("{name}@{digest}"),
+        None if name == name_tag => format!("{name}:latest"),
+        None => name_tag.to_string(),
+    }
 }
 
 fn no_clock(name: &str) -> TemplateError {
@@ -830,6 +1000,34 @@ mod tests {
     }
 
     #[test]
+    fn offline_defaults_and_settings() {
+        let defaults = Statics::default();
+        let got = run(
+            "{{repl IsKurl}} {{repl IsAirgap}} {{repl Sequence}} [{{repl ChannelName}}] {{repl LocalImageName \"nginx:1.7.9\"}} \
+             {{repl HasLocalRegistry}} [{{repl LocalRegistryAddress}}]",
+            &defaults,
+        );
+        assert_eq!(got.as_deref(), Ok("false false -1 [] nginx:1.7.9 false []"));
+        let said: Vec<(bool, String)> = defaults.defaulted.take();
+        let names: Vec<&str> = said.iter().map(|(_, m)| m.split(' ').next().unwrap_or_default()).collect();
+        assert_eq!(names, ["ChannelName", "IsAirgap", "IsKurl", "LocalImageName", "Sequence"]);
+        assert_eq!(said.iter().filter(|(warning, _)| *warning).count(), 3, "{said:?}");
+        let registry = LocalRegistry { host: "r.example.com".into(), namespace: "apps".into(), ..Default::default() };
+        let set =
+            Statics { is_kurl: Some(true), sequence: Some(7), local_registry: Some(registry), ..Statics::default() };
+        let got = run(
+            "{{repl IsKurl}} {{repl Sequence}} {{repl LocalImageName \"nginx\"}} {{repl LocalImageName \"quay.io/a/b:1.2\"}} \
+             {{repl LocalImageName \"b:1@sha256:00\"}} {{repl LocalRegistryAddress}}",
+            &set,
+        );
+        assert_eq!(
+            got.as_deref(),
+            Ok("true 7 r.example.com/apps/nginx:latest r.example.com/apps/b:1.2 r.example.com/apps/b@sha256:00 r.example.com/apps")
+        );
+        assert!(set.defaulted.take().is_empty());
+    }
+
+    #[test]
     fn kots_static_semantics() {
         // kots static_context.go: Trim without a cutset trims space; Base64Decode of bad input is
         // ""; arithmetic of non-numbers is 0; Parse* give Go's value on error; version context
@@ -853,7 +1051,9 @@ mod tests {
         let err = run("{{repl Div 1 0}}", &Statics::default()).err().unwrap_or_default();
         assert!(err.contains("error calling Div: runtime error: integer divide by zero"), "{err}");
         for (name, call, expected) in [
-            ("Distribution", "{{repl Distribution}}", "Distribution needs a cluster"),
+            ("Distribution", "{{repl Distribution}}", "Distribution is a KOTS function that reads the cluster"),
+            ("KurlString", r#"{{repl KurlString "x"}}"#, "KurlString is a KOTS function that reads the cluster"),
+            ("IdentityServiceName", "{{repl IdentityServiceName}}", "IdentityServiceName is a KOTS function"),
             ("LicenseFieldValue", r#"{{repl LicenseFieldValue "appSlug"}}"#, "LicenseFieldValue needs the license"),
             ("RandomString", "{{repl RandomString 10}}", "RandomString is not available: its result changes"),
             ("Now", "{{repl Now}}", "Now needs a fixed clock so that renders are reproducible: set spec.kots.now"),
@@ -872,7 +1072,7 @@ mod tests {
     fn configured_clock_and_namespace() {
         let now = Instant::parse_rfc3339("2024-02-29T23:04:05.123+01:30");
         assert_eq!(now, Ok(Instant { seconds: 1_709_242_445, nanos: 123_000_000 }));
-        let options = Statics { now: now.ok(), namespace: Some("apps".into()) };
+        let options = Statics { now: now.ok(), namespace: Some("apps".into()), ..Statics::default() };
         for (source, expected) in [
             ("{{repl Now}}", "2024-02-29T21:34:05Z"),
             (r#"{{repl NowFmt "2006-01-02T15:04:05Z07:00"}}"#, "2024-02-29T21:34:05Z"),
