@@ -984,11 +984,17 @@ impl Step<'_> {
         let mut ok = true;
         let mut working = template.clone();
         let mut whole: Option<Vec<Copy>> = None;
-        for &(repeat, values, t) in targets {
+        for (i, &(repeat, values, t)) in targets.iter().enumerate() {
             if let Some(path) = &t.yaml_path {
                 ok &= self.node_clones(&mut working, path, repeat, values, item);
                 // KOTS: the resource changed in place is then what remains.
                 whole = None;
+                continue;
+            }
+            // A whole-resource target's copies remain only when no target follows it (the next
+            // one replaces them), so only the last target's are made: the same resource listed
+            // a thousand times costs one target's copies, not a thousand.
+            if i + 1 < targets.len() {
                 continue;
             }
             let mut clones = Vec::new();
