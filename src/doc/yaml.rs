@@ -223,15 +223,19 @@ pub fn to_yaml_single_quoting(value: &Value, single: &dyn Fn(&str) -> bool) -> S
     text
 }
 
+/// Whether the writer writes `text` as a plain scalar in a mapping value.
+pub fn writes_plain(text: &str) -> bool {
+    serde_saphyr::to_string(&text).is_ok_and(|written| !written.starts_with(['"', '\'']))
+}
+
 /// See [`to_yaml_single_quoting`].
 struct SingleQuoting<'a>(&'a Value, &'a dyn Fn(&str) -> bool);
 
 impl serde::Serialize for SingleQuoting<'_> {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::{SerializeMap, SerializeSeq};
-        let plain = |s: &str| serde_saphyr::to_string(&s).is_ok_and(|text| !text.starts_with(['"', '\'']));
         match self.0 {
-            Value::String(s) if (self.1)(s) && !s.chars().any(char::is_control) && !plain(s) => {
+            Value::String(s) if (self.1)(s) && !s.chars().any(char::is_control) && !writes_plain(s) => {
                 serde_saphyr::SingleQuoted(s.as_str()).serialize(serializer)
             }
             Value::Number(number) => serialize_number(number, serializer),

@@ -1077,17 +1077,40 @@ impl Step<'_> {
         self.engine.shared.lock().clone = scope;
         let written;
         let mut keys = Ok(());
+        let mut strings = None;
         let text = match text.filter(|_| as_read) {
             Some(text) => text,
             None => {
                 keys = kots::render_keys(&mut value, self.engine, self.budget);
-                written = crate::doc::to_yaml_single_quoting(&value, &has_template);
+                if keys.is_ok() {
+                    strings = kots::render_strings(&value, self.engine, self.budget);
+                }
+                written = match strings {
+                    Some(_) => String::new(),
+                    None => crate::doc::to_yaml_single_quoting(&value, &has_template),
+                };
                 written.as_str()
             }
         };
-        let rendered = match keys {
-            Ok(()) => kots::render_resource(text, self.engine, self.budget).map(Ok),
-            Err(found) => Ok(Err(found)),
+        let rendered = match (keys, strings) {
+            (Err(found), _) => Ok(Err(found)),
+            // Equal to rendering the written text, without writing and reading it.
+            (Ok(()), Some(strings)) => {
+                for (pointer, read) in strings {
+                    let read = match read {
+                        Value::Number(n) if must_stay_string(kind, &pointer) => Value::String(n.to_string()),
+                        Value::Bool(b) if must_stay_string(kind, &pointer) => Value::String(b.to_string()),
+                        Value::Null if must_stay_string(kind, &pointer) => Value::String(String::new()),
+                        read => read,
+                    };
+                    if let Some(field) = value.pointer_mut(&pointer) {
+                        *field = read;
+                    }
+                }
+                // No template is left in `value` for `keep_strings` below to look at.
+                Ok(Ok(vec![std::mem::take(&mut value)]))
+            }
+            (Ok(()), None) => kots::render_resource(text, self.engine, self.budget).map(Ok),
         };
         let failure = match rendered {
             Ok(documents) => documents,

@@ -71,7 +71,9 @@ impl Engine {
         }
     }
 
-    fn compiled(&mut self, pass: u8, text: &str) -> Result<Rc<Compiled>, String> {
+    /// `text` compiled for `pass`: from the cache, or compiled now and kept when `keep` (a
+    /// string many clones share; a resource's whole text is compiled once and let go).
+    fn compiled(&mut self, pass: u8, text: &str, keep: bool) -> Result<Rc<Compiled>, String> {
         let cache = usize::from(pass);
         if let Some(compiled) = self.compiled[cache].get(text) {
             return Ok(compiled.clone());
@@ -83,7 +85,9 @@ impl Engine {
             _ => (PLACEHOLDER_SECOND, &self.placeholder_funcs),
         };
         let compiled = Rc::new(go::compile(text, delims, funcs)?);
-        self.compiled[cache].insert(text.to_string(), compiled.clone());
+        if keep {
+            self.compiled[cache].insert(text.to_string(), compiled.clone());
+        }
         Ok(compiled)
     }
 
@@ -103,24 +107,33 @@ impl Engine {
 
     /// Renders both passes over one string.
     pub fn render_text(&mut self, text: &str, budget: &Budget) -> Result<String, String> {
-        self.passes(text, [0, 1], &GoValue::Nil, budget).map_err(|m| format!("template {}: {m}", excerpt(text)))
+        self.passes(text, [0, 1], &GoValue::Nil, budget, true).map_err(|m| format!("template {}: {m}", excerpt(text)))
     }
 
     /// Replaces a clone's placeholders in one string: both placeholder passes over
     /// `{<item>: <value name>}` (and `{item: …}`, this function's older spelling).
     pub fn placeholders(&mut self, text: &str, data: &GoValue, budget: &Budget) -> Result<String, String> {
-        self.passes(text, [2, 3], data, budget).map_err(|m| format!("placeholder in {}: {m}", excerpt(text)))
+        self.passes(text, [2, 3], data, budget, true).map_err(|m| format!("placeholder in {}: {m}", excerpt(text)))
     }
 
     /// Two passes, each run only when its opening delimiter occurs in what the last one gave.
-    fn passes(&mut self, text: &str, passes: [u8; 2], data: &GoValue, budget: &Budget) -> Result<String, String> {
+    fn passes(
+        &mut self,
+        text: &str,
+        passes: [u8; 2],
+        data: &GoValue,
+        budget: &Budget,
+        keep: bool,
+    ) -> Result<String, String> {
         let mut out = std::borrow::Cow::Borrowed(text);
         for pass in passes {
             let open = [FIRST.0, SECOND.0, PLACEHOLDER_FIRST.0, PLACEHOLDER_SECOND.0][usize::from(pass)];
             if out.contains(open) {
                 budget.charge_steps(1).map_err(|e| e.to_string())?;
-                let rendered =
-                    self.compiled(pass, &out).and_then(|c| c.execute(data, budget)).map_err(|m| self.explain(m))?;
+                let rendered = self
+                    .compiled(pass, &out, keep)
+                    .and_then(|c| c.execute(data, budget))
+                    .map_err(|m| self.explain(m))?;
                 out = std::borrow::Cow::Owned(rendered);
             }
         }
@@ -141,7 +154,7 @@ pub enum TextFailure {
 /// writes more keys or list entries, and quotes all mean what they mean to KOTS. Returns the
 /// documents the text renders to (a template may write `---`), empty ones left out.
 pub fn render_resource(text: &str, engine: &mut Engine, budget: &Budget) -> Result<Vec<Value>, TextFailure> {
-    let rendered = engine.passes(text, [0, 1], &GoValue::Nil, budget).map_err(TextFailure::Template)?;
+    let rendered = engine.passes(text, [0, 1], &GoValue::Nil, budget, false).map_err(TextFailure::Template)?;
     let documents = read_yaml_documents(&rendered).map_err(|err| {
         let place = match (err.line, err.column) {
             (Some(line), Some(column)) => {
@@ -253,6 +266,70 @@ pub fn replace_placeholders(
     Ok(())
 }
 
+/// A copy's templates rendered string by string, where that is sure to give what rendering its
+/// written text ([`crate::doc::to_yaml_single_quoting`], then [`render_resource`]) gives: each
+/// template string is on one line, and its result reads back from where the writer put it as
+/// one scalar (plain: typed as YAML types it; single-quoted: the text itself). Strings repeated
+/// across clones are then compiled once, not each clone's whole text. `None` when any result
+/// might not (it spans lines, holds a quote, starts like YAML syntax…) or a template fails: the
+/// caller renders the text, which also names the failure.
+pub fn render_strings(value: &Value, engine: &mut Engine, budget: &Budget) -> Option<Vec<(String, Value)>> {
+    let mut rendered = Vec::new();
+    let mut stack = vec![(value, String::new())];
+    while let Some((value, pointer)) = stack.pop() {
+        match value {
+            Value::String(s) if has_template(s) => {
+                if s.chars().any(char::is_control) {
+                    return None;
+                }
+                let result = engine.render_text(s, budget).ok()?;
+                let read = if crate::doc::writes_plain(s) {
+                    let text = result.trim_matches(' ');
+                    if !reads_as_one_plain_scalar(text) {
+                        return None;
+                    }
+                    if matches!(text, "" | "~" | "null" | "Null" | "NULL") {
+                        Value::Null
+                    } else {
+                        crate::doc::parse_scalar(text)
+                    }
+                } else {
+                    if result.contains('\'') || result.chars().any(char::is_control) {
+                        return None;
+                    }
+                    Value::String(result)
+                };
+                rendered.push((pointer, read));
+            }
+            Value::Array(items) => {
+                stack.extend(items.iter().enumerate().map(|(i, v)| (v, format!("{pointer}/{i}"))));
+            }
+            Value::Object(map) => {
+                stack.extend(map.iter().map(|(k, v)| (v, format!("{pointer}/{}", crate::doc::pointer_segment(k)))));
+            }
+            _ => {}
+        }
+    }
+    Some(rendered)
+}
+
+/// Whether `text` after `key: ` reads as one plain scalar with exactly this text: no line
+/// break, comment, mapping indicator, or character that starts other YAML syntax.
+fn reads_as_one_plain_scalar(text: &str) -> bool {
+    let starts_syntax = text.starts_with(['{', '[', '|', '>', '&', '*', '!', '%', '@', '`', '"', '\'', '#', ','])
+        || text.starts_with("- ")
+        || text.starts_with("? ")
+        || text.starts_with(": ")
+        || matches!(text, "-" | "?" | ":");
+    !starts_syntax
+        && !text.chars().any(|c| c.is_control())
+        && !text.contains(": ")
+        && !text.contains(" #")
+        && !text.ends_with(':')
+        && !text.starts_with("---")
+        && !text.starts_with("...")
+}
+
 /// Where a resource's text failed to render: the first field whose template fails on its own,
 /// rendered string by string (keys too) only after the text failed, to name the field. `None`
 /// when each renders alone (a template that spans fields failed).
@@ -342,6 +419,66 @@ mod tests {
         let failing = json!({"ok": "repl{{ ConfigOption \"n\" }}", "list": [1, "repl{{ nosuch }}"]});
         let found = first_failure(&failing, &mut engine, &budget).map(|(field, _)| field.to_string());
         assert_eq!(found.as_deref(), Some("list[1]"));
+    }
+
+    /// Rendering a copy string by string gives what rendering its written text gives, or declines.
+    #[test]
+    fn strings_render_as_the_written_text_would() {
+        let mut engine = engine();
+        let budget = Budget::default();
+        let results = [
+            "3",
+            "",
+            " 7 ",
+            "true",
+            "yes",
+            "null",
+            "~",
+            "a: b",
+            "a #b",
+            "x:",
+            "- x",
+            "{a}",
+            "[1]",
+            "it's",
+            "a\nb",
+            "#c",
+            "'q'",
+            "\"q\"",
+            "1.50",
+            "0x1F",
+            "-",
+            "?",
+            ": x",
+            "plain text",
+            "---",
+            "@x",
+            "%x",
+        ];
+        for result in results {
+            let quoted = serde_json::to_string(result).unwrap_or_default();
+            for template in [
+                format!("repl{{{{ print {quoted} }}}}"),
+                format!("{{{{repl print {quoted} }}}}"),
+                format!("x-repl{{{{ print {quoted} }}}}"),
+            ] {
+                let value = json!({"k": template});
+                let by_strings = render_strings(&value, &mut engine, &budget).map(|strings| {
+                    let mut value = value.clone();
+                    for (pointer, read) in strings {
+                        if let Some(field) = value.pointer_mut(&pointer) {
+                            *field = read;
+                        }
+                    }
+                    value
+                });
+                let text = crate::doc::to_yaml_single_quoting(&value, &has_template);
+                let by_text = render_resource(&text, &mut engine, &budget).ok().and_then(|mut d| d.pop());
+                if let Some(by_strings) = by_strings {
+                    assert_eq!(Some(by_strings), by_text, "{template:?} written as {text:?}");
+                }
+            }
+        }
     }
 
     #[test]
