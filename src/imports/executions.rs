@@ -7,7 +7,6 @@ use super::model::{self, import_type, Blueprint, Execution, ImportDecl};
 use super::{gotemplate, Declared, ImportReport, ScopeReport, Step};
 use crate::doc::{read_yaml_documents, Map, Value};
 use crate::krm::{self, type_of};
-use crate::package::resolve;
 use crate::render::Generated;
 use crate::template::TemplateError;
 use serde_json::json;
@@ -113,10 +112,8 @@ pub(super) fn execute(
             step.results.push(origin.error(message, &format!("{field}.template")));
             return None;
         }
-        (None, Some(file)) => match resolve(origin.file.as_deref(), file.trim_start_matches('/'))
-            .and_then(|path| step.files.read(&path).map_err(|err| format!("cannot read template file {path:?}: {err}")))
-        {
-            Ok(text) => (text, format!("{field}.file"), Some(file)),
+        (None, Some(file)) => match origin.read(step.files, file, "template file") {
+            Ok((_, text)) => (text, format!("{field}.file"), Some(file)),
             Err(message) => {
                 step.results.push(origin.error(message, &format!("{field}.file")));
                 return None;
@@ -128,7 +125,7 @@ pub(super) fn execute(
     let in_file = file.map(|file| format!("in {file}: ")).unwrap_or_default();
     let text = if execution.kind == "GoTemplate" {
         let data = go_binding(step, phase, imports, dataobjects);
-        let rendered = match step.go.render(&source, origin.file.as_deref(), &data) {
+        let rendered = match step.go.render(&source, &origin.fs, origin.file.as_deref(), &data) {
             Ok(text) => text,
             Err(err) => {
                 let message = format!("execution {:?}: {in_file}{}", execution.name, go_error(&err, &source));

@@ -5,8 +5,8 @@
 //!
 //! - `toYaml`, `fromYaml` (Landscaper's: sigs.k8s.io/yaml, `toYaml` without the final newline);
 //!   `toJson`, `fromJson` are Sprig's, which Landscaper keeps;
-//! - `include` and `readFile` read the blueprint's files (paths from the blueprint's directory;
-//!   a leading `/` is that directory, as in Landscaper's blueprint file system);
+//! - `include` and `readFile` read the blueprint's files through its filesystem
+//!   ([`super::files`]: a leading `/` is the blueprint's directory, as in Landscaper);
 //! - `parseOCIRef`, `ociRefRepo`, `ociRefVersion`;
 //! - `getResource`, `getResources`, `getComponent` over the component descriptor the config
 //!   provides (`spec.componentDescriptor`, `spec.componentDescriptors`).
@@ -20,9 +20,10 @@
 //! and fails as in Go). Templates are compiled once per distinct text (and declaring file, which
 //! `include` reads from).
 
+use super::files::BlueprintFs;
 use crate::doc::{read_yaml_documents, to_yaml, Map, Value};
 use crate::limits::Budget;
-use crate::package::{resolve, Files};
+use crate::package::Files;
 use crate::template::go::{self, define, Args, Arity, Compiled, FuncMap, GoValue, TemplateError, ValueFunc};
 use crate::template::sprig;
 use std::collections::HashMap;
@@ -61,7 +62,7 @@ pub struct GoTemplates {
     base: FuncMap,
     files: Arc<dyn Files>,
     budget: Arc<Budget>,
-    compiled: HashMap<(Option<String>, String), Result<Compiled, String>>,
+    compiled: HashMap<(String, String), Result<Compiled, String>>,
 }
 
 impl GoTemplates {
@@ -70,14 +71,22 @@ impl GoTemplates {
         Self { base: go::charged(functions(descriptors), &budget), files, budget, compiled: HashMap::new() }
     }
 
-    /// Renders `source` (declared in the file `from`, which `include` and `readFile` resolve
-    /// from) over `data`; errors are Go's message with the template position when it has one.
-    pub fn render(&mut self, source: &str, from: Option<&str>, data: &GoValue) -> Result<String, String> {
-        let key = (from.map(str::to_string), source.to_string());
+    /// Renders `source` (declared in the file `from` of the blueprint whose files are `fs`,
+    /// which `include` and `readFile` read) over `data`; errors are Go's message with the
+    /// template position when it has one.
+    pub fn render(
+        &mut self,
+        source: &str,
+        fs: &BlueprintFs,
+        from: Option<&str>,
+        data: &GoValue,
+    ) -> Result<String, String> {
+        let key = (format!("{}\0{}", fs.key(), from.unwrap_or_default()), source.to_string());
         if !self.compiled.contains_key(&key) {
             let scope = Arc::new(Scope {
                 base: self.base.clone(),
                 files: self.files.clone(),
+                fs: fs.clone(),
                 from: from.map(str::to_string),
                 budget: self.budget.clone(),
                 depth: AtomicUsize::new(0),
@@ -98,6 +107,7 @@ impl GoTemplates {
 struct Scope {
     base: FuncMap,
     files: Arc<dyn Files>,
+    fs: BlueprintFs,
     from: Option<String>,
     budget: Arc<Budget>,
     depth: AtomicUsize,
@@ -105,8 +115,8 @@ struct Scope {
 
 impl Scope {
     fn read(&self, name: &str) -> Result<String, String> {
-        let path = resolve(self.from.as_deref(), name.trim_start_matches('/'))?;
-        self.files.read(&path).map_err(|err| format!("{path}: {err}"))
+        let path = self.fs.resolve(self.from.as_deref(), name)?;
+        self.fs.read(self.files.as_ref(), &path).map_err(|err| format!("{}: {err}", self.fs.show(&path)))
     }
 }
 
@@ -429,7 +439,8 @@ mod tests {
     fn render(source: &str, data: &Value, descriptors: &Descriptors, files: &[(&str, &str)]) -> Result<String, String> {
         let files = MemoryFiles(files.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect());
         let mut templates = GoTemplates::new(files.share(), descriptors, Arc::new(Budget::default()));
-        templates.render(source, Some("blueprint/blueprint.yaml"), &to_go_json(data))
+        let fs = BlueprintFs::package("blueprint");
+        templates.render(source, &fs, Some("blueprint/blueprint.yaml"), &to_go_json(data))
     }
 
     #[test]

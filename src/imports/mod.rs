@@ -14,6 +14,7 @@
 
 mod executions;
 mod exports;
+pub mod files;
 pub mod gotemplate;
 pub use crate::model::imports as model;
 pub mod schema;
@@ -98,6 +99,8 @@ struct Declared {
     origin: Origin,
     /// The file relative paths (execution files, subinstallation files) resolve from.
     file: Option<String>,
+    /// The blueprint's own files: its directory, or its inline filesystem.
+    fs: files::BlueprintFs,
     /// `subinstallation "a": ` for nested blueprints.
     prefix: String,
     /// The subinstallation files read on the way here, to refuse one that includes itself.
@@ -113,7 +116,18 @@ impl Declared {
     /// The blueprint at `origin`, its relative paths resolving from its item's file.
     fn at(origin: Origin) -> Self {
         let file = origin.file().map(str::to_string);
-        Declared { origin, file, prefix: String::new(), chain: Vec::new() }
+        let fs = files::BlueprintFs::of_file(file.as_deref());
+        Declared { origin, file, fs, prefix: String::new(), chain: Vec::new() }
+    }
+
+    /// A file the blueprint names (`what`: "template file"), resolved and read through its
+    /// filesystem: the resolved path and the text, or why not.
+    fn read(&self, files: &dyn Files, path: &str, what: &str) -> Result<(String, String), String> {
+        let resolved = self.fs.resolve(self.file.as_deref(), path)?;
+        match self.fs.read(files, &resolved) {
+            Ok(text) => Ok((resolved, text)),
+            Err(err) => Err(format!("cannot read {what} {:?}: {err}", self.fs.show(&resolved))),
+        }
     }
 
     fn diagnostic(&self, severity: Severity, message: impl AsRef<str>, field: &str) -> Diagnostic {

@@ -3,12 +3,13 @@
 //! by those wires and rendered recursively. The limits on that recursion (depth, count, file
 //! cycles) live here with it.
 
-use super::model::{import_type, Blueprint, ImportDecl, InstallationTemplate, Subinstallation};
+use super::files::{BlueprintFs, BLUEPRINT_FILE};
+use super::model::{import_type, Blueprint, ImportDecl, InstallationTemplate};
 use super::{render_blueprint, schema, Declared, ScopeReport, Step, Wire};
 use crate::config::parse_section;
 use crate::doc::{read_yaml_documents, FieldPath, Map, Value};
 use crate::krm;
-use crate::package::{resolve, Files};
+use crate::package::Files;
 use std::collections::{BTreeSet, HashMap, HashSet};
 
 /// Subinstallations nest at most this deep (file references could otherwise loop).
@@ -22,11 +23,13 @@ const MAX_INSTALLATIONS: usize = 1000;
 const FILE_CYCLE: &str = "subinstallation files include each other";
 
 /// Files a blueprint item's subinstallations read (`file:` templates and `blueprint.file`),
-/// following nested file references.
+/// following nested file references, each through its blueprint's filesystem.
 pub(super) fn referenced_files(item: &Value, files: &dyn Files) -> HashSet<String> {
     let mut found = HashSet::new();
-    let mut pending: Vec<(Value, Option<String>)> = vec![(item.clone(), krm::item_location(item).0)];
-    while let Some((blueprint, from)) = pending.pop() {
+    let from = krm::item_location(item).0;
+    let mut pending: Vec<(Value, Option<String>, BlueprintFs)> =
+        vec![(item.clone(), from.clone(), BlueprintFs::of_file(from.as_deref()))];
+    while let Some((blueprint, from, fs)) = pending.pop() {
         if found.len() > 256 {
             break;
         }
@@ -35,7 +38,7 @@ pub(super) fn referenced_files(item: &Value, files: &dyn Files) -> HashSet<Strin
             let mut template = entry.clone();
             let mut template_from = from.clone();
             if let Some(path) = entry.get("file").and_then(Value::as_str) {
-                let Ok(resolved) = resolve(from.as_deref(), path) else { continue };
+                let Ok(resolved) = fs.resolve(from.as_deref(), path) else { continue };
                 if !found.insert(resolved.clone()) {
                     continue;
                 }
@@ -48,14 +51,21 @@ pub(super) fn referenced_files(item: &Value, files: &dyn Files) -> HashSet<Strin
             match template.get("blueprint") {
                 Some(Value::Object(inline)) if inline.contains_key("file") => {
                     let path = inline.get("file").and_then(Value::as_str).unwrap_or_default();
-                    let Ok(resolved) = resolve(template_from.as_deref(), path) else { continue };
+                    let Ok(mut resolved) = fs.resolve_blueprint(template_from.as_deref(), path) else { continue };
+                    let mut read = files.read(&resolved);
+                    if read == Err(crate::package::FileError::NotRegular { directory: true }) {
+                        resolved = format!("{resolved}/{BLUEPRINT_FILE}");
+                        read = files.read(&resolved);
+                    }
                     if found.insert(resolved.clone()) {
-                        if let Some(document) = files.read(&resolved).ok().and_then(|t| single_document(&t).ok()) {
-                            pending.push((document, Some(resolved)));
+                        if let Some(document) = read.ok().and_then(|t| single_document(&t).ok()) {
+                            let child = fs.at_file(&resolved);
+                            pending.push((document, Some(resolved), child));
                         }
                     }
                 }
-                Some(inline @ Value::Object(_)) => pending.push((inline.clone(), template_from)),
+                Some(Value::Object(inline)) if inline.contains_key("filesystem") || inline.contains_key("inline") => {}
+                Some(inline @ Value::Object(_)) => pending.push((inline.clone(), template_from, fs.clone())),
                 _ => {}
             }
         }
@@ -240,7 +250,8 @@ pub(super) fn render(
                 .field
                 .clone()
                 .join(&FieldPath::parse(&format!("{field}.blueprint")))),
-            file: child.file.clone().or_else(|| origin.file.clone()),
+            file: child.file.clone(),
+            fs: child.fs.clone(),
             prefix: format!("{}subinstallation {:?}: ", origin.prefix, child.name),
             chain,
         };
@@ -361,9 +372,29 @@ fn order_siblings(names: &[String], depends: &[Vec<String>]) -> Result<Vec<usize
     Err(Vec::new())
 }
 
-/// A subinstallation entry: inline, or `file:` holding an InstallationTemplate. Its blueprint
-/// is inline fields, `{file: …}`, or Landscaper's `{filesystem: {blueprint.yaml: …}}`.
-fn load_subinstallation(step: &Step, entry: &Value, origin: &Declared) -> Result<Subinstallation, String> {
+/// A subinstallation template with its blueprint loaded.
+struct Child {
+    name: String,
+    blueprint: Blueprint,
+    /// Import name in the child → data object in the parent's scope.
+    imports: Vec<(String, String)>,
+    /// The child's target imports, as the template wires them.
+    targets: Vec<Value>,
+    /// Export name in the child → data object in the parent's scope.
+    exports: Vec<(String, String)>,
+    /// The file the child's relative paths resolve from, and the child's own files.
+    file: Option<String>,
+    fs: BlueprintFs,
+    /// Every file read to load it (template, blueprint), for inclusion cycles.
+    files: Vec<String>,
+}
+
+/// A subinstallation entry: inline, or `file:` holding an InstallationTemplate (read through
+/// the parent blueprint's filesystem, as Landscaper's GetSubinstallations does). Its blueprint
+/// is Landscaper's `{filesystem: {blueprint.yaml: …}}` (also as `{inline: {filesystem: …}}`),
+/// ours `{file: …}` naming a blueprint file or its directory, or the blueprint's fields inline.
+/// A blueprint from a filesystem or a file reads its files from its own directory.
+fn load_subinstallation(step: &Step, entry: &Value, origin: &Declared) -> Result<Child, String> {
     let mut files: Vec<String> = Vec::new();
     let mut enter = |resolved: &str| -> Result<(), String> {
         if let Some(start) = origin.chain.iter().chain(files.iter()).position(|f| f == resolved) {
@@ -377,12 +408,13 @@ fn load_subinstallation(step: &Step, entry: &Value, origin: &Declared) -> Result
     };
     let (template, file): (InstallationTemplate, Option<String>) = match entry.get("file").and_then(Value::as_str) {
         Some(path) if entry.as_object().is_some_and(|m| m.len() == 1) => {
-            let resolved = resolve(origin.file.as_deref(), path)?;
-            enter(&resolved)?;
-            let text = step.files.read(&resolved).map_err(|err| format!("cannot read {resolved:?}: {err}"))?;
-            let document = single_document(&text).map_err(|err| format!("{resolved:?}: {err}"))?;
+            let resolved = origin.fs.resolve(origin.file.as_deref(), path)?;
+            let shown = origin.fs.show(&resolved);
+            enter(&format!("{}{shown}", inline_key(&origin.fs)))?;
+            let text = origin.fs.read(step.files, &resolved).map_err(|err| format!("cannot read {shown:?}: {err}"))?;
+            let document = single_document(&text).map_err(|err| format!("{shown:?}: {err}"))?;
             let template =
-                parse_section(&document).map_err(|(at, err)| format!("{resolved:?}: {}", located(&at, &err)))?;
+                parse_section(&document).map_err(|(at, err)| format!("{shown:?}: {}", located(&at, &err)))?;
             (template, Some(resolved))
         }
         _ => (parse_section(entry).map_err(|(at, err)| located(&at, &err))?, None),
@@ -391,42 +423,69 @@ fn load_subinstallation(step: &Step, entry: &Value, origin: &Declared) -> Result
         return Err("name: Required value: name must be defined".into());
     }
     let from = file.clone().or_else(|| origin.file.clone());
-    let blueprint = match &template.blueprint {
+    let (blueprint, fs, own_file) = match &template.blueprint {
         None => return Err(format!("subinstallation {:?} has no blueprint", template.name)),
         Some(Value::Object(map)) if map.contains_key("ref") => {
             return Err(
                 "blueprint references (ref) need a component repository: inline the blueprint or use file".into()
             )
         }
-        Some(Value::Object(map)) if map.contains_key("filesystem") => {
-            let text = map
-                .get("filesystem")
-                .and_then(|fs| fs.get("blueprint.yaml"))
-                .and_then(Value::as_str)
-                .ok_or("blueprint.filesystem needs a blueprint.yaml entry")?;
-            parse_section(&single_document(text)?)
-                .map_err(|(at, err)| format!("blueprint.yaml: {}", located(&at, &err)))?
+        Some(Value::Object(map))
+            if map.contains_key("filesystem") || map.get("inline").is_some_and(|i| i.get("filesystem").is_some()) =>
+        {
+            let filesystem = map.get("filesystem").or_else(|| map.get("inline").and_then(|i| i.get("filesystem")));
+            let fs =
+                BlueprintFs::inline(filesystem.unwrap_or(&Value::Null)).map_err(|err| format!("blueprint.{err}"))?;
+            let text = fs
+                .read(step.files, BLUEPRINT_FILE)
+                .map_err(|_| format!("blueprint.filesystem needs a {BLUEPRINT_FILE} entry"))?;
+            let blueprint = parse_section(&single_document(&text)?)
+                .map_err(|(at, err)| format!("{BLUEPRINT_FILE}: {}", located(&at, &err)))?;
+            (blueprint, fs, Some(BLUEPRINT_FILE.to_string()))
         }
         Some(Value::Object(map)) if map.len() == 1 && map.contains_key("file") => {
             let path = map.get("file").and_then(Value::as_str).unwrap_or_default();
-            let resolved = resolve(from.as_deref(), path)?;
-            enter(&resolved)?;
-            let text = step.files.read(&resolved).map_err(|err| format!("cannot read {resolved:?}: {err}"))?;
-            parse_section(&single_document(&text).map_err(|err| format!("{resolved:?}: {err}"))?)
-                .map_err(|(at, err)| format!("{resolved:?}: {}", located(&at, &err)))?
+            let mut resolved = origin.fs.resolve_blueprint(from.as_deref(), path)?;
+            let mut read = origin.fs.read(step.files, &resolved);
+            // A directory holds its blueprint in blueprint.yaml, as a blueprint's filesystem does.
+            if read == Err(crate::package::FileError::NotRegular { directory: true }) {
+                resolved = format!("{resolved}/{BLUEPRINT_FILE}");
+                read = origin.fs.read(step.files, &resolved);
+            }
+            let shown = origin.fs.show(&resolved);
+            enter(&format!("{}{shown}", inline_key(&origin.fs)))?;
+            let text = read.map_err(|err| format!("cannot read {shown:?}: {err}"))?;
+            let blueprint = parse_section(&single_document(&text).map_err(|err| format!("{shown:?}: {err}"))?)
+                .map_err(|(at, err)| format!("{shown:?}: {}", located(&at, &err)))?;
+            (blueprint, origin.fs.at_file(&resolved), Some(resolved))
         }
         Some(value) => {
-            parse_section(value).map_err(|(at, err)| located(&FieldPath::root().key("blueprint").join(&at), &err))?
+            let blueprint = parse_section(value)
+                .map_err(|(at, err)| located(&FieldPath::root().key("blueprint").join(&at), &err))?;
+            // Fields inline in the template: the template's own files, from where it is written.
+            (blueprint, origin.fs.clone(), from)
         }
     };
-    Ok(Subinstallation {
+    Ok(Child {
         name: template.name,
         blueprint,
         imports: template.imports.data.into_iter().map(|d| (d.name, d.data_ref)).collect(),
+        targets: template.imports.targets,
         exports: template.exports.data.into_iter().map(|d| (d.name, d.data_ref)).collect(),
-        file,
+        file: own_file,
+        fs,
         files,
     })
+}
+
+/// Inclusion cycles are told apart per filesystem: inline files of one blueprint are not
+/// another's.
+fn inline_key(fs: &BlueprintFs) -> String {
+    if fs.is_inline() {
+        format!("{} ", fs.key())
+    } else {
+        String::new()
+    }
 }
 
 fn single_document(text: &str) -> Result<Value, String> {

@@ -169,21 +169,6 @@ pub fn import_type(decl: &ImportDecl) -> &str {
     }
 }
 
-/// A subinstallation template (an `InstallationTemplate`), with its blueprint parsed.
-#[derive(Clone, Debug, Default)]
-pub struct Subinstallation {
-    pub name: String,
-    pub blueprint: Blueprint,
-    /// Import name in the child → data object in the parent's scope.
-    pub imports: Vec<(String, String)>,
-    /// Export name in the child → data object in the parent's scope.
-    pub exports: Vec<(String, String)>,
-    /// The file the template came from, for relative paths inside it.
-    pub file: Option<String>,
-    /// Every file read to load it (template, blueprint), for inclusion cycles.
-    pub files: Vec<String>,
-}
-
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct InstallationTemplate {
