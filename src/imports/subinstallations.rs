@@ -4,7 +4,7 @@
 //! cycles) live here with it.
 
 use super::files::{BlueprintFs, BLUEPRINT_FILE};
-use super::model::{import_type, Blueprint, ImportDecl, InstallationTemplate};
+use super::model::{import_type, Blueprint, ImportDecl, InstallationTemplate, TargetRef};
 use super::{render_blueprint, schema, Declared, ScopeReport, Step, Wire};
 use crate::config::parse_section;
 use crate::doc::{read_yaml_documents, FieldPath, Map, Value};
@@ -108,6 +108,8 @@ pub(super) fn render(
     }
     // Which sibling's export each data object is, for the imports wired to it.
     let mut exported: HashMap<String, Wire> = HashMap::new();
+    // The targets the siblings exported so far, by name in this scope.
+    let mut target_objects = Map::new();
     if depth >= MAX_DEPTH {
         step.results
             .push(origin.error(format!("subinstallations nest deeper than {MAX_DEPTH} levels"), "subinstallations"));
@@ -172,6 +174,11 @@ pub(super) fn render(
     }
     // Who exports each data object, and so who waits for whom.
     let exporters: HashMap<&str, &str> = exporters.into_iter().map(|(data_ref, (name, _))| (data_ref, name)).collect();
+    // Targets are wired like data: a sibling's target export is waited for.
+    let target_exporters: HashMap<&str, &str> = children
+        .iter()
+        .flat_map(|(_, child)| child.target_exports.iter().map(|(_, target)| (target.as_str(), child.name.as_str())))
+        .collect();
     let depends: Vec<Vec<String>> = children
         .iter()
         .map(|(_, child)| {
@@ -179,6 +186,13 @@ pub(super) fn render(
                 .imports
                 .iter()
                 .filter_map(|(_, data_ref)| exporters.get(data_ref.as_str()).map(|s| s.to_string()))
+                .chain(
+                    child
+                        .targets
+                        .iter()
+                        .flat_map(target_names)
+                        .filter_map(|t| target_exporters.get(element_of(t).0).map(|s| s.to_string())),
+                )
                 .filter(|d| d != &child.name)
                 .collect();
             deps.sort();
@@ -228,6 +242,23 @@ pub(super) fn render(
                 wired = false;
             }
         }
+        for (j, target) in child.targets.iter().enumerate() {
+            let path = format!("subinstallations.{}.imports.targets[{j}]", child.name);
+            let at = format!("{field}.imports.targets[{j}]");
+            match wire_target(target, blueprint, imports, &target_objects, &target_exporters) {
+                Ok(Some((value, label))) => {
+                    source.insert(target.name.clone(), value);
+                    wiring
+                        .insert(target.name.clone(), Wire { label: format!("{label} of {scope}"), secret: Vec::new() });
+                }
+                Ok(None) => {}
+                Err(TargetProblem::SiblingFailed) => wired = false,
+                Err(TargetProblem::Invalid(message)) => {
+                    step.results.push(origin.error(format!("{path}{message}"), &at));
+                    wired = false;
+                }
+            }
+        }
         if !wired {
             continue;
         }
@@ -270,9 +301,164 @@ pub(super) fn render(
                     exported.insert(data_ref.clone(), Wire { label, secret });
                 }
             }
+            // An exported target spec becomes a Target named after it, as Landscaper's
+            // simulator converts it (installation_simulator.go convertTargetSpecToTarget).
+            for (export, target) in &child.target_exports {
+                if let Some(spec) = exports.get(export) {
+                    let object = serde_json::json!({"metadata": {"name": target}, "spec": spec});
+                    target_objects.insert(target.clone(), object);
+                }
+            }
         }
     }
     Some(dataobjects)
+}
+
+/// Why a child's target import cannot be wired.
+enum TargetProblem {
+    /// The sibling exporting the target failed; its error is already reported.
+    SiblingFailed,
+    /// Landscaper's message after the import's path.
+    Invalid(String),
+}
+
+/// The target names a target import refers to (its `target`, `targets` and `targetMap`).
+fn target_names(target: &TargetRef) -> Vec<&str> {
+    let mut names: Vec<&str> = target.target.iter().map(String::as_str).collect();
+    names.extend(target.targets.iter().flatten().map(String::as_str));
+    names.extend(target.target_map.iter().flat_map(|m| m.values()).map(String::as_str));
+    names
+}
+
+/// `name[index]` as Landscaper's IsIndexed splits it: the import and the list index or map
+/// key, or the name alone.
+fn element_of(name: &str) -> (&str, Option<&str>) {
+    match name.strip_suffix(']').and_then(|rest| rest.rsplit_once('[')) {
+        Some((base, index)) => (base, Some(index)),
+        None => (name, None),
+    }
+}
+
+/// What a child's target import is wired to, as Landscaper resolves an installation
+/// template's TargetImport (installations/operation.go, utils/landscaper/installation_simulator.go):
+/// `target` one target of the parent's scope (a parent import, `list[i]` or `map[key]` of one,
+/// or a sibling's export), `targets` a list and `targetMap` a map of them, `targetListRef` and
+/// `targetMapRef` a parent's targetList or targetMap import whole. `Ok(None)` when it names a
+/// parent import that is declared but not satisfied: the wiring is dropped and the child
+/// fails only if it requires the import.
+fn wire_target(
+    target: &TargetRef,
+    blueprint: &Blueprint,
+    imports: &Map,
+    siblings: &Map,
+    exporters: &HashMap<&str, &str>,
+) -> Result<Option<(Value, String)>, TargetProblem> {
+    const FIELDS: &str = "Target, Targets, TargetMap, TargetMapReference, TargetListReference";
+    let set: Vec<&str> = [
+        ("Target", target.target.is_some()),
+        ("Targets", target.targets.is_some()),
+        ("TargetMap", target.target_map.is_some()),
+        ("TargetMapReference", target.target_map_ref.is_some()),
+        ("TargetListReference", target.target_list_ref.is_some()),
+    ]
+    .into_iter()
+    .filter_map(|(name, is_set)| is_set.then_some(name))
+    .collect();
+    let invalid = |message: String| Err(TargetProblem::Invalid(message));
+    match set.as_slice() {
+        [] => return invalid(format!(": Required value: exactly one of [{FIELDS}] must be set (currently set: none)")),
+        [_] => {}
+        _ => {
+            let message = format!(
+                ": Invalid value: {:?}: exactly one of [{FIELDS}] must be set (currently set: [{}])",
+                target.name,
+                set.join(", ")
+            );
+            return invalid(message);
+        }
+    }
+    let name = &target.name;
+    let declared = |import: &str, kinds: &[&str]| {
+        find_decl(&blueprint.imports, import).is_some_and(|decl| kinds.contains(&import_type(decl)))
+    };
+    // One target of the parent's scope, by name; `Ok(None)`: declared by the parent, not given.
+    let one = |reference: &str, at: &str| -> Result<Option<Value>, TargetProblem> {
+        if let Some(value) = siblings.get(reference) {
+            return Ok(Some(value.clone()));
+        }
+        if exporters.contains_key(reference) {
+            return Err(TargetProblem::SiblingFailed);
+        }
+        let (base, index) = element_of(reference);
+        let kinds: &[&str] = if index.is_some() { &["targetList", "targetMap"] } else { &["target"] };
+        if declared(base, kinds) {
+            let value = imports.get(base);
+            return match (value, index) {
+                (None, _) => Ok(None),
+                (Some(value), None) => Ok(Some(value.clone())),
+                (Some(Value::Array(list)), Some(index)) => {
+                    match index.parse::<usize>().ok().and_then(|i| list.get(i)) {
+                        Some(element) => Ok(Some(element.clone())),
+                        None => Err(TargetProblem::Invalid(format!(
+                        "[{name}]{at}: Not found: {reference:?}: the targetList import {base:?} has no element {index}"
+                    ))),
+                    }
+                }
+                (Some(Value::Object(map)), Some(key)) => match map.get(key) {
+                    Some(element) => Ok(Some(element.clone())),
+                    None => Err(TargetProblem::Invalid(format!(
+                        "[{name}]{at}: Not found: {reference:?}: the targetMap import {base:?} has no key {key:?}"
+                    ))),
+                },
+                (Some(_), Some(_)) => Ok(None),
+            };
+        }
+        Err(TargetProblem::Invalid(format!(
+            "[{name}]{at}: Not found: \"import not satisfied\" ({reference:?} is not a target import of the parent \
+             nor a target export of a sibling)"
+        )))
+    };
+    let whole = |reference: &str, kind: &str| -> Result<Option<Value>, TargetProblem> {
+        if declared(reference, &[kind]) {
+            return Ok(imports.get(reference).cloned());
+        }
+        Err(TargetProblem::Invalid(format!(
+            "[{name}]: Not found: \"import not satisfied\" ({reference:?} is not a {kind} import of the parent)"
+        )))
+    };
+    let (value, label) = if let Some(reference) = &target.target {
+        (one(reference, "")?, format!("target {reference}"))
+    } else if let Some(references) = &target.targets {
+        let mut list = Vec::new();
+        for (k, reference) in references.iter().enumerate() {
+            match one(reference, &format!(".targets[{k}]"))? {
+                Some(value) => list.push(value),
+                None => return Ok(None),
+            }
+        }
+        (Some(Value::Array(list)), format!("targets {}", references.join(", ")))
+    } else if let Some(references) = &target.target_map {
+        let mut map = Map::new();
+        for (key, reference) in references {
+            match one(reference, &format!(".targets[{key}]"))? {
+                Some(value) => map.insert(key.clone(), value),
+                None => return Ok(None),
+            };
+        }
+        (Some(Value::Object(map)), "targetMap".to_string())
+    } else if let Some(reference) = &target.target_list_ref {
+        (whole(reference, "targetList")?, format!("targetList {reference}"))
+    } else if let Some(reference) = &target.target_map_ref {
+        (whole(reference, "targetMap")?, format!("targetMap {reference}"))
+    } else {
+        (None, String::new())
+    };
+    Ok(value.map(|value| (value, label)))
+}
+
+/// The parent's declaration of import `name`, conditional imports included.
+fn find_decl<'d>(decls: &'d [ImportDecl], name: &str) -> Option<&'d ImportDecl> {
+    decls.iter().find_map(|decl| if decl.name == name { Some(decl) } else { find_decl(&decl.imports, name) })
 }
 
 /// The parent's data imports a subinstallation may not export, as Landscaper lists them
@@ -379,9 +565,11 @@ struct Child {
     /// Import name in the child → data object in the parent's scope.
     imports: Vec<(String, String)>,
     /// The child's target imports, as the template wires them.
-    targets: Vec<Value>,
+    targets: Vec<TargetRef>,
     /// Export name in the child → data object in the parent's scope.
     exports: Vec<(String, String)>,
+    /// Target export name in the child → target in the parent's scope.
+    target_exports: Vec<(String, String)>,
     /// The file the child's relative paths resolve from, and the child's own files.
     file: Option<String>,
     fs: BlueprintFs,
@@ -472,6 +660,7 @@ fn load_subinstallation(step: &Step, entry: &Value, origin: &Declared) -> Result
         imports: template.imports.data.into_iter().map(|d| (d.name, d.data_ref)).collect(),
         targets: template.imports.targets,
         exports: template.exports.data.into_iter().map(|d| (d.name, d.data_ref)).collect(),
+        target_exports: template.exports.targets.into_iter().map(|t| (t.name, t.target.unwrap_or_default())).collect(),
         file: own_file,
         fs,
         files,

@@ -5,6 +5,7 @@
 use crate::doc::{Map, Value};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 
 pub const API_VERSION: &str = "landscaper.gardener.cloud/v1alpha1";
 
@@ -194,7 +195,32 @@ pub struct Wiring {
     #[serde(default)]
     pub data: Vec<DataRef>,
     #[serde(default)]
-    pub targets: Vec<Value>,
+    pub targets: Vec<TargetRef>,
+}
+
+/// A subinstallation's target import (Landscaper's TargetImport: exactly one of `target`,
+/// `targets`, `targetMap`, `targetMapRef`, `targetListRef`) or target export (`name`, `target`).
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct TargetRef {
+    #[serde(default)]
+    pub name: String,
+    /// A target of the parent's scope: a parent import, an element of one (`list[0]`,
+    /// `map[key]`), or a sibling's target export.
+    #[serde(default)]
+    pub target: Option<String>,
+    /// A list of such targets.
+    #[serde(default)]
+    pub targets: Option<Vec<String>>,
+    /// A map of such targets.
+    #[serde(default)]
+    pub target_map: Option<BTreeMap<String, String>>,
+    /// A targetMap import of the parent.
+    #[serde(default)]
+    pub target_map_ref: Option<String>,
+    /// A targetList import of the parent.
+    #[serde(default)]
+    pub target_list_ref: Option<String>,
 }
 
 #[derive(Clone, Debug, Default, Deserialize)]
