@@ -69,6 +69,13 @@ impl<'a> Walk<'a> {
             .filter(|p| !p.file_name().is_some_and(|n| n.to_string_lossy().starts_with('.')))
             .collect();
         entries.sort();
+        // A Landscaper blueprint's directory: blueprint.yaml is the blueprint, and the other
+        // files (templates named *.yaml that are YAML only once rendered) and directories are
+        // its filesystem, read by the blueprint through it, not manifests.
+        let blueprint = path.join(crate::imports::files::BLUEPRINT_FILE);
+        if blueprint.is_file() {
+            entries.retain(|entry| *entry == blueprint);
+        }
         for entry in entries {
             let is_manifest = entry.extension().is_some_and(|ext| ext == "yaml" || ext == "yml");
             let is_link = std::fs::symlink_metadata(&entry).is_ok_and(|m| m.file_type().is_symlink());

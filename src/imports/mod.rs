@@ -211,7 +211,10 @@ pub fn run(render: &mut Render, files: &dyn Files) -> Report {
     }
     if let Some(item) = items.first() {
         origin = Declared::in_item(item, FieldPath::root());
-        name = krm::name_of(item).to_string();
+        // A blueprint.yaml as Landscaper writes it has no name: the RenderBlueprint's then.
+        if !krm::name_of(item).is_empty() {
+            name = krm::name_of(item).to_string();
+        }
         match parse_section::<Blueprint>(item) {
             Ok(parsed) => blueprint = parsed,
             Err((field, message)) => results.push(origin.error(message, &field.to_string())),
