@@ -149,6 +149,9 @@ struct Step<'a> {
     /// GoTemplate executions: Landscaper's functions and the compiled templates.
     go: gotemplate::GoTemplates,
     descriptors: gotemplate::Descriptors,
+    /// The file that declares the component descriptor (the RenderBlueprint's): local
+    /// resources' paths resolve from it.
+    descriptor_file: Option<String>,
     results: Vec<Diagnostic>,
     generated: Vec<Generated>,
     report: Report,
@@ -177,6 +180,7 @@ impl<'a> Step<'a> {
             engine: Engine::new(resources, backends, budget.clone()),
             go: gotemplate::GoTemplates::new(files.share(), &descriptors, budget),
             descriptors,
+            descriptor_file: None,
             results: Vec::new(),
             generated: Vec::new(),
             report: Report::default(),
@@ -270,6 +274,7 @@ pub fn run(render: &mut Render, files: &dyn Files) -> Report {
         gotemplate::descriptors(&spec.component_descriptor, &spec.component_descriptors),
     );
     step.results = results;
+    step.descriptor_file = Declared::in_item(&render.config.item, FieldPath::root()).file;
     let source = render.values.as_object().cloned().unwrap_or_default();
     // Values from a Secret are secret imports too, down every wiring (unlabelled: `explain`
     // names the values layer itself).

@@ -614,9 +614,17 @@ fn load_subinstallation(step: &Step, entry: &Value, origin: &Declared) -> Result
     let (blueprint, fs, own_file) = match &template.blueprint {
         None => return Err(format!("subinstallation {:?} has no blueprint", template.name)),
         Some(Value::Object(map)) if map.contains_key("ref") => {
-            return Err(
-                "blueprint references (ref) need a component repository: inline the blueprint or use file".into()
-            )
+            let reference = map.get("ref").and_then(Value::as_str).unwrap_or_default();
+            let dir = referenced_blueprint(step, reference)?;
+            let resolved = format!("{dir}/{BLUEPRINT_FILE}");
+            enter(&resolved)?;
+            let text = step
+                .files
+                .read(&resolved)
+                .map_err(|err| format!("blueprint {reference:?}: cannot read {resolved:?}: {err}"))?;
+            let blueprint = parse_section(&single_document(&text).map_err(|err| format!("{resolved:?}: {err}"))?)
+                .map_err(|(at, err)| format!("{resolved:?}: {}", located(&at, &err)))?;
+            (blueprint, BlueprintFs::package(&dir), Some(resolved))
         }
         Some(Value::Object(map))
             if map.contains_key("filesystem") || map.get("inline").is_some_and(|i| i.get("filesystem").is_some()) =>
@@ -665,6 +673,41 @@ fn load_subinstallation(step: &Step, entry: &Value, origin: &Declared) -> Result
         fs,
         files,
     })
+}
+
+/// The package directory of the blueprint `cd://resources/<name>` names (Landscaper resolves it
+/// in the component descriptor and fetches the resource from the registry,
+/// subinstallations/helper.go): the descriptor's resource `<name>` must carry its content
+/// locally, as an OCM component constructor writes it, `input: {type: dir, path: …}`, the path
+/// relative to the file declaring the descriptor.
+fn referenced_blueprint(step: &Step, reference: &str) -> Result<String, String> {
+    let Some(name) = reference.strip_prefix("cd://resources/").filter(|n| !n.is_empty() && !n.contains('/')) else {
+        return Err(format!(
+            "blueprint reference {reference:?}: only cd://resources/<name>, a resource of the component \
+             descriptor (spec.componentDescriptor), is resolved: inline the blueprint or use file"
+        ));
+    };
+    let resources = step.descriptors.cd.get("component").and_then(|c| c.get("resources")).and_then(Value::as_array);
+    let Some(resource) = resources.into_iter().flatten().find(|r| r.get("name").and_then(Value::as_str) == Some(name))
+    else {
+        return Err(format!(
+            "blueprint reference {reference:?}: the component descriptor (spec.componentDescriptor) has no \
+             resource {name:?}"
+        ));
+    };
+    let input = resource.get("input");
+    match (
+        input.and_then(|i| i.get("type")).and_then(Value::as_str),
+        input.and_then(|i| i.get("path")).and_then(Value::as_str),
+    ) {
+        (Some("dir"), Some(path)) => crate::package::resolve(step.descriptor_file.as_deref(), path)
+            .map_err(|err| format!("blueprint reference {reference:?}: resource {name:?}: {err}")),
+        _ => Err(format!(
+            "blueprint reference {reference:?}: resource {name:?} has no local content: give it \
+             `input: {{type: dir, path: <the blueprint's directory>}}`, as an OCM component constructor does \
+             (a render reads no component repository)"
+        )),
+    }
 }
 
 /// Inclusion cycles are told apart per filesystem: inline files of one blueprint are not
