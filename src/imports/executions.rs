@@ -128,7 +128,14 @@ pub(super) fn execute(
         let rendered = match step.go.render(&source, &origin.fs, origin.file.as_deref(), &data) {
             Ok(text) => text,
             Err(err) => {
-                let message = format!("execution {:?}: {in_file}{}", execution.name, go_error(&err, &source));
+                let mut message = format!("execution {:?}: {in_file}{}", execution.name, go_error(&err, &source));
+                // Landscaper fills deployitems with what deployers read back from the cluster.
+                if phase == Phase::Export && source.contains(".deployitems") {
+                    message.push_str(
+                        "\n(deployitems is empty: it holds what deployers read back from the cluster, and a \
+                         render runs no deployer; import such values instead)",
+                    );
+                }
                 step.results.push(origin.error(message, field));
                 return None;
             }
