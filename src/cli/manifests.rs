@@ -73,7 +73,7 @@ impl<'a> Walk<'a> {
         // files (templates named *.yaml that are YAML only once rendered) and directories are
         // its filesystem, read by the blueprint through it, not manifests.
         let blueprint = path.join(crate::imports::files::BLUEPRINT_FILE);
-        if blueprint.is_file() {
+        if blueprint.is_file() && self.is_landscaper_blueprint(&blueprint) {
             entries.retain(|entry| *entry == blueprint);
         }
         for entry in entries {
@@ -98,6 +98,19 @@ impl<'a> Walk<'a> {
             }
         }
         Ok(())
+    }
+
+    /// Whether a `blueprint.yaml` is Landscaper's (a Windsor blueprint has the same file name,
+    /// and its directory holds manifests).
+    fn is_landscaper_blueprint(&self, path: &Path) -> bool {
+        let Ok(text) = read_regular_file(path, self.limit) else { return false };
+        let Ok(documents) = read_yaml_documents(&text) else { return false };
+        documents.iter().any(|document| {
+            document
+                .get("apiVersion")
+                .and_then(Value::as_str)
+                .is_some_and(|api| api.starts_with("landscaper.gardener.cloud/"))
+        })
     }
 
     fn read_file(&mut self, path: &Path, items: &mut Vec<Item>) -> Result<(), String> {

@@ -197,7 +197,10 @@ pub fn run(render: &mut Render, files: &dyn Files) -> Report {
         render.items.iter().filter(|i| i.type_of() == (model::API_VERSION, "Blueprint")).map(|i| &**i).collect();
     // A blueprint that another blueprint's subinstallation names by file is that
     // subinstallation's, not a second top level.
-    let referenced: HashSet<String> = candidates.iter().flat_map(|item| referenced_files(item, files)).collect();
+    let cd = Value::Object(spec.component_descriptor.clone());
+    let cd_file = Declared::in_item(&render.config.item, FieldPath::root()).file;
+    let referenced: HashSet<String> =
+        candidates.iter().flat_map(|item| referenced_files(item, files, (&cd, cd_file.as_deref()))).collect();
     let items: Vec<&Value> = candidates
         .into_iter()
         .filter(|item| krm::item_location(item).0.is_none_or(|path| !referenced.contains(&path)))

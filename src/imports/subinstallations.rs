@@ -22,9 +22,14 @@ const MAX_INSTALLATIONS: usize = 1000;
 /// How an inclusion cycle's message starts (reported once per render, not once per path).
 const FILE_CYCLE: &str = "subinstallation files include each other";
 
-/// Files a blueprint item's subinstallations read (`file:` templates and `blueprint.file`),
-/// following nested file references, each through its blueprint's filesystem.
-pub(super) fn referenced_files(item: &Value, files: &dyn Files) -> HashSet<String> {
+/// Files a blueprint item's subinstallations read (`file:` templates, `blueprint.file` and the
+/// `blueprint.yaml` a `blueprint.ref` names in the component descriptor `cd`, declared in the
+/// file `cd_file`), following nested references, each through its blueprint's filesystem.
+pub(super) fn referenced_files(
+    item: &Value,
+    files: &dyn Files,
+    (cd, cd_file): (&Value, Option<&str>),
+) -> HashSet<String> {
     let mut found = HashSet::new();
     let from = krm::item_location(item).0;
     let mut pending: Vec<(Value, Option<String>, BlueprintFs)> =
@@ -61,6 +66,16 @@ pub(super) fn referenced_files(item: &Value, files: &dyn Files) -> HashSet<Strin
                         if let Some(document) = read.ok().and_then(|t| single_document(&t).ok()) {
                             let child = fs.at_file(&resolved);
                             pending.push((document, Some(resolved), child));
+                        }
+                    }
+                }
+                Some(Value::Object(inline)) if inline.contains_key("ref") => {
+                    let reference = inline.get("ref").and_then(Value::as_str).unwrap_or_default();
+                    let Ok(dir) = referenced_blueprint(cd, cd_file, reference) else { continue };
+                    let resolved = format!("{dir}/{BLUEPRINT_FILE}");
+                    if found.insert(resolved.clone()) {
+                        if let Some(document) = files.read(&resolved).ok().and_then(|t| single_document(&t).ok()) {
+                            pending.push((document, Some(resolved), BlueprintFs::package(&dir)));
                         }
                     }
                 }
@@ -615,7 +630,7 @@ fn load_subinstallation(step: &Step, entry: &Value, origin: &Declared) -> Result
         None => return Err(format!("subinstallation {:?} has no blueprint", template.name)),
         Some(Value::Object(map)) if map.contains_key("ref") => {
             let reference = map.get("ref").and_then(Value::as_str).unwrap_or_default();
-            let dir = referenced_blueprint(step, reference)?;
+            let dir = referenced_blueprint(&step.descriptors.cd, step.descriptor_file.as_deref(), reference)?;
             let resolved = format!("{dir}/{BLUEPRINT_FILE}");
             enter(&resolved)?;
             let text = step
@@ -680,14 +695,14 @@ fn load_subinstallation(step: &Step, entry: &Value, origin: &Declared) -> Result
 /// subinstallations/helper.go): the descriptor's resource `<name>` must carry its content
 /// locally, as an OCM component constructor writes it, `input: {type: dir, path: …}`, the path
 /// relative to the file declaring the descriptor.
-fn referenced_blueprint(step: &Step, reference: &str) -> Result<String, String> {
+pub(super) fn referenced_blueprint(cd: &Value, from: Option<&str>, reference: &str) -> Result<String, String> {
     let Some(name) = reference.strip_prefix("cd://resources/").filter(|n| !n.is_empty() && !n.contains('/')) else {
         return Err(format!(
             "blueprint reference {reference:?}: only cd://resources/<name>, a resource of the component \
              descriptor (spec.componentDescriptor), is resolved: inline the blueprint or use file"
         ));
     };
-    let resources = step.descriptors.cd.get("component").and_then(|c| c.get("resources")).and_then(Value::as_array);
+    let resources = cd.get("component").and_then(|c| c.get("resources")).and_then(Value::as_array);
     let Some(resource) = resources.into_iter().flatten().find(|r| r.get("name").and_then(Value::as_str) == Some(name))
     else {
         return Err(format!(
@@ -700,7 +715,7 @@ fn referenced_blueprint(step: &Step, reference: &str) -> Result<String, String> 
         input.and_then(|i| i.get("type")).and_then(Value::as_str),
         input.and_then(|i| i.get("path")).and_then(Value::as_str),
     ) {
-        (Some("dir"), Some(path)) => crate::package::resolve(step.descriptor_file.as_deref(), path)
+        (Some("dir"), Some(path)) => crate::package::resolve(from, path)
             .map_err(|err| format!("blueprint reference {reference:?}: resource {name:?}: {err}")),
         _ => Err(format!(
             "blueprint reference {reference:?}: resource {name:?} has no local content: give it \
