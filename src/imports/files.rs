@@ -147,6 +147,115 @@ impl BlueprintFs {
     }
 }
 
+/// Schema files a blueprint may load through `blueprint://` at most (they may refer to more).
+const MAX_SCHEMA_FILES: usize = 256;
+
+/// Landscaper's `$ref: blueprint://path` (docs/usage/JSONSchema.md): a JSON Schema in a file of
+/// the blueprint, the path from the blueprint's directory. Each file read becomes a local type
+/// of its own, and each reference a `local://` one to it, so local types' resolution, cycle
+/// checks and fragments serve both. `None` when the blueprint has no such reference.
+pub fn load_schema_files(
+    blueprint: &super::model::Blueprint,
+    fs: &BlueprintFs,
+    files: &dyn Files,
+) -> Option<Result<super::model::Blueprint, String>> {
+    let mut blueprint = blueprint.clone();
+    let mut wanted: Vec<String> = Vec::new();
+    fn imports(decls: &mut [super::model::ImportDecl], wanted: &mut Vec<String>) {
+        for decl in decls {
+            if let Some(schema) = &mut decl.schema {
+                rewrite_references(schema, wanted, 0);
+            }
+            imports(&mut decl.imports, wanted);
+        }
+    }
+    imports(&mut blueprint.imports, &mut wanted);
+    for export in &mut blueprint.exports {
+        if let Some(schema) = &mut export.schema {
+            rewrite_references(schema, &mut wanted, 0);
+        }
+    }
+    for schema in blueprint.local_types.values_mut() {
+        rewrite_references(schema, &mut wanted, 0);
+    }
+    if wanted.is_empty() {
+        return None;
+    }
+    let mut next = 0;
+    while let Some(path) = wanted.get(next).cloned() {
+        next += 1;
+        if next > MAX_SCHEMA_FILES {
+            return Some(Err(format!("the schemas refer to more than {MAX_SCHEMA_FILES} blueprint:// files")));
+        }
+        let name = schema_type_name(&path);
+        if blueprint.local_types.contains_key(&name) {
+            continue;
+        }
+        let reference = format!("blueprint://{path}");
+        let loaded = fs
+            .resolve(None, &format!("/{path}"))
+            .and_then(|resolved| {
+                let text =
+                    fs.read(files, &resolved).map_err(|err| format!("cannot read {:?}: {err}", fs.show(&resolved)))?;
+                let mut documents = crate::doc::read_yaml_documents(&text)
+                    .map_err(|err| format!("{:?} is not a JSON Schema: {}", fs.show(&resolved), err.message))?;
+                match documents.len() {
+                    1 => Ok(documents.remove(0)),
+                    n => Err(format!("{:?} holds {n} documents, not one JSON Schema", fs.show(&resolved))),
+                }
+            })
+            .map_err(|err| format!("error resolving reference {reference:?}: {err}"));
+        match loaded {
+            Ok(mut schema) => {
+                rewrite_references(&mut schema, &mut wanted, 0);
+                blueprint.local_types.insert(name, schema);
+            }
+            Err(err) => return Some(Err(err)),
+        }
+    }
+    Some(Ok(blueprint))
+}
+
+/// The local type a `blueprint://` file becomes: a name that `local://` takes whole and a JSON
+/// pointer and URI carry as it is (`definitions/x.json` is `blueprint_definitions_2fx.json`).
+fn schema_type_name(path: &str) -> String {
+    let mut name = String::from("blueprint_");
+    for c in path.chars() {
+        match c {
+            'a'..='z' | 'A'..='Z' | '0'..='9' | '.' | '-' => name.push(c),
+            c => name.extend(format!("_{:02x}", u32::from(c)).chars()),
+        }
+    }
+    name
+}
+
+/// Rewrites `{$ref: blueprint://p#f}` to `{$ref: local://<p's type>#f}`, noting `p`.
+fn rewrite_references(schema: &mut Value, wanted: &mut Vec<String>, depth: usize) {
+    if depth > crate::limits::MAX_DEPTH {
+        return;
+    }
+    match schema {
+        Value::Object(map) => {
+            if let Some(Value::String(reference)) = map.get_mut("$ref") {
+                if let Some(rest) = reference.strip_prefix("blueprint://") {
+                    let (path, fragment) = rest.split_once('#').map_or((rest, ""), |(p, f)| (p, f));
+                    let path = path.trim_start_matches('/').to_string();
+                    let fragment = if fragment.is_empty() { String::new() } else { format!("#{fragment}") };
+                    *reference = format!("local://{}{fragment}", schema_type_name(&path));
+                    if !wanted.contains(&path) {
+                        wanted.push(path);
+                    }
+                }
+            }
+            for value in map.values_mut() {
+                rewrite_references(value, wanted, depth + 1);
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(|item| rewrite_references(item, wanted, depth + 1)),
+        _ => {}
+    }
+}
+
 /// The directory part of a slash-separated path (`""` for a file at the root).
 fn parent(file: &str) -> &str {
     file.rsplit_once('/').map_or("", |(dir, _)| dir)

@@ -368,6 +368,16 @@ fn render_blueprint(
     depth: usize,
 ) -> Option<Map> {
     let errors_before = step.results.len();
+    // Schemas in the blueprint's files (`$ref: blueprint://…`) become local types first.
+    let with_files = files::load_schema_files(blueprint, &origin.fs, step.files);
+    let blueprint = match &with_files {
+        None => blueprint,
+        Some(Ok(loaded)) => loaded,
+        Some(Err(message)) => {
+            step.results.push(origin.error(message, "imports"));
+            return None;
+        }
+    };
     validate(step, blueprint, origin);
     if step.results.len() > errors_before {
         return None;
