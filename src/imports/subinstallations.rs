@@ -263,8 +263,14 @@ pub(super) fn render(
             match wire_target(target, blueprint, imports, &target_objects, &target_exporters) {
                 Ok(Some((value, label))) => {
                     source.insert(target.name.clone(), value);
-                    wiring
-                        .insert(target.name.clone(), Wire { label: format!("{label} of {scope}"), secret: Vec::new() });
+                    // A target built from a secret parent import is secret as a whole.
+                    let mut names: Vec<&str> = target_names(target).into_iter().map(|t| element_of(t).0).collect();
+                    names.extend(target.target_list_ref.as_deref());
+                    names.extend(target.target_map_ref.as_deref());
+                    let secret =
+                        report.imports.iter().any(|i| names.contains(&i.name.as_str()) && !i.secret.is_empty());
+                    let secret = if secret { vec![Vec::new()] } else { Vec::new() };
+                    wiring.insert(target.name.clone(), Wire { label: format!("{label} of {scope}"), secret });
                 }
                 Ok(None) => {}
                 Err(TargetProblem::SiblingFailed) => wired = false,
