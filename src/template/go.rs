@@ -12,6 +12,8 @@
 //!
 //! Callers compile each distinct text once per render; function maps are built once per render.
 
+pub mod comments;
+pub mod refs;
 pub mod strconv;
 
 use crate::doc::{Map, Value};
@@ -26,7 +28,13 @@ use std::sync::Arc;
 pub struct Compiled {
     template: gotmpl::Template,
     steps: u64,
+    /// Whether the template may change a map, and so runs from the rewritten tree, under the
+    /// name [`REWRITTEN`], with [`refs`]' records open.
+    rewritten: bool,
 }
+
+/// The name the rewritten tree of a template that may change maps is executed under.
+const REWRITTEN: &str = "render-blueprint:main";
 
 /// Range iterations one execution may run (Go has no limit; ours keeps a template from spinning
 /// without output).
@@ -45,17 +53,41 @@ const MAX_EXPANSION: u64 = 100_000;
 /// costs what the template costs. (Functions are looked up when the template runs, so a name
 /// that is not handed over fails as an unknown function would.)
 pub fn compile(source: &str, (left, right): (&str, &str), funcs: &FuncMap) -> Result<Compiled, String> {
+    let source = &*comments::normalize(source, left, right)?;
     let used: FuncMap = source
         .split(|c: char| !(c.is_alphanumeric() || c == '_'))
         .filter_map(|word| funcs.get_key_value(word))
         .map(|(name, f)| (name.clone(), f.clone()))
         .collect();
-    let template = gotmpl::Template::new("")
+    let mut template = gotmpl::Template::new("")
         .delims(left, right)
-        .funcs(used)
+        .funcs(used.clone())
         .max_range_iters(MAX_RANGE_ITERATIONS)
         .parse(source)
         .map_err(|err| message(&err))?;
+    let rewritten = refs::may_change(source);
+    if rewritten {
+        // Parsed again (the text parsed above, so it parses) and rewritten so that every read of
+        // a map sees its changes.
+        let (mut tree, defines) = gotmpl::parse::Parser::with_name(None, source, left, right)
+            .and_then(gotmpl::parse::Parser::parse)
+            .map_err(|err| message(&err))?;
+        refs::rewrite(&mut tree);
+        let mut internal = used;
+        let get: ValueFunc = Arc::new(refs::get);
+        let resolve: ValueFunc = Arc::new(|args: &[GoValue]| refs::resolve(args.first().unwrap_or(&GoValue::Nil)));
+        internal.insert(refs::GET.into(), get);
+        internal.insert(refs::RESOLVE.into(), resolve);
+        template = gotmpl::Template::new("")
+            .delims(left, right)
+            .funcs(internal)
+            .max_range_iters(MAX_RANGE_ITERATIONS)
+            .add_parse_tree(REWRITTEN, tree);
+        for mut define in defines {
+            refs::rewrite(&mut define.body);
+            template = template.add_parse_tree(&define.name, define.body);
+        }
+    }
     let steps = if source.contains("range") || source.contains("template") || source.contains("block") {
         let (tree, defines) = gotmpl::parse::Parser::with_name(None, source, left, right)
             .and_then(gotmpl::parse::Parser::parse)
@@ -66,7 +98,7 @@ pub fn compile(source: &str, (left, right): (&str, &str), funcs: &FuncMap) -> Re
     } else {
         1
     };
-    Ok(Compiled { template, steps })
+    Ok(Compiled { template, steps, rewritten })
 }
 
 /// What executing a tree may cost: its nodes and `range`s, `{{template}}` calls expanded.
@@ -131,7 +163,12 @@ impl Compiled {
     pub fn execute(&self, data: &GoValue, budget: &Budget) -> Result<String, String> {
         budget.charge_steps(self.steps).map_err(|e| e.to_string())?;
         let mut out = BudgetWriter { out: String::new(), budget, exhausted: None };
-        match self.template.execute_fmt(&mut out, data) {
+        let executed = if self.rewritten {
+            refs::scope(|| self.template.execute_template_fmt(&mut out, REWRITTEN, data))
+        } else {
+            self.template.execute_fmt(&mut out, data)
+        };
+        match executed {
             Ok(()) => Ok(out.out),
             Err(err) => Err(match out.exhausted {
                 Some(exhausted) => exhausted.to_string(),
@@ -151,6 +188,14 @@ pub fn charged(funcs: FuncMap, budget: &Arc<Budget>) -> FuncMap {
             let budget = Arc::clone(budget);
             let charged: ValueFunc = Arc::new(move |args: &[GoValue]| {
                 budget.charge_steps(1).map_err(|e| TemplateError::Exec(e.to_string()))?;
+                // Maps changed in this execution are read at their newest version.
+                let resolved: Vec<GoValue>;
+                let args = if refs::any_changed() {
+                    resolved = args.iter().map(refs::resolve).collect::<Result<_, _>>()?;
+                    &resolved[..]
+                } else {
+                    args
+                };
                 let result = f(args)?;
                 // What a call builds counts as produced output, written or not (`$x := repeat …`).
                 let size = match &result {

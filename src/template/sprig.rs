@@ -137,8 +137,12 @@ fn register(funcs: &mut FuncMap) {
         Ok(if args.bool(2)? { args.any(0).clone() } else { args.any(1).clone() })
     });
     define(funcs, "fail", Exact(1), |args| Err(go::fail(args.name(), args.string(0)?)));
-    define(funcs, "deepCopy", Exact(1), |args| Ok(args.any(0).clone()));
-    define(funcs, "mustDeepCopy", Exact(1), |args| Ok(args.any(0).clone()));
+    // A copy is a new map: changing it must not change the original (Go's copystructure).
+    define(funcs, "deepCopy", Exact(1), |args| match args.any(0) {
+        GoValue::Nil => Err(go::fail(args.name(), "reflect: call of reflect.Value.Type on zero Value")),
+        value => copy_deep(value, 0).map_err(|e| go::fail(args.name(), e)),
+    });
+    define(funcs, "mustDeepCopy", Exact(1), |args| copy_deep(args.any(0), 0).map_err(|e| go::fail(args.name(), e)));
     // JSON.
     define(funcs, "fromJson", Exact(1), |args| Ok(from_json(args.string(0)?).unwrap_or(GoValue::Nil)));
     define(funcs, "mustFromJson", Exact(1), |args| from_json(args.string(0)?).map_err(|e| go::fail(args.name(), e)));
@@ -202,6 +206,26 @@ fn register(funcs: &mut FuncMap) {
         define(funcs, name, Exact(1), body);
         define(funcs, os, Exact(1), body);
     }
+}
+
+/// `value` with every map and list in it newly allocated.
+fn copy_deep(value: &GoValue, depth: usize) -> Result<GoValue, String> {
+    if depth > crate::limits::MAX_DEPTH {
+        return Err(format!("the value nests more than {} levels deep", crate::limits::MAX_DEPTH));
+    }
+    Ok(match value {
+        GoValue::Map(map) => {
+            let mut copy = go::GoMap::new();
+            for (key, item) in map.iter() {
+                copy.insert(key.clone(), copy_deep(item, depth + 1)?);
+            }
+            go::map(copy)
+        }
+        GoValue::List(items) => {
+            go::list(items.iter().map(|item| copy_deep(item, depth + 1)).collect::<Result<_, _>>()?)
+        }
+        other => other.clone(),
+    })
 }
 
 /// Sprig's `empty`: nil, false, zero, and empty strings, lists and maps.

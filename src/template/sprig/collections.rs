@@ -1,7 +1,8 @@
-//! Sprig's list and dict functions. Template values are immutable, so `set`, `unset`, `merge`
-//! and `mergeOverwrite` return a changed copy and leave their argument as it was (Sprig changes
-//! the map in place and returns it). The `must` variants are the same functions: where Sprig's
-//! plain variant panics, Go's template reports the panic as the call's error, in the same words.
+//! Sprig's list and dict functions. `set`, `unset`, `merge` and `mergeOverwrite` change the map
+//! they are given, as in Go: template values are immutable, so they build its new version and
+//! record it ([`go::refs`]), and every holder of the map reads that. The `must` variants are the
+//! same functions: where Sprig's plain variant panics, Go's template reports the panic as the
+//! call's error, in the same words.
 
 use super::{check_size, empty, kind_of, strval, to_i64};
 use crate::template::go::{self, define, Args, Arity::AtLeast, Arity::Exact, FuncMap, GoMap, GoValue, TemplateError};
@@ -37,7 +38,8 @@ pub fn register(funcs: &mut FuncMap) {
     for name in ["rest", "mustRest"] {
         define(funcs, name, Exact(1), |args| {
             Ok(match slice(args, 0, "Cannot find rest on type")? {
-                [] => GoValue::Nil,
+                // Sprig slices an empty list: an empty list, not nil.
+                [] => go::list(Vec::new()),
                 [_, rest @ ..] => go::list(rest.to_vec()),
             })
         });
@@ -45,7 +47,8 @@ pub fn register(funcs: &mut FuncMap) {
     for name in ["initial", "mustInitial"] {
         define(funcs, name, Exact(1), |args| {
             Ok(match slice(args, 0, "Cannot find initial on type")? {
-                [] => GoValue::Nil,
+                // Sprig slices an empty list: an empty list, not nil.
+                [] => go::list(Vec::new()),
                 [initial @ .., _] => go::list(initial.to_vec()),
             })
         });
@@ -139,14 +142,16 @@ pub fn register(funcs: &mut FuncMap) {
         Ok(args.map(0)?.get(args.string(1)?).cloned().unwrap_or_else(|| go::string("")))
     });
     define(funcs, "set", Exact(3), |args| {
-        let mut map = args.map(0)?.clone();
-        map.insert(args.string(1)?.into(), args.any(2).clone());
-        Ok(go::map(map))
+        let key = args.string(1)?;
+        change(args, |map| {
+            map.insert(key.into(), args.any(2).clone());
+        })
     });
     define(funcs, "unset", Exact(2), |args| {
-        let mut map = args.map(0)?.clone();
-        map.remove(args.string(1)?);
-        Ok(go::map(map))
+        let key = args.string(1)?;
+        change(args, |map| {
+            map.remove(key);
+        })
     });
     define(funcs, "hasKey", Exact(2), |args| Ok(GoValue::Bool(args.map(0)?.contains_key(args.string(1)?))));
     define(funcs, "pluck", AtLeast(1), |args| {
@@ -236,33 +241,72 @@ fn dig(args: &Args<'_>) -> Result<GoValue, TemplateError> {
 
 /// Mergo's deep merge as Sprig uses it: maps merge key by key; other values fill keys the
 /// destination lacks or holds empty, or (overwriting) replace the destination's.
-fn merge(args: &Args<'_>, overwrite: bool) -> Result<GoValue, TemplateError> {
-    let mut merged = args.map(0)?.clone();
-    for i in 1..args.len() {
-        merge_into(&mut merged, args.map(i)?, overwrite, 0).map_err(|e| go::fail(args.name(), e))?;
+/// Changes the map argument 0 in place, as Go's map assignment does: its new version is
+/// recorded for every holder of the map, and returned. Go cannot assign into a nil map.
+fn change(args: &Args<'_>, edit: impl FnOnce(&mut GoMap)) -> Result<GoValue, TemplateError> {
+    match args.any(0) {
+        GoValue::Map(map) => {
+            let mut entries = map.as_ref().clone();
+            edit(&mut entries);
+            let newer = Arc::new(entries);
+            go::refs::replace(map, newer.clone());
+            Ok(GoValue::Map(newer))
+        }
+        GoValue::Nil => Err(go::fail(args.name(), "assignment to entry in nil map")),
+        _ => args.map(0).map(|_| GoValue::Nil),
     }
-    Ok(go::map(merged))
 }
 
+/// Sprig's `merge`/`mergeOverwrite`: mergo's deep merge into the first map, which changes in
+/// place (and so do the maps nested in it that receive entries).
+fn merge(args: &Args<'_>, overwrite: bool) -> Result<GoValue, TemplateError> {
+    let mut sources = Vec::new();
+    for i in 1..args.len() {
+        sources.push(args.map(i)?);
+    }
+    let mut failed = None;
+    let result = change(args, |dst| {
+        for src in sources {
+            if let Err(err) = merge_into(dst, src, overwrite, 0) {
+                failed = Some(err);
+                return;
+            }
+        }
+    })?;
+    match failed {
+        Some(err) => Err(go::fail(args.name(), err)),
+        None => Ok(result),
+    }
+}
+
+/// mergo's rules (v0.3, as Sprig 3.2 uses it), key by key: a nil source value is copied only
+/// when overwriting; maps on both sides merge deeply, the destination's map changing in place;
+/// a source map never replaces a non-empty destination value; otherwise the source value is
+/// taken when overwriting or when the destination's is missing or empty.
 fn merge_into(dst: &mut GoMap, src: &GoMap, overwrite: bool, depth: usize) -> Result<(), String> {
     if depth > crate::limits::MAX_DEPTH {
         return Err(format!("the maps nest more than {} levels deep", crate::limits::MAX_DEPTH));
     }
     for (key, value) in src {
-        match (dst.get_mut(key), value) {
-            (Some(GoValue::Map(into)), GoValue::Map(from)) => {
-                let mut nested = into.as_ref().clone();
-                merge_into(&mut nested, from, overwrite, depth + 1)?;
-                *into = Arc::new(nested);
+        if matches!(value, GoValue::Nil) {
+            if overwrite {
+                dst.insert(key.clone(), GoValue::Nil);
             }
-            (Some(existing), value) => {
-                if overwrite || empty(existing) {
-                    *existing = value.clone();
-                }
-            }
-            (None, value) => {
-                dst.insert(key.clone(), value.clone());
-            }
+            continue;
+        }
+        if let (Some(GoValue::Map(into)), GoValue::Map(from)) = (dst.get_mut(key), value) {
+            let mut nested = into.as_ref().clone();
+            merge_into(&mut nested, from, overwrite, depth + 1)?;
+            let newer = Arc::new(nested);
+            go::refs::replace(into, newer.clone());
+            *into = newer;
+        }
+        let existing = dst.get(key);
+        if existing.is_some_and(|e| !empty(e)) && matches!(value, GoValue::Map(_)) {
+            continue;
+        }
+        if overwrite || existing.is_none_or(empty) {
+            dst.insert(key.clone(), value.clone());
         }
     }
     Ok(())
@@ -287,7 +331,7 @@ mod tests {
                 r#"{{ list 1 2 3 | first }}{{ list | first }}|{{ list 1 2 3 | last }}{{ list | last }}"#,
                 "1<no value>|3<no value>",
             ),
-            (r#"{{ list 1 2 3 | rest }}{{ list | rest }}{{ list 1 2 3 | initial }}"#, "[2 3]<no value>[1 2]"),
+            (r#"{{ list 1 2 3 | rest }}{{ list | rest }}{{ list 1 2 3 | initial }}"#, "[2 3][][1 2]"),
             (r#"{{ list 1 2 3 | reverse }}{{ list | reverse }}"#, "[3 2 1][]"),
             (r#"{{ list 1 2 3 2 1 "a" "a" | uniq }}"#, "[1 2 3 a]"),
             (r#"{{ without (list 1 2 3 4) 1 3 }}{{ without (list 1 2) 3 }}"#, "[2 4][1 2]"),

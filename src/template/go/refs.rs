@@ -1,0 +1,302 @@
+//! Go's maps are references: `{{ $_ := set $d "k" "v" }}` changes the map `$d` holds, and every
+//! variable, field or list that holds the same map sees the change. The gotmpl crate's maps are
+//! immutable (`Arc<BTreeMap>`), so Sprig's `set`, `unset`, `merge` and `mergeOverwrite` build a
+//! new version and record it here, by the identity (address) of the map they were given; every
+//! read of a map in a template that may change one goes through [`latest`] or [`resolve`], which
+//! follow those records. A template that never names a changing function records nothing and
+//! pays nothing.
+//!
+//! The records live for one template execution (with the executions `include` starts inside it),
+//! on the executing thread: [`scope`] opens them, and the functions find them there.
+//!
+//! Reads inside the crate (fields, `range`, `if`, printing, the builtins) cannot see the records,
+//! so such templates are compiled from a rewritten tree ([`rewrite`]): a field `.a.b` becomes a
+//! call of [`GET`], and a value the crate itself reads (printed, tested, ranged over, passed to
+//! a builtin) goes through [`RESOLVE`] first. Those names cannot be written in a template.
+
+use super::{GoMap, GoValue, TemplateError};
+use gotmpl::parse::{CommandNode, Expr, ListNode, Node, PipeNode, Pos};
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// The field-access function the rewritten tree calls: `GET base "a" "b"` is `base.a.b`.
+pub const GET: &str = "render-blueprint:get";
+/// The function the rewritten tree passes values through before the crate reads them.
+pub const RESOLVE: &str = "render-blueprint:resolve";
+
+/// The functions that change a map they are given (Sprig's).
+pub const CHANGING: &[&str] = &["set", "unset", "merge", "mergeOverwrite", "mustMerge", "mustMergeOverwrite"];
+
+/// The crate's builtins, which read their arguments themselves.
+const BUILTINS: &[&str] = &[
+    "and", "or", "not", "len", "index", "slice", "eq", "ne", "lt", "le", "gt", "ge", "print", "printf", "println",
+    "html", "js", "urlquery", "call",
+];
+
+/// Values nest at most this deep when resolved: a map set into itself would otherwise recurse
+/// for ever (Go overflows its stack printing it).
+const MAX_VALUE_DEPTH: usize = 10_000;
+
+type MapRef = Arc<GoMap>;
+
+/// One execution's records: a map's address → the map (kept alive, so the address stays its
+/// own) and its newer version.
+#[derive(Default)]
+struct Heap {
+    versions: HashMap<usize, (MapRef, MapRef)>,
+}
+
+thread_local! {
+    static HEAP: RefCell<Option<Heap>> = const { RefCell::new(None) };
+}
+
+fn address(map: &MapRef) -> usize {
+    Arc::as_ptr(map) as usize
+}
+
+/// Runs `f` with records open: a fresh set unless an enclosing execution opened one.
+pub fn scope<R>(f: impl FnOnce() -> R) -> R {
+    let opened = HEAP.with(|heap| {
+        let mut heap = heap.borrow_mut();
+        if heap.is_none() {
+            *heap = Some(Heap::default());
+            true
+        } else {
+            false
+        }
+    });
+    struct Close(bool);
+    impl Drop for Close {
+        fn drop(&mut self) {
+            if self.0 {
+                // Taken out first, so dropping the maps runs with the cell released.
+                let records = HEAP.with(|heap| heap.borrow_mut().take());
+                drop(records);
+            }
+        }
+    }
+    let _close = Close(opened);
+    f()
+}
+
+/// Whether any map has changed in this execution.
+pub fn any_changed() -> bool {
+    HEAP.with(|heap| heap.borrow().as_ref().is_some_and(|h| !h.versions.is_empty()))
+}
+
+/// The newest version of `map`.
+pub fn latest(map: &MapRef) -> MapRef {
+    HEAP.with(|heap| {
+        let heap = heap.borrow();
+        let Some(heap) = heap.as_ref() else { return map.clone() };
+        let mut current = map.clone();
+        // Each record points to a map made after it, so the chain ends.
+        while let Some((_, newer)) = heap.versions.get(&address(&current)) {
+            current = newer.clone();
+        }
+        current
+    })
+}
+
+/// Records `newer` as what `map` (in its newest version) now holds. Outside an execution it does
+/// nothing: the caller's result is all there is.
+pub fn replace(map: &MapRef, newer: MapRef) {
+    let current = latest(map);
+    if Arc::ptr_eq(&current, &newer) {
+        return;
+    }
+    HEAP.with(|heap| {
+        if let Some(heap) = heap.borrow_mut().as_mut() {
+            heap.versions.insert(address(&current), (current, newer));
+        }
+    });
+}
+
+/// `value` with every map in it at its newest version.
+pub fn resolve(value: &GoValue) -> Result<GoValue, TemplateError> {
+    if !any_changed() {
+        return Ok(value.clone());
+    }
+    resolve_at(value, 0)
+}
+
+fn resolve_at(value: &GoValue, depth: usize) -> Result<GoValue, TemplateError> {
+    if depth > MAX_VALUE_DEPTH {
+        return Err(TemplateError::Exec(format!(
+            "a value nests more than {MAX_VALUE_DEPTH} levels deep (a map set into itself?): templates may not build \
+             values that deep"
+        )));
+    }
+    match value {
+        GoValue::Map(map) => {
+            let current = latest(map);
+            let mut rebuilt: Option<GoMap> = None;
+            for (key, item) in current.iter() {
+                let new = resolve_at(item, depth + 1)?;
+                if !same(item, &new) {
+                    rebuilt.get_or_insert_with(|| (*current).clone()).insert(key.clone(), new);
+                }
+            }
+            Ok(match rebuilt {
+                Some(entries) => {
+                    let newer = Arc::new(entries);
+                    // The rebuilt map is the same Go map: a change made through it is a change of
+                    // `map`.
+                    replace(&current, newer.clone());
+                    GoValue::Map(newer)
+                }
+                None => GoValue::Map(current),
+            })
+        }
+        GoValue::List(items) => {
+            let mut rebuilt: Option<Vec<GoValue>> = None;
+            for (i, item) in items.iter().enumerate() {
+                let new = resolve_at(item, depth + 1)?;
+                if !same(item, &new) {
+                    rebuilt.get_or_insert_with(|| items.to_vec())[i] = new;
+                }
+            }
+            Ok(rebuilt.map_or_else(|| value.clone(), |items| GoValue::List(items.into())))
+        }
+        other => Ok(other.clone()),
+    }
+}
+
+/// Whether two values are the same allocation (containers) or otherwise unchanged.
+fn same(a: &GoValue, b: &GoValue) -> bool {
+    match (a, b) {
+        (GoValue::Map(a), GoValue::Map(b)) => Arc::ptr_eq(a, b),
+        (GoValue::List(a), GoValue::List(b)) => Arc::ptr_eq(a, b),
+        _ => true,
+    }
+}
+
+/// `GET base "a" "b"`: Go's field chain `base.a.b` over the newest versions (a missing key is
+/// nil; a field of nil is nil, as the crate has it).
+pub fn get(args: &[GoValue]) -> Result<GoValue, TemplateError> {
+    let Some((base, fields)) = args.split_first() else { return Ok(GoValue::Nil) };
+    let mut value = base.clone();
+    for field in fields {
+        let GoValue::String(name) = field else { return Ok(GoValue::Nil) };
+        value = match &value {
+            GoValue::Map(map) => latest(map).get(name.as_ref()).cloned().unwrap_or(GoValue::Nil),
+            GoValue::Nil => GoValue::Nil,
+            other => {
+                return Err(TemplateError::Exec(format!(
+                    "can't evaluate field {name} in type {}",
+                    super::go_type(other)
+                )))
+            }
+        };
+    }
+    Ok(value)
+}
+
+/// Whether a template may change a map: it names a changing function (or `include`, whose
+/// template may).
+pub fn may_change(source: &str) -> bool {
+    source.split(|c: char| !(c.is_alphanumeric() || c == '_')).any(|word| CHANGING.contains(&word) || word == "include")
+}
+
+/// Rewrites a parsed tree so that every read of a map sees its newest version.
+pub fn rewrite(list: &mut ListNode) {
+    for node in &mut list.nodes {
+        match node {
+            Node::List(inner) => rewrite(inner),
+            Node::Action(action) => {
+                rewrite_pipe(&mut action.pipe);
+                if action.pipe.decl.is_empty() {
+                    append_resolve(&mut action.pipe);
+                }
+            }
+            Node::If(branch) | Node::With(branch) | Node::Range(branch) => {
+                rewrite_pipe(&mut branch.pipe);
+                append_resolve(&mut branch.pipe);
+                rewrite(&mut branch.body);
+                if let Some(other) = &mut branch.else_body {
+                    rewrite(other);
+                }
+            }
+            Node::Template(call) => {
+                if let Some(pipe) = &mut call.pipe {
+                    rewrite_pipe(pipe);
+                }
+            }
+            Node::Define(define) => rewrite(&mut define.body),
+            Node::Text(_) | Node::Break(_) | Node::Continue(_) => {}
+        }
+    }
+}
+
+fn command(pos: Pos, args: Vec<Expr>) -> CommandNode {
+    CommandNode { pos, args }
+}
+
+fn pipe_of(pos: Pos, commands: Vec<CommandNode>) -> PipeNode {
+    PipeNode { pos, decl: Vec::new(), commands, is_assign: false }
+}
+
+fn append_resolve(pipe: &mut PipeNode) {
+    let pos = pipe.pos;
+    pipe.commands.push(command(pos, vec![Expr::Identifier(pos, RESOLVE.into())]));
+}
+
+fn rewrite_pipe(pipe: &mut PipeNode) {
+    let commands = std::mem::take(&mut pipe.commands);
+    for (i, mut cmd) in commands.into_iter().enumerate() {
+        let builtin = matches!(cmd.args.first(), Some(Expr::Identifier(_, name)) if BUILTINS.contains(&name.as_str()));
+        if builtin && i > 0 {
+            // The piped value reaches the builtin as its last argument.
+            pipe.commands.push(command(cmd.pos, vec![Expr::Identifier(cmd.pos, RESOLVE.into())]));
+        }
+        // A call's name (or `name.field`, a call whose result's field is read) stays as it is.
+        let first_is_call = match cmd.args.first() {
+            Some(Expr::Identifier(..)) => true,
+            Some(Expr::Chain(_, inner, _)) => matches!(**inner, Expr::Identifier(..)),
+            _ => false,
+        };
+        let args = std::mem::take(&mut cmd.args);
+        for (j, arg) in args.into_iter().enumerate() {
+            if j == 0 && first_is_call {
+                cmd.args.push(arg);
+                continue;
+            }
+            let arg = rewrite_expr(arg);
+            cmd.args.push(if builtin { resolved(arg) } else { arg });
+        }
+        pipe.commands.push(cmd);
+    }
+}
+
+/// `(RESOLVE arg)`, leaving constants as they are.
+fn resolved(arg: Expr) -> Expr {
+    match arg {
+        Expr::String(..) | Expr::Number(..) | Expr::Bool(..) | Expr::Nil(..) => arg,
+        other => {
+            let pos = other.pos();
+            Expr::Pipe(pos, pipe_of(pos, vec![command(pos, vec![Expr::Identifier(pos, RESOLVE.into()), other])]))
+        }
+    }
+}
+
+fn get_call(pos: Pos, base: Expr, fields: Vec<gotmpl::parse::SmolStr>) -> Expr {
+    let mut args = vec![Expr::Identifier(pos, GET.into()), base];
+    args.extend(fields.into_iter().map(|f| Expr::String(pos, Arc::from(f.as_str()))));
+    Expr::Pipe(pos, pipe_of(pos, vec![command(pos, args)]))
+}
+
+fn rewrite_expr(expr: Expr) -> Expr {
+    match expr {
+        Expr::Field(pos, fields) => get_call(pos, Expr::Dot(pos), fields),
+        Expr::Variable(pos, name, fields) if !fields.is_empty() => {
+            get_call(pos, Expr::Variable(pos, name, Vec::new()), fields)
+        }
+        Expr::Chain(pos, inner, fields) => get_call(pos, rewrite_expr(*inner), fields),
+        Expr::Pipe(pos, mut pipe) => {
+            rewrite_pipe(&mut pipe);
+            Expr::Pipe(pos, pipe)
+        }
+        other => other,
+    }
+}
