@@ -476,6 +476,32 @@ mod tests {
     }
 
     #[test]
+    /// Issue 35, causes 3, 4, 7, 10, 11 and Go's parse-time checks: each expectation is real Go
+    /// 1.19 + Sprig 3.2.3's output for the same template (tests/gotemplate/runner.go).
+    fn printf_escapers_and_checks_as_go() {
+        let data = serde_json::json!({"imports": {}});
+        let run = |source: &str| render(source, &data, &Descriptors::default(), &[]);
+        assert_eq!(
+            run(
+                r#"{{ html "<a>" 1 2 }}|{{ js "a\u00ad'" }}|{{ urlquery "a b" 2 }}|{{ html .nil 1 }}|{{ js 1 "x" 2 }}"#
+            ),
+            Ok(r#"&lt;a&gt;1 2|a\u00AD\'|a+b2|&lt;no value&gt;1|1x2"#.into())
+        );
+        assert_eq!(
+            run(r#"{{ printf "%d|%s|%q|%x" 3.0 (list "a" 1) (list "a" "b") 1.5 }}"#),
+            Ok(r#"%!d(float64=3)|[a %!s(int=1)]|["a" "b"]|0x1.8p+00"#.into())
+        );
+        for (source, expected) in [
+            (r#"{{ regexMatch "a" (list "a") }}"#, "expected string"),
+            ("{{ if false }}{{ nope }}{{ end }}", "nope"),
+            ("{{ if true }}{{ $x := 1 }}{{ end }}{{ $x }}", "$x"),
+        ] {
+            let err = run(source).err().unwrap_or_default();
+            assert!(err.contains(expected), "{source}: {err}");
+        }
+    }
+
+    #[test]
     fn numbers_are_float64_as_in_landscaper() {
         let data = serde_json::json!({"imports": {"big": 1_000_000, "small": 3}});
         let out = render(

@@ -12,7 +12,9 @@
 //!
 //! Callers compile each distinct text once per render; function maps are built once per render.
 
+pub mod check;
 pub mod comments;
+pub mod fmt;
 pub mod refs;
 pub mod strconv;
 
@@ -65,13 +67,22 @@ pub fn compile(source: &str, (left, right): (&str, &str), funcs: &FuncMap) -> Re
         .max_range_iters(MAX_RANGE_ITERATIONS)
         .parse(source)
         .map_err(|err| message(&err))?;
+    // Parsed again (the text parsed above, so it parses) for what the crate leaves out.
+    let (mut tree, defines) = gotmpl::parse::Parser::with_name(None, source, left, right)
+        .and_then(gotmpl::parse::Parser::parse)
+        .map_err(|err| message(&err))?;
+    let bodies: Vec<&ListNode> = defines.iter().map(|d| &d.body).collect();
+    check::check(&tree, &bodies, &|name| funcs.contains_key(name)).map_err(|err| message(&err))?;
+    let steps = if source.contains("range") || source.contains("template") || source.contains("block") {
+        let defines: HashMap<&str, &ListNode> = defines.iter().map(|d| (d.name.as_str(), &d.body)).collect();
+        let cost = cost(&tree, &defines, &mut Vec::new(), 0)?;
+        1 + cost.ranges.saturating_mul(RANGE_STEPS)
+    } else {
+        1
+    };
     let rewritten = refs::may_change(source);
     if rewritten {
-        // Parsed again (the text parsed above, so it parses) and rewritten so that every read of
-        // a map sees its changes.
-        let (mut tree, defines) = gotmpl::parse::Parser::with_name(None, source, left, right)
-            .and_then(gotmpl::parse::Parser::parse)
-            .map_err(|err| message(&err))?;
+        // Rewritten so that every read of a map sees its changes.
         refs::rewrite(&mut tree);
         let mut internal = used;
         let get: ValueFunc = Arc::new(refs::get);
@@ -88,16 +99,6 @@ pub fn compile(source: &str, (left, right): (&str, &str), funcs: &FuncMap) -> Re
             template = template.add_parse_tree(&define.name, define.body);
         }
     }
-    let steps = if source.contains("range") || source.contains("template") || source.contains("block") {
-        let (tree, defines) = gotmpl::parse::Parser::with_name(None, source, left, right)
-            .and_then(gotmpl::parse::Parser::parse)
-            .map_err(|err| message(&err))?;
-        let defines: HashMap<&str, &ListNode> = defines.iter().map(|d| (d.name.as_str(), &d.body)).collect();
-        let cost = cost(&tree, &defines, &mut Vec::new(), 0)?;
-        1 + cost.ranges.saturating_mul(RANGE_STEPS)
-    } else {
-        1
-    };
     Ok(Compiled { template, steps, rewritten })
 }
 

@@ -137,6 +137,13 @@ fn register(funcs: &mut FuncMap) {
         Ok(if args.bool(2)? { args.any(0).clone() } else { args.any(1).clone() })
     });
     define(funcs, "fail", Exact(1), |args| Err(go::fail(args.name(), args.string(0)?)));
+    // Go's printf, html, js and urlquery (the crate's builtins print otherwise: go::fmt).
+    define(funcs, "printf", AtLeast(1), |args| Ok(go::string(go::fmt::sprintf(args.string(0)?, args.rest(1)))));
+    define(funcs, "html", AtLeast(0), |args| Ok(go::string(gotmpl::html_escape(&go::fmt::escaper_text(args.rest(0))))));
+    define(funcs, "js", AtLeast(0), |args| Ok(go::string(go::fmt::js_escape(&go::fmt::escaper_text(args.rest(0))))));
+    define(funcs, "urlquery", AtLeast(0), |args| {
+        Ok(go::string(gotmpl::url_encode(&go::fmt::escaper_text(args.rest(0)))))
+    });
     // A copy is a new map: changing it must not change the original (Go's copystructure).
     define(funcs, "deepCopy", Exact(1), |args| match args.any(0) {
         GoValue::Nil => Err(go::fail(args.name(), "reflect: call of reflect.Value.Type on zero Value")),

@@ -252,7 +252,10 @@ fn change(args: &Args<'_>, edit: impl FnOnce(&mut GoMap)) -> Result<GoValue, Tem
             go::refs::replace(map, newer.clone());
             Ok(GoValue::Map(newer))
         }
-        GoValue::Nil => Err(go::fail(args.name(), "assignment to entry in nil map")),
+        // Go panics assigning into a nil map; deleting from one or merging into one (mergo's
+        // error, which Sprig swallows) leaves it nil, which prints as an empty map.
+        GoValue::Nil if args.name() == "set" => Err(go::fail(args.name(), "assignment to entry in nil map")),
+        GoValue::Nil => Ok(go::map(GoMap::new())),
         _ => args.map(0).map(|_| GoValue::Nil),
     }
 }

@@ -10,7 +10,9 @@ use regex::Regex;
 
 pub fn register(funcs: &mut FuncMap) {
     define(funcs, "regexMatch", Exact(2), |args| {
-        Ok(GoValue::Bool(compile(args.string(0)?).is_ok_and(|re| re.is_match(args.string(1).unwrap_or_default()))))
+        // Both arguments are strings, as Go checks before the call; a bad pattern is false.
+        let (pattern, s) = (args.string(0)?, args.string(1)?);
+        Ok(GoValue::Bool(compile(pattern).is_ok_and(|re| re.is_match(s))))
     });
     define(funcs, "mustRegexMatch", Exact(2), |args| {
         let s = args.string(1)?;
