@@ -30,12 +30,9 @@ use std::sync::Arc;
 pub struct Compiled {
     template: gotmpl::Template,
     steps: u64,
-    /// Whether the template may change a map, and so runs from the rewritten tree, under the
-    /// name [`REWRITTEN`], with [`refs`]' records open.
-    rewritten: bool,
 }
 
-/// The name the rewritten tree of a template that may change maps is executed under.
+/// The name the rewritten tree ([`refs::rewrite`]) is executed under.
 const REWRITTEN: &str = "render-blueprint:main";
 
 /// Range iterations one execution may run (Go has no limit; ours keeps a template from spinning
@@ -61,12 +58,8 @@ pub fn compile(source: &str, (left, right): (&str, &str), funcs: &FuncMap) -> Re
         .filter_map(|word| funcs.get_key_value(word))
         .map(|(name, f)| (name.clone(), f.clone()))
         .collect();
-    let mut template = gotmpl::Template::new("")
-        .delims(left, right)
-        .funcs(used.clone())
-        .max_range_iters(MAX_RANGE_ITERATIONS)
-        .parse(source)
-        .map_err(|err| message(&err))?;
+    // The crate's parse, for its errors (the tree executed is the rewritten one below).
+    gotmpl::Template::new("").delims(left, right).funcs(used.clone()).parse(source).map_err(|err| message(&err))?;
     // Parsed again (the text parsed above, so it parses) for what the crate leaves out.
     let (mut tree, defines) = gotmpl::parse::Parser::with_name(None, source, left, right)
         .and_then(gotmpl::parse::Parser::parse)
@@ -80,26 +73,33 @@ pub fn compile(source: &str, (left, right): (&str, &str), funcs: &FuncMap) -> Re
     } else {
         1
     };
-    let rewritten = refs::may_change(source);
-    if rewritten {
-        // Rewritten so that every read of a map sees its changes.
-        refs::rewrite(&mut tree);
-        let mut internal = used;
-        let get: ValueFunc = Arc::new(refs::get);
-        let resolve: ValueFunc = Arc::new(|args: &[GoValue]| refs::resolve(args.first().unwrap_or(&GoValue::Nil)));
-        internal.insert(refs::GET.into(), get);
-        internal.insert(refs::RESOLVE.into(), resolve);
-        template = gotmpl::Template::new("")
-            .delims(left, right)
-            .funcs(internal)
-            .max_range_iters(MAX_RANGE_ITERATIONS)
-            .add_parse_tree(REWRITTEN, tree);
-        for mut define in defines {
-            refs::rewrite(&mut define.body);
-            template = template.add_parse_tree(&define.name, define.body);
+    // Executed from the rewritten tree: printed values are measured first, and reads of maps
+    // see their changes when the template may change one.
+    let changes = refs::may_change(source);
+    refs::rewrite(&mut tree, changes);
+    let mut internal = used;
+    let get: ValueFunc = Arc::new(refs::get);
+    let resolve: ValueFunc = Arc::new(|args: &[GoValue]| refs::resolve(args.first().unwrap_or(&GoValue::Nil)));
+    let printable: ValueFunc = Arc::new(refs::printable);
+    internal.insert(refs::GET.into(), get);
+    internal.insert(refs::RESOLVE.into(), resolve);
+    internal.insert(refs::PRINTABLE.into(), printable);
+    let mut template = gotmpl::Template::new("")
+        .delims(left, right)
+        .funcs(internal)
+        .max_range_iters(MAX_RANGE_ITERATIONS)
+        .add_parse_tree(REWRITTEN, tree);
+    let mut added = std::collections::HashSet::new();
+    for mut define in defines {
+        // As Go: an empty definition does not replace a non-empty one of the same name.
+        if define.body.is_empty_tree() && added.contains(define.name.as_str()) {
+            continue;
         }
+        added.insert(define.name.to_string());
+        refs::rewrite(&mut define.body, changes);
+        template = template.add_parse_tree(&define.name, define.body);
     }
-    Ok(Compiled { template, steps, rewritten })
+    Ok(Compiled { template, steps })
 }
 
 /// What executing a tree may cost: its nodes and `range`s, `{{template}}` calls expanded.
@@ -164,11 +164,9 @@ impl Compiled {
     pub fn execute(&self, data: &GoValue, budget: &Budget) -> Result<String, String> {
         budget.charge_steps(self.steps).map_err(|e| e.to_string())?;
         let mut out = BudgetWriter { out: String::new(), budget, exhausted: None };
-        let executed = if self.rewritten {
-            refs::scope(|| self.template.execute_template_fmt(&mut out, REWRITTEN, data))
-        } else {
-            self.template.execute_fmt(&mut out, data)
-        };
+        let limit = budget.limits().max_output_bytes;
+        let room = limit.saturating_sub(budget.used().0);
+        let executed = refs::scope(room, limit, || self.template.execute_template_fmt(&mut out, REWRITTEN, data));
         match executed {
             Ok(()) => Ok(out.out),
             Err(err) => Err(match out.exhausted {
@@ -187,6 +185,7 @@ pub fn charged(funcs: FuncMap, budget: &Arc<Budget>) -> FuncMap {
         .into_iter()
         .map(|(name, f)| {
             let budget = Arc::clone(budget);
+            let (factor, label) = (text_factor(&name), name.clone());
             let charged: ValueFunc = Arc::new(move |args: &[GoValue]| {
                 budget.charge_steps(1).map_err(|e| TemplateError::Exec(e.to_string()))?;
                 // Maps changed in this execution are read at their newest version.
@@ -197,8 +196,29 @@ pub fn charged(funcs: FuncMap, budget: &Arc<Budget>) -> FuncMap {
                 } else {
                     args
                 };
+                // A function that writes its arguments' text must fit before it builds it: what
+                // printing them writes (shared parts as often as printed), times what escaping
+                // may multiply it by.
+                if let Some(factor) = factor {
+                    // printf with only plain verbs writes its arguments as they are.
+                    let factor = match args.first() {
+                        Some(GoValue::String(format))
+                            if label == "printf" && !format.contains(['q', 'x', 'X', '#', 'U']) =>
+                        {
+                            1
+                        }
+                        _ => factor,
+                    };
+                    let mut size = 0u64;
+                    for arg in args {
+                        size = size.saturating_add(refs::measure(arg)?.size);
+                    }
+                    let exhausted = |e: crate::limits::Exhausted| TemplateError::Exec(format!("{label}: {e}"));
+                    budget.output_fits(size.saturating_mul(factor)).map_err(exhausted)?;
+                }
                 let result = f(args)?;
-                // What a call builds counts as produced output, written or not (`$x := repeat …`).
+                // What a call builds counts as produced output, written or not (`$x := repeat …`),
+                // and may not nest deeper than values may.
                 let size = match &result {
                     GoValue::String(s) => s.len(),
                     GoValue::List(items) => items.len().saturating_mul(8),
@@ -206,11 +226,28 @@ pub fn charged(funcs: FuncMap, budget: &Arc<Budget>) -> FuncMap {
                     _ => 0,
                 };
                 budget.charge_output(size).map_err(|e| TemplateError::Exec(e.to_string()))?;
+                if matches!(result, GoValue::List(_) | GoValue::Map(_)) {
+                    refs::measure(&result)?;
+                }
                 Ok(result)
             });
             (name, charged)
         })
         .collect()
+}
+
+/// For a function whose result is its arguments' text (printed, joined, quoted, encoded), how
+/// many bytes of result one printed byte may become at most.
+fn text_factor(name: &str) -> Option<u64> {
+    match name {
+        "print" | "println" | "cat" | "join" | "toString" | "toStrings" | "squote" | "nospace" | "upper" | "lower"
+        | "title" | "untitle" | "trim" | "indent" | "nindent" | "replace" | "wrap" | "wrapWith" | "b64enc"
+        | "b32enc" | "toYaml" | "splitList" | "sortAlpha" => Some(2),
+        // Escapes: `\u00ad` and `&#34;` are six and five bytes for one or two.
+        "printf" | "quote" | "toJson" | "mustToJson" | "toPrettyJson" | "mustToPrettyJson" | "toRawJson"
+        | "mustToRawJson" | "html" | "js" | "urlquery" => Some(6),
+        _ => None,
+    }
 }
 
 /// The crate's error text, without the `execution error: ` it puts before our functions' own

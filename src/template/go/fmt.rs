@@ -145,6 +145,8 @@ pub fn sprintf(format: &str, args: &[GoValue]) -> String {
                 next += 1;
             }
             _ => {
+                // `%+v` and `%#v` are their own forms: the flag does not reach the numbers.
+                let spec = if verb == 'v' { Spec { plus: false, ..spec } } else { spec };
                 print_arg(&mut out, &args[next], verb, spec);
                 next += 1;
             }
@@ -318,7 +320,7 @@ fn print_arg(out: &mut String, arg: &GoValue, verb: char, spec: Spec) {
                 if n > 0 {
                     out.push(' ');
                 }
-                print_arg(out, item, verb, spec);
+                element(out, item, verb, spec);
             }
             out.push(']');
         }
@@ -343,11 +345,19 @@ fn print_arg(out: &mut String, arg: &GoValue, verb: char, spec: Spec) {
                 }
                 print_arg(out, &GoValue::String(key.clone()), verb, spec);
                 out.push(':');
-                print_arg(out, item, verb, spec);
+                element(out, item, verb, spec);
             }
             out.push(']');
         }
         GoValue::Function(_) => bad_verb(out, verb, arg, spec),
+    }
+}
+
+/// An element of a list or map: a nil one is `<nil>` whatever the verb.
+fn element(out: &mut String, item: &GoValue, verb: char, spec: Spec) {
+    match item {
+        GoValue::Nil => pad(out, "<nil>", spec),
+        other => print_arg(out, other, verb, spec),
     }
 }
 
@@ -750,6 +760,7 @@ mod tests {
             ),
             ("%v %d", vec![GoValue::Uint(u64::MAX), int(-5)], "18446744073709551615 -5"),
             ("%q %c %q", vec![int(0x1F600), int(0x110000), int(0x110000)], "'😀' \u{FFFD} '\u{FFFD}'"),
+            ("%+v|%3c", vec![list(vec![float(1.5), int(2)]), list(vec![int(97), GoValue::Nil])], "[1.5 2]|[  a <nil>]"),
         ] {
             assert_eq!(sprintf(format, &args), expected, "{format}");
         }

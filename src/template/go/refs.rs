@@ -24,6 +24,8 @@ use std::sync::Arc;
 pub const GET: &str = "render-blueprint:get";
 /// The function the rewritten tree passes values through before the crate reads them.
 pub const RESOLVE: &str = "render-blueprint:resolve";
+/// The function every printed value passes through ([`printable`]).
+pub const PRINTABLE: &str = "render-blueprint:printable";
 
 /// The functions that change a map they are given (Sprig's).
 pub const CHANGING: &[&str] = &["set", "unset", "merge", "mergeOverwrite", "mustMerge", "mustMergeOverwrite"];
@@ -34,17 +36,50 @@ const BUILTINS: &[&str] = &[
     "html", "js", "urlquery", "call",
 ];
 
-/// Values nest at most this deep when resolved: a map set into itself would otherwise recurse
-/// for ever (Go overflows its stack printing it).
-const MAX_VALUE_DEPTH: usize = 10_000;
+/// Values nest at most this deep: twice what the YAML reader accepts (`limits::MAX_DEPTH`), so
+/// data can still be wrapped, while `$x = dict "a" $x` in a loop, or a map set into itself,
+/// ends in an error instead of a stack overflow (Go's own overflows printing it).
+pub const MAX_VALUE_DEPTH: usize = 2 * crate::limits::MAX_DEPTH;
 
 type MapRef = Arc<GoMap>;
 
 /// One execution's records: a map's address → the map (kept alive, so the address stays its
-/// own) and its newer version.
+/// own) and its newer version; and per list or map (kept alive likewise), its measure.
 #[derive(Default)]
 struct Heap {
     versions: HashMap<usize, (MapRef, MapRef)>,
+    measured: HashMap<usize, (GoValue, Measure)>,
+    printable: u64,
+    limit: u64,
+}
+
+/// `PRINTABLE value`: the value's text, once it is known to fit in the output budget. The crate
+/// prints a value in whole however long its text (`$x = list $x $x` thirty times is 2^30
+/// elements); every printed value passes here first.
+pub fn printable(args: &[GoValue]) -> Result<GoValue, TemplateError> {
+    let value = resolve(args.first().unwrap_or(&GoValue::Nil))?;
+    let size = measure(&value)?.size;
+    let (room, limit) = HEAP.with(|heap| heap.borrow().as_ref().map_or((u64::MAX, 0), |h| (h.printable, h.limit)));
+    if size > room {
+        return Err(TemplateError::Exec(format!(
+            "printing a value of about {size} bytes: {}",
+            crate::limits::Exhausted { resource: crate::limits::Resource::Output, limit }
+        )));
+    }
+    // Written as Go's fmt writes it (the crate prints whole floats as integers: `1000000` where
+    // Go prints `1e+06`); nil stays nil, which the crate prints as `<no value>`.
+    Ok(match value {
+        GoValue::Nil | GoValue::String(_) => value,
+        other => GoValue::String(super::fmt::sprint(std::slice::from_ref(&other)).into()),
+    })
+}
+
+/// What printing a value writes (shared parts counted each time they are printed) and how deep
+/// it nests.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Measure {
+    pub size: u64,
+    pub depth: usize,
 }
 
 thread_local! {
@@ -56,11 +91,12 @@ fn address(map: &MapRef) -> usize {
 }
 
 /// Runs `f` with records open: a fresh set unless an enclosing execution opened one.
-pub fn scope<R>(f: impl FnOnce() -> R) -> R {
+/// `printable` is how many bytes the execution may still write (the output budget left).
+pub fn scope<R>(printable: u64, limit: u64, f: impl FnOnce() -> R) -> R {
     let opened = HEAP.with(|heap| {
         let mut heap = heap.borrow_mut();
         if heap.is_none() {
-            *heap = Some(Heap::default());
+            *heap = Some(Heap { printable, limit, ..Heap::default() });
             true
         } else {
             false
@@ -113,6 +149,76 @@ pub fn replace(map: &MapRef, newer: MapRef) {
     });
 }
 
+/// The measure of a value, or an error when it nests deeper than [`MAX_VALUE_DEPTH`]. Lists and
+/// maps are remembered for the execution, so a value built of shared parts (`$x = list $x $x`
+/// thirty times) is measured in time proportional to its parts, not to its printed size.
+pub fn measure(value: &GoValue) -> Result<Measure, TemplateError> {
+    measure_at(value, 0)
+}
+
+fn container_address(value: &GoValue) -> Option<usize> {
+    match value {
+        GoValue::List(items) => Some(items.as_ptr() as usize),
+        GoValue::Map(map) => Some(address(map)),
+        _ => None,
+    }
+}
+
+fn measure_at(value: &GoValue, depth: usize) -> Result<Measure, TemplateError> {
+    if depth > MAX_VALUE_DEPTH {
+        return Err(TemplateError::Exec(format!(
+            "a value nests more than {MAX_VALUE_DEPTH} levels deep: templates may not build values that deep"
+        )));
+    }
+    let key = container_address(value);
+    if let Some(key) = key {
+        let known = HEAP.with(|heap| heap.borrow().as_ref().and_then(|h| h.measured.get(&key).map(|(_, m)| *m)));
+        if let Some(known) = known {
+            if depth + known.depth > MAX_VALUE_DEPTH {
+                return measure_at(&GoValue::Nil, MAX_VALUE_DEPTH + 1);
+            }
+            return Ok(known);
+        }
+    }
+    let digits = |n: u64| u64::from(n.checked_ilog10().unwrap_or(0)) + 1;
+    let mut total = match value {
+        GoValue::Nil => Measure { size: 5, depth: 0 },
+        GoValue::Bool(_) => Measure { size: 5, depth: 0 },
+        GoValue::Int(n) => Measure { size: digits(n.unsigned_abs()) + 1, depth: 0 },
+        GoValue::Uint(n) => Measure { size: digits(*n), depth: 0 },
+        GoValue::Float(_) => Measure { size: 8, depth: 0 },
+        GoValue::String(s) => Measure { size: s.len() as u64, depth: 0 },
+        GoValue::Function(_) => Measure { size: 6, depth: 0 },
+        GoValue::List(items) => {
+            let mut total = Measure { size: 2 + items.len() as u64, depth: 1 };
+            for item in items.iter() {
+                let inner = measure_at(item, depth + 1)?;
+                total.size = total.size.saturating_add(inner.size);
+                total.depth = total.depth.max(inner.depth + 1);
+            }
+            total
+        }
+        GoValue::Map(map) => {
+            let mut total = Measure { size: 5 + 2 * map.len() as u64, depth: 1 };
+            for (key, item) in map.iter() {
+                let inner = measure_at(item, depth + 1)?;
+                total.size = total.size.saturating_add(inner.size).saturating_add(key.len() as u64);
+                total.depth = total.depth.max(inner.depth + 1);
+            }
+            total
+        }
+    };
+    total.size = total.size.max(1);
+    if let Some(key) = key {
+        HEAP.with(|heap| {
+            if let Some(heap) = heap.borrow_mut().as_mut() {
+                heap.measured.insert(key, (value.clone(), total));
+            }
+        });
+    }
+    Ok(total)
+}
+
 /// `value` with every map in it at its newest version.
 pub fn resolve(value: &GoValue) -> Result<GoValue, TemplateError> {
     if !any_changed() {
@@ -124,8 +230,8 @@ pub fn resolve(value: &GoValue) -> Result<GoValue, TemplateError> {
 fn resolve_at(value: &GoValue, depth: usize) -> Result<GoValue, TemplateError> {
     if depth > MAX_VALUE_DEPTH {
         return Err(TemplateError::Exec(format!(
-            "a value nests more than {MAX_VALUE_DEPTH} levels deep (a map set into itself?): templates may not build \
-             values that deep"
+            "a value nests more than {MAX_VALUE_DEPTH} levels deep (a map set into itself?): templates may not \
+             build values that deep"
         )));
     }
     match value {
@@ -199,31 +305,37 @@ pub fn may_change(source: &str) -> bool {
     source.split(|c: char| !(c.is_alphanumeric() || c == '_')).any(|word| CHANGING.contains(&word) || word == "include")
 }
 
-/// Rewrites a parsed tree so that every read of a map sees its newest version.
-pub fn rewrite(list: &mut ListNode) {
+/// Rewrites a parsed tree: every printed value passes [`PRINTABLE`]; and with `changes` (the
+/// template may change a map), every read of a map sees its newest version.
+pub fn rewrite(list: &mut ListNode, changes: bool) {
     for node in &mut list.nodes {
         match node {
-            Node::List(inner) => rewrite(inner),
+            Node::List(inner) => rewrite(inner, changes),
             Node::Action(action) => {
-                rewrite_pipe(&mut action.pipe);
+                if changes {
+                    rewrite_pipe(&mut action.pipe);
+                }
                 if action.pipe.decl.is_empty() {
-                    append_resolve(&mut action.pipe);
+                    let pos = action.pipe.pos;
+                    action.pipe.commands.push(command(pos, vec![Expr::Identifier(pos, PRINTABLE.into())]));
                 }
             }
             Node::If(branch) | Node::With(branch) | Node::Range(branch) => {
-                rewrite_pipe(&mut branch.pipe);
-                append_resolve(&mut branch.pipe);
-                rewrite(&mut branch.body);
+                if changes {
+                    rewrite_pipe(&mut branch.pipe);
+                    append_resolve(&mut branch.pipe);
+                }
+                rewrite(&mut branch.body, changes);
                 if let Some(other) = &mut branch.else_body {
-                    rewrite(other);
+                    rewrite(other, changes);
                 }
             }
             Node::Template(call) => {
-                if let Some(pipe) = &mut call.pipe {
+                if let (true, Some(pipe)) = (changes, &mut call.pipe) {
                     rewrite_pipe(pipe);
                 }
             }
-            Node::Define(define) => rewrite(&mut define.body),
+            Node::Define(define) => rewrite(&mut define.body, changes),
             Node::Text(_) | Node::Break(_) | Node::Continue(_) => {}
         }
     }

@@ -115,7 +115,8 @@ pub fn register(funcs: &mut FuncMap) {
             }
             check_size(args, all.len().saturating_mul(16)).map_err(|_| too_long(args, i))?;
         }
-        Ok(if all.is_empty() { GoValue::Nil } else { go::list(all) })
+        // Go appends to a nil slice: an empty concatenation prints as `[]`.
+        Ok(go::list(all))
     });
     for name in ["chunk", "mustChunk"] {
         define(funcs, name, Exact(2), |args| {
