@@ -190,7 +190,7 @@ func (g *gen) expr(t byte, depth int) string {
 			"camelcase "+a('s'), "kebabcase "+a('s'), `trimSuffix "o" `+a('s'), `trimPrefix "h" `+a('s'),
 			"ternary "+a('s')+" "+a('s')+" "+a('b'), "coalesce "+a('a')+" "+a('a'),
 			"index "+a('l')+" 0", "first "+a('l'), "last "+a('l'), `index .m "b"`, `get `+a('m')+` "a"`,
-			"toStrings "+a('l'), "len "+a('a'), "typeOf (add 1 2)", "typeOf (keys (dict))", "regexFind "+`"[a-z]+" `+a('s'),
+			"toStrings "+a('l'), "len "+a('a'), "typeOf (add 1 2)", "typeOf (keys (dict))", "typeOf (rest (list))", "regexFind "+`"[a-z]+" `+a('s'),
 			`regexReplaceAll "l+" `+a('s')+` "L"`, "wrap 3 "+a('s'), "b64dec "+a('s'),
 		)
 	case 'n':
@@ -213,7 +213,7 @@ func (g *gen) expr(t byte, depth int) string {
 		return g.pick(
 			"list "+a('a')+" "+a('a'), "list "+a('a'), "rest "+a('l'), "initial "+a('l'), "mustRest "+a('l'),
 			"mustInitial "+a('l'), "append "+a('l')+" "+a('a'), "prepend "+a('l')+" "+a('a'), "concat "+a('l')+" "+a('l'),
-			"uniq "+a('l'), "reverse "+a('l'), "compact "+a('l'), "keys "+a('m'), "values "+a('m'), "sortAlpha "+a('l'),
+			"uniq "+a('l'), "reverse "+a('l'), "compact "+a('l'), "sortAlpha (keys "+a('m')+")", "sortAlpha "+a('l'),
 			"until 3", "untilStep 0 6 2", `splitList "," `+a('s'), "without "+a('l')+" "+a('a'), "slice "+a('l')+" 1",
 			"toStrings "+a('l'), `pluck "a" `+a('m')+" "+a('m'), "rest (list)", "initial (list)", "list | rest",
 			"mustRest (list)", "mustInitial (list)", `regexFindAll "[a-z]" `+a('s')+" -1", "chunk 2 "+a('l'),
