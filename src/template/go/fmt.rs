@@ -644,8 +644,12 @@ fn string(out: &mut String, s: &str, verb: char, spec: Spec, arg: &GoValue) {
 
 /// Go's `unicode.IsPrint`: letters, marks, numbers, punctuation, symbols and the ASCII space.
 fn printable(c: char) -> bool {
-    if c == ' ' {
-        return true;
+    match c {
+        ' '..='~' => return true,
+        // Latin-1 without its controls, no-break space and soft hyphen: no table needed.
+        '\u{0}'..='\u{a0}' | '\u{ad}' => return false,
+        '\u{a1}'..='\u{ff}' => return true,
+        _ => {}
     }
     !matches!(
         get_general_category(c),
@@ -682,6 +686,8 @@ fn escape_into(out: &mut String, c: char, quote: char, ascii: bool) {
             out.push('\\');
             out.push(c);
         }
+        // The common case first: printable ASCII (quoting megabytes must stay fast).
+        ' '..='~' => out.push(c),
         '\u{7}' => out.push_str("\\a"),
         '\u{8}' => out.push_str("\\b"),
         '\u{c}' => out.push_str("\\f"),
@@ -689,15 +695,14 @@ fn escape_into(out: &mut String, c: char, quote: char, ascii: bool) {
         '\r' => out.push_str("\\r"),
         '\t' => out.push_str("\\t"),
         '\u{b}' => out.push_str("\\v"),
-        _ if printable(c) && (!ascii || c.is_ascii()) => out.push(c),
-        _ if (c as u32) < 0x80 => {
-            let _ = write!(out, "\\x{:02x}", c as u32);
-        }
-        _ if (c as u32) < 0x10000 => {
-            let _ = write!(out, "\\u{:04x}", c as u32);
-        }
+        _ if !c.is_ascii() && !ascii && printable(c) => out.push(c),
         _ => {
-            let _ = write!(out, "\\U{:08x}", c as u32);
+            let code = c as u32;
+            let _ = match code {
+                0..0x80 => write!(out, "\\x{code:02x}"),
+                0x80..0x10000 => write!(out, "\\u{code:04x}"),
+                _ => write!(out, "\\U{code:08x}"),
+            };
         }
     }
 }
