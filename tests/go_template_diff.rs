@@ -9,6 +9,7 @@
 //! no Go to compare with.
 
 use render_blueprint::doc::Value;
+use render_blueprint::imports::files::BlueprintFs;
 use render_blueprint::imports::gotemplate::{to_go_json, Descriptors, GoTemplates};
 use render_blueprint::limits::Budget;
 use render_blueprint::package::MemoryFiles;
@@ -176,7 +177,7 @@ fn cause(src: &str, go: &Outcome, ours: &Outcome) -> String {
 fn landscaper(src: &str, data: &Value) -> Outcome {
     let budget = Arc::new(Budget::default());
     let mut templates = GoTemplates::new(Arc::new(MemoryFiles::default()), &Descriptors::default(), budget);
-    match templates.render(src, None, &to_go_json(data)) {
+    match templates.render(src, &BlueprintFs::package(""), None, &to_go_json(data)) {
         Ok(text) => Outcome::Text(text),
         Err(err) => Outcome::Error(err),
     }

@@ -349,7 +349,11 @@ fn print_arg(out: &mut String, arg: &GoValue, verb: char, spec: Spec) {
             }
             out.push(']');
         }
-        GoValue::Function(_) => bad_verb(out, verb, arg, spec),
+        // Go prints a function's address; there is no address to print here.
+        GoValue::Function(_) if verb == 'v' => pad(out, "<func>", spec),
+        GoValue::Function(_) => {
+            let _ = write!(out, "%!{verb}(func())");
+        }
     }
 }
 
