@@ -517,3 +517,91 @@ fn deep_items_read_and_write_on_either_thread() {
         &stdout[stdout.len().saturating_sub(800)..]
     );
 }
+
+/// The parent id and state of a process, from `/proc/PID/stat` (None once it is gone).
+fn ppid_and_state(pid: u32) -> Option<(u32, char)> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The command name, in parentheses, may hold spaces: the fields start after the last ')'.
+    let mut fields = stat.get(stat.rfind(')')? + 1..)?.split_whitespace();
+    let state = fields.next()?.chars().next()?;
+    Some((fields.next()?.parse().ok()?, state))
+}
+
+/// The Jsonnet workers (`render-blueprint __jsonnet-worker`) whose parent is `parent`.
+fn jsonnet_workers_of(parent: u32) -> Vec<u32> {
+    let Ok(entries) = std::fs::read_dir("/proc") else { return Vec::new() };
+    entries
+        .filter_map(|entry| entry.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|&pid| ppid_and_state(pid).is_some_and(|(ppid, _)| ppid == parent))
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/cmdline"))
+                .is_ok_and(|cmdline| String::from_utf8_lossy(&cmdline).contains("__jsonnet-worker"))
+        })
+        .collect()
+}
+
+/// A SIGKILL to the function (a CI timeout, Go's `exec.CommandContext`) left its Jsonnet worker
+/// computing an endless loop, re-parented; it now dies with its parent.
+#[cfg(target_os = "linux")]
+#[test]
+fn the_jsonnet_worker_dies_with_its_parent() {
+    use std::io::Write;
+    let dir = scratch("worker-parent");
+    let _ = std::fs::write(
+        dir.join("features/loop.jsonnet"),
+        "std.foldl(function(s, x) s + x, std.range(1, 1000000000), 0)\n",
+    );
+    let exe = assert_cmd::cargo::cargo_bin("render-blueprint");
+    let mut parent = std::process::Command::new(exe)
+        .current_dir(&dir)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap_or_else(|err| panic!("{err}"));
+    if let Some(mut stdin) = parent.stdin.take() {
+        let _ = stdin.write_all(reading("loop.jsonnet").replace("file(", "jsonnet(").as_bytes());
+    }
+    let started = std::time::Instant::now();
+    let mut workers = Vec::new();
+    while workers.is_empty() && started.elapsed() < std::time::Duration::from_secs(8) {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        workers = jsonnet_workers_of(parent.id());
+    }
+    let _ = parent.kill();
+    let _ = parent.wait();
+    let Some(&worker) = workers.first() else {
+        let _ = std::fs::remove_dir_all(&dir);
+        panic!("no Jsonnet worker started within 8 s");
+    };
+    let killed = std::time::Instant::now();
+    // Gone, or a zombie its new parent has not reaped yet: either way no longer computing.
+    let running = || ppid_and_state(worker).is_some_and(|(_, state)| state != 'Z' && state != 'X');
+    while running() && killed.elapsed() < std::time::Duration::from_secs(3) {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let still_running = running();
+    if still_running {
+        let _ = std::process::Command::new("kill").args(["-9", &worker.to_string()]).status();
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(!still_running, "the Jsonnet worker {worker} outlived its parent by 3 s");
+}
+
+/// Besides the parent's wall clock, the worker has a CPU-time limit of its own (the request's
+/// `cpuSeconds`): the kernel stops it even when its parent, alive but stopped, cannot.
+#[cfg(target_os = "linux")]
+#[test]
+fn the_jsonnet_worker_stops_at_its_cpu_time_limit() {
+    use std::os::unix::process::ExitStatusExt;
+    let dir = scratch("worker-cpu");
+    let _ = std::fs::write(dir.join("loop.jsonnet"), "std.foldl(function(s, x) s + x, std.range(1, 1000000000), 0)\n");
+    let request =
+        format!(r#"{{"root": {:?}, "cpuSeconds": 1, "path": "loop.jsonnet", "values": {{}}}}"#, dir.to_string_lossy());
+    let started = std::time::Instant::now();
+    let output =
+        bin().arg("__jsonnet-worker").write_stdin(request).timeout(std::time::Duration::from_secs(20)).output();
+    let _ = std::fs::remove_dir_all(&dir);
+    let output = output.unwrap_or_else(|err| panic!("{err}"));
+    assert_eq!(output.status.signal(), Some(24), "SIGXCPU, after {:?}: {output:?}", started.elapsed());
+}

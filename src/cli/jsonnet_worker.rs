@@ -22,6 +22,9 @@ pub(super) const JSONNET_WORKER: &str = "__jsonnet-worker";
 /// [`jsonnet::MEMORY_LIMIT`] of address space and killed when the render's time runs out:
 /// jrsonnet cannot be interrupted or limited in memory from inside the process, and an abandoned
 /// thread would go on allocating. The child reads the package through the same root and limits.
+/// It also dies with this process (a SIGKILL to the parent, as CI timeouts and Go's
+/// `exec.CommandContext` send, leaves nobody to kill it at the deadline) and may spend no more
+/// CPU time than the time left (see [`run`]).
 pub(super) fn isolate(root: PathBuf, max_file_bytes: u64, max_output_bytes: u64) -> jsonnet::Isolate {
     use jsonnet::Stopped;
     Arc::new(move |path: &str, values: &Value, time_left: Duration| {
@@ -31,12 +34,17 @@ pub(super) fn isolate(root: PathBuf, max_file_bytes: u64, max_output_bytes: u64)
         let exe = std::env::current_exe().map_err(|_| Stopped::Unavailable)?;
         let mut child = std::process::Command::new(exe)
             .arg(JSONNET_WORKER)
+            .arg(std::process::id().to_string())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
             .map_err(|_| Stopped::Unavailable)?;
-        let request = json!({"root": root, "maxFileBytes": max_file_bytes, "path": path, "values": values});
+        // Whole seconds (the kernel's unit), rounded up, and one more for the worker's start.
+        let cpu_seconds = time_left.as_secs().saturating_add(2);
+        let request = json!({
+            "root": root, "maxFileBytes": max_file_bytes, "cpuSeconds": cpu_seconds, "path": path, "values": values
+        });
         if let Some(mut stdin) = child.stdin.take() {
             // A worker that already died says why below.
             let _ = stdin.write_all(request.to_string().as_bytes());
@@ -59,7 +67,9 @@ pub(super) fn isolate(root: PathBuf, max_file_bytes: u64, max_output_bytes: u64)
             let _ = child.wait();
             return Err(Stopped::TimedOut);
         };
-        let _ = child.wait();
+        if stopped_by_cpu_limit(child.wait()) {
+            return Err(Stopped::TimedOut);
+        }
         if String::from_utf8_lossy(&err).contains("memory allocation") {
             return Err(Stopped::OutOfMemory);
         }
@@ -78,8 +88,20 @@ pub(super) fn isolate(root: PathBuf, max_file_bytes: u64, max_output_bytes: u64)
     })
 }
 
-/// The child side of [`isolate`]: one request on stdin, one answer on stdout.
-pub(super) fn run() -> Exit {
+/// Whether the worker was stopped for its CPU time: the kernel's SIGXCPU at the soft limit (the
+/// SIGKILL at the hard one, a second later, only follows a worker that survived it).
+fn stopped_by_cpu_limit(status: std::io::Result<std::process::ExitStatus>) -> bool {
+    use std::os::unix::process::ExitStatusExt;
+    const SIGXCPU: i32 = 24;
+    status.ok().and_then(|status| status.signal()) == Some(SIGXCPU)
+}
+
+/// The child side of [`isolate`]: one request on stdin, one answer on stdout. `parent` is the
+/// process id the parent passed as the argument after [`JSONNET_WORKER`].
+pub(super) fn run(parent: Option<&std::ffi::OsStr>) -> Exit {
+    if let Err(message) = die_with_parent(parent) {
+        return Exit::Unusable(message);
+    }
     // Address space rather than resident memory: the kernel enforces it on every allocation.
     let limit = jsonnet::MEMORY_LIMIT;
     if let Err(err) = rlimit::setrlimit(rlimit::Resource::AS, limit, limit) {
@@ -93,6 +115,13 @@ pub(super) fn run() -> Exit {
         Ok(request) => request,
         Err(err) => return Exit::Unusable(format!("the Jsonnet request is not JSON: {err}")),
     };
+    // CPU time as well as the parent's wall clock: should the parent stop without dying (SIGSTOP,
+    // a debugger), the worker still ends. The kernel sends SIGXCPU at the soft limit and SIGKILL
+    // a second later.
+    let cpu = request["cpuSeconds"].as_u64().unwrap_or(jsonnet::TIME_LIMIT.as_secs().saturating_add(2));
+    if let Err(err) = rlimit::setrlimit(rlimit::Resource::CPU, cpu, cpu.saturating_add(1)) {
+        return Exit::Unusable(format!("cannot limit the Jsonnet worker's CPU time: {err}"));
+    }
     let root = PathBuf::from(request["root"].as_str().unwrap_or("."));
     let files = DiskFiles::new(&root, request["maxFileBytes"].as_u64().unwrap_or(Limits::default().max_file_bytes));
     let path = request["path"].as_str().unwrap_or_default();
@@ -101,4 +130,28 @@ pub(super) fn run() -> Exit {
         Err(message) => json!({ "error": message }),
     };
     write_stdout(&answer.to_string())
+}
+
+/// Asks Linux to kill this worker when its parent dies (the parent-death signal), then checks
+/// that the parent is still the one that started it: had it died before the request, the worker
+/// would already have been handed to another process and no signal would come. The signal
+/// follows the parent's thread that spawned the worker, which waits for it to finish.
+#[cfg(target_os = "linux")]
+fn die_with_parent(parent: Option<&std::ffi::OsStr>) -> Result<(), String> {
+    use nix::sys::{prctl, signal::Signal};
+    prctl::set_pdeathsig(Signal::SIGKILL)
+        .map_err(|err| format!("cannot tie the Jsonnet worker to its parent: {err}"))?;
+    let expected = parent.and_then(|pid| pid.to_str()).and_then(|pid| pid.parse::<i32>().ok());
+    match expected {
+        Some(pid) if nix::unistd::getppid().as_raw() != pid => {
+            Err("the Jsonnet worker's parent ended before it started".to_owned())
+        }
+        _ => Ok(()),
+    }
+}
+
+/// Elsewhere there is no parent-death signal: the CPU-time limit alone ends an orphaned worker.
+#[cfg(not(target_os = "linux"))]
+fn die_with_parent(_parent: Option<&std::ffi::OsStr>) -> Result<(), String> {
+    Ok(())
 }

@@ -159,7 +159,7 @@ impl Exit {
 pub fn main() -> ExitCode {
     let args: Vec<OsString> = std::env::args_os().collect();
     if args.get(1).is_some_and(|arg| arg == jsonnet_worker::JSONNET_WORKER) {
-        return jsonnet_worker::run().code();
+        return jsonnet_worker::run(args.get(2).map(OsString::as_os_str)).code();
     }
     if let Some(config_file) = legacy_plugin::config_file(&args) {
         return legacy_plugin::run(&config_file).code();
