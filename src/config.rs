@@ -128,6 +128,11 @@ pub struct Spec {
     /// Strict substitution: an unset variable without default is an error (default true).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub strict: Option<bool>,
+    /// Make every warning of the render an error (exit 1, the items written back unchanged):
+    /// kustomize shows a function's stderr only when it fails, so under kustomize a warning,
+    /// such as a patch whose target matches nothing, is otherwise never seen.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub warnings_as_errors: bool,
 }
 
 /// One patch, as in kustomize's `patches:`.
@@ -732,7 +737,9 @@ mod tests {
     fn schema_lists_every_section() {
         let schema = json_schema();
         let spec = &schema["$defs"]["Spec"]["properties"];
-        for field in ["values", "valuesFrom", "imports", "features", "patches", "substituteFrom", "strict"] {
+        for field in
+            ["values", "valuesFrom", "imports", "features", "patches", "substituteFrom", "strict", "warningsAsErrors"]
+        {
             assert!(spec.get(field).is_some(), "{field} missing from {spec}");
         }
     }

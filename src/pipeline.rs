@@ -8,7 +8,7 @@
 //! caller writes the input items unchanged, so users never receive a half-rendered package.
 
 use crate::config::{self, FunctionConfig};
-use crate::diag::{Diagnostic, Kind};
+use crate::diag::{Diagnostic, Kind, Severity};
 use crate::doc::Value;
 use crate::krm::{self, annotation, annotations as ann, remove_annotation, set_annotation, Item};
 use crate::limits::{Budget, Limits};
@@ -104,6 +104,9 @@ pub fn render(input: Input, files: &dyn Files) -> Output {
         let transformed = transform::run(&mut render, files);
         (report.patches, report.substitution) = (transformed.patches, transformed.substitution);
     }
+    if render.config.spec.warnings_as_errors {
+        warnings_become_errors(&mut render.results);
+    }
     report.values = std::mem::take(&mut render.values);
     report.value_sources = std::mem::take(&mut render.value_sources);
     report.config = std::mem::take(&mut render.config_values);
@@ -115,6 +118,16 @@ pub fn render(input: Input, files: &dyn Files) -> Output {
     let generated = finish_generated(&render.config.name, generated);
     render.items.extend(generated.into_iter().map(Item::from));
     Output { items: Some(render.items), results: render.results, report }
+}
+
+/// `spec.warningsAsErrors`: each warning becomes an error that says, on its first line (a
+/// message may go on with an excerpt of the source), why it is one.
+fn warnings_become_errors(results: &mut [Diagnostic]) {
+    for result in results.iter_mut().filter(|result| result.severity == Severity::Warning) {
+        result.severity = Severity::Error;
+        let end = result.message.find('\n').unwrap_or(result.message.len());
+        result.message.insert_str(end, " (an error: spec.warningsAsErrors is set)");
+    }
 }
 
 /// The kinds of the `fn.blueprint.dev` group, all read by this function.
