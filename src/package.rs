@@ -77,6 +77,12 @@ impl From<FileError> for String {
 /// Reads files by package-relative path (forward slashes, already normalised and confined).
 pub trait Files: Send + Sync {
     fn read(&self, path: &str) -> Result<String, FileError>;
+    /// `path` as messages name it: one convention for every path a message prints, the path
+    /// to open from the working directory (the package path itself when the root is the working
+    /// directory, or the files are not on disk).
+    fn shown(&self, path: &str) -> String {
+        path.to_owned()
+    }
     /// An owned handle, for evaluators that keep their own (`'static`) file access, such as the
     /// Jsonnet import resolver, which runs on a thread of its own (see `jsonnet::evaluate`).
     fn share(&self) -> Arc<dyn Files>;
@@ -153,6 +159,9 @@ pub struct DiskFiles {
     root: Result<PathBuf, String>,
     /// The root as the user gave it, for messages (the canonical path differs per machine).
     shown: String,
+    /// The root as the user gave it, to name package files from the working directory; `None`
+    /// when it is the working directory.
+    given: Option<PathBuf>,
     limit: u64,
     read: Arc<Mutex<HashSet<String>>>,
 }
@@ -175,11 +184,11 @@ impl DiskFiles {
             Ok(real) => Ok(real),
             Err(err) => Err(format!("package root {}: {err}", root.display())),
         };
-        let shown = match given.as_os_str() {
-            name if name == "." || name.is_empty() => "(the working directory)".to_string(),
-            _ => given.display().to_string(),
+        let (shown, given) = match given.as_os_str() {
+            name if name == "." || name.is_empty() => ("(the working directory)".to_string(), None),
+            _ => (given.display().to_string(), Some(given.to_path_buf())),
         };
-        Self { root, shown, limit, read: Arc::default() }
+        Self { root, shown, given, limit, read: Arc::default() }
     }
 
     /// The canonical root, when files can be read.
@@ -218,11 +227,17 @@ impl Files for DiskFiles {
             _ => FileError::Io(err.to_string()),
         })?;
         if !real.starts_with(root) {
-            return Err(FileError::Escapes { path: path.to_string() });
+            return Err(FileError::Escapes { path: self.shown(path) });
         }
         let text = read_regular_file(&real, self.limit)?;
         self.note(path);
         Ok(text)
+    }
+    fn shown(&self, path: &str) -> String {
+        match &self.given {
+            Some(root) => root.join(path).display().to_string(),
+            None => path.to_owned(),
+        }
     }
     fn share(&self) -> Arc<dyn Files> {
         Arc::new(self.clone())

@@ -91,10 +91,11 @@ fn load(
                 Ok(text) => text,
                 Err(_) if source.optional => return Ok(None),
                 Err(err) => {
-                    return Err(format!("cannot read values file {path:?}: {err}; fix the path or set optional: true"))
+                    let path = files.shown(&path);
+                    return Err(format!("cannot read values file {path:?}: {err}; fix the path or set optional: true"));
                 }
             };
-            parse_mapping(&text).map(Some).map_err(|err| format!("values file {path:?}: {err}"))
+            parse_mapping(&text).map(Some).map_err(|err| format!("values file {:?}: {err}", files.shown(&path)))
         }
         (None, Some(kind), Some(name)) => {
             let Some(object) = find(items, kind, name, source.namespace.as_deref())? else {

@@ -29,7 +29,9 @@ pub(super) fn eprint_line(text: &str) {
 /// Prints warnings and errors on stderr. With package files (render, explain, graph) each one
 /// about a file gets the line and column of its field, found by reading that file again; only
 /// reported problems pay for it. Only files this run read are reopened: the path comes from the
-/// item's own annotation, which the input controls.
+/// item's own annotation, which the input controls. The file is named as every message names
+/// one, from the working directory ([`crate::package::Files::shown`]), like the files the
+/// command line reads; KRM mode keeps the package paths its client gave.
 pub(super) fn report_results(results: &[Diagnostic], files: Option<&DiskFiles>) {
     let mut texts: HashMap<String, Option<String>> = HashMap::new();
     for diagnostic in results.iter().filter(|d| d.severity >= crate::diag::Severity::Warning) {
@@ -42,9 +44,13 @@ pub(super) fn report_results(results: &[Diagnostic], files: Option<&DiskFiles>) 
             }
             _ => None,
         };
+        let mut shown = diagnostic.clone();
+        if let (Some(files), Some(path)) = (files, &diagnostic.location.path) {
+            shown.location.path = Some(files.shown(path));
+        }
         match position {
-            Some(at) => eprint_line(&diagnostic.clone().at_position(Some(at.line), Some(at.column)).to_string()),
-            None => eprint_line(&diagnostic.to_string()),
+            Some(at) => eprint_line(&shown.at_position(Some(at.line), Some(at.column)).to_string()),
+            None => eprint_line(&shown.to_string()),
         }
     }
 }

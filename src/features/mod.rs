@@ -87,6 +87,19 @@ impl Declared {
     }
 }
 
+impl PackageHost<'_> {
+    /// Why a package file could not be read, naming it as every message does ([`Files::shown`]).
+    fn cannot_read(&self, what: &str, resolved: &str, err: crate::package::FileError) -> String {
+        format!("cannot read {what}{:?}: {err}", self.files.shown(resolved))
+    }
+
+    /// A kustomization patch's `path:`, named as such (not as a `file()` call).
+    fn patch_file(&self, path: &str) -> Result<String, String> {
+        let resolved = resolve(self.from, path)?;
+        self.files.read(&resolved).map_err(|err| self.cannot_read("patch file ", &resolved, err))
+    }
+}
+
 /// `file()` and `jsonnet()` for one declaring file; Jsonnet results are shared across features.
 struct PackageHost<'a> {
     files: &'a dyn Files,
@@ -99,7 +112,7 @@ struct PackageHost<'a> {
 impl Host for PackageHost<'_> {
     fn file(&self, path: &str) -> Result<String, String> {
         let resolved = resolve(self.from, path)?;
-        self.files.read(&resolved).map_err(|err| format!("file({path:?}): cannot read {resolved:?}: {err}"))
+        self.files.read(&resolved).map_err(|err| format!("file({path:?}): {}", self.cannot_read("", &resolved, err)))
     }
 
     fn jsonnet(&self, path: &str) -> Result<Value, String> {
@@ -239,7 +252,7 @@ impl<'a> Step<'a> {
                 // Path patches are read and inlined as they are: their `${…}` are left for Flux.
                 // Only the package's bookkeeping annotations are left out (kpt writes back the
                 // local-config one the first run set, which would make kustomize drop the target).
-                (None, Some(path)) => match self.host(origin).file(&path) {
+                (None, Some(path)) => match self.host(origin).patch_file(&path) {
                     Ok(text) => patch.patch = Some(crate::krm::annotations::without_bookkeeping(&text).into_owned()),
                     Err(err) => {
                         self.results.push(origin.diagnostic(Severity::Error, err, &format!("{patch_field}.path")));

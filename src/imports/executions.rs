@@ -113,7 +113,7 @@ pub(super) fn execute(
             return None;
         }
         (None, Some(file)) => match origin.read(step.files, file, "template file") {
-            Ok((_, text)) => (text, format!("{field}.file"), Some(file)),
+            Ok((resolved, text)) => (text, format!("{field}.file"), Some(origin.fs.show(step.files, &resolved))),
             Err(message) => {
                 step.results.push(origin.error(message, &format!("{field}.file")));
                 return None;

@@ -138,11 +138,12 @@ impl BlueprintFs {
         }
     }
 
-    /// How a resolved path is shown in messages: inline files are named as such.
-    pub fn show(&self, resolved: &str) -> String {
+    /// How a resolved path is shown in messages: inline files are named as such, package files
+    /// as every message names them ([`Files::shown`]: from the working directory).
+    pub fn show(&self, files: &dyn Files, resolved: &str) -> String {
         match &self.memory {
             Some(_) => format!("inline:{resolved}"),
-            None => resolved.to_string(),
+            None => files.shown(resolved),
         }
     }
 }
@@ -195,13 +196,14 @@ pub fn load_schema_files(
         let loaded = fs
             .resolve(None, &format!("/{path}"))
             .and_then(|resolved| {
-                let text =
-                    fs.read(files, &resolved).map_err(|err| format!("cannot read {:?}: {err}", fs.show(&resolved)))?;
+                let text = fs
+                    .read(files, &resolved)
+                    .map_err(|err| format!("cannot read {:?}: {err}", fs.show(files, &resolved)))?;
                 let mut documents = crate::doc::read_yaml_documents(&text)
-                    .map_err(|err| format!("{:?} is not a JSON Schema: {}", fs.show(&resolved), err.message))?;
+                    .map_err(|err| format!("{:?} is not a JSON Schema: {}", fs.show(files, &resolved), err.message))?;
                 match documents.len() {
                     1 => Ok(documents.remove(0)),
-                    n => Err(format!("{:?} holds {n} documents, not one JSON Schema", fs.show(&resolved))),
+                    n => Err(format!("{:?} holds {n} documents, not one JSON Schema", fs.show(files, &resolved))),
                 }
             })
             .map_err(|err| format!("error resolving reference {reference:?}: {err}"));

@@ -116,7 +116,9 @@ struct Scope {
 impl Scope {
     fn read(&self, name: &str) -> Result<String, String> {
         let path = self.fs.resolve(self.from.as_deref(), name)?;
-        self.fs.read(self.files.as_ref(), &path).map_err(|err| format!("{}: {err}", self.fs.show(&path)))
+        self.fs
+            .read(self.files.as_ref(), &path)
+            .map_err(|err| format!("{}: {err}", self.fs.show(self.files.as_ref(), &path)))
     }
 }
 

@@ -126,7 +126,7 @@ impl Declared {
         let resolved = self.fs.resolve(self.file.as_deref(), path)?;
         match self.fs.read(files, &resolved) {
             Ok(text) => Ok((resolved, text)),
-            Err(err) => Err(format!("cannot read {what} {:?}: {err}", self.fs.show(&resolved))),
+            Err(err) => Err(format!("cannot read {what} {:?}: {err}", self.fs.show(files, &resolved))),
         }
     }
 

@@ -618,7 +618,7 @@ fn load_subinstallation(step: &Step, entry: &Value, origin: &Declared) -> Result
     let (template, file): (InstallationTemplate, Option<String>) = match entry.get("file").and_then(Value::as_str) {
         Some(path) if entry.as_object().is_some_and(|m| m.len() == 1) => {
             let resolved = origin.fs.resolve(origin.file.as_deref(), path)?;
-            let shown = origin.fs.show(&resolved);
+            let shown = origin.fs.show(step.files, &resolved);
             enter(&format!("{}{shown}", inline_key(&origin.fs)))?;
             let text = origin.fs.read(step.files, &resolved).map_err(|err| format!("cannot read {shown:?}: {err}"))?;
             let document = single_document(&text).map_err(|err| format!("{shown:?}: {err}"))?;
@@ -669,7 +669,7 @@ fn load_subinstallation(step: &Step, entry: &Value, origin: &Declared) -> Result
                 resolved = format!("{resolved}/{BLUEPRINT_FILE}");
                 read = origin.fs.read(step.files, &resolved);
             }
-            let shown = origin.fs.show(&resolved);
+            let shown = origin.fs.show(step.files, &resolved);
             enter(&format!("{}{shown}", inline_key(&origin.fs)))?;
             let text = read.map_err(|err| format!("cannot read {shown:?}: {err}"))?;
             let blueprint = parse_section(&single_document(&text).map_err(|err| format!("{shown:?}: {err}"))?)

@@ -53,7 +53,7 @@ impl ImportResolver for PackageImports {
         let path = resolved.path().map(|p| p.to_string_lossy().into_owned()).unwrap_or_default();
         match self.0.read(&path) {
             Ok(text) => Ok(text.into_bytes()),
-            Err(err) => bail!(ErrorKind::RuntimeError(format!("cannot read {path:?}: {err}").into())),
+            Err(err) => bail!(ErrorKind::RuntimeError(format!("cannot read {:?}: {err}", self.0.shown(&path)).into())),
         }
     }
 }

@@ -160,9 +160,9 @@ pub fn prepare(entries: &[PatchEntry], config_item: &Value, files: &dyn Files) -
                 continue;
             }
             (Some(text), None) => text.clone(),
-            (None, Some(path)) => match resolve(config_path.as_deref(), path)
-                .and_then(|p| files.read(&p).map_err(|err| format!("cannot read patch file {p:?}: {err}")))
-            {
+            (None, Some(path)) => match resolve(config_path.as_deref(), path).and_then(|p| {
+                files.read(&p).map_err(|err| format!("cannot read patch file {:?}: {err}", files.shown(&p)))
+            }) {
                 // A patch file is marked local-config as configuration; that (and any other
                 // bookkeeping annotation) must not be patched onto the targets.
                 Ok(text) => krm::annotations::without_bookkeeping(&text).into_owned(),
