@@ -17,20 +17,14 @@ const REWRITTEN: &[(&str, &str)] = &[
     ("7BMT", ANCHORS),
     ("7BUB", ANCHORS),
     ("8XYN", ANCHORS),
-    ("A6F9", KEEP),
     ("BU8L", ANCHORS),
     ("CN3R", ANCHORS),
     ("CUP7", ANCHORS),
     ("E76Z", ANCHORS),
     ("F2C7", ANCHORS),
-    ("F8F9", KEEP),
     ("HMQ5", ANCHORS),
-    ("JEF9-00", KEEP),
-    ("JEF9-01", KEEP),
     ("JS2J", ANCHORS),
-    ("K858", KEEP),
     ("LE5A", ANCHORS),
-    ("P2AD", KEEP),
     ("SKE5", ANCHORS),
     ("U3XV", ANCHORS),
     ("V55R", ANCHORS),
@@ -40,7 +34,6 @@ const REWRITTEN: &[(&str, &str)] = &[
     ("ZWK4", ANCHORS),
 ];
 const ANCHORS: &str = "anchors and aliases";
-const KEEP: &str = "a block scalar that keeps its trailing lines (`|+`)";
 
 /// Where the embedded document's key sits and where its lines start: the key as the item's own
 /// (column 2), one level down, one level down with content at an odd column, and deep.

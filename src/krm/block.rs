@@ -626,7 +626,8 @@ impl<'a> Reader<'a> {
         let literal = bytes[at] == b'|';
         let strip = bytes.get(at + 1) == Some(&b'-');
         let after = at + 1 + usize::from(strip);
-        // `+` keeps trailing lines (the item cut refuses those), a digit sets the indentation.
+        // `+` keeps trailing lines (the item cut refuses those that blank lines follow), a digit
+        // sets the indentation.
         if !matches!(bytes.get(after), None | Some(b' ' | b'\n')) {
             return None;
         }

@@ -79,6 +79,9 @@ pub(super) fn item_cut(
         if let Some(at) = document_marker(slice) {
             slice = &slice[..at];
         }
+        // Without its last line break, as an element cut before the next one's dash, so that
+        // what is trimmed after its last line is blank lines only (see `standalone_len`).
+        slice = slice.strip_suffix('\n').map_or(slice, |body| body.strip_suffix('\r').unwrap_or(body));
     } else {
         // Up to the next element's dash, which stands alone at the start of its line.
         let (body, dash_indent) = slice.trim_end_matches(' ').strip_suffix('-')?.rsplit_once('\n')?;
@@ -134,14 +137,16 @@ pub(super) fn item_source(text: &str, start: usize, end: usize, column: usize, l
 /// The text of one node cut out of a YAML document (a list item, or a whole document at
 /// `indent` 0), moved `indent` columns left, when it can stand alone as its own document: `None`
 /// when it may be tied to text elsewhere (anchors and aliases), holds a line break YAML sees and
-/// the line-based mover does not (a carriage return alone), keeps trailing blank lines (`|+`),
-/// or has a line less indented than `indent` that is not a comment.
+/// the line-based mover does not (a carriage return alone), holds a block scalar that keeps its
+/// trailing lines (`|+`) and is followed by blank lines (which the cut leaves out, and which
+/// may be that scalar's), or has a line less indented than `indent` that is not a comment.
 pub fn standalone_source(slice: &str, indent: usize) -> Option<String> {
     standalone_len(slice, indent).map(|len| moved_left(&slice[..len], indent))
 }
 
 /// How much of `slice` is the node, when it can stand alone (see [`standalone_source`]).
 pub(super) fn standalone_len(slice: &str, indent: usize) -> Option<usize> {
+    let whole = slice.len();
     let mut slice = slice;
     // Lines at the end that hold nothing, or no more spaces than the item's indentation: never
     // content (a block scalar in the item is indented deeper), only the end of one.
@@ -152,28 +157,24 @@ pub(super) fn standalone_len(slice: &str, indent: usize) -> Option<usize> {
         }
         slice = body;
     }
+    // A block scalar that keeps its trailing blank lines (`|+`) may own the lines just trimmed:
+    // such a node stands alone only when there were none. (Its last line's break is not one:
+    // the caller leaves it out, and the writer puts one after every element.)
+    if slice.len() < whole && memchr::memchr_iter(b'+', slice.as_bytes()).any(|at| keeps_at(slice.as_bytes(), at)) {
+        return None;
+    }
     let slice = slice.strip_suffix('\r').unwrap_or(slice);
-    // This runs on every item of every list: three vectorized searches for the few bytes that
+    // This runs on every item of every list: vectorized searches for the few bytes that
     // matter, not a pass that looks at every byte.
     let bytes = slice.as_bytes();
     let previous = |at: usize| at.checked_sub(1).and_then(|at| bytes.get(at)).copied().unwrap_or(b'\n');
     // Anchors and aliases tie an item to text elsewhere; tags and the rest stand alone. A `&` or
     // `*` where one may begin is often neither (`# a & b`, `cmd && run`, `"5 10 * * 1"`): the
     // parser decides, after the searches.
-    let mut maybe_tied = false;
-    for at in memchr::memchr3_iter(b'&', b'*', b'+', bytes) {
+    let maybe_tied = memchr::memchr2_iter(b'&', b'*', bytes).any(|at| {
         let previous = previous(at);
-        match bytes[at] {
-            // A block scalar that keeps its trailing blank lines (`|+`) may end where the cut trims.
-            b'+' if matches!(previous, b'|' | b'>') => return None,
-            b'+' if previous.is_ascii_digit() && at >= 2 && matches!(bytes[at - 2], b'|' | b'>') => return None,
-            b'+' => {}
-            _ => {
-                maybe_tied |=
-                    previous.is_ascii_whitespace() || matches!(previous, b'[' | b'{' | b',' | b'-' | b':' | b'?');
-            }
-        }
-    }
+        previous.is_ascii_whitespace() || matches!(previous, b'[' | b'{' | b',' | b'-' | b':' | b'?')
+    });
     // A carriage return alone breaks a line for YAML and for nothing below.
     if memchr::memchr_iter(b'\r', bytes).any(|at| bytes.get(at + 1) != Some(&b'\n')) {
         return None;
@@ -194,6 +195,13 @@ pub(super) fn standalone_len(slice: &str, indent: usize) -> Option<usize> {
         return None;
     }
     Some(slice.len())
+}
+
+/// Whether the `+` at `at` is a block scalar's keep indicator (`|+`, `>+`, `|2+`), or may be.
+fn keeps_at(bytes: &[u8], at: usize) -> bool {
+    let before = |back: usize| at.checked_sub(back).and_then(|at| bytes.get(at)).copied();
+    matches!(before(1), Some(b'|' | b'>'))
+        || (before(1).is_some_and(|b| b.is_ascii_digit()) && matches!(before(2), Some(b'|' | b'>')))
 }
 
 /// Whether YAML text defines an anchor or uses an alias (text the parser refuses counts as

@@ -537,8 +537,15 @@ mod tests {
     }
 
     /// The line-by-line forms of the one-pass scans, as they were written first (and refusing
-    /// `|+` at the very end, which the three-byte windows missed).
+    /// `|+` at the very end, which the three-byte windows miss).
     fn standalone_len_by_lines(slice: &str, indent: usize) -> Option<usize> {
+        let keeps = slice
+            .as_bytes()
+            .windows(3)
+            .any(|w| matches!(w[0], b'|' | b'>') && (w[1] == b'+' || (w[1].is_ascii_digit() && w[2] == b'+')))
+            || slice.ends_with("|+")
+            || slice.ends_with(">+");
+        let whole = slice.len();
         let mut slice = slice;
         while let Some((body, line)) = slice.rsplit_once('\n') {
             let line = line.strip_suffix('\r').unwrap_or(line);
@@ -547,17 +554,12 @@ mod tests {
             }
             slice = body;
         }
+        if keeps && slice.len() < whole {
+            return None;
+        }
         let slice = slice.strip_suffix('\r').unwrap_or(slice);
         let bytes = slice.as_bytes();
         if bytes.windows(2).any(|w| w[0] == b'\r' && w[1] != b'\n') || bytes.last() == Some(&b'\r') {
-            return None;
-        }
-        if bytes
-            .windows(3)
-            .any(|w| matches!(w[0], b'|' | b'>') && (w[1] == b'+' || (w[1].is_ascii_digit() && w[2] == b'+')))
-            || bytes.ends_with(b"|+")
-            || bytes.ends_with(b">+")
-        {
             return None;
         }
         let tied = bytes.windows(2).any(|w| {
