@@ -89,9 +89,18 @@ pub(super) fn from_paths(args: &InputArgs, root: Option<PathBuf>, limits: Limits
     };
     let mut value_overrides = Vec::new();
     for path in &args.values {
-        match read_single_document(path, limit).map_err(Exit::Unusable)? {
-            map @ Value::Object(_) => value_overrides.push((format!("-f {}", path.display()), map)),
-            _ => return Err(Exit::Unusable(format!("{}: values must be a YAML mapping", path.display()))),
+        let Value::Object(map) = read_single_document(path, limit).map_err(Exit::Unusable)? else {
+            return Err(Exit::Unusable(format!("{}: values must be a YAML mapping", path.display())));
+        };
+        // One layer per top-level key, labelled with its line, so that a message about a value
+        // (an import's, say) names the line it is on: merged in order, the same values.
+        let lines = crate::package::read_regular_file(path, limit).map(|text| top_level_key_lines(&text));
+        for (key, value) in map {
+            let label = match lines.as_ref().ok().and_then(|lines| lines.get(&key)) {
+                Some(line) => format!("-f {}:{line}", path.display()),
+                None => format!("-f {}", path.display()),
+            };
+            value_overrides.push((label, Value::Object(std::iter::once((key, value)).collect())));
         }
     }
     for assignment in &args.set {
@@ -99,6 +108,33 @@ pub(super) fn from_paths(args: &InputArgs, root: Option<PathBuf>, limits: Limits
     }
     let input = package.input(items, function_config, value_overrides);
     Ok((input, package.files))
+}
+
+/// The line of each top-level key of a block mapping written at column 0 (plain or simply quoted
+/// keys; others, and flow mappings, are not found, and their messages name the file only).
+fn top_level_key_lines(text: &str) -> std::collections::HashMap<String, usize> {
+    let mut lines = std::collections::HashMap::new();
+    for (n, line) in text.lines().enumerate() {
+        if line.starts_with([' ', '\t', '#', '-', '{', '[', '?', '%', '&', '*', '!', '|', '>'])
+            || line.starts_with("...")
+        {
+            continue;
+        }
+        let Some((key, _)) = line.split_once(": ").or_else(|| line.strip_suffix(':').map(|key| (key, ""))) else {
+            continue;
+        };
+        let key = key.trim_end();
+        let key = match (
+            key.strip_prefix('"').and_then(|k| k.strip_suffix('"')),
+            key.strip_prefix('\'').and_then(|k| k.strip_suffix('\'')),
+        ) {
+            (Some(quoted), _) | (_, Some(quoted)) if !quoted.contains(['\\', '"', '\'']) => quoted,
+            _ if key.contains(['"', '\'', '#']) => continue,
+            _ => key,
+        };
+        lines.entry(key.to_string()).or_insert(n + 1);
+    }
+    lines
 }
 
 /// `--set a.b=c` as a values layer `{a: {b: c}}`.

@@ -89,6 +89,9 @@ impl ImportReport {
 struct Wire {
     label: String,
     secret: Vec<Vec<String>>,
+    /// At the top level, the values layers the value came from (`--set`, `-f values.yaml:3`,
+    /// `spec.values`), for messages about it; a subinstallation's is its `label`.
+    from: Vec<String>,
 }
 
 /// Where a blueprint was declared, for diagnostics and relative paths.
@@ -158,6 +161,9 @@ struct Step<'a> {
     /// Inclusion cycles already reported, and installations rendered so far.
     cycles: HashSet<String>,
     installations: usize,
+    /// The functionConfig, where `spec.values` is: a value from there that fails its import's
+    /// schema is reported at its own line.
+    config: Option<crate::diag::Origin>,
 }
 
 impl<'a> Step<'a> {
@@ -186,6 +192,7 @@ impl<'a> Step<'a> {
             report: Report::default(),
             cycles: HashSet::new(),
             installations: 0,
+            config: None,
         }
     }
 }
@@ -278,14 +285,20 @@ pub fn run(render: &mut Render, files: &dyn Files) -> Report {
     );
     step.results = results;
     step.descriptor_file = Declared::in_item(&render.config.item, FieldPath::root()).file;
+    step.config = Some(crate::diag::Origin::of(&render.config.item));
     let source = render.values.as_object().cloned().unwrap_or_default();
     // Values from a Secret are secret imports too, down every wiring (unlabelled: `explain`
     // names the values layer itself).
     let mut wiring: HashMap<String, Wire> = HashMap::new();
     let sources = &render.value_sources;
     for (path, layer) in &sources.paths {
-        if let (Some((key, inside)), Some(true)) = (path.split_first(), sources.layers.get(*layer).map(|l| l.secret)) {
-            wiring.entry(key.clone()).or_default().secret.push(inside.to_vec());
+        let (Some((key, inside)), Some(layer)) = (path.split_first(), sources.layers.get(*layer)) else { continue };
+        let wire = wiring.entry(key.clone()).or_default();
+        if layer.secret {
+            wire.secret.push(inside.to_vec());
+        }
+        if !wire.from.contains(&layer.label) {
+            wire.from.push(layer.label.clone());
         }
     }
     render_blueprint(&mut step, &blueprint, &name, &origin, (&source, &wiring), 0);

@@ -235,7 +235,10 @@ pub(super) fn render(
                 source.insert(import.clone(), value.clone());
                 let parent = report.imports.iter().rev().find(|i| &i.name == data_ref);
                 let secret = parent.map(|p| p.secret.clone()).unwrap_or_default();
-                wiring.insert(import.clone(), Wire { label: format!("import {data_ref} of {scope}"), secret });
+                wiring.insert(
+                    import.clone(),
+                    Wire { label: format!("import {data_ref} of {scope}"), secret, from: Vec::new() },
+                );
             } else if let Some(value) = dataobjects.get(data_ref) {
                 source.insert(import.clone(), value.clone());
                 wiring.insert(import.clone(), exported.get(data_ref).cloned().unwrap_or_default());
@@ -270,7 +273,10 @@ pub(super) fn render(
                     let secret =
                         report.imports.iter().any(|i| names.contains(&i.name.as_str()) && !i.secret.is_empty());
                     let secret = if secret { vec![Vec::new()] } else { Vec::new() };
-                    wiring.insert(target.name.clone(), Wire { label: format!("{label} of {scope}"), secret });
+                    wiring.insert(
+                        target.name.clone(),
+                        Wire { label: format!("{label} of {scope}"), secret, from: Vec::new() },
+                    );
                 }
                 Ok(None) => {}
                 Err(TargetProblem::SiblingFailed) => wired = false,
@@ -319,7 +325,7 @@ pub(super) fn render(
                     let secret =
                         schema.map(|s| schema::secret_paths(s, &child.blueprint.local_types)).unwrap_or_default();
                     let label = format!("export {export} of {child_scope}");
-                    exported.insert(data_ref.clone(), Wire { label, secret });
+                    exported.insert(data_ref.clone(), Wire { label, secret, from: Vec::new() });
                 }
             }
             // An exported target spec becomes a Target named after it, as Landscaper's

@@ -6,7 +6,8 @@
 use super::model::{self, import_type, Blueprint, ImportDecl};
 use super::schema::{self, Schema};
 use super::{Declared, ImportReport, ScopeReport, Step, Wire};
-use crate::doc::{Map, Value};
+use crate::diag::{Diagnostic, Kind};
+use crate::doc::{FieldPath, Map, Value};
 use std::collections::{HashMap, HashSet};
 
 /// Landscaper's blueprint validation: names, duplicates across nesting levels, conditional
@@ -161,11 +162,14 @@ pub(super) fn resolve_imports(
                 continue;
             }
         };
+        let wire = wiring.get(&decl.name).filter(|_| from == "value");
+        // Where a value that fails its check came from: the values layers (top level) or the
+        // wiring (a subinstallation).
+        let came_from = wire.map(|w| if w.from.is_empty() { w.label.clone() } else { w.from.join(" and ") });
         let verdict = match kind {
-            "data" => check_data(step, blueprint, decl, (&value, from), origin, &decl_field),
+            "data" => check_data(step, blueprint, decl, (&value, from, came_from.as_deref()), origin, &decl_field),
             _ => check_target(step, decl, &value, origin, &decl_field),
         };
-        let wire = wiring.get(&decl.name).filter(|_| from == "value");
         let mut secret =
             decl.schema.as_ref().map(|s| schema::secret_paths(s, &blueprint.local_types)).unwrap_or_default();
         secret.extend(wire.into_iter().flat_map(|w| w.secret.iter().cloned()));
@@ -204,15 +208,17 @@ fn check_data(
     step: &mut Step,
     blueprint: &Blueprint,
     decl: &ImportDecl,
-    (value, from): (&Value, &str),
+    (value, from, came_from): (&Value, &str, Option<&str>),
     origin: &Declared,
     field: &str,
 ) -> String {
     let Some(schema) = &decl.schema else { return "no schema".into() };
-    // A default that fails its own schema is the declaration's mistake: point at it.
-    let (failure_field, whose) = match from {
-        "default" => (format!("{field}.default.value"), " (the value is the import's default)"),
-        _ => (field.to_string(), ""),
+    // A default that fails its own schema is the declaration's mistake: point at it; a value
+    // given is the user's: say where it was given.
+    let (failure_field, whose) = match (from, came_from) {
+        ("default", _) => (format!("{field}.default.value"), " (the value is the import's default)".to_string()),
+        (_, Some(layers)) => (field.to_string(), format!(" (the value is from {layers})")),
+        _ => (field.to_string(), String::new()),
     };
     match Schema::compile(schema, &blueprint.local_types, blueprint.json_schema_version.as_deref()) {
         Err(message) => {
@@ -222,12 +228,29 @@ fn check_data(
         Ok(schema) => match schema.check(value).as_slice() {
             [] => "valid".into(),
             failures => {
+                // The value's own place is the import's name, not Landscaper's `(root)`.
+                let failures: Vec<String> = failures
+                    .iter()
+                    .map(|failure| match failure.strip_prefix("(root): ") {
+                        Some(what) => format!("{}: {what}", decl.name),
+                        None => format!("{}.{failure}", decl.name),
+                    })
+                    .collect();
                 let message = format!(
                     "import {:?}: imported datatype does not have the expected schema: {}{whose}",
                     decl.name,
                     failures.join("; ")
                 );
-                step.results.push(origin.error(&message, &failure_field));
+                let at_value = FieldPath::root().key("spec").key("values").key(&decl.name);
+                step.results.push(match (came_from, &step.config) {
+                    // In the functionConfig: at the value's own line.
+                    (Some("spec.values"), Some(config)) => {
+                        Diagnostic::error(Kind::Render, format!("{}{message}", origin.prefix))
+                            .at(at_value)
+                            .about_origin(config)
+                    }
+                    _ => origin.error(&message, &failure_field),
+                });
                 message
             }
         },
