@@ -511,8 +511,9 @@ fn deep_items_read_and_write_on_either_thread() {
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
     assert_eq!(stdout.matches("reached").count(), 1001);
+    // Quoted as written (`"${v}"`): an item written whole keeps a template's quotes.
     assert!(
-        stdout.contains(&format!("{}reached", "- ".repeat(250))),
+        stdout.contains(&format!("{}\"reached\"", "- ".repeat(250))),
         "{}",
         &stdout[stdout.len().saturating_sub(800)..]
     );

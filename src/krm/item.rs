@@ -708,11 +708,32 @@ impl Item {
     pub fn changed_yaml(&self, quoted: Option<&[String]>) -> String {
         self.with_value(|value| {
             let spliced = self.source().and_then(|source| super::splice::write(&source.standalone(), value));
-            spliced.unwrap_or_else(|| match quoted {
-                Some(pointers) => crate::doc::to_yaml_keeping_quotes(value, pointers),
-                None => crate::doc::to_yaml(value),
+            spliced.unwrap_or_else(|| {
+                // Written whole: a string holding `$` or a KOTS template that was quoted stays
+                // quoted, so that no later substitution gives it another type.
+                let mut pointers = quoted.map(<[String]>::to_vec).unwrap_or_default();
+                pointers.extend(self.quoted_templates());
+                if pointers.is_empty() {
+                    crate::doc::to_yaml(value)
+                } else {
+                    crate::doc::to_yaml_keeping_quotes(value, &pointers)
+                }
             })
         })
+    }
+
+    /// The JSON pointers of the strings holding `$` or a KOTS template that were quoted where
+    /// the item was read (see [`QuotedScalars`]; none for JSON, which is written as JSON).
+    fn quoted_templates(&self) -> Vec<String> {
+        match (self.extra.as_ref().and_then(|extra| extra.quoted.as_ref()), self.source()) {
+            (Some(Quoted::At(pointers)), _) => pointers.iter().cloned().collect(),
+            (None, Some(source)) => crate::doc::quoted_template_scalars(&source.standalone())
+                .into_iter()
+                .next()
+                .map(|pointers| pointers.into_iter().collect())
+                .unwrap_or_default(),
+            _ => Vec::new(),
+        }
     }
 
     /// The item's YAML at column 0 as it is now: its source while no step changed it, else
