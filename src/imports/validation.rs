@@ -243,8 +243,9 @@ fn check_data(
                 );
                 let at_value = FieldPath::root().key("spec").key("values").key(&decl.name);
                 step.results.push(match (came_from, &step.config) {
-                    // In the functionConfig: at the value's own line.
-                    (Some("spec.values"), Some(config)) => {
+                    // In the functionConfig's file: at the value's own line (a functionConfig
+                    // without a file leaves the declaration's place the better one).
+                    (Some("spec.values"), Some(config)) if config.file().is_some() => {
                         Diagnostic::error(Kind::Render, format!("{}{message}", origin.prefix))
                             .at(at_value)
                             .about_origin(config)
