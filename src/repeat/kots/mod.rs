@@ -55,6 +55,8 @@ pub struct Engine {
     pub shared: context::Shared,
     /// Per pass (the two template passes, the two placeholder passes): text → compiled.
     compiled: [HashMap<String, Rc<Compiled>>; 4],
+    /// Template strings → whether the YAML writer writes them plain; the clones share them.
+    plain: HashMap<String, bool>,
 }
 
 impl Engine {
@@ -68,6 +70,7 @@ impl Engine {
             placeholder_funcs: FuncMap::new(),
             shared,
             compiled: Default::default(),
+            plain: HashMap::new(),
         }
     }
 
@@ -274,43 +277,79 @@ pub fn replace_placeholders(
 /// might not (it spans lines, holds a quote, starts like YAML syntax…) or a template fails: the
 /// caller renders the text, which also names the failure.
 pub fn render_strings(value: &Value, engine: &mut Engine, budget: &Budget) -> Option<Vec<(String, Value)>> {
-    let mut rendered = Vec::new();
-    let mut stack = vec![(value, String::new())];
-    while let Some((value, pointer)) = stack.pop() {
-        match value {
-            Value::String(s) if has_template(s) => {
-                if s.chars().any(char::is_control) {
-                    return None;
-                }
-                let result = engine.render_text(s, budget).ok()?;
-                let read = if crate::doc::writes_plain(s) {
-                    let text = result.trim_matches(' ');
-                    if !reads_as_one_plain_scalar(text) {
-                        return None;
-                    }
-                    if matches!(text, "" | "~" | "null" | "Null" | "NULL") {
-                        Value::Null
-                    } else {
-                        crate::doc::parse_scalar(text)
-                    }
-                } else {
-                    if result.contains('\'') || result.chars().any(char::is_control) {
-                        return None;
-                    }
-                    Value::String(result)
-                };
-                rendered.push((pointer, read));
-            }
-            Value::Array(items) => {
-                stack.extend(items.iter().enumerate().map(|(i, v)| (v, format!("{pointer}/{i}"))));
-            }
-            Value::Object(map) => {
-                stack.extend(map.iter().map(|(k, v)| (v, format!("{pointer}/{}", crate::doc::pointer_segment(k)))));
-            }
-            _ => {}
+    let mut templates = Vec::new();
+    template_strings(value, &mut Vec::new(), &mut templates);
+    let mut rendered = Vec::with_capacity(templates.len());
+    for (pointer, s) in templates {
+        if s.chars().any(char::is_control) {
+            return None;
         }
+        let result = engine.render_text(s, budget).ok()?;
+        let plain = match engine.plain.get(s) {
+            Some(plain) => *plain,
+            None => {
+                let plain = crate::doc::writes_plain(s);
+                engine.plain.insert(s.to_string(), plain);
+                plain
+            }
+        };
+        let read = if plain {
+            let text = result.trim_matches(' ');
+            if !reads_as_one_plain_scalar(text) {
+                return None;
+            }
+            if matches!(text, "" | "~" | "null" | "Null" | "NULL") {
+                Value::Null
+            } else {
+                crate::doc::parse_scalar(text)
+            }
+        } else {
+            if result.contains('\'') || result.chars().any(char::is_control) {
+                return None;
+            }
+            Value::String(result)
+        };
+        rendered.push((pointer, read));
     }
     Some(rendered)
+}
+
+/// A step from a value to one inside it.
+enum Step<'a> {
+    Key(&'a str),
+    Index(usize),
+}
+
+/// The strings holding a template, with their JSON pointers, written only for those strings.
+fn template_strings<'a>(value: &'a Value, path: &mut Vec<Step<'a>>, found: &mut Vec<(String, &'a str)>) {
+    match value {
+        Value::String(s) if has_template(s) => {
+            let mut pointer = String::new();
+            for step in path.iter() {
+                pointer.push('/');
+                match step {
+                    Step::Key(key) => pointer.push_str(&crate::doc::pointer_segment(key)),
+                    Step::Index(i) => pointer.push_str(&i.to_string()),
+                }
+            }
+            found.push((pointer, s));
+        }
+        Value::Array(items) => {
+            for (i, item) in items.iter().enumerate() {
+                path.push(Step::Index(i));
+                template_strings(item, path, found);
+                path.pop();
+            }
+        }
+        Value::Object(map) => {
+            for (key, item) in map {
+                path.push(Step::Key(key));
+                template_strings(item, path, found);
+                path.pop();
+            }
+        }
+        _ => {}
+    }
 }
 
 /// Whether `text` after `key: ` reads as one plain scalar with exactly this text: no line
