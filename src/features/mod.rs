@@ -5,6 +5,7 @@
 //!
 //! It reads the values tree and files (through [`Files`]); it does not touch other items.
 
+mod facets;
 mod flux;
 pub mod model;
 mod order;
@@ -206,6 +207,11 @@ impl<'a> Step<'a> {
         origin: &Declared,
         field: &str,
     ) -> TerraformComponent {
+        // A removal names the inputs to delete: its keys matter (`toRemove: null` too), not values.
+        if component.strategy == Strategy::Remove {
+            component.source = component.source.filter(|s| !s.is_empty());
+            return component;
+        }
         let mut inputs = Map::new();
         for (key, value) in std::mem::take(&mut component.inputs) {
             match interpolate_value(&value, self.env(origin), &self.host(origin), &self.budget) {
@@ -335,10 +341,13 @@ pub fn run(render: &mut Render, files: &dyn Files) -> Report {
         render.items.iter().filter(|item| item.type_of() == (model::API_VERSION, "Blueprint")).map(|i| &**i).collect();
     let feature_items: Vec<&Value> =
         render.items.iter().filter(|item| item.type_of() == (model::API_VERSION, "Feature")).map(|i| &**i).collect();
+    let facet_items: Vec<&Value> =
+        render.items.iter().filter(|item| item.type_of() == (model::API_VERSION, "Facet")).map(|i| &**i).collect();
     let spec = &render.config.spec;
     if blueprint_items.is_empty()
         && spec.blueprint.is_empty()
         && feature_items.is_empty()
+        && facet_items.is_empty()
         && spec.features.is_empty()
         && render.scoped_features.is_empty()
     {
@@ -407,12 +416,25 @@ pub fn run(render: &mut Render, files: &dyn Files) -> Report {
             features.push((feature, origin));
         }
     }
-    features.sort_by(|a, b| a.0.metadata.name.cmp(&b.0.metadata.name));
-
     let mut report = Report::default();
-    for (feature, origin) in features {
-        let decision = apply_feature(&mut step, &mut blueprint, feature, &origin);
-        report.features.push(decision);
+    if facet_items.is_empty() {
+        features.sort_by(|a, b| a.0.metadata.name.cmp(&b.0.metadata.name));
+        for (feature, origin) in features {
+            warn_facet_only_fields(&mut step, &feature, &origin);
+            let decision = apply_feature(&mut step, &mut blueprint, feature, &origin);
+            report.features.push(decision);
+        }
+    } else {
+        // A package with a Facet is composed as Windsor v0.9 does, its Features read as facets
+        // (v0.9's loader reads `features/` into the same type).
+        for item in &facet_items {
+            let origin = Declared::of_item(item);
+            if let Some(facet) = parse_feature(&mut step, item, &origin) {
+                features.push((facet, origin));
+            }
+        }
+        let facets = features.into_iter().map(|(feature, origin)| facets::Facet::new(feature, origin)).collect();
+        report.features = facets::compose(&mut step, &mut blueprint, facets, &config_origin);
     }
 
     apply_value_substitutions(&mut blueprint, step.values);
@@ -524,6 +546,32 @@ fn parse_feature(step: &mut Step, value: &Value, origin: &Declared) -> Option<Fe
     let found = model::unknown_fields(&feature.extra, model::FEATURE_FIELDS, &feature.terraform, &feature.kustomize);
     step.warn_unknown_fields(origin, found);
     Some(feature)
+}
+
+/// `ordinal` and `requires` are Windsor v0.9's: without a Facet in the package, the render
+/// follows v0.8.1, where they do nothing; say so rather than ignore them silently.
+fn warn_facet_only_fields(step: &mut Step, feature: &Feature, origin: &Declared) {
+    let mut fields: Vec<String> = Vec::new();
+    if feature.ordinal.is_some() {
+        fields.push("ordinal".into());
+    }
+    if !feature.requires.is_empty() {
+        fields.push("requires".into());
+    }
+    for (i, c) in feature.terraform.iter().enumerate() {
+        fields.extend(c.ordinal.map(|_| format!("terraform[{i}].ordinal")));
+        fields.extend((!c.requires.is_empty()).then(|| format!("terraform[{i}].requires")));
+    }
+    for (i, k) in feature.kustomize.iter().enumerate() {
+        fields.extend(k.ordinal.map(|_| format!("kustomize[{i}].ordinal")));
+        fields.extend((!k.requires.is_empty()).then(|| format!("kustomize[{i}].requires")));
+    }
+    for field in fields {
+        let message = "has no effect here: it is Windsor v0.9's, and a package without a Facet is composed as \
+                       Windsor v0.8.1 composes Features"
+            .to_string();
+        step.results.push(origin.diagnostic(Severity::Warning, message, &field));
+    }
 }
 
 /// `spec.blueprint` over a Blueprint item: metadata, repository and sources replace when set;
@@ -640,18 +688,30 @@ fn merge_terraform(list: &mut Vec<TerraformComponent>, component: TerraformCompo
 
 /// Match on path and source; `merge` deep-merges inputs (feature wins), unique-appends
 /// dependsOn, overwrites destroy and parallelism when set; `replace` swaps the component in
-/// place; no match appends.
+/// place; `remove` (Windsor v0.9's, which v0.8.1 lacks) deletes the inputs and dependsOn it
+/// lists; no match appends (or, for `remove`, does nothing).
 fn combine_terraform(list: &mut Vec<TerraformComponent>, mut component: TerraformComponent) -> &'static str {
     let strategy = component.strategy;
     component.when.clear();
     component.strategy = Strategy::Merge;
+    (component.ordinal, component.requires) = (None, Vec::new());
     let Some(existing) = list.iter_mut().find(|c| c.path == component.path && c.source == component.source) else {
+        if strategy == Strategy::Remove {
+            return "skipped";
+        }
         list.push(component);
         return "appended";
     };
-    if strategy == Strategy::Replace {
-        *existing = component;
-        return "replaced";
+    match strategy {
+        Strategy::Replace => {
+            *existing = component;
+            return "replaced";
+        }
+        Strategy::Remove => {
+            subtract_terraform(existing, &component);
+            return "removed";
+        }
+        Strategy::Merge => {}
     }
     let mut inputs = Value::Object(std::mem::take(&mut existing.inputs));
     deep_merge(&mut inputs, Value::Object(component.inputs));
@@ -674,20 +734,39 @@ fn merge_kustomization(list: &mut Vec<Kustomization>, kustomization: Kustomizati
 
 /// Match on name; `merge` unions components (then sorts them, as Windsor does) and dependsOn
 /// (order kept), overwrites path, source, destroy and the Flux timings when set, appends
-/// patches and merges substitutions (later wins per key); `replace` swaps it whole; no match
-/// appends.
+/// patches and merges substitutions (later wins per key); `replace` swaps it whole; `remove`
+/// deletes what it lists (v0.9's); no match appends (or, for `remove`, does nothing).
 fn combine_kustomization(list: &mut Vec<Kustomization>, mut kustomization: Kustomization) -> &'static str {
     let strategy = kustomization.strategy;
     kustomization.when.clear();
     kustomization.strategy = Strategy::Merge;
+    (kustomization.ordinal, kustomization.requires) = (None, Vec::new());
     let Some(existing) = list.iter_mut().find(|k| k.name == kustomization.name) else {
+        if strategy == Strategy::Remove {
+            return "skipped";
+        }
         list.push(kustomization);
         return "appended";
     };
-    if strategy == Strategy::Replace {
-        *existing = kustomization;
-        return "replaced";
+    match strategy {
+        Strategy::Replace => {
+            *existing = kustomization;
+            "replaced"
+        }
+        Strategy::Remove => {
+            subtract_kustomization(existing, &kustomization);
+            "removed"
+        }
+        Strategy::Merge => {
+            merge_kustomization_fields(existing, kustomization);
+            "merged"
+        }
     }
+}
+
+/// Windsor's `MergeKustomizationFields`: components and dependsOn unioned, the rest overwritten
+/// when the overlay sets it, patches appended, substitutions merged.
+fn merge_kustomization_fields(existing: &mut Kustomization, kustomization: Kustomization) {
     push_unique(&mut existing.components, kustomization.components);
     existing.components.sort();
     push_unique(&mut existing.depends_on, kustomization.depends_on);
@@ -705,7 +784,21 @@ fn combine_kustomization(list: &mut Vec<Kustomization>, mut kustomization: Kusto
     existing.patches.extend(kustomization.patches);
     existing.substitutions.extend(kustomization.substitutions);
     existing.extra.extend(kustomization.extra);
-    "merged"
+}
+
+/// Windsor v0.9's `subtractKustomizationFields`: only what the removal lists goes (dependsOn and
+/// components items, patches with the same text, substitution keys); the rest stays.
+fn subtract_kustomization(existing: &mut Kustomization, removal: &Kustomization) {
+    existing.depends_on.retain(|d| !removal.depends_on.contains(d));
+    existing.components.retain(|c| !removal.components.contains(c));
+    existing.patches.retain(|p| !removal.patches.iter().any(|r| r.patch.is_some() && r.patch == p.patch));
+    existing.substitutions.retain(|key, _| !removal.substitutions.contains_key(key));
+}
+
+/// Windsor v0.9's `RemoveTerraformComponent`: the listed input keys and dependsOn items go.
+fn subtract_terraform(existing: &mut TerraformComponent, removal: &TerraformComponent) {
+    existing.inputs.retain(|key, _| !removal.inputs.contains_key(key));
+    existing.depends_on.retain(|d| !removal.depends_on.contains(d));
 }
 
 /// `values.substitutions.<name>` overrides what features set for kustomization `<name>`.

@@ -1,11 +1,13 @@
 //! The Windsor blueprint kinds (blueprints.windsorcli.dev/v1alpha1), as windsorcli/cli defines
-//! them in api/v1alpha1/{blueprint,feature}_types.go: fields sit at the top level (no `spec`).
+//! them in api/v1alpha1/{blueprint,feature}_types.go (v0.8.1) and facet_types.go (v0.9.0): fields
+//! sit at the top level (no `spec`). A v0.9 `Facet` reads into [`Feature`], as Windsor v0.9 reads a
+//! Feature into its Facet type.
 //!
 //! Fields we do not model are kept (`extra`) and written back, and reported as a warning that
 //! names the closest known field, so a typo is visible without breaking a newer Windsor field.
 
-use crate::doc::Map;
-use serde::{Deserialize, Serialize};
+use crate::doc::{Map, Value};
+use serde::{Deserialize, Deserializer, Serialize};
 
 pub const API_VERSION: &str = "blueprints.windsorcli.dev/v1alpha1";
 
@@ -62,8 +64,14 @@ pub struct Feature {
     pub kind: String,
     #[serde(default)]
     pub metadata: Metadata,
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[serde(default, skip_serializing_if = "String::is_empty", deserialize_with = "when_text")]
     pub when: String,
+    /// Facet: its rank (higher wins); unset, Windsor derives it from the file's base name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ordinal: Option<i64>,
+    /// Facet: values that must be set while the facet is included.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub requires: Vec<Requirement>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub terraform: Vec<TerraformComponent>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -72,12 +80,37 @@ pub struct Feature {
     pub extra: Map,
 }
 
+/// Windsor reads `when` into a Go string, so `when: true` is the condition `true`.
+fn when_text<'de, D: Deserializer<'de>>(deserializer: D) -> Result<String, D::Error> {
+    match Value::deserialize(deserializer)? {
+        Value::String(text) => Ok(text),
+        Value::Bool(b) => Ok(b.to_string()),
+        Value::Null => Ok(String::new()),
+        other => Err(serde::de::Error::custom(format!("expected a string, got {}", crate::expr::type_name(&other)))),
+    }
+}
+
+/// A v0.9 `requires` block: `paths` that must hold a non-empty value when `when` holds.
+#[derive(Clone, Debug, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+#[serde(expecting = "a requirement: a mapping with paths (and when, message)")]
+pub struct Requirement {
+    #[serde(default, skip_serializing_if = "String::is_empty", deserialize_with = "when_text")]
+    pub when: String,
+    #[serde(default)]
+    pub paths: Vec<String>,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub message: String,
+}
+
 #[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
 #[serde(rename_all = "lowercase")]
 pub enum Strategy {
     #[default]
     Merge,
     Replace,
+    /// v0.9: delete from the matching entry only what this one lists.
+    Remove,
 }
 
 impl Strategy {
@@ -90,6 +123,9 @@ impl Strategy {
 #[serde(rename_all = "camelCase")]
 #[serde(expecting = "a terraform component: a mapping with path (and source, inputs…)")]
 pub struct TerraformComponent {
+    /// v0.9: the component's identity when set (else `path`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub source: Option<String>,
     #[serde(default)]
@@ -103,13 +139,26 @@ pub struct TerraformComponent {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parallelism: Option<i64>,
     /// Feature-only: a condition for this component.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[serde(default, skip_serializing_if = "String::is_empty", deserialize_with = "when_text")]
     pub when: String,
     /// Feature-only: how it combines with a matching component.
     #[serde(default, skip_serializing_if = "Strategy::is_merge")]
     pub strategy: Strategy,
+    /// Facet-only: this entry's rank, else its facet's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ordinal: Option<i64>,
+    /// Facet-only: values this entry needs when its own `when` holds.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub requires: Vec<Requirement>,
     #[serde(flatten)]
     pub extra: Map,
+}
+
+impl TerraformComponent {
+    /// Windsor v0.9's `GetID`: the name when set, else the path.
+    pub fn id(&self) -> &str {
+        self.name.as_deref().filter(|n| !n.is_empty()).unwrap_or(&self.path)
+    }
 }
 
 #[derive(Clone, Debug, Default, Deserialize, Serialize)]
@@ -148,10 +197,14 @@ pub struct Kustomization {
     /// `down`); kept in the merged blueprint, not merged (as Windsor's merge leaves it).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub cleanup: Vec<String>,
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[serde(default, skip_serializing_if = "String::is_empty", deserialize_with = "when_text")]
     pub when: String,
     #[serde(default, skip_serializing_if = "Strategy::is_merge")]
     pub strategy: Strategy,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ordinal: Option<i64>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub requires: Vec<Requirement>,
     #[serde(flatten)]
     pub extra: Map,
 }
@@ -172,9 +225,21 @@ pub struct BlueprintPatch {
 /// Fields each type knows, for the "closest known field" warning on `extra` keys.
 pub const BLUEPRINT_FIELDS: &[&str] =
     &["apiVersion", "kind", "metadata", "repository", "sources", "terraform", "kustomize"];
-pub const FEATURE_FIELDS: &[&str] = &["apiVersion", "kind", "metadata", "when", "terraform", "kustomize"];
-pub const TERRAFORM_FIELDS: &[&str] =
-    &["source", "path", "inputs", "dependsOn", "destroy", "parallelism", "when", "strategy"];
+pub const FEATURE_FIELDS: &[&str] =
+    &["apiVersion", "kind", "metadata", "when", "ordinal", "requires", "terraform", "kustomize"];
+pub const TERRAFORM_FIELDS: &[&str] = &[
+    "name",
+    "source",
+    "path",
+    "inputs",
+    "dependsOn",
+    "destroy",
+    "parallelism",
+    "when",
+    "strategy",
+    "ordinal",
+    "requires",
+];
 pub const KUSTOMIZATION_FIELDS: &[&str] = &[
     "name",
     "path",
@@ -193,6 +258,8 @@ pub const KUSTOMIZATION_FIELDS: &[&str] = &[
     "cleanup",
     "when",
     "strategy",
+    "ordinal",
+    "requires",
 ];
 pub const PATCH_FIELDS: &[&str] = &["path", "patch", "target"];
 

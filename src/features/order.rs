@@ -7,7 +7,7 @@
 use super::model::{Kustomization, TerraformComponent};
 use std::collections::HashMap;
 
-/// An entry of a dependency graph: its key (kustomization name, terraform path) and dependencies.
+/// An entry of a dependency graph: its key (kustomization name, terraform id) and dependencies.
 pub trait Node {
     fn key(&self) -> &str;
     fn depends_on(&self) -> &[String];
@@ -23,8 +23,9 @@ impl Node for Kustomization {
 }
 
 impl Node for TerraformComponent {
+    /// The path, or the name when one is set (v0.9's component identity).
     fn key(&self) -> &str {
-        &self.path
+        self.id()
     }
     fn depends_on(&self) -> &[String] {
         &self.depends_on

@@ -1,0 +1,557 @@
+//! Windsor v0.9 composition (windsorcli/cli v0.9.0, pkg/composer/blueprint/processor.go): used
+//! when the package holds a `Facet`. Facets (and, as v0.9's loader reads them, Features) are
+//! ranked by ordinal then name; included facets' entries are collected per identity, resolved by
+//! ordinal and strategy precedence, then applied to the base blueprint as replaces, merges and
+//! removes. `requires` left unmet by included facets are one error, worded as Windsor words it.
+//!
+//! Not here yet: `config:` blocks (so the scope is the values, and one inclusion pass gives the
+//! set Windsor's rounds settle on), `flux:` systems, `crds`, facet `substitutions`, `messages`.
+
+use super::model::{Feature, Kustomization, Requirement, Strategy, TerraformComponent};
+use super::{
+    combine_kustomization, decide, graph_diagnostic, lookup, order, push_unique, subtract_terraform, ComponentDecision,
+    Declared, FeatureDecision, Step,
+};
+use crate::diag::Severity;
+use crate::doc::{Map, Value};
+use std::collections::BTreeMap;
+
+/// Windsor's `OrdinalFromBasename`: the default rank of a facet read from a file of that name.
+pub fn ordinal_from_basename(basename: &str) -> i64 {
+    let has = |prefixes: &[&str]| prefixes.iter().any(|p| basename.starts_with(p));
+    if has(&["config-"]) {
+        100
+    } else if has(&["provider-", "platform-"]) {
+        if basename.contains("-base") {
+            199
+        } else {
+            200
+        }
+    } else if has(&["options-", "option-"]) {
+        300
+    } else if has(&["addons-", "addon-"]) {
+        400
+    } else {
+        0
+    }
+}
+
+/// A facet ready to compose: its declaration and its rank.
+pub struct Facet {
+    pub feature: Feature,
+    pub origin: Declared,
+    pub ordinal: i64,
+}
+
+impl Facet {
+    /// The facet's own `ordinal`, else the rank of its file's base name (0 without a file).
+    pub fn new(feature: Feature, origin: Declared) -> Self {
+        let basename = origin.origin.file().map(|f| f.rsplit('/').next().unwrap_or(f).to_string());
+        let ordinal = feature.ordinal.unwrap_or_else(|| basename.as_deref().map(ordinal_from_basename).unwrap_or(0));
+        Self { feature, origin, ordinal }
+    }
+}
+
+/// Windsor's `strategyPrecedence`: at equal ordinal, remove > replace > merge.
+fn precedence(strategy: Strategy) -> u8 {
+    match strategy {
+        Strategy::Merge => 1,
+        Strategy::Replace => 2,
+        Strategy::Remove => 3,
+    }
+}
+
+/// One collected entry: the combined item, its strategy and ordinal, and which declarations
+/// (facet index, entry index in its kind) it still carries, for `explain`.
+struct Entry<T> {
+    item: T,
+    strategy: Strategy,
+    ordinal: i64,
+    from: Vec<(usize, usize)>,
+}
+
+/// How two entries with one identity combine (`updateKustomizationEntry`,
+/// `updateTerraformComponentEntry`, `apply…EntryByStrategy`).
+trait Combine: Sized {
+    /// `overlay` merged over `base` (Windsor's `StrategicMerge` of one entry).
+    fn merged(base: Self, overlay: Self) -> Self;
+    /// Two removals: the union of what they remove.
+    fn accumulated(existing: Self, new: Self) -> Self;
+    /// Where a higher-ordinal newcomer simply takes the entry's place, whatever it would merge.
+    fn takes_over(new: Strategy, existing: Strategy) -> bool;
+}
+
+impl Combine for Kustomization {
+    fn merged(mut base: Self, overlay: Self) -> Self {
+        super::merge_kustomization_fields(&mut base, overlay);
+        base
+    }
+    fn accumulated(existing: Self, new: Self) -> Self {
+        let mut out = Kustomization { name: existing.name, ..Default::default() };
+        out.depends_on = existing.depends_on;
+        push_unique(&mut out.depends_on, new.depends_on);
+        out.components = existing.components;
+        push_unique(&mut out.components, new.components);
+        out.patches = existing.patches;
+        out.patches.extend(new.patches);
+        out.substitutions = existing.substitutions;
+        out.substitutions.extend(new.substitutions);
+        out
+    }
+    fn takes_over(new: Strategy, existing: Strategy) -> bool {
+        existing == Strategy::Remove || new == Strategy::Remove
+    }
+}
+
+impl Combine for TerraformComponent {
+    fn merged(mut base: Self, overlay: Self) -> Self {
+        merge_terraform_fields(&mut base, overlay);
+        base
+    }
+    fn accumulated(existing: Self, new: Self) -> Self {
+        let mut out = TerraformComponent {
+            name: existing.name,
+            path: existing.path,
+            source: existing.source,
+            ..Default::default()
+        };
+        out.inputs = existing.inputs;
+        out.inputs.extend(new.inputs);
+        out.depends_on = existing.depends_on;
+        push_unique(&mut out.depends_on, new.depends_on);
+        out
+    }
+    fn takes_over(new: Strategy, existing: Strategy) -> bool {
+        new == Strategy::Replace || (new == Strategy::Remove && existing != Strategy::Remove)
+    }
+}
+
+/// Adds `new` under `key`, or resolves it against the entry already there: a higher ordinal
+/// wins (a lower-ordinal merge still merges underneath), equal ordinals go by strategy
+/// precedence, and equal strategies combine.
+fn collect<T: Combine>(entries: &mut BTreeMap<String, Entry<T>>, key: String, new: Entry<T>) {
+    let Some(existing) = entries.remove(&key) else {
+        entries.insert(key, new);
+        return;
+    };
+    let combine = |new: Entry<T>, existing: Entry<T>, strategy: Strategy| -> Entry<T> {
+        let from = || existing.from.iter().chain(&new.from).copied().collect();
+        match strategy {
+            Strategy::Replace => Entry { strategy, ..new },
+            Strategy::Merge => Entry {
+                from: from(),
+                item: T::merged(existing.item, new.item),
+                strategy: Strategy::Merge,
+                ordinal: new.ordinal,
+            },
+            Strategy::Remove => Entry {
+                from: from(),
+                item: T::accumulated(existing.item, new.item),
+                strategy: Strategy::Remove,
+                ordinal: new.ordinal,
+            },
+        }
+    };
+    let result = if new.ordinal > existing.ordinal {
+        if T::takes_over(new.strategy, existing.strategy) {
+            new
+        } else {
+            let strategy = new.strategy;
+            combine(new, existing, strategy)
+        }
+    } else if new.ordinal < existing.ordinal {
+        if new.strategy != Strategy::Merge || existing.strategy == Strategy::Remove {
+            existing
+        } else {
+            // The higher-ordinal entry is merged over the newcomer, and the result is a merge.
+            combine(existing, new, Strategy::Merge)
+        }
+    } else {
+        match precedence(new.strategy).cmp(&precedence(existing.strategy)) {
+            std::cmp::Ordering::Greater => new,
+            std::cmp::Ordering::Less => existing,
+            std::cmp::Ordering::Equal => {
+                let strategy = new.strategy;
+                combine(new, existing, strategy)
+            }
+        }
+    };
+    entries.insert(key, result);
+}
+
+/// Windsor v0.9's `strategicMergeTerraformComponent` field rules: inputs deep-merged (an empty
+/// overlay value keeps a non-empty one), dependsOn unioned, destroy, parallelism and name
+/// overwritten when set.
+fn merge_terraform_fields(existing: &mut TerraformComponent, component: TerraformComponent) {
+    if !component.inputs.is_empty() {
+        let base = std::mem::take(&mut existing.inputs);
+        existing.inputs = deep_merge_maps(base, component.inputs);
+    }
+    push_unique(&mut existing.depends_on, component.depends_on.into_iter().filter(|d| !d.is_empty()).collect());
+    existing.destroy = component.destroy.or(existing.destroy);
+    existing.parallelism = component.parallelism.or(existing.parallelism);
+    if component.name.as_deref().is_some_and(|n| !n.is_empty()) {
+        existing.name = component.name;
+    }
+    existing.extra.extend(component.extra);
+}
+
+/// Windsor's `DeepMergeMaps`: maps merge by key; an empty string, list or map never overwrites a
+/// non-empty value.
+fn deep_merge_maps(mut base: Map, overlay: Map) -> Map {
+    for (key, value) in overlay {
+        match (base.get_mut(&key), value) {
+            (Some(Value::Object(into)), Value::Object(from)) => {
+                let merged = deep_merge_maps(std::mem::take(into), from);
+                *into = merged;
+            }
+            (Some(existing), value) if is_empty(&value) && !existing.is_null() && !is_empty(existing) => {}
+            (_, value) => {
+                base.insert(key, value);
+            }
+        }
+    }
+    base
+}
+
+fn is_empty(value: &Value) -> bool {
+    match value {
+        Value::String(s) => s.is_empty(),
+        Value::Array(a) => a.is_empty(),
+        Value::Object(o) => o.is_empty(),
+        _ => false,
+    }
+}
+
+/// Windsor's `isPresentAtPath`: set, not nil, and not an empty string, list or map.
+fn is_present(scope: &Value, path: &str) -> bool {
+    !path.is_empty() && lookup(scope, path).is_some_and(|v| !v.is_null() && !is_empty(v))
+}
+
+/// Unmet requirements of one facet: `(missing paths, message)` per block.
+type Misses = Vec<(Vec<String>, String)>;
+
+/// Composes the facets onto `blueprint`; returns each facet's decision, in composition order.
+pub(super) fn compose(
+    step: &mut Step,
+    blueprint: &mut super::model::Blueprint,
+    mut facets: Vec<Facet>,
+    config: &Declared,
+) -> Vec<FeatureDecision> {
+    facets.sort_by(|a, b| (a.ordinal, &a.feature.metadata.name).cmp(&(b.ordinal, &b.feature.metadata.name)));
+    let mut decisions = Vec::new();
+    let mut included = Vec::new();
+    let mut pending: BTreeMap<String, Misses> = BTreeMap::new();
+    for (index, facet) in facets.iter().enumerate() {
+        let mut decision = FeatureDecision {
+            name: facet.feature.metadata.name.clone(),
+            origin: facet.origin.describe(),
+            when: facet.feature.when.clone(),
+            enabled: false,
+            reads: Vec::new(),
+            components: Vec::new(),
+        };
+        match step.condition(&facet.feature.when, &facet.origin, "when") {
+            Ok((enabled, reads)) => (decision.enabled, decision.reads) = (enabled, reads),
+            Err(message) => step.results.push(facet.origin.diagnostic(Severity::Error, message, "when")),
+        }
+        if decision.enabled {
+            let misses = requirements(step, facet);
+            if misses.is_empty() {
+                included.push(index);
+            } else {
+                // An active facet with unmet requirements contributes nothing (Windsor fails).
+                decision.enabled = false;
+                pending.entry(facet.feature.metadata.name.clone()).or_default().extend(misses);
+            }
+        }
+        decisions.push(decision);
+    }
+    if !pending.is_empty() {
+        step.results.push(graph_diagnostic(config, Severity::Error, requirements_message(&pending)));
+    }
+
+    // (facet index, decision index, entry position) of each enabled entry, for its action.
+    let mut placed: Vec<(usize, usize, usize)> = Vec::new();
+    let mut terraform: BTreeMap<String, Entry<TerraformComponent>> = BTreeMap::new();
+    let mut kustomize: BTreeMap<String, Entry<Kustomization>> = BTreeMap::new();
+    for &index in &included {
+        let facet = &facets[index];
+        let origin = &facet.origin;
+        for (i, component) in facet.feature.terraform.iter().enumerate() {
+            let field = format!("terraform[{i}]");
+            let name = if component.id().is_empty() { field.clone() } else { component.id().to_string() };
+            // An entry without `when` takes its facet's, which already held in this scope.
+            let Some(decision) = decide(step, "terraform", name, &component.when, origin, &field) else {
+                continue;
+            };
+            if decision.enabled {
+                let ordinal = component.ordinal.unwrap_or(facet.ordinal);
+                let strategy = component.strategy;
+                let mut prepared = step.prepare_terraform(component.clone(), origin, &field);
+                (prepared.when, prepared.strategy, prepared.ordinal, prepared.requires) =
+                    (String::new(), Strategy::Merge, None, Vec::new());
+                let key = prepared.id().to_string();
+                let entry = Entry { item: prepared, strategy, ordinal, from: vec![(index, i)] };
+                collect(&mut terraform, key, entry);
+                placed.push((index, decisions[index].components.len(), i));
+            }
+            decisions[index].components.push(decision);
+        }
+        let offset = facet.feature.terraform.len();
+        for (i, kustomization) in facet.feature.kustomize.iter().enumerate() {
+            let field = format!("kustomize[{i}]");
+            if kustomization.name.is_empty() {
+                step.results.push(origin.diagnostic(Severity::Error, "a kustomization needs a name".into(), &field));
+                continue;
+            }
+            let name = kustomization.name.clone();
+            let Some(decision) = decide(step, "kustomization", name, &kustomization.when, origin, &field) else {
+                continue;
+            };
+            if decision.enabled {
+                let ordinal = kustomization.ordinal.unwrap_or(facet.ordinal);
+                let strategy = kustomization.strategy;
+                let mut prepared = step.prepare_kustomization(kustomization.clone(), origin, &field);
+                (prepared.when, prepared.strategy, prepared.ordinal, prepared.requires) =
+                    (String::new(), Strategy::Merge, None, Vec::new());
+                let key = prepared.name.clone();
+                let entry = Entry { item: prepared, strategy, ordinal, from: vec![(index, offset + i)] };
+                collect(&mut kustomize, key, entry);
+                placed.push((index, decisions[index].components.len(), offset + i));
+            }
+            decisions[index].components.push(decision);
+        }
+    }
+
+    // Applied as Windsor's `applyCollectedComponents` does: by identity in sorted order, replaces,
+    // then merges, then removes; terraform first.
+    let mut actions: Vec<((usize, usize), &'static str)> = Vec::new();
+    for pass in [Strategy::Replace, Strategy::Merge, Strategy::Remove] {
+        for entry in terraform.values().filter(|e| e.strategy == pass) {
+            let action = apply_terraform(&mut blueprint.terraform, entry.item.clone(), pass);
+            actions.extend(entry.from.iter().map(|&f| (f, action)));
+        }
+    }
+    for pass in [Strategy::Replace, Strategy::Merge, Strategy::Remove] {
+        for entry in kustomize.values().filter(|e| e.strategy == pass) {
+            let mut item = entry.item.clone();
+            item.strategy = pass;
+            let action = combine_kustomization(&mut blueprint.kustomize, item);
+            let _ = order::sort_kustomizations(&mut blueprint.kustomize);
+            actions.extend(entry.from.iter().map(|&f| (f, action)));
+        }
+    }
+    // What each enabled entry came to: the action of the entry that carried it, or `overridden`
+    // when a higher-ranking one displaced it.
+    for (index, slot, position) in placed {
+        if let Some(component) = decisions[index].components.get_mut(slot) {
+            set_action(component, &actions, (index, position));
+        }
+    }
+    decisions
+}
+
+fn set_action(component: &mut ComponentDecision, actions: &[((usize, usize), &'static str)], at: (usize, usize)) {
+    if component.enabled {
+        component.action = actions.iter().find(|(f, _)| *f == at).map(|(_, a)| *a).unwrap_or("overridden");
+    }
+}
+
+/// Windsor v0.9's `ReplaceTerraformComponent`, `strategicMergeTerraformComponent` and
+/// `RemoveTerraformComponent`: matched by identity (name, else path), then re-sorted.
+fn apply_terraform(
+    list: &mut Vec<TerraformComponent>,
+    component: TerraformComponent,
+    strategy: Strategy,
+) -> &'static str {
+    let action = match (list.iter_mut().find(|c| c.id() == component.id()), strategy) {
+        (None, Strategy::Remove) => "skipped",
+        (None, _) => {
+            list.push(component);
+            "appended"
+        }
+        (Some(existing), Strategy::Replace) => {
+            *existing = component;
+            "replaced"
+        }
+        (Some(existing), Strategy::Merge) => {
+            merge_terraform_fields(existing, component);
+            "merged"
+        }
+        (Some(existing), Strategy::Remove) => {
+            subtract_terraform(existing, &component);
+            "removed"
+        }
+    };
+    let _ = order::sort_terraform(list);
+    action
+}
+
+/// Windsor's `evaluateRequirements`: the facet's blocks, then those of each entry whose own
+/// `when` holds. A block applies when its `when` holds; its paths must be present.
+fn requirements(step: &mut Step, facet: &Facet) -> Misses {
+    let origin = &facet.origin;
+    let mut misses = Vec::new();
+    let mut blocks: Vec<(&[Requirement], String)> = vec![(&facet.feature.requires, "requires".to_string())];
+    for (i, component) in facet.feature.terraform.iter().enumerate() {
+        if !component.requires.is_empty() {
+            let field = format!("terraform[{i}]");
+            if entry_applies(step, &component.when, origin, &field) {
+                blocks.push((&component.requires, format!("{field}.requires")));
+            }
+        }
+    }
+    for (i, kustomization) in facet.feature.kustomize.iter().enumerate() {
+        if !kustomization.requires.is_empty() {
+            let field = format!("kustomize[{i}]");
+            if entry_applies(step, &kustomization.when, origin, &field) {
+                blocks.push((&kustomization.requires, format!("{field}.requires")));
+            }
+        }
+    }
+    for (list, field) in blocks {
+        for (j, block) in list.iter().enumerate() {
+            let field = format!("{field}[{j}]");
+            if block.paths.is_empty() {
+                let message = "requirement block: paths is required and must contain at least one entry".to_string();
+                step.results.push(origin.diagnostic(Severity::Error, message, &format!("{field}.paths")));
+                continue;
+            }
+            match step.condition(&block.when, origin, &format!("{field}.when")) {
+                Ok((true, _)) => {}
+                Ok((false, _)) => continue,
+                Err(message) => {
+                    step.results.push(origin.diagnostic(Severity::Error, message, &format!("{field}.when")));
+                    continue;
+                }
+            }
+            let env = step.env(origin);
+            let missing: Vec<String> = block.paths.iter().filter(|p| !is_present(env, p)).cloned().collect();
+            if !missing.is_empty() {
+                misses.push((missing, block.message.clone()));
+            }
+        }
+    }
+    misses
+}
+
+/// An entry's own `when` (empty holds), for its `requires`; an error is reported once, later.
+fn entry_applies(step: &mut Step, when: &str, origin: &Declared, field: &str) -> bool {
+    let mut probe = std::mem::take(&mut step.results);
+    let holds = matches!(step.condition(when, origin, &format!("{field}.when")), Ok((true, _)));
+    std::mem::swap(&mut probe, &mut step.results);
+    holds
+}
+
+/// Windsor's `formatRequirementsError`: every missing path once, sorted, then the authors'
+/// notes under each path, in facet-name order.
+fn requirements_message(pending: &BTreeMap<String, Misses>) -> String {
+    let mut messages: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+    for misses in pending.values() {
+        for (paths, message) in misses {
+            for path in paths {
+                let notes = messages.entry(path.as_str()).or_default();
+                if !message.is_empty() && !notes.contains(&message.as_str()) {
+                    notes.push(message);
+                }
+            }
+        }
+    }
+    let mut out = String::from("the following required values are not set in values.yaml:\n\n");
+    for path in messages.keys() {
+        out.push_str(&format!("  - {path}\n"));
+    }
+    if messages.values().any(|notes| !notes.is_empty()) {
+        out.push_str("\nNotes:\n\n");
+        for (path, notes) in messages.iter().filter(|(_, notes)| !notes.is_empty()) {
+            out.push_str(&format!("  {path}:\n"));
+            for note in notes {
+                for line in note.trim_end_matches('\n').split('\n') {
+                    out.push_str(&format!("    {line}\n"));
+                }
+            }
+            out.push('\n');
+        }
+    }
+    out.trim_end_matches('\n').to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// windsorcli/cli v0.9.0 pkg/composer/blueprint/ordinal_test.go, `TestOrdinalFromBasename`.
+    #[test]
+    fn ordinal_from_basename_follows_windsor() {
+        for (name, want) in [
+            ("config-cluster.yaml", 100),
+            ("provider-base.yaml", 199),
+            ("platform-base.yaml", 199),
+            ("provider-aws.yaml", 200),
+            ("platform-incus.yaml", 200),
+            ("option-cni.yaml", 300),
+            ("options-x.yaml", 300),
+            ("addon-dns.yaml", 400),
+            ("addons-x.yaml", 400),
+            ("other.yaml", 0),
+            ("", 0),
+        ] {
+            assert_eq!(ordinal_from_basename(name), want, "{name}");
+        }
+    }
+
+    fn k(name: &str, components: &[&str], strategy: Strategy, ordinal: i64, from: usize) -> Entry<Kustomization> {
+        let item = Kustomization {
+            name: name.into(),
+            components: components.iter().map(|c| c.to_string()).collect(),
+            ..Default::default()
+        };
+        Entry { item, strategy, ordinal, from: vec![(from, 0)] }
+    }
+
+    #[test]
+    fn replace_beats_merge_at_equal_ordinal_in_either_order() {
+        for merge_first in [true, false] {
+            let mut entries = BTreeMap::new();
+            let merge = k("a", &["m"], Strategy::Merge, 200, 0);
+            let replace = k("a", &["r"], Strategy::Replace, 200, 1);
+            let (first, second) = if merge_first { (merge, replace) } else { (replace, merge) };
+            collect(&mut entries, "a".into(), first);
+            collect(&mut entries, "a".into(), second);
+            let entry = &entries["a"];
+            assert_eq!((entry.strategy, entry.item.components.clone()), (Strategy::Replace, vec!["r".to_string()]));
+        }
+    }
+
+    #[test]
+    fn lower_ordinal_merge_merges_under_a_higher_entry() {
+        let mut entries = BTreeMap::new();
+        collect(&mut entries, "a".into(), k("a", &["high"], Strategy::Merge, 300, 0));
+        collect(&mut entries, "a".into(), k("a", &["low"], Strategy::Merge, 199, 1));
+        let entry = &entries["a"];
+        assert_eq!(entry.item.components, vec!["high".to_string(), "low".to_string()]);
+        assert_eq!(entry.ordinal, 300);
+        // A lower-ordinal replace is ignored.
+        collect(&mut entries, "a".into(), k("a", &["r"], Strategy::Replace, 100, 2));
+        assert_eq!(entries["a"].item.components, vec!["high".to_string(), "low".to_string()]);
+    }
+
+    #[test]
+    fn requirements_message_is_windsors() {
+        let mut pending = BTreeMap::new();
+        pending.insert(
+            "consumer".to_string(),
+            vec![
+                (vec!["dns.domain".to_string()], String::new()),
+                (vec!["aws.region".to_string(), "aws.account_id".to_string()], "Needs AWS.\nSee docs.\n".to_string()),
+            ],
+        );
+        assert_eq!(
+            requirements_message(&pending),
+            "the following required values are not set in values.yaml:\n\n  - aws.account_id\n  - aws.region\n  - \
+             dns.domain\n\nNotes:\n\n  aws.account_id:\n    Needs AWS.\n    See docs.\n\n  aws.region:\n    Needs \
+             AWS.\n    See docs."
+        );
+    }
+}
