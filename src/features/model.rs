@@ -86,7 +86,18 @@ fn when_text<'de, D: Deserializer<'de>>(deserializer: D) -> Result<String, D::Er
         Value::String(text) => Ok(text),
         Value::Bool(b) => Ok(b.to_string()),
         Value::Null => Ok(String::new()),
-        other => Err(serde::de::Error::custom(format!("expected a string, got {}", crate::expr::type_name(&other)))),
+        // Anything else is refused as a string field refuses it, with the same message.
+        other => {
+            use serde::de::Unexpected;
+            let unexpected = match &other {
+                Value::Number(n) if n.is_i64() => Unexpected::Signed(n.as_i64().unwrap_or_default()),
+                Value::Number(n) if n.is_u64() => Unexpected::Unsigned(n.as_u64().unwrap_or_default()),
+                Value::Number(n) => Unexpected::Float(n.as_f64().unwrap_or_default()),
+                Value::Array(_) => Unexpected::Seq,
+                _ => Unexpected::Map,
+            };
+            Err(serde::de::Error::invalid_type(unexpected, &"a string"))
+        }
     }
 }
 
@@ -261,6 +272,8 @@ pub const KUSTOMIZATION_FIELDS: &[&str] = &[
     "ordinal",
     "requires",
 ];
+/// Facet fields of Windsor v0.9.0 (api/v1alpha1/facet_types.go) not built yet.
+pub const FACET_FIELDS_NOT_BUILT: &[&str] = &["config", "backend", "flux", "crds", "substitutions", "messages"];
 pub const PATCH_FIELDS: &[&str] = &["path", "patch", "target"];
 
 /// The known field closest to `unknown` (by edit distance), for warnings and errors.
