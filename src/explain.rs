@@ -361,7 +361,12 @@ pub fn explain(output: &Output, show_secrets: bool) -> String {
     }
     let features = &report.features;
     if !features.features.is_empty() {
-        let _ = writeln!(out, "features (applied in order of name):");
+        let order = if features.facets {
+            "facets (Windsor v0.9: in order of ordinal, then name)"
+        } else {
+            "features (applied in order of name)"
+        };
+        let _ = writeln!(out, "{order}:");
         for feature in &features.features {
             write_feature(&mut out, feature, &redact);
         }

@@ -27,6 +27,8 @@ pub struct Report {
     pub features: Vec<FeatureDecision>,
     /// The merged blueprint, when there was one to merge.
     pub blueprint: Option<Blueprint>,
+    /// Whether the package was composed as Windsor v0.9 (it holds a Facet).
+    pub facets: bool,
 }
 
 #[derive(Clone, Debug)]
@@ -435,6 +437,7 @@ pub fn run(render: &mut Render, files: &dyn Files) -> Report {
         }
         let facets = features.into_iter().map(|(feature, origin)| facets::Facet::new(feature, origin)).collect();
         report.features = facets::compose(&mut step, &mut blueprint, facets, &config_origin);
+        report.facets = true;
     }
 
     apply_value_substitutions(&mut blueprint, step.values);
