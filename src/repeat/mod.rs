@@ -588,27 +588,24 @@ fn forget_location(resource: &mut Value) {
 /// where a template rendered a number, boolean or null: `template` is the copy before
 /// rendering, `rendered` the resource its text rendered to.
 fn keep_strings(template: &Value, rendered: &mut Value, kind: &str) {
-    let mut stack = vec![(template, String::new())];
-    while let Some((value, pointer)) = stack.pop() {
-        match value {
-            Value::String(s) if has_template(s) && must_stay_string(kind, &pointer) => {
-                if let Some(field) = rendered.pointer_mut(&pointer) {
-                    let text = match field {
-                        Value::Number(n) => n.to_string(),
-                        Value::Bool(b) => b.to_string(),
-                        Value::Null => String::new(),
-                        _ => continue,
-                    };
-                    *field = Value::String(text);
-                }
+    for (pointer, _) in kots::template_strings(template) {
+        if must_stay_string(kind, &pointer) {
+            if let Some(field) = rendered.pointer_mut(&pointer) {
+                stay_string(field);
             }
-            Value::Array(items) => stack.extend(items.iter().enumerate().map(|(i, v)| (v, format!("{pointer}/{i}")))),
-            Value::Object(map) => {
-                stack.extend(map.iter().map(|(k, v)| (v, format!("{pointer}/{}", crate::doc::pointer_segment(k)))))
-            }
-            _ => {}
         }
     }
+}
+
+/// A number, boolean or null a template rendered, as the text it was rendered from.
+fn stay_string(field: &mut Value) {
+    let text = match field {
+        Value::Number(n) => n.to_string(),
+        Value::Bool(b) => b.to_string(),
+        Value::Null => String::new(),
+        _ => return,
+    };
+    *field = Value::String(text);
 }
 
 fn set_name(item: &mut Value, name: &str) {
@@ -1096,13 +1093,10 @@ impl Step<'_> {
             (Err(found), _) => Ok(Err(found)),
             // Equal to rendering the written text, without writing and reading it.
             (Ok(()), Some(strings)) => {
-                for (pointer, read) in strings {
-                    let read = match read {
-                        Value::Number(n) if must_stay_string(kind, &pointer) => Value::String(n.to_string()),
-                        Value::Bool(b) if must_stay_string(kind, &pointer) => Value::String(b.to_string()),
-                        Value::Null if must_stay_string(kind, &pointer) => Value::String(String::new()),
-                        read => read,
-                    };
+                for (pointer, mut read) in strings {
+                    if must_stay_string(kind, &pointer) {
+                        stay_string(&mut read);
+                    }
                     if let Some(field) = value.pointer_mut(&pointer) {
                         *field = read;
                     }
@@ -1246,21 +1240,11 @@ impl Step<'_> {
 /// The JSON pointers of the single-line strings holding a KOTS template that were quoted in
 /// the source.
 fn quoted_templates(item: &Value, quoted: &dyn Fn(&str) -> bool) -> Vec<String> {
-    let mut found = Vec::new();
-    let mut stack = vec![(item, String::new())];
-    while let Some((value, pointer)) = stack.pop() {
-        match value {
-            Value::String(s) if has_template(s) && !s.contains('\n') && quoted(&pointer) => found.push(pointer),
-            Value::Array(items) => {
-                stack.extend(items.iter().enumerate().map(|(i, v)| (v, format!("{pointer}/{i}"))));
-            }
-            Value::Object(map) => {
-                stack.extend(map.iter().map(|(k, v)| (v, format!("{pointer}/{}", crate::doc::pointer_segment(k)))))
-            }
-            _ => {}
-        }
-    }
-    found
+    kots::template_strings(item)
+        .into_iter()
+        .filter(|(pointer, s)| !s.contains('\n') && quoted(pointer))
+        .map(|(pointer, _)| pointer)
+        .collect()
 }
 
 /// The list a `yamlPath` (`a.b[0].c[1]`) ends in and the index of its last segment.

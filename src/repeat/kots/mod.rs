@@ -277,8 +277,7 @@ pub fn replace_placeholders(
 /// might not (it spans lines, holds a quote, starts like YAML syntax…) or a template fails: the
 /// caller renders the text, which also names the failure.
 pub fn render_strings(value: &Value, engine: &mut Engine, budget: &Budget) -> Option<Vec<(String, Value)>> {
-    let mut templates = Vec::new();
-    template_strings(value, &mut Vec::new(), &mut templates);
+    let templates = template_strings(value);
     let mut rendered = Vec::with_capacity(templates.len());
     for (pointer, s) in templates {
         if s.chars().any(char::is_control) {
@@ -321,7 +320,13 @@ enum Step<'a> {
 }
 
 /// The strings holding a template, with their JSON pointers, written only for those strings.
-fn template_strings<'a>(value: &'a Value, path: &mut Vec<Step<'a>>, found: &mut Vec<(String, &'a str)>) {
+pub fn template_strings(value: &Value) -> Vec<(String, &str)> {
+    let mut found = Vec::new();
+    collect_template_strings(value, &mut Vec::new(), &mut found);
+    found
+}
+
+fn collect_template_strings<'a>(value: &'a Value, path: &mut Vec<Step<'a>>, found: &mut Vec<(String, &'a str)>) {
     match value {
         Value::String(s) if has_template(s) => {
             let mut pointer = String::new();
@@ -337,14 +342,14 @@ fn template_strings<'a>(value: &'a Value, path: &mut Vec<Step<'a>>, found: &mut 
         Value::Array(items) => {
             for (i, item) in items.iter().enumerate() {
                 path.push(Step::Index(i));
-                template_strings(item, path, found);
+                collect_template_strings(item, path, found);
                 path.pop();
             }
         }
         Value::Object(map) => {
             for (key, item) in map {
                 path.push(Step::Key(key));
-                template_strings(item, path, found);
+                collect_template_strings(item, path, found);
                 path.pop();
             }
         }
