@@ -5,6 +5,33 @@ pub fn pointer_segment(segment: &str) -> String {
     segment.replace('~', "~0").replace('/', "~1")
 }
 
+/// `Value::pointer_mut` without its two new strings per segment: a segment decodes `~1` and
+/// `~0` only when it holds a `~`. Rendering writes each templated field back by pointer.
+pub fn pointer_mut<'v>(value: &'v mut super::Value, pointer: &str) -> Option<&'v mut super::Value> {
+    if pointer.is_empty() {
+        return Some(value);
+    }
+    let rest = pointer.strip_prefix('/')?;
+    rest.split('/').try_fold(value, |target, segment| {
+        let decoded;
+        let key = if segment.contains('~') {
+            decoded = segment.replace("~1", "/").replace("~0", "~");
+            decoded.as_str()
+        } else {
+            segment
+        };
+        match target {
+            super::Value::Object(map) => map.get_mut(key),
+            super::Value::Array(list) => {
+                let index =
+                    (key == "0" || !key.starts_with(['0', '+'])).then(|| key.parse::<usize>().ok()).flatten()?;
+                list.get_mut(index)
+            }
+            _ => None,
+        }
+    })
+}
+
 /// A location inside a document, written the way kpt and kubectl print field paths:
 /// `spec.valuesFrom[0].name`, with keys that contain dots or slashes in brackets
 /// (`metadata.annotations["config.kubernetes.io/path"]`).

@@ -23,6 +23,34 @@ use granit_parser::{Event, Parser, ScalarStyle};
 use std::cell::RefCell;
 use std::collections::HashMap;
 
+/// Whether `text` reads as that string in any YAML reader, without asking one (most
+/// substituted values are names like `prod-eu`): a letter first, then only letters, digits,
+/// `-`, `_`, `.` and `/`, and no word a reader takes for a boolean, a null or a float. Long
+/// texts still go to the reader, which refuses a scalar beyond its limit.
+pub fn plainly_text(text: &str) -> bool {
+    const LONGEST: usize = 1024;
+    if text.len() > LONGEST {
+        return false;
+    }
+    const WORDS: [&str; 12] = ["true", "false", "yes", "no", "on", "off", "y", "n", "null", "inf", "nan", "infinity"];
+    let mut bytes = text.bytes();
+    bytes.next().is_some_and(|b| b.is_ascii_alphabetic())
+        && bytes.all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'/'))
+        && !WORDS.iter().any(|word| word.eq_ignore_ascii_case(text))
+}
+
+/// Whether `text` reads as that integer in any YAML reader, without asking one: `0`, or up to 18
+/// digits without a leading zero (a leading zero is YAML 1.1's octal; longer runs may pass 64
+/// bits, which `doc::integers` handles).
+pub fn plainly_integer(text: &str) -> Option<i64> {
+    let bytes = text.as_bytes();
+    let digits = !bytes.is_empty() && bytes.len() <= 18 && bytes.iter().all(u8::is_ascii_digit);
+    if !digits || (bytes.len() > 1 && bytes[0] == b'0') {
+        return None;
+    }
+    text.parse().ok()
+}
+
 /// The values to put back, by the byte offset of the scalar they replace.
 pub(super) type Fixes = HashMap<usize, Value>;
 

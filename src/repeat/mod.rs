@@ -590,7 +590,7 @@ fn forget_location(resource: &mut Value) {
 fn keep_strings(template: &Value, rendered: &mut Value, kind: &str) {
     for (pointer, _) in kots::template_strings(template) {
         if must_stay_string(kind, &pointer) {
-            if let Some(field) = rendered.pointer_mut(&pointer) {
+            if let Some(field) = crate::doc::pointer_mut(rendered, &pointer) {
                 stay_string(field);
             }
         }
@@ -1097,7 +1097,7 @@ impl Step<'_> {
                     if must_stay_string(kind, &pointer) {
                         stay_string(&mut read);
                     }
-                    if let Some(field) = value.pointer_mut(&pointer) {
+                    if let Some(field) = crate::doc::pointer_mut(&mut value, &pointer) {
                         *field = read;
                     }
                 }

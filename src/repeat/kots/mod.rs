@@ -22,6 +22,7 @@ use crate::doc::{read_yaml_documents, FieldPath, Map, Value};
 use crate::limits::Budget;
 use crate::template::go::{self, Compiled, FuncMap, GoValue};
 use std::collections::HashMap;
+use std::fmt::Write as _;
 use std::rc::Rc;
 use std::sync::Arc;
 
@@ -32,12 +33,13 @@ const PLACEHOLDER_SECOND: (&str, &str) = ("repl[[", "]]");
 
 /// Whether a string holds a KOTS template (the cheap test before rendering).
 pub fn has_template(text: &str) -> bool {
-    text.contains("repl{{") || text.contains("{{repl")
+    // Most strings hold no brace at all: one byte scan answers for them.
+    memchr::memchr(b'{', text.as_bytes()).is_some() && (text.contains("repl{{") || text.contains("{{repl"))
 }
 
 /// Whether a string holds a repeat placeholder.
 pub fn has_placeholder(text: &str) -> bool {
-    text.contains("repl[[") || text.contains("[[repl")
+    memchr::memchr(b'[', text.as_bytes()).is_some() && (text.contains("repl[[") || text.contains("[[repl"))
 }
 
 /// The start of a long text, for messages.
@@ -179,6 +181,10 @@ pub fn render_resource(text: &str, engine: &mut Engine, budget: &Budget) -> Resu
 /// it is rendered, and the YAML writer double-quotes such keys with backslash escapes, which the
 /// template engine cannot read; a key's result is only ever a key.
 pub fn render_keys(value: &mut Value, engine: &mut Engine, budget: &Budget) -> Result<(), (FieldPath, String)> {
+    // Templated keys are rare: a read-only look spares the paths below for every other resource.
+    if !has_templated_key(value) {
+        return Ok(());
+    }
     let mut stack = vec![(value, FieldPath::root())];
     while let Some((value, field)) = stack.pop() {
         match value {
@@ -209,6 +215,14 @@ pub fn render_keys(value: &mut Value, engine: &mut Engine, budget: &Budget) -> R
         }
     }
     Ok(())
+}
+
+fn has_templated_key(value: &Value) -> bool {
+    match value {
+        Value::Array(items) => items.iter().any(has_templated_key),
+        Value::Object(map) => map.iter().any(|(key, item)| has_template(key) || has_templated_key(item)),
+        _ => false,
+    }
 }
 
 /// The data a clone's placeholders read.
@@ -333,8 +347,12 @@ fn collect_template_strings<'a>(value: &'a Value, path: &mut Vec<Step<'a>>, foun
             for step in path.iter() {
                 pointer.push('/');
                 match step {
-                    Step::Key(key) => pointer.push_str(&crate::doc::pointer_segment(key)),
-                    Step::Index(i) => pointer.push_str(&i.to_string()),
+                    Step::Key(key) if key.contains(['~', '/']) => pointer.push_str(&crate::doc::pointer_segment(key)),
+                    Step::Key(key) => pointer.push_str(key),
+                    // Writing to a String cannot fail.
+                    Step::Index(i) => {
+                        let _ = write!(pointer, "{i}");
+                    }
                 }
             }
             found.push((pointer, s));
