@@ -12,7 +12,7 @@ pub mod envsubst;
 
 use crate::config::Spec;
 use crate::diag::{Diagnostic, Kind};
-use crate::doc::{read_yaml_documents, FieldPath, Map, Value};
+use crate::doc::{plainly_text, read_yaml_documents, FieldPath, Map, Value};
 use crate::limits::Budget;
 use crate::render::Source;
 use crate::values::{data_of, find};
@@ -58,6 +58,17 @@ impl Variables {
                 names.insert(name.to_string());
             }
         }
+    }
+
+    /// Variables given directly (`flux-build`: one Flux Kustomization's post-build), their names
+    /// checked and their values cleaned as Flux does.
+    pub fn given(values: BTreeMap<String, String>, strict: bool) -> Result<Self, String> {
+        if let Some(name) = values.keys().find(|name| !valid_name(name)) {
+            return Err(format!("'{name}' var name is invalid, must match '{NAME_PATTERN}'"));
+        }
+        let values: BTreeMap<String, String> =
+            values.into_iter().map(|(k, v)| (k, clean_value(&v).into_owned())).collect();
+        Ok(Variables { values, strict, ..Default::default() })
     }
 
     pub fn report(&self) -> Report {
@@ -192,22 +203,6 @@ fn retype(text: &str) -> Result<Value, String> {
     }
 }
 
-/// Whether `text` reads as that string in any YAML reader, without asking one (most
-/// substituted values are names like `prod-eu`): a letter first, then only letters, digits,
-/// `-`, `_`, `.` and `/`, and no word a reader takes for a boolean, a null or a float. Long
-/// texts still go to the reader, which refuses a scalar beyond its limit.
-fn plainly_text(text: &str) -> bool {
-    const LONGEST: usize = 1024;
-    if text.len() > LONGEST {
-        return false;
-    }
-    const WORDS: [&str; 12] = ["true", "false", "yes", "no", "on", "off", "y", "n", "null", "inf", "nan", "infinity"];
-    let mut bytes = text.bytes();
-    bytes.next().is_some_and(|b| b.is_ascii_alphabetic())
-        && bytes.all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'/'))
-        && !WORDS.iter().any(|word| word.eq_ignore_ascii_case(text))
-}
-
 struct Walk<'a> {
     variables: &'a Variables,
     budget: &'a Budget,
@@ -236,8 +231,9 @@ impl Walk<'_> {
                     // The style matters only when the new text reads as something other than a
                     // string; most substitutions never ask.
                     *value = match retype(&new) {
-                        Ok(Value::String(_)) => Value::String(new),
+                        Ok(Value::String(read)) if read == new => Value::String(new),
                         _ if (self.quoted)(pointer) => Value::String(new),
+                        // A plain scalar reads as its new text does: `"9797"` is the string 9797.
                         retyped => retyped.map_err(|m| (m, pointer.clone()))?,
                     };
                 }
