@@ -3,7 +3,7 @@
 //! a symlink lead the walk out of the package or around in circles.
 
 use crate::doc::{read_yaml_documents, Value};
-use crate::krm::{annotations as ann, set_annotation, Item, Quoted};
+use crate::krm::{annotations as ann, set_annotation, Item, StreamItems};
 use crate::package::{read_regular_file, DiskFiles};
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -118,9 +118,7 @@ impl<'a> Walk<'a> {
         let documents = crate::doc::read_yaml_documents_with_starts(&text).map_err(|err| yaml_error(path, &err))?;
         let package_path = package_path(path, &self.root);
         self.files.note(&package_path);
-        let copyable = !crate::doc::declares_tag_handles(&text);
-        // For the items that keep no source: which scalars were quoted, read once per file.
-        let mut quoted = None;
+        let mut stream = StreamItems::new(&text);
         for (index, (document, start)) in documents.into_iter().enumerate() {
             if !document.is_object() {
                 let place = document_place(path, &text, index);
@@ -131,21 +129,7 @@ impl<'a> Walk<'a> {
             if document.get("kind").is_none() && document.get("apiVersion").is_none() {
                 continue;
             }
-            let mut item = Item::from(document);
-            // The document as written, for printing it unchanged (see `Item::set_source`).
-            if let Some((start, 1)) = start.filter(|_| copyable) {
-                let rest = text.get(start..).unwrap_or_default();
-                let body = &rest[..crate::krm::document_marker(rest).unwrap_or(rest.len())];
-                if let Some(source) = crate::krm::standalone_source(body, 0) {
-                    item.set_source(source.into_boxed_str());
-                }
-            }
-            if !item.has_source() {
-                let documents = quoted.get_or_insert_with(|| crate::doc::quoted_template_scalars(&text));
-                if let Some(pointers) = documents.get(index).filter(|pointers| !pointers.is_empty()) {
-                    item.set_quoted(Quoted::At(pointers.clone()));
-                }
-            }
+            let mut item = stream.item(index, document, start);
             tag_location(item.header_mut(), &package_path, index);
             items.push(item);
         }

@@ -5,6 +5,7 @@
 //! codes and the dispatch; each way of running the binary has a file of its own.
 
 mod commands;
+mod flux_build;
 mod input;
 mod jsonnet_worker;
 mod krm_mode;
@@ -63,6 +64,10 @@ enum Command {
     Explain(ExplainArgs),
     /// Print the kustomization dependency graph (Mermaid, or DOT with --format dot)
     Graph(GraphArgs),
+    /// Render, then build every Flux Kustomization of the result as kustomize-controller would
+    /// (real kustomize, post-build substitution, Flux's labels) and print the objects Flux would
+    /// apply
+    FluxBuild(FluxBuildArgs),
     /// Print the JSON Schema of the RenderBlueprint kind
     Schema,
 }
@@ -103,6 +108,32 @@ struct ExplainArgs {
     /// Print secret values (password imports and config items, values from Secrets) instead of <redacted>
     #[arg(long)]
     show_secrets: bool,
+}
+
+#[derive(Args)]
+struct FluxBuildArgs {
+    #[command(flatten)]
+    input: InputArgs,
+    /// Where a Kustomization's source is on this machine: a checkout of the repository or an
+    /// unpacked artifact (repeatable; KIND and NAMESPACE narrow the match, the last match wins)
+    #[arg(long = "source", value_name = "[KIND/][NAMESPACE/]NAME=DIR")]
+    sources: Vec<String>,
+    /// Build the Kustomizations whose source is given and warn about each other one
+    #[arg(long)]
+    skip_missing_sources: bool,
+    /// Build this Kustomization only
+    #[arg(long, value_name = "[NAMESPACE/]NAME")]
+    kustomization: Option<String>,
+    /// Write one file per Kustomization (NAMESPACE_NAME.yaml) into DIR instead of stdout
+    #[arg(long, value_name = "DIR")]
+    output_dir: Option<PathBuf>,
+    /// Print Secret values instead of <redacted>
+    #[arg(long)]
+    show_secrets: bool,
+    /// A variable no source sets fails the build, as kustomize-controller's
+    /// StrictPostBuildSubstitutions feature gate makes it
+    #[arg(long)]
+    strict_substitutions: bool,
 }
 
 #[derive(Args)]
@@ -179,6 +210,7 @@ pub fn main() -> ExitCode {
             };
             commands::report(&args.input, cli.root, limits, |output| explain::graph(output, format))
         }
+        Some(Command::FluxBuild(args)) => flux_build::run(args, cli.root, limits),
         Some(Command::Schema) => {
             write_stdout(&format!("{}\n", serde_json::to_string_pretty(&config::json_schema()).unwrap_or_default()))
         }

@@ -10,6 +10,7 @@ mod block;
 mod cut;
 #[cfg(test)]
 pub(crate) mod differential;
+mod documents;
 mod head;
 mod item;
 mod rules;
@@ -20,6 +21,7 @@ mod threads;
 mod walk;
 
 pub use cut::{document_marker, standalone_source};
+pub use documents::StreamItems;
 pub use head::type_of;
 pub use item::{Item, Quoted, QuotedScalars};
 pub use stream::shape_of;

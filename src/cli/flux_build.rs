@@ -1,0 +1,330 @@
+//! `render-blueprint flux-build`: render, then build every Flux Kustomization of the result as
+//! kustomize-controller would, with real kustomize, in a temporary copy of each source. The
+//! decisions are in [`crate::fluxbuild`]; this file does the I/O: copying sources, walking the
+//! directory for the generated kustomization file, running kustomize, writing the objects.
+
+use super::input::from_paths;
+use super::output::{report_results, write_stream, write_with};
+use super::{Exit, FluxBuildArgs};
+use crate::diag::{Diagnostic, Kind};
+use crate::doc::{read_yaml_documents, read_yaml_documents_with_starts, to_yaml, Value};
+use crate::fluxbuild::{self, GeneratedResources, Kustomization, Name, SourcePattern};
+use crate::krm::{Item, StreamItems};
+use crate::limits::{Budget, Limits};
+use crate::package::read_regular_file;
+use crate::pipeline;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The kustomization file names kustomize recognises, in the order it looks for them.
+const KUSTOMIZATION_FILES: [&str; 3] = ["kustomization.yaml", "kustomization.yml", "Kustomization"];
+
+pub(super) fn run(args: FluxBuildArgs, root: Option<PathBuf>, limits: Limits) -> Exit {
+    let mut sources = Vec::new();
+    for flag in &args.sources {
+        match SourcePattern::parse(flag) {
+            Ok((pattern, dir)) => sources.push((pattern, PathBuf::from(dir))),
+            Err(message) => return Exit::Unusable(message),
+        }
+    }
+    let only = match args.kustomization.as_deref().map(parse_name).transpose() {
+        Ok(only) => only,
+        Err(message) => return Exit::Unusable(message),
+    };
+    let (input, files) = match from_paths(&args.input, root, limits) {
+        Ok(loaded) => loaded,
+        Err(exit) => return exit,
+    };
+    let output = pipeline::render(input, &files);
+    report_results(&output.results, Some(&files));
+    let Some(rendered) = output.items else {
+        return Exit::Errors;
+    };
+    let (mut kustomizations, mut results) = fluxbuild::kustomizations(&rendered);
+    if let Some((namespace, name)) = &only {
+        kustomizations.retain(|k| k.id.name == *name && namespace.as_ref().is_none_or(|ns| *ns == k.id.namespace));
+        if kustomizations.is_empty() {
+            let wanted = args.kustomization.unwrap_or_default();
+            return Exit::Unusable(format!("--kustomization {wanted}: the render holds no such Flux Kustomization"));
+        }
+    }
+    let order = match only {
+        // One Kustomization is built on its own, as `flux build kustomization` builds one.
+        Some(_) => (0..kustomizations.len()).collect(),
+        None => match fluxbuild::build_order(&kustomizations) {
+            Ok(order) => order,
+            Err(errors) => {
+                report_results(&errors, None);
+                return Exit::Errors;
+            }
+        },
+    };
+    let mut plan = Vec::new();
+    let mut missing: Vec<(String, Vec<&Name>)> = Vec::new();
+    for i in order {
+        let kustomization = &kustomizations[i];
+        match sources.iter().rev().find(|(pattern, _)| pattern.matches(&kustomization.source)) {
+            Some((_, dir)) => plan.push((i, dir.clone())),
+            None => {
+                let source = kustomization.source.to_string();
+                match missing.iter_mut().find(|(s, _)| *s == source) {
+                    Some((_, names)) => names.push(&kustomization.id),
+                    None => missing.push((source, vec![&kustomization.id])),
+                }
+            }
+        }
+    }
+    if !missing.is_empty() {
+        let list: Vec<String> = missing
+            .iter()
+            .map(|(source, names)| {
+                let names: Vec<String> = names.iter().map(|n| n.to_string()).collect();
+                format!("{source} (Kustomization {})", names.join(", "))
+            })
+            .collect();
+        if !args.skip_missing_sources {
+            let flags: Vec<String> = missing.iter().map(|(source, _)| format!("--source {source}=DIR")).collect();
+            return Exit::Unusable(format!(
+                "no directory is given for the sources {}: give {}, or --skip-missing-sources to build the rest",
+                list.join("; "),
+                flags.join(" ")
+            ));
+        }
+        for entry in &list {
+            results.push(Diagnostic::warning(Kind::Render, format!("not built: no --source for {entry}")));
+        }
+    }
+    let tool = match plan.is_empty() {
+        true => None,
+        false => match kustomize_tool() {
+            Some(tool) => Some(tool),
+            None => return Exit::Unusable(NO_KUSTOMIZE.to_string()),
+        },
+    };
+    let budget = Budget::new(limits);
+    let mut built: Vec<(Name, Vec<Item>)> = Vec::new();
+    for (i, dir) in plan {
+        let kustomization = &kustomizations[i];
+        let Some(tool) = &tool else { break };
+        let objects = match build(kustomization, &dir, tool, limits) {
+            Ok(objects) => objects,
+            Err(message) => {
+                let message = format!(
+                    "Kustomization {} (source {}, path {:?}): {message}",
+                    kustomization.id, kustomization.source, kustomization.path
+                );
+                results.push(kustomization.error(message));
+                continue;
+            }
+        };
+        let mut objects = objects;
+        let pool =
+            rendered.iter().map(|item| &**item).chain(built.iter().flat_map(|(_, items)| items.iter().map(|i| &**i)));
+        match fluxbuild::variables(kustomization, pool, args.strict_substitutions) {
+            Ok(variables) => {
+                results.extend(fluxbuild::post_build(kustomization, &mut objects, variables.as_ref(), &budget))
+            }
+            Err(message) => results.push(kustomization.error(format!("Kustomization {}: {message}", kustomization.id))),
+        }
+        built.push((kustomization.id.clone(), objects));
+    }
+    report_results(&results, None);
+    if results.iter().any(Diagnostic::is_error) {
+        // Nothing is written for a build that failed in part.
+        return Exit::Errors;
+    }
+    if !args.show_secrets {
+        for (_, objects) in &mut built {
+            fluxbuild::redact_secrets(objects);
+        }
+    }
+    match &args.output_dir {
+        Some(dir) => write_files(dir, built),
+        None => write_with(|out| write_stream(out, built.into_iter().flat_map(|(_, objects)| objects))),
+    }
+}
+
+/// `NAMESPACE/NAME` or `NAME`.
+fn parse_name(text: &str) -> Result<(Option<String>, String), String> {
+    match text.split_once('/') {
+        Some((namespace, name)) if !namespace.is_empty() && !name.is_empty() && !name.contains('/') => {
+            Ok((Some(namespace.to_string()), name.to_string()))
+        }
+        None if !text.is_empty() => Ok((None, text.to_string())),
+        _ => Err(format!("--kustomization {text:?}: write NAMESPACE/NAME or NAME")),
+    }
+}
+
+const NO_KUSTOMIZE: &str = "flux-build runs kustomize, and neither `kustomize` nor `kubectl` is on PATH: install \
+                            kustomize (https://kubectl.docs.kubernetes.io/installation/kustomize/) or kubectl, which \
+                            includes it as `kubectl kustomize`";
+
+/// The kustomize to run: `kustomize build`, else `kubectl kustomize`.
+fn kustomize_tool() -> Option<Vec<String>> {
+    let on_path = |name: &str| {
+        std::env::var_os("PATH").is_some_and(|path| std::env::split_paths(&path).any(|dir| dir.join(name).is_file()))
+    };
+    if on_path("kustomize") {
+        Some(vec!["kustomize".into(), "build".into()])
+    } else if on_path("kubectl") {
+        Some(vec!["kubectl".into(), "kustomize".into()])
+    } else {
+        None
+    }
+}
+
+/// Builds one Kustomization in a fresh copy of its source: the objects kustomize prints.
+fn build(kustomization: &Kustomization, source: &Path, tool: &[String], limits: Limits) -> Result<Vec<Item>, String> {
+    if !source.is_dir() {
+        return Err(format!("the source directory {} does not exist", source.display()));
+    }
+    let work = tempfile::Builder::new()
+        .prefix("render-blueprint-flux-")
+        .tempdir()
+        .map_err(|err| format!("cannot make a temporary directory: {err}"))?;
+    let copy = work.path().join("source");
+    copy_tree(source, &copy, source)?;
+    let mut dir = copy.clone();
+    for part in fluxbuild::path_in_source(&kustomization.path) {
+        dir.push(part);
+    }
+    if !dir.is_dir() {
+        return Err(format!("kustomization path not found: {:?} is not a directory in the source", kustomization.path));
+    }
+    let existing = KUSTOMIZATION_FILES.iter().map(|name| dir.join(name)).find(|path| path.is_file());
+    let (existing_value, file) = match &existing {
+        Some(path) => {
+            let text = read_regular_file(path, limits.max_file_bytes)
+                .map_err(|err| format!("{}: {err}", shown(path, &copy)))?;
+            let mut documents =
+                read_yaml_documents(&text).map_err(|err| format!("{}: {}", shown(path, &copy), err.message))?;
+            (Some(documents.pop().unwrap_or(Value::Null)), path.clone())
+        }
+        None => (None, dir.join(KUSTOMIZATION_FILES[0])),
+    };
+    let generated = match existing {
+        Some(_) => GeneratedResources(Vec::new()),
+        None => GeneratedResources(scan_manifests(&dir, &dir, limits, &copy)?),
+    };
+    let component_exists = |component: &str| dir.join(component).exists();
+    let value = fluxbuild::kustomization_file(existing_value, &generated, kustomization, &component_exists)?;
+    std::fs::write(&file, to_yaml(&value)).map_err(|err| format!("cannot write the kustomization file: {err}"))?;
+    let output = Command::new(&tool[0])
+        .args(&tool[1..])
+        .arg("--load-restrictor")
+        .arg("LoadRestrictionsNone")
+        .arg(&dir)
+        .output()
+        .map_err(|err| format!("cannot run {}: {err}", tool[0]))?;
+    if !output.status.success() {
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        let stderr = stderr.trim().replace(&*copy.to_string_lossy(), "<source>");
+        return Err(format!("kustomize build failed: {stderr}"));
+    }
+    let text = String::from_utf8(output.stdout).map_err(|_| "kustomize printed text that is not UTF-8".to_string())?;
+    let documents =
+        read_yaml_documents_with_starts(&text).map_err(|err| format!("kustomize's output: {}", err.message))?;
+    let mut stream = StreamItems::new(&text);
+    let mut objects = Vec::with_capacity(documents.len());
+    for (index, (document, start)) in documents.into_iter().enumerate() {
+        let complete = ["apiVersion", "kind"].iter().all(|key| document.get(key).and_then(Value::as_str).is_some())
+            && !crate::krm::name_of(&document).is_empty();
+        if !complete {
+            return Err(format!(
+                "failed to decode Kubernetes apiVersion, kind and name from document {} of the build",
+                index + 1
+            ));
+        }
+        objects.push(stream.item(index, document, start));
+    }
+    Ok(objects)
+}
+
+/// A path inside the temporary copy, as the source names it.
+fn shown(path: &Path, copy: &Path) -> String {
+    path.strip_prefix(copy).map_or_else(|_| path.display().to_string(), |p| p.display().to_string())
+}
+
+/// Copies a source directory, without `.git` (Flux's artifacts hold none). A symbolic link is
+/// copied as what it points to, which must be inside the source.
+fn copy_tree(from: &Path, to: &Path, source: &Path) -> Result<(), String> {
+    std::fs::create_dir_all(to).map_err(|err| format!("cannot copy the source: {err}"))?;
+    let source_root = source.canonicalize().map_err(|err| format!("{}: {err}", source.display()))?;
+    let mut entries: Vec<_> =
+        std::fs::read_dir(from).map_err(|err| format!("{}: {err}", from.display()))?.filter_map(Result::ok).collect();
+    entries.sort_by_key(|entry| entry.file_name());
+    for entry in entries {
+        let path = entry.path();
+        if entry.file_name() == ".git" {
+            continue;
+        }
+        let target = to.join(entry.file_name());
+        if path.is_symlink() {
+            let real = path.canonicalize().map_err(|err| format!("{}: {err}", path.display()))?;
+            if !real.starts_with(&source_root) {
+                return Err(format!("{}: a symbolic link that leads out of the source", path.display()));
+            }
+            // A link to a directory inside the source: its files are copied where they are.
+            if real.is_file() {
+                std::fs::copy(&real, &target).map_err(|err| format!("cannot copy {}: {err}", path.display()))?;
+            }
+        } else if path.is_dir() {
+            copy_tree(&path, &target, source)?;
+        } else if path.is_file() {
+            std::fs::copy(&path, &target).map_err(|err| format!("cannot copy {}: {err}", path.display()))?;
+        }
+    }
+    Ok(())
+}
+
+/// Every manifest under `dir` for the kustomization file Flux generates (`scanManifests`): files
+/// named `*.yaml`/`*.yml` that read as YAML, and directories with a kustomization file of their
+/// own (not descended into), as `./relative` paths in lexical walk order.
+fn scan_manifests(base: &Path, dir: &Path, limits: Limits, copy: &Path) -> Result<Vec<String>, String> {
+    let mut found = Vec::new();
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map_err(|err| format!("{}: {err}", shown(dir, copy)))?
+        .filter_map(|entry| entry.ok().map(|e| e.path()))
+        .collect();
+    entries.sort();
+    for path in entries {
+        let relative = || format!("./{}", path.strip_prefix(base).unwrap_or(&path).display());
+        if path.is_dir() {
+            if KUSTOMIZATION_FILES.iter().any(|name| path.join(name).is_file()) {
+                found.push(relative());
+            } else {
+                found.extend(scan_manifests(base, &path, limits, copy)?);
+            }
+            continue;
+        }
+        if !path.extension().is_some_and(|ext| ext == "yaml" || ext == "yml") {
+            continue;
+        }
+        let text =
+            read_regular_file(&path, limits.max_file_bytes).map_err(|err| format!("{}: {err}", shown(&path, copy)))?;
+        if let Err(err) = read_yaml_documents(&text) {
+            return Err(format!("failed to decode Kubernetes YAML from {}: {}", shown(&path, copy), err.message));
+        }
+        found.push(relative());
+    }
+    Ok(found)
+}
+
+/// `--output-dir`: one file per Kustomization, `NAMESPACE_NAME.yaml` (object names cannot hold
+/// `_`, so no two Kustomizations share a file).
+fn write_files(dir: &Path, built: Vec<(Name, Vec<Item>)>) -> Exit {
+    if let Err(err) = std::fs::create_dir_all(dir) {
+        return Exit::Unusable(format!("{}: {err}", dir.display()));
+    }
+    for (name, objects) in built {
+        let path = dir.join(format!("{}_{}.yaml", name.namespace, name.name));
+        let mut text = Vec::new();
+        if let Err(err) = write_stream(&mut text, objects.into_iter()) {
+            return Exit::Unusable(format!("{}: {err}", path.display()));
+        }
+        if let Err(err) = std::fs::write(&path, text) {
+            return Exit::Unusable(format!("{}: {err}", path.display()));
+        }
+    }
+    Exit::Ok
+}

@@ -1,0 +1,275 @@
+//! `flux-build`: the objects kustomize-controller would apply for each Flux Kustomization of a
+//! render, on the user's machine. The controller's own steps are followed, in its order
+//! (fluxcd/kustomize-controller `internal/controller/kustomization_controller.go`, fluxcd/pkg
+//! `kustomize/kustomize_generator.go` and `kustomize_varsub.go`): the Kustomization's `spec.path`
+//! inside its source, the kustomization file Flux generates or amends there, the kustomize build,
+//! post-build substitution, owner labels, `commonMetadata`.
+//!
+//! The kustomize build itself is real kustomize, which the CLI runs in a temporary copy of the
+//! source; this module makes the decisions around it and does no I/O: which Kustomizations, in
+//! which order, from which source, with which kustomization file, and what becomes of the objects
+//! kustomize prints.
+
+mod generate;
+mod post;
+
+pub use generate::{kustomization_file, GeneratedResources};
+pub use post::{post_build, redact_secrets, variables, Variables};
+
+use crate::diag::{Diagnostic, Kind};
+use crate::doc::{FieldPath, Value};
+use crate::krm::{name_of, namespace_of, Item};
+use std::collections::HashMap;
+use std::fmt;
+
+/// The API group of Flux Kustomizations; also the prefix of the labels and annotations the
+/// controller reads and writes.
+pub const GROUP: &str = "kustomize.toolkit.fluxcd.io";
+
+/// A namespaced object name, as `dependsOn` and `--kustomization` name Kustomizations.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Name {
+    pub namespace: String,
+    pub name: String,
+}
+
+impl fmt::Display for Name {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}/{}", self.namespace, self.name)
+    }
+}
+
+/// A Kustomization's `spec.sourceRef`, its namespace defaulted to the Kustomization's.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SourceRef {
+    pub kind: String,
+    pub namespace: String,
+    pub name: String,
+}
+
+impl fmt::Display for SourceRef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}/{}/{}", self.kind, self.namespace, self.name)
+    }
+}
+
+/// One Flux Kustomization to build.
+#[derive(Clone, Debug)]
+pub struct Kustomization {
+    pub id: Name,
+    pub source: SourceRef,
+    /// `spec.path`, as written (`./` when absent: the source's root).
+    pub path: String,
+    pub depends_on: Vec<Name>,
+    /// The whole object: the generator and the post-build read their fields from it.
+    pub object: Value,
+}
+
+impl Kustomization {
+    /// An error result about this Kustomization.
+    pub fn error(&self, message: impl Into<String>) -> Diagnostic {
+        Diagnostic::error(Kind::Render, message).about(&self.object)
+    }
+}
+
+/// Whether an object is a Flux Kustomization (any served version of the API).
+pub fn is_kustomization(object: &Value) -> bool {
+    object.get("kind").and_then(Value::as_str) == Some("Kustomization")
+        && object
+            .get("apiVersion")
+            .and_then(Value::as_str)
+            .and_then(|api| api.strip_prefix(GROUP))
+            .is_some_and(|version| version.starts_with('/'))
+}
+
+/// The namespace an object without one is applied to: the default namespace, as `kubectl apply`
+/// with a fresh context would.
+const DEFAULT_NAMESPACE: &str = "default";
+
+fn namespace_or_default(object: &Value) -> String {
+    match namespace_of(object) {
+        "" => DEFAULT_NAMESPACE.to_string(),
+        namespace => namespace.to_string(),
+    }
+}
+
+fn text<'v>(value: Option<&'v Value>, key: &str) -> Option<&'v str> {
+    value.and_then(|v| v.get(key)).and_then(Value::as_str)
+}
+
+/// The Flux Kustomizations among a render's items, and a result for each that cannot be built.
+pub fn kustomizations(items: &[Item]) -> (Vec<Kustomization>, Vec<Diagnostic>) {
+    let mut found = Vec::new();
+    let mut results = Vec::new();
+    for item in items.iter().filter(|item| item.type_of().1 == "Kustomization") {
+        let object: &Value = item;
+        if !is_kustomization(object) {
+            continue;
+        }
+        let namespace = namespace_or_default(object);
+        let id = Name { namespace: namespace.clone(), name: name_of(object).to_string() };
+        let spec = object.get("spec");
+        let source_ref = spec.and_then(|spec| spec.get("sourceRef"));
+        let (Some(kind), Some(name)) = (text(source_ref, "kind"), text(source_ref, "name")) else {
+            let field = FieldPath::root().key("spec").key("sourceRef");
+            results.push(
+                Diagnostic::error(Kind::Render, "a Flux Kustomization needs spec.sourceRef with kind and name")
+                    .about(object)
+                    .at(field),
+            );
+            continue;
+        };
+        let source = SourceRef {
+            kind: kind.to_string(),
+            namespace: text(source_ref, "namespace").unwrap_or(&namespace).to_string(),
+            name: name.to_string(),
+        };
+        let depends_on = spec
+            .and_then(|spec| spec.get("dependsOn"))
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(|dependency| {
+                let name = dependency.get("name").and_then(Value::as_str)?;
+                let namespace = dependency.get("namespace").and_then(Value::as_str).unwrap_or(&namespace);
+                Some(Name { namespace: namespace.to_string(), name: name.to_string() })
+            })
+            .collect();
+        let path = text(spec, "path").unwrap_or("./").to_string();
+        found.push(Kustomization { id, source, path, depends_on, object: object.clone() });
+    }
+    (found, results)
+}
+
+/// The order to build in: each Kustomization after those it depends on, otherwise as rendered.
+/// A dependency the render does not hold, or a cycle, is an error naming the Kustomizations:
+/// Flux would wait for them forever.
+pub fn build_order(kustomizations: &[Kustomization]) -> Result<Vec<usize>, Vec<Diagnostic>> {
+    let index: HashMap<&Name, usize> = kustomizations.iter().enumerate().map(|(i, k)| (&k.id, i)).collect();
+    let mut errors = Vec::new();
+    for kustomization in kustomizations {
+        for dependency in kustomization.depends_on.iter().filter(|d| !index.contains_key(d)) {
+            errors.push(kustomization.error(format!(
+                "Kustomization {} depends on Kustomization {dependency}, which the render does not hold: add it, or \
+                 remove it from spec.dependsOn",
+                kustomization.id
+            )));
+        }
+    }
+    if !errors.is_empty() {
+        return Err(errors);
+    }
+    // Depth-first, visiting in render order, so that independent Kustomizations keep it.
+    #[derive(Clone, Copy, PartialEq)]
+    enum Mark {
+        New,
+        Open,
+        Done,
+    }
+    let mut marks = vec![Mark::New; kustomizations.len()];
+    let mut order = Vec::with_capacity(kustomizations.len());
+    for start in 0..kustomizations.len() {
+        if marks[start] != Mark::New {
+            continue;
+        }
+        // The path from `start`; each entry is a Kustomization and the next dependency to visit.
+        let mut path: Vec<(usize, usize)> = vec![(start, 0)];
+        marks[start] = Mark::Open;
+        while let Some(&mut (at, ref mut next)) = path.last_mut() {
+            let dependencies = &kustomizations[at].depends_on;
+            if let Some(dependency) = dependencies.get(*next) {
+                *next += 1;
+                let d = index[dependency];
+                match marks[d] {
+                    Mark::Done => {}
+                    Mark::New => {
+                        marks[d] = Mark::Open;
+                        path.push((d, 0));
+                    }
+                    Mark::Open => {
+                        let from = path.iter().position(|&(i, _)| i == d).unwrap_or(0);
+                        let cycle: Vec<String> = path[from..]
+                            .iter()
+                            .chain([&(d, 0)])
+                            .map(|&(i, _)| kustomizations[i].id.to_string())
+                            .collect();
+                        return Err(vec![kustomizations[d].error(format!(
+                            "Kustomizations depend on each other in a cycle: {}",
+                            cycle.join(" -> ")
+                        ))]);
+                    }
+                }
+            } else {
+                marks[at] = Mark::Done;
+                order.push(at);
+                path.pop();
+            }
+        }
+    }
+    Ok(order)
+}
+
+/// A `--source [KIND/][NAMESPACE/]NAME=DIR` flag, without its directory.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SourcePattern {
+    pub kind: Option<String>,
+    pub namespace: Option<String>,
+    pub name: String,
+}
+
+impl SourcePattern {
+    /// Splits `[KIND/][NAMESPACE/]NAME=DIR` into the pattern and the directory.
+    pub fn parse(flag: &str) -> Result<(SourcePattern, &str), String> {
+        let usage = || {
+            format!("--source {flag:?}: write [KIND/][NAMESPACE/]NAME=DIR, e.g. GitRepository/flux-system/core=../core")
+        };
+        let (reference, dir) = flag.split_once('=').ok_or_else(usage)?;
+        if dir.is_empty() {
+            return Err(usage());
+        }
+        let parts: Vec<&str> = reference.split('/').collect();
+        if parts.iter().any(|part| part.is_empty()) {
+            return Err(usage());
+        }
+        let owned = |part: &str| Some(part.to_string());
+        let pattern = match parts.as_slice() {
+            [name] => SourcePattern { kind: None, namespace: None, name: name.to_string() },
+            [namespace, name] => SourcePattern { kind: None, namespace: owned(namespace), name: name.to_string() },
+            [kind, namespace, name] => {
+                SourcePattern { kind: owned(kind), namespace: owned(namespace), name: name.to_string() }
+            }
+            _ => return Err(usage()),
+        };
+        Ok((pattern, dir))
+    }
+
+    pub fn matches(&self, source: &SourceRef) -> bool {
+        self.name == source.name
+            && self.namespace.as_ref().is_none_or(|ns| *ns == source.namespace)
+            && self.kind.as_ref().is_none_or(|kind| *kind == source.kind)
+    }
+}
+
+/// `spec.path` inside the source, as Flux joins it (`securejoin.SecureJoin`): `.` is dropped and
+/// `..` never climbs above the source's root. Returns the relative components.
+pub fn path_in_source(path: &str) -> Vec<&str> {
+    let mut parts: Vec<&str> = Vec::new();
+    for part in path.split('/') {
+        match part {
+            "" | "." => {}
+            ".." => {
+                parts.pop();
+            }
+            part => parts.push(part),
+        }
+    }
+    parts
+}
+
+/// The labels kustomize-controller sets on every object it applies (`SetOwnerLabels`).
+pub fn owner_labels(id: &Name) -> [(String, String); 2] {
+    [(format!("{GROUP}/name"), id.name.clone()), (format!("{GROUP}/namespace"), id.namespace.clone())]
+}
+
+#[cfg(test)]
+mod tests;

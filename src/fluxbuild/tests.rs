@@ -1,0 +1,62 @@
+use super::*;
+use serde_json::json;
+
+fn kustomization(name: &str, depends_on: &[&str]) -> Item {
+    let depends: Vec<Value> = depends_on.iter().map(|d| json!({"name": d})).collect();
+    Item::from(json!({
+        "apiVersion": "kustomize.toolkit.fluxcd.io/v1",
+        "kind": "Kustomization",
+        "metadata": {"name": name, "namespace": "flux-system"},
+        "spec": {"sourceRef": {"kind": "GitRepository", "name": "core"}, "path": "./k", "dependsOn": depends},
+    }))
+}
+
+fn order_of(items: &[Item]) -> Result<Vec<String>, Vec<String>> {
+    let (found, results) = kustomizations(items);
+    assert!(results.is_empty());
+    build_order(&found)
+        .map(|order| order.into_iter().map(|i| found[i].id.name.clone()).collect())
+        .map_err(|errors| errors.into_iter().map(|e| e.message.clone()).collect())
+}
+
+#[test]
+fn dependencies_are_built_first_and_the_rest_keeps_render_order() {
+    let items = [kustomization("apps", &["infra"]), kustomization("crds", &[]), kustomization("infra", &["crds"])];
+    assert_eq!(order_of(&items), Ok(vec!["crds".into(), "infra".into(), "apps".into()]));
+}
+
+#[test]
+fn a_cycle_and_a_missing_dependency_are_named() {
+    let cycle = [kustomization("a", &["b"]), kustomization("b", &["a"])];
+    let errors = order_of(&cycle).unwrap_err();
+    assert!(errors[0].contains("flux-system/a -> flux-system/b -> flux-system/a"), "{errors:?}");
+    let missing = [kustomization("a", &["gone"])];
+    let errors = order_of(&missing).unwrap_err();
+    assert!(errors[0].contains("depends on Kustomization flux-system/gone"), "{errors:?}");
+}
+
+#[test]
+fn source_flags_match_by_name_namespace_and_kind() {
+    let source = SourceRef { kind: "GitRepository".into(), namespace: "flux-system".into(), name: "core".into() };
+    for (flag, matches) in [
+        ("core=dir", true),
+        ("flux-system/core=dir", true),
+        ("GitRepository/flux-system/core=dir", true),
+        ("OCIRepository/flux-system/core=dir", false),
+        ("other/core=dir", false),
+    ] {
+        let (pattern, dir) = SourcePattern::parse(flag).unwrap_or_else(|err| panic!("{err}"));
+        assert_eq!(dir, "dir");
+        assert_eq!(pattern.matches(&source), matches, "{flag}");
+    }
+    for flag in ["core", "core=", "a/b/c/d=dir", "/core=dir"] {
+        assert!(SourcePattern::parse(flag).is_err(), "{flag}");
+    }
+}
+
+#[test]
+fn the_path_stays_inside_the_source_as_securejoin_keeps_it() {
+    assert_eq!(path_in_source("./apps/../infra/./x"), vec!["infra", "x"]);
+    assert_eq!(path_in_source("../../etc"), vec!["etc"]);
+    assert!(path_in_source("./").is_empty());
+}
