@@ -54,7 +54,7 @@ pub(super) fn run(args: FluxBuildArgs, root: Option<PathBuf>, limits: Limits) ->
         None => match fluxbuild::build_order(&kustomizations) {
             Ok(order) => order,
             Err(errors) => {
-                report_results(&errors, None);
+                report_results(&errors, Some(&files));
                 return Exit::Errors;
             }
         },
@@ -109,10 +109,7 @@ pub(super) fn run(args: FluxBuildArgs, root: Option<PathBuf>, limits: Limits) ->
         let objects = match build(kustomization, &dir, tool, limits) {
             Ok(objects) => objects,
             Err(message) => {
-                let message = format!(
-                    "Kustomization {} (source {}, path {:?}): {message}",
-                    kustomization.id, kustomization.source, kustomization.path
-                );
+                let message = format!("source {}, path {:?}: {message}", kustomization.source, kustomization.path);
                 results.push(kustomization.error(message));
                 continue;
             }
@@ -124,11 +121,11 @@ pub(super) fn run(args: FluxBuildArgs, root: Option<PathBuf>, limits: Limits) ->
             Ok(variables) => {
                 results.extend(fluxbuild::post_build(kustomization, &mut objects, variables.as_ref(), &budget))
             }
-            Err(message) => results.push(kustomization.error(format!("Kustomization {}: {message}", kustomization.id))),
+            Err(message) => results.push(kustomization.error(message)),
         }
         built.push((kustomization.id.clone(), objects));
     }
-    report_results(&results, None);
+    report_results(&results, Some(&files));
     if results.iter().any(Diagnostic::is_error) {
         // Nothing is written for a build that failed in part.
         return Exit::Errors;

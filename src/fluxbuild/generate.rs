@@ -40,7 +40,7 @@ pub fn kustomization_file(
     };
     // The generator reads the file into kustomize's type, which writes these back.
     for (key, default) in [("apiVersion", "kustomize.config.k8s.io/v1beta1"), ("kind", "Kustomization")] {
-        if !file.get(key).is_some_and(|value| value.as_str().is_some_and(|s| !s.is_empty())) {
+        if file.get(key).and_then(Value::as_str).is_none_or(str::is_empty) {
             file.insert(key.into(), json!(default));
         }
     }

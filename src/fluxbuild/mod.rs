@@ -150,9 +150,8 @@ pub fn build_order(kustomizations: &[Kustomization]) -> Result<Vec<usize>, Vec<D
     for kustomization in kustomizations {
         for dependency in kustomization.depends_on.iter().filter(|d| !index.contains_key(d)) {
             errors.push(kustomization.error(format!(
-                "Kustomization {} depends on Kustomization {dependency}, which the render does not hold: add it, or \
-                 remove it from spec.dependsOn",
-                kustomization.id
+                "depends on Kustomization {dependency}, which the render does not hold: add it, or remove it from \
+                 spec.dependsOn"
             )));
         }
     }

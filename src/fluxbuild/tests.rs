@@ -32,7 +32,7 @@ fn a_cycle_and_a_missing_dependency_are_named() {
     assert!(errors[0].contains("flux-system/a -> flux-system/b -> flux-system/a"), "{errors:?}");
     let missing = [kustomization("a", &["gone"])];
     let errors = order_of(&missing).unwrap_err();
-    assert!(errors[0].contains("depends on Kustomization flux-system/gone"), "{errors:?}");
+    assert!(errors[0].starts_with("depends on Kustomization flux-system/gone"), "{errors:?}");
 }
 
 #[test]
