@@ -6,7 +6,7 @@
 //! kind), `package` (paths and file access), `render` (the render state the steps share), one
 //! module per step (`values`, `imports`, `policy`, `features`, `repeat`, and `transform`, which
 //! applies `patch` and `subst` to every item), `pipeline` (composes the steps, no I/O),
-//! `fluxbuild` (what Flux would apply for each Flux Kustomization of a render: the decisions
+//! `diff` (two renders compared, no I/O), `fluxbuild` (what Flux would apply for each Flux Kustomization of a render: the decisions
 //! around a real kustomize build, no I/O) and `cli` (the only place that touches stdin, stdout,
 //! files and the environment: arguments, exit codes and dispatch in `cli/mod.rs`, each way of
 //! running the binary in a file of its own, and the one place a render's `pipeline::Input` is
@@ -17,6 +17,7 @@
 pub mod cli;
 pub mod config;
 pub mod diag;
+pub mod diff;
 pub mod doc;
 pub mod explain;
 pub mod expr;

@@ -606,3 +606,42 @@ fn the_jsonnet_worker_stops_at_its_cpu_time_limit() {
     let output = output.unwrap_or_else(|err| panic!("{err}"));
     assert_eq!(output.status.signal(), Some(24), "SIGXCPU, after {:?}: {output:?}", started.elapsed());
 }
+
+/// `diff --git REV PATH`: the package as of a commit against the working tree, read with git;
+/// the working tree stays as it is. Skipped, visibly, where git is not installed.
+#[test]
+fn diff_against_a_git_revision_reads_the_revision_and_leaves_the_tree() {
+    let git_here = std::process::Command::new("git").arg("--version").output().is_ok_and(|o| o.status.success());
+    if !git_here {
+        eprintln!("SKIP diff --git: git is not installed");
+        return;
+    }
+    let dir = scratch("diff-git");
+    let git = |args: &[&str]| {
+        let status = std::process::Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@example.com", "-c", "commit.gpgsign=false"])
+            .args(args)
+            .current_dir(&dir)
+            .output()
+            .unwrap_or_else(|err| panic!("{err}"));
+        assert!(status.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&status.stderr));
+    };
+    let manifest = |replicas: u32| {
+        format!("apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  replicas: {replicas}\n")
+    };
+    std::fs::create_dir_all(dir.join("package")).unwrap_or_else(|err| panic!("{err}"));
+    std::fs::write(dir.join("package/web.yaml"), manifest(1)).unwrap_or_else(|err| panic!("{err}"));
+    git(&["init", "-q"]);
+    git(&["add", "."]);
+    git(&["commit", "-q", "-m", "one replica"]);
+    std::fs::write(dir.join("package/web.yaml"), manifest(2)).unwrap_or_else(|err| panic!("{err}"));
+    let (code, stdout, stderr) = bin_output(&["diff", "--git", "HEAD", "package"], Some(&dir));
+    assert_eq!(code, Some(1), "{stderr}");
+    assert_eq!(stdout, "spec.replicas  (apps/v1/Deployment/web)\n  ± value change\n    - 1\n    + 2\n\n");
+    let (code, _, stderr) = bin_output(&["diff", "--git", "no-such-rev", "package"], Some(&dir));
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("not a revision"), "{stderr}");
+    let after = std::fs::read_to_string(dir.join("package/web.yaml")).unwrap_or_default();
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(after, manifest(2), "the working tree is untouched");
+}

@@ -25,13 +25,7 @@ pub(super) fn render(args: RenderArgs, root: Option<PathBuf>, limits: Limits) ->
         // The CLI prints nothing rather than a package that is missing its failed parts.
         return Exit::Errors;
     };
-    // One item at a time is cleaned and written; only its header is built for that.
-    let items =
-        items.into_iter().filter(|item| args.keep_local_config || !is_local_config(item.header())).map(|mut item| {
-            let header = std::mem::take(item.header_mut());
-            *item.header_mut() = strip_build_annotations(header);
-            item
-        });
+    let items = final_items(items, args.keep_local_config);
     match args.output {
         OutputFormat::Yaml => write_with(|out| write_stream(out, items)),
         OutputFormat::Json => {
@@ -40,6 +34,16 @@ pub(super) fn render(args: RenderArgs, root: Option<PathBuf>, limits: Limits) ->
             write_stdout(&format!("{}\n", serde_json::to_string_pretty(&list).unwrap_or_default()))
         }
     }
+}
+
+/// The manifests a render prints: local-config items dropped (unless kept), and the annotations
+/// of a package in flight removed. One item at a time; only its header is built for that.
+pub(super) fn final_items(items: Vec<Item>, keep_local_config: bool) -> impl Iterator<Item = Item> {
+    items.into_iter().filter(move |item| keep_local_config || !is_local_config(item.header())).map(|mut item| {
+        let header = std::mem::take(item.header_mut());
+        *item.header_mut() = strip_build_annotations(header);
+        item
+    })
 }
 
 /// `explain` and `graph`: a report of the render on stdout, even when the render failed (a

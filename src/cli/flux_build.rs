@@ -11,7 +11,7 @@ use crate::doc::{read_yaml_documents, read_yaml_documents_with_starts, to_yaml, 
 use crate::fluxbuild::{self, GeneratedResources, Kustomization, Name, SourcePattern};
 use crate::krm::{Item, StreamItems};
 use crate::limits::{Budget, Limits};
-use crate::package::read_regular_file;
+use crate::package::{read_regular_file, DiskFiles};
 use crate::pipeline;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -19,17 +19,47 @@ use std::process::Command;
 /// The kustomization file names kustomize recognises, in the order it looks for them.
 const KUSTOMIZATION_FILES: [&str; 3] = ["kustomization.yaml", "kustomization.yml", "Kustomization"];
 
-pub(super) fn run(args: FluxBuildArgs, root: Option<PathBuf>, limits: Limits) -> Exit {
-    let mut sources = Vec::new();
-    for flag in &args.sources {
-        match SourcePattern::parse(flag) {
-            Ok((pattern, dir)) => sources.push((pattern, PathBuf::from(dir))),
-            Err(message) => return Exit::Unusable(message),
+/// How to build: the `flux-build` flags `diff --flux` shares.
+pub(super) struct Options {
+    sources: Vec<(SourcePattern, PathBuf)>,
+    skip_missing_sources: bool,
+    /// `--kustomization`: the flag as given, and its namespace and name.
+    only: Option<(String, Option<String>, String)>,
+    strict_substitutions: bool,
+}
+
+impl Options {
+    pub(super) fn new(
+        sources: &[String],
+        skip_missing_sources: bool,
+        kustomization: Option<&str>,
+        strict_substitutions: bool,
+    ) -> Result<Options, Exit> {
+        let mut parsed = Vec::new();
+        for flag in sources {
+            let (pattern, dir) = SourcePattern::parse(flag).map_err(Exit::Unusable)?;
+            parsed.push((pattern, PathBuf::from(dir)));
         }
+        let only = match kustomization {
+            Some(flag) => {
+                let (namespace, name) = parse_name(flag).map_err(Exit::Unusable)?;
+                Some((flag.to_string(), namespace, name))
+            }
+            None => None,
+        };
+        Ok(Options { sources: parsed, skip_missing_sources, only, strict_substitutions })
     }
-    let only = match args.kustomization.as_deref().map(parse_name).transpose() {
-        Ok(only) => only,
-        Err(message) => return Exit::Unusable(message),
+}
+
+pub(super) fn run(args: FluxBuildArgs, root: Option<PathBuf>, limits: Limits) -> Exit {
+    let options = match Options::new(
+        &args.sources,
+        args.skip_missing_sources,
+        args.kustomization.as_deref(),
+        args.strict_substitutions,
+    ) {
+        Ok(options) => options,
+        Err(exit) => return exit,
     };
     let (input, files) = match from_paths(&args.input, root, limits) {
         Ok(loaded) => loaded,
@@ -40,22 +70,44 @@ pub(super) fn run(args: FluxBuildArgs, root: Option<PathBuf>, limits: Limits) ->
     let Some(rendered) = output.items else {
         return Exit::Errors;
     };
-    let (mut kustomizations, mut results) = fluxbuild::kustomizations(&rendered);
-    if let Some((namespace, name)) = &only {
-        kustomizations.retain(|k| k.id.name == *name && namespace.as_ref().is_none_or(|ns| *ns == k.id.namespace));
-        if kustomizations.is_empty() {
-            let wanted = args.kustomization.unwrap_or_default();
-            return Exit::Unusable(format!("--kustomization {wanted}: the render holds no such Flux Kustomization"));
+    let mut built = match build_all(&options, &rendered, &files, limits) {
+        Ok(built) => built,
+        Err(exit) => return exit,
+    };
+    if !args.show_secrets {
+        for (_, objects) in &mut built {
+            fluxbuild::redact_secrets(objects);
         }
     }
-    let order = match only {
+    match &args.output_dir {
+        Some(dir) => write_files(dir, built),
+        None => write_with(|out| write_stream(out, built.into_iter().flat_map(|(_, objects)| objects))),
+    }
+}
+
+/// Builds the Flux Kustomizations of a render: the objects each would apply, in build order.
+/// Problems are reported here; the exit says how the command ends then.
+pub(super) fn build_all(
+    options: &Options,
+    rendered: &[Item],
+    files: &DiskFiles,
+    limits: Limits,
+) -> Result<Vec<(Name, Vec<Item>)>, Exit> {
+    let (mut kustomizations, mut results) = fluxbuild::kustomizations(rendered);
+    if let Some((flag, namespace, name)) = &options.only {
+        kustomizations.retain(|k| k.id.name == *name && namespace.as_ref().is_none_or(|ns| *ns == k.id.namespace));
+        if kustomizations.is_empty() {
+            return Err(Exit::Unusable(format!("--kustomization {flag}: the render holds no such Flux Kustomization")));
+        }
+    }
+    let order = match options.only {
         // One Kustomization is built on its own, as `flux build kustomization` builds one.
         Some(_) => (0..kustomizations.len()).collect(),
         None => match fluxbuild::build_order(&kustomizations) {
             Ok(order) => order,
             Err(errors) => {
-                report_results(&errors, Some(&files));
-                return Exit::Errors;
+                report_results(&errors, Some(files));
+                return Err(Exit::Errors);
             }
         },
     };
@@ -63,7 +115,7 @@ pub(super) fn run(args: FluxBuildArgs, root: Option<PathBuf>, limits: Limits) ->
     let mut missing: Vec<(String, Vec<&Name>)> = Vec::new();
     for i in order {
         let kustomization = &kustomizations[i];
-        match sources.iter().rev().find(|(pattern, _)| pattern.matches(&kustomization.source)) {
+        match options.sources.iter().rev().find(|(pattern, _)| pattern.matches(&kustomization.source)) {
             Some((_, dir)) => plan.push((i, dir.clone())),
             None => {
                 let source = kustomization.source.to_string();
@@ -82,31 +134,27 @@ pub(super) fn run(args: FluxBuildArgs, root: Option<PathBuf>, limits: Limits) ->
                 format!("{source} (Kustomization {})", names.join(", "))
             })
             .collect();
-        if !args.skip_missing_sources {
+        if !options.skip_missing_sources {
             let flags: Vec<String> = missing.iter().map(|(source, _)| format!("--source {source}=DIR")).collect();
-            return Exit::Unusable(format!(
+            return Err(Exit::Unusable(format!(
                 "no directory is given for the sources {}: give {}, or --skip-missing-sources to build the rest",
                 list.join("; "),
                 flags.join(" ")
-            ));
+            )));
         }
         for entry in &list {
             results.push(Diagnostic::warning(Kind::Render, format!("not built: no --source for {entry}")));
         }
     }
     let tool = match plan.is_empty() {
-        true => None,
-        false => match kustomize_tool() {
-            Some(tool) => Some(tool),
-            None => return Exit::Unusable(NO_KUSTOMIZE.to_string()),
-        },
+        true => Vec::new(),
+        false => kustomize_tool().ok_or_else(|| Exit::Unusable(NO_KUSTOMIZE.to_string()))?,
     };
     let budget = Budget::new(limits);
     let mut built: Vec<(Name, Vec<Item>)> = Vec::new();
     for (i, dir) in plan {
         let kustomization = &kustomizations[i];
-        let Some(tool) = &tool else { break };
-        let objects = match build(kustomization, &dir, tool, limits) {
+        let mut objects = match build(kustomization, &dir, &tool, limits) {
             Ok(objects) => objects,
             Err(message) => {
                 let message = format!("source {}, path {:?}: {message}", kustomization.source, kustomization.path);
@@ -114,10 +162,9 @@ pub(super) fn run(args: FluxBuildArgs, root: Option<PathBuf>, limits: Limits) ->
                 continue;
             }
         };
-        let mut objects = objects;
         let pool =
             rendered.iter().map(|item| &**item).chain(built.iter().flat_map(|(_, items)| items.iter().map(|i| &**i)));
-        match fluxbuild::variables(kustomization, pool, args.strict_substitutions) {
+        match fluxbuild::variables(kustomization, pool, options.strict_substitutions) {
             Ok(variables) => {
                 results.extend(fluxbuild::post_build(kustomization, &mut objects, variables.as_ref(), &budget))
             }
@@ -125,20 +172,12 @@ pub(super) fn run(args: FluxBuildArgs, root: Option<PathBuf>, limits: Limits) ->
         }
         built.push((kustomization.id.clone(), objects));
     }
-    report_results(&results, Some(&files));
+    report_results(&results, Some(files));
     if results.iter().any(Diagnostic::is_error) {
         // Nothing is written for a build that failed in part.
-        return Exit::Errors;
+        return Err(Exit::Errors);
     }
-    if !args.show_secrets {
-        for (_, objects) in &mut built {
-            fluxbuild::redact_secrets(objects);
-        }
-    }
-    match &args.output_dir {
-        Some(dir) => write_files(dir, built),
-        None => write_with(|out| write_stream(out, built.into_iter().flat_map(|(_, objects)| objects))),
-    }
+    Ok(built)
 }
 
 /// `NAMESPACE/NAME` or `NAME`.

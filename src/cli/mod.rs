@@ -5,6 +5,7 @@
 //! codes and the dispatch; each way of running the binary has a file of its own.
 
 mod commands;
+mod diff;
 mod flux_build;
 mod input;
 mod jsonnet_worker;
@@ -68,6 +69,9 @@ enum Command {
     /// (real kustomize, post-build substitution, Flux's labels) and print the objects Flux would
     /// apply
     FluxBuild(FluxBuildArgs),
+    /// Render two inputs (or one as of a git revision and now) and print what differs, resource by
+    /// resource and field by field; exit 0 when nothing does, 1 when something does
+    Diff(DiffArgs),
     /// Print the JSON Schema of the RenderBlueprint kind
     Schema,
 }
@@ -134,6 +138,50 @@ struct FluxBuildArgs {
     /// StrictPostBuildSubstitutions feature gate makes it
     #[arg(long)]
     strict_substitutions: bool,
+}
+
+#[derive(Args)]
+struct DiffArgs {
+    /// The inputs to compare, A then B (packages, files or directories); one with --git
+    #[arg(value_name = "PATH", required = true, num_args = 1..=2)]
+    paths: Vec<PathBuf>,
+    /// Compare PATH as of this git revision (read with git; the working tree is not touched) with
+    /// PATH as it is
+    #[arg(long, value_name = "REV")]
+    git: Option<String>,
+    /// The functionConfig of both renders [default: the RenderBlueprint among each input]
+    #[arg(short = 'c', long = "config", value_name = "CONFIG")]
+    config: Option<PathBuf>,
+    /// A YAML file of values for both renders (repeatable; later wins)
+    #[arg(short = 'f', long = "values", value_name = "FILE")]
+    values: Vec<PathBuf>,
+    /// Set one value in both renders: a.b.c=value (repeatable)
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    set: Vec<String>,
+    /// Compare what flux-build gives (with the --source flags) instead of what render gives
+    #[arg(long)]
+    flux: bool,
+    /// With --flux: where a Kustomization's source is on this machine (as flux-build)
+    #[arg(long = "source", value_name = "[KIND/][NAMESPACE/]NAME=DIR")]
+    sources: Vec<String>,
+    /// With --flux: build the Kustomizations whose source is given, warn about the others
+    #[arg(long)]
+    skip_missing_sources: bool,
+    /// With --flux: a variable no source sets fails the build
+    #[arg(long)]
+    strict_substitutions: bool,
+    /// Print Secret values instead of <redacted>
+    #[arg(long)]
+    show_secrets: bool,
+    /// Output format
+    #[arg(short = 'o', long = "output", value_enum, default_value_t = DiffFormat::Text)]
+    output: DiffFormat,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum DiffFormat {
+    Text,
+    Json,
 }
 
 #[derive(Args)]
@@ -211,6 +259,7 @@ pub fn main() -> ExitCode {
             commands::report(&args.input, cli.root, limits, |output| explain::graph(output, format))
         }
         Some(Command::FluxBuild(args)) => flux_build::run(args, cli.root, limits),
+        Some(Command::Diff(args)) => diff::run(args, cli.root, limits),
         Some(Command::Schema) => {
             write_stdout(&format!("{}\n", serde_json::to_string_pretty(&config::json_schema()).unwrap_or_default()))
         }

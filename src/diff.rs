@@ -1,0 +1,372 @@
+//! `diff`: two renders compared resource by resource, and each changed resource field by field,
+//! printed the way dyff (homeport/dyff) prints a comparison of Kubernetes manifests: a path, the
+//! resource it is in, and what changed there; list entries that carry a `name` are matched by
+//! it (`containers.app.image`), other lists by position; a multi-line string shows its changed
+//! lines. No I/O: the CLI renders both sides and prints the report.
+
+use crate::doc::{to_yaml, Value};
+use crate::krm::{name_of, namespace_of, Item};
+use serde_json::json;
+use std::collections::{BTreeMap, HashMap};
+use std::fmt::Write;
+
+/// A resource's identity: apiVersion, kind, namespace, name.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Id {
+    pub api_version: String,
+    pub kind: String,
+    pub namespace: String,
+    pub name: String,
+}
+
+impl Id {
+    fn of(value: &Value) -> Id {
+        let text = |key: &str| value.get(key).and_then(Value::as_str).unwrap_or_default().to_string();
+        Id {
+            api_version: text("apiVersion"),
+            kind: text("kind"),
+            namespace: namespace_of(value).to_string(),
+            name: name_of(value).to_string(),
+        }
+    }
+
+    /// `apiVersion/Kind/namespace/name`, as dyff names a document (no namespace part without one).
+    pub fn label(&self) -> String {
+        match self.namespace.as_str() {
+            "" => format!("{}/{}/{}", self.api_version, self.kind, self.name),
+            namespace => format!("{}/{}/{namespace}/{}", self.api_version, self.kind, self.name),
+        }
+    }
+
+    fn is_secret(&self) -> bool {
+        self.api_version == "v1" && self.kind == "Secret"
+    }
+}
+
+/// One difference inside a resource.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Change {
+    /// The value at the path was replaced (`old` and `new` are scalars, or values of other types).
+    Value {
+        old: Value,
+        new: Value,
+    },
+    /// Map entries or list entries that exist on one side only.
+    Added(Value),
+    Removed(Value),
+}
+
+/// Every difference between two renders.
+#[derive(Debug, Default)]
+pub struct Report {
+    pub added: Vec<(Id, Value)>,
+    pub removed: Vec<(Id, Value)>,
+    /// Each changed resource, with its changes by path (`spec.replicas`).
+    pub changed: Vec<(Id, Vec<(String, Change)>)>,
+}
+
+impl Report {
+    pub fn is_empty(&self) -> bool {
+        self.added.is_empty() && self.removed.is_empty() && self.changed.is_empty()
+    }
+}
+
+/// Compares the resources of two renders; the report lists them in the order of `new`, then the
+/// removed ones in the order of `old`.
+pub fn compare(old: &[Item], new: &[Item]) -> Report {
+    let old_by_id: HashMap<Id, &Value> = old.iter().map(|item| (Id::of(item), &**item)).collect();
+    let new_ids: std::collections::HashSet<Id> = new.iter().map(|item| Id::of(item)).collect();
+    let mut report = Report::default();
+    for item in new {
+        let id = Id::of(item);
+        match old_by_id.get(&id) {
+            None => report.added.push((id, (**item).clone())),
+            Some(before) => {
+                let mut changes = Vec::new();
+                walk(before, item, "", &mut changes);
+                if !changes.is_empty() {
+                    report.changed.push((id, changes));
+                }
+            }
+        }
+    }
+    for item in old {
+        let id = Id::of(item);
+        if !new_ids.contains(&id) {
+            report.removed.push((id, (**item).clone()));
+        }
+    }
+    report
+}
+
+fn join(path: &str, part: &str) -> String {
+    match path {
+        "" => part.to_string(),
+        _ => format!("{path}.{part}"),
+    }
+}
+
+/// The names of a list's entries, when every entry is a mapping with a distinct string `name`.
+fn names(list: &[Value]) -> Option<Vec<&str>> {
+    let names: Vec<&str> = list.iter().map(|entry| entry.get("name").and_then(Value::as_str)).collect::<Option<_>>()?;
+    let mut sorted = names.clone();
+    sorted.sort_unstable();
+    sorted.dedup();
+    (sorted.len() == names.len()).then_some(names)
+}
+
+fn walk(old: &Value, new: &Value, path: &str, changes: &mut Vec<(String, Change)>) {
+    if old == new {
+        return;
+    }
+    match (old, new) {
+        (Value::Object(a), Value::Object(b)) => {
+            let removed: serde_json::Map<String, Value> =
+                a.iter().filter(|(k, _)| !b.contains_key(*k)).map(|(k, v)| (k.clone(), v.clone())).collect();
+            let added: serde_json::Map<String, Value> =
+                b.iter().filter(|(k, _)| !a.contains_key(*k)).map(|(k, v)| (k.clone(), v.clone())).collect();
+            if !removed.is_empty() {
+                changes.push((path.to_string(), Change::Removed(Value::Object(removed))));
+            }
+            if !added.is_empty() {
+                changes.push((path.to_string(), Change::Added(Value::Object(added))));
+            }
+            for (key, value) in b {
+                if let Some(before) = a.get(key) {
+                    walk(before, value, &join(path, key), changes);
+                }
+            }
+        }
+        (Value::Array(a), Value::Array(b)) => match (names(a), names(b)) {
+            (Some(old_names), Some(new_names)) => {
+                let removed: Vec<Value> =
+                    a.iter().zip(&old_names).filter(|(_, n)| !new_names.contains(n)).map(|(v, _)| v.clone()).collect();
+                let added: Vec<Value> =
+                    b.iter().zip(&new_names).filter(|(_, n)| !old_names.contains(n)).map(|(v, _)| v.clone()).collect();
+                if !removed.is_empty() {
+                    changes.push((path.to_string(), Change::Removed(Value::Array(removed))));
+                }
+                if !added.is_empty() {
+                    changes.push((path.to_string(), Change::Added(Value::Array(added))));
+                }
+                for (value, name) in b.iter().zip(&new_names) {
+                    if let Some(i) = old_names.iter().position(|n| n == name) {
+                        walk(&a[i], value, &join(path, name), changes);
+                    }
+                }
+            }
+            _ => {
+                for (i, (before, value)) in a.iter().zip(b).enumerate() {
+                    walk(before, value, &join(path, &i.to_string()), changes);
+                }
+                if a.len() > b.len() {
+                    changes.push((path.to_string(), Change::Removed(Value::Array(a[b.len()..].to_vec()))));
+                }
+                if b.len() > a.len() {
+                    changes.push((path.to_string(), Change::Added(Value::Array(b[a.len()..].to_vec()))));
+                }
+            }
+        },
+        _ => changes.push((path.to_string(), Change::Value { old: old.clone(), new: new.clone() })),
+    }
+}
+
+const REDACTED: &str = "<redacted>";
+
+/// Whether a change at `path` of resource `id` shows a secret value.
+fn hides(id: &Id, path: &str, show_secrets: bool) -> bool {
+    !show_secrets && id.is_secret() && (path.starts_with("data") || path.starts_with("stringData"))
+}
+
+/// `data` and `stringData` values of a Secret replaced by `<redacted>`.
+fn redacted(value: &Value) -> Value {
+    let mut value = value.clone();
+    for field in ["data", "stringData"] {
+        if let Some(map) = value.get_mut(field).and_then(Value::as_object_mut) {
+            map.values_mut().for_each(|entry| *entry = json!(REDACTED));
+        }
+    }
+    value
+}
+
+/// A change's values with secret entries redacted: for a map of added or removed entries at the
+/// Secret's root, the `data`/`stringData` inside; below them, every value.
+fn shown_change(id: &Id, path: &str, change: &Change, show_secrets: bool) -> Change {
+    if show_secrets || !id.is_secret() {
+        return change.clone();
+    }
+    let hide = |value: &Value| -> Value {
+        if path.is_empty() {
+            redacted(value)
+        } else if hides(id, path, false) {
+            match value {
+                Value::Object(map) => Value::Object(map.keys().map(|k| (k.clone(), json!(REDACTED))).collect()),
+                _ => json!(REDACTED),
+            }
+        } else {
+            value.clone()
+        }
+    };
+    match change {
+        Change::Value { old, new } => Change::Value { old: hide(old), new: hide(new) },
+        Change::Added(value) => Change::Added(hide(value)),
+        Change::Removed(value) => Change::Removed(hide(value)),
+    }
+}
+
+fn indented(text: &str, by: usize) -> String {
+    let pad = " ".repeat(by);
+    text.lines().map(|line| format!("{pad}{line}\n")).collect()
+}
+
+fn yaml_of(value: &Value) -> String {
+    to_yaml(value)
+}
+
+fn entries(value: &Value) -> usize {
+    match value {
+        Value::Object(map) => map.len(),
+        Value::Array(list) => list.len(),
+        _ => 1,
+    }
+}
+
+fn count(n: usize, kind: &str, verb: &str) -> String {
+    match n {
+        1 => format!("one {kind} entry {verb}"),
+        2 => format!("two {kind} entries {verb}"),
+        3 => format!("three {kind} entries {verb}"),
+        n => format!("{n} {kind} entries {verb}"),
+    }
+}
+
+/// The report as text, as dyff lays it out.
+pub fn text(report: &Report, show_secrets: bool) -> String {
+    let mut out = String::new();
+    let documents = |values: &[(Id, Value)]| -> String {
+        values
+            .iter()
+            .map(|(id, value)| {
+                let value = if id.is_secret() && !show_secrets { redacted(value) } else { value.clone() };
+                format!("---\n{}", yaml_of(&value))
+            })
+            .collect()
+    };
+    if !report.removed.is_empty() {
+        let n = report.removed.len();
+        let _ = write!(
+            out,
+            "(root level)\n- {} removed:\n",
+            if n == 1 { "one document".into() } else { format!("{n} documents") }
+        );
+        out.push_str(&indented(&documents(&report.removed), 2));
+        out.push('\n');
+    }
+    if !report.added.is_empty() {
+        let n = report.added.len();
+        let _ = write!(
+            out,
+            "(root level)\n+ {} added:\n",
+            if n == 1 { "one document".into() } else { format!("{n} documents") }
+        );
+        out.push_str(&indented(&documents(&report.added), 2));
+        out.push('\n');
+    }
+    for (id, changes) in &report.changed {
+        for (path, change) in changes {
+            let shown_path = if path.is_empty() { "(root level)" } else { path.as_str() };
+            let _ = writeln!(out, "{shown_path}  ({})", id.label());
+            match shown_change(id, path, change, show_secrets) {
+                Change::Value { old, new } => value_change(&mut out, &old, &new),
+                Change::Added(value) => {
+                    let kind = if value.is_array() { "list" } else { "map" };
+                    let _ = writeln!(out, "  + {}:", count(entries(&value), kind, "added"));
+                    out.push_str(&indented(&yaml_of(&value), 4));
+                }
+                Change::Removed(value) => {
+                    let kind = if value.is_array() { "list" } else { "map" };
+                    let _ = writeln!(out, "  - {}:", count(entries(&value), kind, "removed"));
+                    out.push_str(&indented(&yaml_of(&value), 4));
+                }
+            }
+            out.push('\n');
+        }
+    }
+    out
+}
+
+fn scalar_text(value: &Value) -> String {
+    match value {
+        Value::String(text) => text.clone(),
+        other => yaml_of(other).trim_end().to_string(),
+    }
+}
+
+fn value_change(out: &mut String, old: &Value, new: &Value) {
+    if let (Value::String(a), Value::String(b)) = (old, new) {
+        if a.contains('\n') || b.contains('\n') {
+            let diff = similar::TextDiff::from_lines(a.as_str(), b.as_str());
+            let (mut inserts, mut deletes) = (0, 0);
+            let mut lines = String::new();
+            for change in diff.iter_all_changes() {
+                let sign = match change.tag() {
+                    similar::ChangeTag::Delete => {
+                        deletes += 1;
+                        "-"
+                    }
+                    similar::ChangeTag::Insert => {
+                        inserts += 1;
+                        "+"
+                    }
+                    similar::ChangeTag::Equal => " ",
+                };
+                let _ = writeln!(lines, "    {sign} {}", change.value().trim_end_matches('\n'));
+            }
+            let plural = |n: usize, word: &str| match n {
+                0 => format!("no {word}s"),
+                1 => format!("one {word}"),
+                n => format!("{n} {word}s"),
+            };
+            let _ = writeln!(
+                out,
+                "  ± value change in multiline text ({}, {})",
+                plural(inserts, "insert"),
+                plural(deletes, "deletion")
+            );
+            out.push_str(&lines);
+            return;
+        }
+    }
+    let types_differ = std::mem::discriminant(old) != std::mem::discriminant(new);
+    let _ = writeln!(out, "  ± {}", if types_differ { "type change" } else { "value change" });
+    out.push_str(&indented(&format!("- {}", scalar_text(old)), 4));
+    out.push_str(&indented(&format!("+ {}", scalar_text(new)), 4));
+}
+
+/// The report as JSON, for CI: `added`, `removed` (resources by identity) and `changed` (each
+/// resource's changes: `path`, `change` and the values).
+pub fn json(report: &Report, show_secrets: bool) -> Value {
+    let id_json =
+        |id: &Id| json!({"apiVersion": id.api_version, "kind": id.kind, "namespace": id.namespace, "name": id.name});
+    let changed: Vec<Value> = report
+        .changed
+        .iter()
+        .map(|(id, changes)| {
+            let changes: Vec<Value> = changes
+                .iter()
+                .map(|(path, change)| match shown_change(id, path, change, show_secrets) {
+                    Change::Value { old, new } => json!({"path": path, "change": "value", "old": old, "new": new}),
+                    Change::Added(value) => json!({"path": path, "change": "added", "value": value}),
+                    Change::Removed(value) => json!({"path": path, "change": "removed", "value": value}),
+                })
+                .collect();
+            json!({"resource": id_json(id), "changes": changes})
+        })
+        .collect();
+    let ids = |list: &[(Id, Value)]| -> Vec<Value> { list.iter().map(|(id, _)| id_json(id)).collect() };
+    let mut out = BTreeMap::new();
+    out.insert("added", Value::Array(ids(&report.added)));
+    out.insert("removed", Value::Array(ids(&report.removed)));
+    out.insert("changed", Value::Array(changed));
+    json!(out)
+}
