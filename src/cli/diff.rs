@@ -74,12 +74,7 @@ fn compare(args: &DiffArgs, (old, new): (Side, Side), flux: Option<&flux_build::
 /// One side's objects: what `render` would print, or with `--flux` what `flux-build` would.
 fn objects(args: &DiffArgs, side: Side, flux: Option<&flux_build::Options>, limits: Limits) -> Result<Vec<Item>, Exit> {
     let shown = side.path.display().to_string();
-    let input_args = InputArgs {
-        paths: vec![side.path],
-        config: args.config.clone(),
-        values: args.values.clone(),
-        set: args.set.clone(),
-    };
+    let input_args = InputArgs { paths: vec![side.path], layers: args.layers.clone() };
     let (input, files) = from_paths(&input_args, side.root, limits)?;
     let output = pipeline::render(input, &files);
     report_results(&output.results, Some(&files));

@@ -64,7 +64,7 @@ fn directory_of(path: &Path) -> PathBuf {
 /// for a directory): never wider than a directory the user named.
 pub(super) fn from_paths(args: &InputArgs, root: Option<PathBuf>, limits: Limits) -> Result<(Input, DiskFiles), Exit> {
     let root = root
-        .or_else(|| args.config.as_deref().map(directory_of))
+        .or_else(|| args.layers.config.as_deref().map(directory_of))
         .or_else(|| args.paths.first().map(|p| directory_of(p)))
         .unwrap_or_else(|| PathBuf::from("."));
     let root = if root.as_os_str().is_empty() { PathBuf::from(".") } else { root };
@@ -76,7 +76,7 @@ pub(super) fn from_paths(args: &InputArgs, root: Option<PathBuf>, limits: Limits
     for path in &args.paths {
         walk.read_path(path, &mut items).map_err(Exit::Unusable)?;
     }
-    let function_config = match &args.config {
+    let function_config = match &args.layers.config {
         None => None,
         Some(path) => {
             let mut config = read_single_document(path, limit).map_err(Exit::Unusable)?;
@@ -88,7 +88,7 @@ pub(super) fn from_paths(args: &InputArgs, root: Option<PathBuf>, limits: Limits
         }
     };
     let mut value_overrides = Vec::new();
-    for path in &args.values {
+    for path in &args.layers.values {
         let Value::Object(map) = read_single_document(path, limit).map_err(Exit::Unusable)? else {
             return Err(Exit::Unusable(format!("{}: values must be a YAML mapping", path.display())));
         };
@@ -103,7 +103,7 @@ pub(super) fn from_paths(args: &InputArgs, root: Option<PathBuf>, limits: Limits
             value_overrides.push((label, Value::Object(std::iter::once((key, value)).collect())));
         }
     }
-    for assignment in &args.set {
+    for assignment in &args.layers.set {
         value_overrides.push(("--set".to_string(), set_layer(assignment).map_err(Exit::Unusable)?));
     }
     let input = package.input(items, function_config, value_overrides);

@@ -82,6 +82,14 @@ struct InputArgs {
     /// Files and directories to read (directories recursively: *.yaml, *.yml)
     #[arg(value_name = "PATH", default_value = ".")]
     paths: Vec<PathBuf>,
+    #[command(flatten)]
+    layers: Layers,
+}
+
+/// The functionConfig and the values given on the command line: the same for every input of a
+/// command (`diff` renders two with them).
+#[derive(Args, Clone)]
+struct Layers {
     /// The functionConfig (RenderBlueprint or ConfigMap) [default: the RenderBlueprint among the inputs]
     #[arg(short = 'c', long = "config", value_name = "CONFIG")]
     config: Option<PathBuf>,
@@ -149,15 +157,9 @@ struct DiffArgs {
     /// PATH as it is
     #[arg(long, value_name = "REV")]
     git: Option<String>,
-    /// The functionConfig of both renders [default: the RenderBlueprint among each input]
-    #[arg(short = 'c', long = "config", value_name = "CONFIG")]
-    config: Option<PathBuf>,
-    /// A YAML file of values for both renders (repeatable; later wins)
-    #[arg(short = 'f', long = "values", value_name = "FILE")]
-    values: Vec<PathBuf>,
-    /// Set one value in both renders: a.b.c=value (repeatable)
-    #[arg(long = "set", value_name = "KEY=VALUE")]
-    set: Vec<String>,
+    /// The functionConfig and values of both renders
+    #[command(flatten)]
+    layers: Layers,
     /// Compare what flux-build gives (with the --source flags) instead of what render gives
     #[arg(long)]
     flux: bool,

@@ -5,6 +5,7 @@
 
 use super::Kustomization;
 use crate::doc::{Map, Value};
+use crate::krm::shape_of;
 use serde_json::json;
 
 /// What the directory holds when it has no kustomization file: the files under it that read as
@@ -116,7 +117,7 @@ fn string_field(spec: &Value, field: &str) -> Result<Option<String>, String> {
     match spec.get(field) {
         None | Some(Value::Null) => Ok(None),
         Some(Value::String(text)) => Ok(Some(text.clone())),
-        Some(other) => Err(format!("spec.{field} is {}, expected a string", type_name(other))),
+        Some(other) => Err(format!("spec.{field} is {}, expected a string", shape_of(other))),
     }
 }
 
@@ -128,10 +129,10 @@ fn list_field(spec: &Value, field: &str) -> Result<Vec<Value>, String> {
             .enumerate()
             .map(|(i, entry)| match entry {
                 Value::Object(_) => Ok(entry.clone()),
-                other => Err(format!("spec.{field}[{i}] is {}, expected a mapping", type_name(other))),
+                other => Err(format!("spec.{field}[{i}] is {}, expected a mapping", shape_of(other))),
             })
             .collect(),
-        Some(other) => Err(format!("spec.{field} is {}, expected a list", type_name(other))),
+        Some(other) => Err(format!("spec.{field} is {}, expected a list", shape_of(other))),
     }
 }
 
@@ -145,21 +146,10 @@ fn string_list_field(spec: &Value, field: &str) -> Result<Vec<String>, String> {
                 entry
                     .as_str()
                     .map(str::to_string)
-                    .ok_or_else(|| format!("spec.{field}[{i}] is {}, expected a string", type_name(entry)))
+                    .ok_or_else(|| format!("spec.{field}[{i}] is {}, expected a string", shape_of(entry)))
             })
             .collect(),
-        Some(other) => Err(format!("spec.{field} is {}, expected a list of strings", type_name(other))),
-    }
-}
-
-fn type_name(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "a list",
-        Value::Object(_) => "a mapping",
+        Some(other) => Err(format!("spec.{field} is {}, expected a list of strings", shape_of(other))),
     }
 }
 
