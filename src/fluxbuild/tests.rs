@@ -60,3 +60,52 @@ fn the_path_stays_inside_the_source_as_securejoin_keeps_it() {
     assert_eq!(path_in_source("../../etc"), vec!["etc"]);
     assert!(path_in_source("./").is_empty());
 }
+
+/// fluxcd/pkg kustomize_generator_test.go `Test_Components` (commit e2cfd1a2d181, Apache-2.0):
+/// the file's components, then the Kustomization's.
+#[test]
+fn components_are_the_files_then_the_kustomizations() {
+    let cases: [(Option<Value>, &[&str], &[&str]); 3] = [
+        (Some(json!({"resources": ["configmap.yaml"], "components": ["componentA"]})), &[], &["componentA"]),
+        (None, &["componentB", "componentC"], &["componentB", "componentC"]),
+        (
+            Some(json!({"resources": ["configmap.yaml"], "components": ["componentA"]})),
+            &["componentB", "componentC"],
+            &["componentA", "componentB", "componentC"],
+        ),
+    ];
+    for (existing, flux, expected) in cases {
+        let object = json!({"spec": {"components": flux}});
+        let kustomization = Kustomization {
+            id: Name { namespace: "default".into(), name: "k".into() },
+            source: SourceRef { kind: "GitRepository".into(), namespace: "default".into(), name: "s".into() },
+            path: "./".into(),
+            depends_on: Vec::new(),
+            object,
+        };
+        let file = kustomization_file(existing, &GeneratedResources(Vec::new()), &kustomization, &|_| true)
+            .unwrap_or_else(|err| panic!("{err}"));
+        let components = file.get("components").cloned().unwrap_or(json!([]));
+        assert_eq!(components, json!(expected));
+    }
+}
+
+/// A component that is not local and relative is refused with Flux's words; a missing one is
+/// skipped under ignoreMissingComponents.
+#[test]
+fn remote_components_are_refused_and_missing_ones_may_be_skipped() {
+    let with = |spec: Value| Kustomization {
+        id: Name { namespace: "default".into(), name: "k".into() },
+        source: SourceRef { kind: "GitRepository".into(), namespace: "default".into(), name: "s".into() },
+        path: "./".into(),
+        depends_on: Vec::new(),
+        object: json!({ "spec": spec }),
+    };
+    let none = GeneratedResources(Vec::new());
+    let remote = with(json!({"components": ["https://github.com/x/y//c"]}));
+    let err = kustomization_file(None, &none, &remote, &|_| true).err().unwrap_or_default();
+    assert_eq!(err, "component path 'https://github.com/x/y//c' must be local and relative");
+    let missing = with(json!({"components": ["gone", "here"], "ignoreMissingComponents": true}));
+    let file = kustomization_file(None, &none, &missing, &|c| c == "here").unwrap_or_else(|err| panic!("{err}"));
+    assert_eq!(file.get("components"), Some(&json!(["here"])));
+}
