@@ -327,7 +327,8 @@ pub struct FunctionConfig {
     pub spec: Spec,
     /// For a ConfigMap functionConfig, its data as top-level string values.
     pub data_values: Option<Map>,
-    /// The config object as given, for locating diagnostics.
+    /// The config object as given, for locating diagnostics, without its `spec.values` (null
+    /// there): the values live in `spec.values` alone, as they can be most of the config.
     pub item: Value,
 }
 
@@ -337,20 +338,54 @@ impl FunctionConfig {
         Self { name: "render-blueprint".into(), spec: Spec::default(), data_values: None, item: Value::Null }
     }
 
-    /// Validates a functionConfig (or a RenderBlueprint item).
+    /// Validates a functionConfig handed over whole. Its `spec.values` is moved into the typed
+    /// spec, not copied: a values tree of small nodes takes some thirty times its text in
+    /// memory, so every copy of it counts (BENCHMARKS.md, issue 39).
+    pub fn from_value(mut item: Value) -> Result<Self, Diagnostic> {
+        let values = values_of(&mut item).map(std::mem::take);
+        Self::read(item, values)
+    }
+
+    /// Validates a RenderBlueprint item that stays among the items: it is copied without its
+    /// `spec.values`, and the values once, into the typed spec.
     pub fn from_item(item: &Value) -> Result<Self, Diagnostic> {
-        let error = |message: String, field: FieldPath| Diagnostic::error(Kind::Config, message).about(item).at(field);
-        let name = krm::name_of(item).to_string();
-        match type_of(item) {
+        let values = item.get("spec").and_then(|spec| spec.get("values")).filter(|v| v.is_object());
+        let Some(values) = values.filter(|_| type_of(item) == (API_VERSION, KIND)) else {
+            return Self::read(item.clone(), None);
+        };
+        let copy = |map: &Map, leave_out: &str| -> Map {
+            map.iter().map(|(k, v)| (k.clone(), if k == leave_out { Value::Null } else { v.clone() })).collect()
+        };
+        let mut copied = Map::new();
+        for (key, value) in item.as_object().into_iter().flatten() {
+            let value = match (key.as_str(), value) {
+                ("spec", Value::Object(spec)) => Value::Object(copy(spec, "values")),
+                _ => value.clone(),
+            };
+            copied.insert(key.clone(), value);
+        }
+        Self::read(Value::Object(copied), Some(values.clone()))
+    }
+
+    /// Validates `item`, whose `spec.values` mapping, when `values` holds it, was taken out (null
+    /// in its place).
+    fn read(item: Value, values: Option<Value>) -> Result<Self, Diagnostic> {
+        let error = |message: String, field: FieldPath| Diagnostic::error(Kind::Config, message).about(&item).at(field);
+        let name = krm::name_of(&item).to_string();
+        match type_of(&item) {
             (API_VERSION, KIND) => {
-                let config: RenderBlueprint = parse_section(item).map_err(|(field, message)| error(message, field))?;
+                let config: RenderBlueprint = parse_section(&item).map_err(|(field, message)| error(message, field))?;
                 if name.is_empty() {
                     return Err(error(
                         "metadata.name is required: generated items record it in fn.blueprint.dev/generated-by".into(),
                         FieldPath::root().key("metadata").key("name"),
                     ));
                 }
-                Ok(Self { name, spec: config.spec, data_values: None, item: item.clone() })
+                let mut spec = config.spec;
+                if let Some(Value::Object(values)) = values {
+                    spec.values = values;
+                }
+                Ok(Self { name, spec, data_values: None, item })
             }
             ("v1", "ConfigMap") => {
                 let mut values = Map::new();
@@ -371,7 +406,7 @@ impl FunctionConfig {
                     }
                 }
                 let name = if name.is_empty() { "render-blueprint".to_string() } else { name };
-                Ok(Self { name, spec: Spec::default(), data_values: Some(values), item: item.clone() })
+                Ok(Self { name, spec: Spec::default(), data_values: Some(values), item })
             }
             (api_version, kind) => Err(error(
                 format!(
@@ -382,6 +417,15 @@ impl FunctionConfig {
             )),
         }
     }
+}
+
+/// A RenderBlueprint's `spec.values`, when it is a mapping (anything else stays in place for
+/// the reader to refuse).
+fn values_of(item: &mut Value) -> Option<&mut Value> {
+    if type_of(item) != (API_VERSION, KIND) {
+        return None;
+    }
+    item.get_mut("spec")?.get_mut("values").filter(|values| values.is_object())
 }
 
 /// Deserializes configuration (the functionConfig, or a section of a configuration item) into

@@ -67,8 +67,8 @@ impl Output {
     }
 }
 
-pub fn render(input: Input, files: &dyn Files) -> Output {
-    let (config, overrides) = match choose_config(&input) {
+pub fn render(mut input: Input, files: &dyn Files) -> Output {
+    let (config, overrides) = match choose_config(input.function_config.take(), &input.items) {
         Ok(config) => config,
         Err(diagnostic) => return Output { items: None, results: vec![diagnostic], report: Report::default() },
     };
@@ -146,10 +146,13 @@ fn misspelt_kind((api_version, kind): (&str, &str)) -> bool {
 /// holding the `-- key=value` arguments, often none. So a ConfigMap functionConfig next to one
 /// `RenderBlueprint` in the package does not replace it: the package's RenderBlueprint is the
 /// config and the ConfigMap's data are values over its values, read as `--set` reads them.
-fn choose_config(input: &Input) -> Result<(FunctionConfig, Option<(String, Value)>), Diagnostic> {
+fn choose_config(
+    function_config: Option<Value>,
+    items: &[Item],
+) -> Result<(FunctionConfig, Option<(String, Value)>), Diagnostic> {
     // A misspelt kind or version of ours would pass through as a manifest and its configuration
     // be ignored: this group's kinds are all ours, so any other is an error.
-    if let Some(item) = input.items.iter().find(|item| misspelt_kind(item.type_of())) {
+    if let Some(item) = items.iter().find(|item| misspelt_kind(item.type_of())) {
         let (api_version, kind) = item.type_of();
         return Err(Diagnostic::error(
             Kind::Config,
@@ -167,9 +170,9 @@ fn choose_config(input: &Input) -> Result<(FunctionConfig, Option<(String, Value
         })));
     }
     let mut candidates =
-        input.items.iter().filter(|item| item.type_of() == (config::API_VERSION, config::KIND)).map(|i| &**i);
-    if let Some(given) = &input.function_config {
-        let given = FunctionConfig::from_item(given)?;
+        items.iter().filter(|item| item.type_of() == (config::API_VERSION, config::KIND)).map(|i| &**i);
+    if let Some(given) = function_config {
+        let given = FunctionConfig::from_value(given)?;
         return match (&given.data_values, candidates.next(), candidates.next()) {
             (Some(data), Some(blueprint), None) => {
                 let mut layer = Value::Object(crate::doc::Map::new());

@@ -10,12 +10,14 @@ use crate::render::{Render, Source, Sources};
 use base64::Engine;
 
 pub fn run(render: &mut Render, files: &dyn Files) {
+    // The config's own values are moved into the tree, not copied: nothing reads them from the
+    // config after this step, and a copy of a large values tree costs more than its text.
+    let (own, label) = match render.config.data_values.take() {
+        Some(data) => (data, "functionConfig data"),
+        None => (std::mem::take(&mut render.config.spec.values), "spec.values"),
+    };
     let config = &render.config;
     let mut sources = Sources::default();
-    let (own, label) = match &config.data_values {
-        Some(data) => (data.clone(), "functionConfig data"),
-        None => (config.spec.values.clone(), "spec.values"),
-    };
     let own = Value::Object(own);
     sources.record(&Value::Object(Map::new()), &own, Source { label: label.into(), secret: false });
     let mut values = own;

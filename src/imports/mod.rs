@@ -286,7 +286,8 @@ pub fn run(render: &mut Render, files: &dyn Files) -> Report {
     step.results = results;
     step.descriptor_file = Declared::in_item(&render.config.item, FieldPath::root()).file;
     step.config = Some(crate::diag::Origin::of(&render.config.item));
-    let source = render.values.as_object().cloned().unwrap_or_default();
+    let no_values = Map::new();
+    let source = render.values.as_object().unwrap_or(&no_values);
     // Values from a Secret are secret imports too, down every wiring (unlabelled: `explain`
     // names the values layer itself).
     let mut wiring: HashMap<String, Wire> = HashMap::new();
@@ -301,7 +302,7 @@ pub fn run(render: &mut Render, files: &dyn Files) -> Report {
             wire.from.push(layer.label.clone());
         }
     }
-    render_blueprint(&mut step, &blueprint, &name, &origin, (&source, &wiring), 0);
+    render_blueprint(&mut step, &blueprint, &name, &origin, (source, &wiring), 0);
     // The top-level scope is pushed last (children finish first); its imports are values.
     if let Some(top) = step.report.scopes.last().filter(|scope| scope.name == name) {
         let secret = top.imports.iter().filter(|i| i.value.is_some()).flat_map(|import| {
