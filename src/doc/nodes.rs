@@ -10,7 +10,7 @@
 
 use super::path::Segment;
 use granit_parser::{Event, Marker, Parser, ScalarStyle};
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::ops::ControlFlow;
 
 /// A node of the stream, as [`walk`] hands it over.
@@ -25,6 +25,10 @@ pub(super) struct Node<'a> {
     pub key_at: Option<Marker>,
     /// Its text and style, for a scalar.
     pub scalar: Option<(&'a str, ScalarStyle)>,
+    /// The parser's id of the anchor it defines (`&a`), 0 for none; ids are unique in a stream.
+    pub anchor: usize,
+    /// For an alias (`*a`), the id of the anchor it names.
+    pub alias: Option<usize>,
 }
 
 enum Frame {
@@ -81,7 +85,17 @@ pub(super) fn walk(text: &str, mut visit: impl FnMut(&Node) -> ControlFlow<()>) 
                     Some(Frame::Map(Entry::Value(key))) => Some(*key),
                     _ => None,
                 };
-                let node = Node { document: documents - 1, path: &path, at: span.start, key_at, scalar };
+                let anchor = match &event {
+                    Event::Scalar(_, _, anchor, _)
+                    | Event::MappingStart(_, anchor, _)
+                    | Event::SequenceStart(_, anchor, _) => *anchor,
+                    _ => 0,
+                };
+                let alias = match event {
+                    Event::Alias(id) => Some(id),
+                    _ => None,
+                };
+                let node = Node { document: documents - 1, path: &path, at: span.start, key_at, scalar, anchor, alias };
                 if visit(&node).is_break() {
                     return;
                 }
@@ -137,41 +151,89 @@ fn advance(stack: &mut [Frame], path: &mut Vec<Segment>) {
 }
 
 /// Per document, the JSON pointers (from the document root) of non-plain scalars holding `$` or
-/// a KOTS template (`repl{{`, `{{repl`).
+/// a KOTS template (`repl{{`, `{{repl`), and of the places an alias (`*a`) copies one to.
 ///
 /// Flux substitutes variables in a resource's YAML *text*, and KOTS renders its templates in the
 /// text, so `replicas: ${n}` or `replicas: repl{{ … }}` becomes a number while `value: "${PORT}"`
 /// stays a string; typing the same way on parsed values needs the style, which the value model
 /// drops. Only such scalars are recorded, so the result stays small, and a text without any is
 /// not walked.
+///
+/// An alias is its anchor's node: kustomize writes it expanded with the anchored node's style,
+/// so `b: *a` after `a: &a "${v}"` is a quoted string there, and here. An alias in a merge key
+/// (`<<: *m`) copies its mapping's entries into the mapping that holds it.
 pub fn quoted_template_scalars(text: &str) -> Vec<HashSet<String>> {
     let mut documents: Vec<HashSet<String>> = Vec::new();
     if !(text.contains('$') || text.contains("repl{{") || text.contains("{{repl")) {
         return documents;
     }
+    // By anchor id: the pointers below the anchored node (relative, `""` for the node itself).
+    let mut anchored: HashMap<usize, Vec<String>> = HashMap::new();
+    // Anchored collections the walk is inside: id, path length, pointer.
+    let mut open: Vec<(usize, usize, String)> = Vec::new();
     walk(text, |node| {
         // Every document that is not empty or null has its root visited, so each gets a set.
         if documents.len() <= node.document {
             documents.resize_with(node.document + 1, HashSet::new);
+            open.clear();
         }
-        if let Some((value, style)) = node.scalar {
-            if style != ScalarStyle::Plain
-                && (value.contains('$') || value.contains("repl{{") || value.contains("{{repl"))
-            {
-                let mut pointer = String::new();
-                for segment in node.path {
-                    pointer.push('/');
-                    match segment {
-                        Segment::Key(key) => pointer.push_str(&super::pointer_segment(key)),
-                        Segment::Index(index) => pointer.push_str(&index.to_string()),
-                    }
-                }
-                documents[node.document].insert(pointer);
+        // Nodes come in the order written: a node no deeper than an open collection is after it.
+        while open.last().is_some_and(|(_, depth, _)| node.path.len() <= *depth) {
+            open.pop();
+        }
+        let quoted = node.scalar.is_some_and(|(value, style)| {
+            style != ScalarStyle::Plain && (value.contains('$') || value.contains("repl{{") || value.contains("{{repl"))
+        });
+        // What this node puts in place, relative to `base` segments of its path.
+        let (base, found): (usize, &[String]) = match node.alias.and_then(|id| anchored.get(&id)) {
+            Some(copied) => (merged_into(node.path), copied),
+            None if quoted => (node.path.len(), &[String::new()]),
+            None => (node.path.len(), &[]),
+        };
+        if found.is_empty() && (node.anchor == 0 || node.scalar.is_some()) {
+            return ControlFlow::Continue(());
+        }
+        let at = pointer(&node.path[..base]);
+        let found: Vec<String> = found.iter().map(|below| format!("{at}{below}")).collect();
+        for (id, _, anchor_at) in &open {
+            let below = found.iter().filter_map(|pointer| pointer.strip_prefix(anchor_at.as_str()));
+            anchored.entry(*id).or_default().extend(below.map(str::to_string));
+        }
+        if node.anchor != 0 {
+            let below = found.iter().filter_map(|pointer| pointer.strip_prefix(at.as_str())).map(str::to_string);
+            anchored.insert(node.anchor, below.collect());
+            if node.scalar.is_none() && node.alias.is_none() {
+                open.push((node.anchor, node.path.len(), at));
             }
         }
+        documents[node.document].extend(found);
         ControlFlow::Continue(())
     });
     documents
+}
+
+/// How many segments of an alias's path its copy goes under: the mapping's, for an alias in a
+/// merge key (`<<: *m` or `<<: [*m, *n]`), else the alias's own.
+fn merged_into(path: &[Segment]) -> usize {
+    let is_merge = |segment: Option<&Segment>| matches!(segment, Some(Segment::Key(key)) if key == "<<");
+    match path {
+        [.., last] if is_merge(Some(last)) => path.len() - 1,
+        [.., merge, Segment::Index(_)] if is_merge(Some(merge)) => path.len() - 2,
+        _ => path.len(),
+    }
+}
+
+/// The JSON pointer of a path.
+fn pointer(path: &[Segment]) -> String {
+    let mut pointer = String::new();
+    for segment in path {
+        pointer.push('/');
+        match segment {
+            Segment::Key(key) => pointer.push_str(&super::pointer_segment(key)),
+            Segment::Index(index) => pointer.push_str(&index.to_string()),
+        }
+    }
+    pointer
 }
 
 #[cfg(test)]
@@ -226,5 +288,18 @@ mod tests {
         let docs = quoted_template_scalars(text);
         let first: HashSet<String> = ["/b", "/c/0", "/c/2", "/d/e"].iter().map(|s| s.to_string()).collect();
         assert_eq!(docs, vec![first, ["/z".to_string()].into_iter().collect()]);
+    }
+
+    #[test]
+    fn an_alias_of_a_quoted_template_is_quoted_where_it_is_copied() {
+        let text = "a: &a \"${v}\"\nb: *a\nl: &l\n- '${w}'\n- ${p}\n- &i \"$i\"\nc: *l\nd: *i\n\
+                    m: &m {k: \"${k}\", n: &n {j: \"$j\"}}\ne:\n  <<: *m\nf: {<<: [*n]}\ng: &g x\nh: *g\n";
+        let docs = quoted_template_scalars(text);
+        let want: HashSet<String> =
+            ["/a", "/b", "/l/0", "/l/2", "/c/0", "/c/2", "/d", "/m/k", "/m/n/j", "/e/k", "/e/n/j", "/f/j"]
+                .iter()
+                .map(|s| s.to_string())
+                .collect();
+        assert_eq!(docs, vec![want]);
     }
 }

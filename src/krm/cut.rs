@@ -52,8 +52,8 @@ pub(super) fn cut_last(text: &str, spots: &mut [Spot], next: usize) -> bool {
 /// Where one block-list item's text is: `(start, end, indent)`, its end trimmed and its text
 /// checked to stand alone once moved `indent` columns left; see [`attach_sources`].
 ///
-/// Only what can never be content is cut off: the next element's dash, blank lines at the end,
-/// and document markers after the last item. Whitespace at the end of a line is kept (in a block
+/// Only what can never be content is cut off: the next element's dash, blank lines at the end
+/// (kept when a `|+` block scalar may own them), and document markers after the last item. Whitespace at the end of a line is kept (in a block
 /// scalar it is content, and YAML's own whitespace is only spaces and tabs: `trim_end` would also
 /// take a no-break space), and so is a line of spaces deeper than the item (a block scalar's
 /// content line when the scalar reaches it).
@@ -137,16 +137,16 @@ pub(super) fn item_source(text: &str, start: usize, end: usize, column: usize, l
 /// The text of one node cut out of a YAML document (a list item, or a whole document at
 /// `indent` 0), moved `indent` columns left, when it can stand alone as its own document: `None`
 /// when it may be tied to text elsewhere (anchors and aliases), holds a line break YAML sees and
-/// the line-based mover does not (a carriage return alone), holds a block scalar that keeps its
-/// trailing lines (`|+`) and is followed by blank lines (which the cut leaves out, and which
-/// may be that scalar's), or has a line less indented than `indent` that is not a comment.
+/// the line-based mover does not (a carriage return alone), or has a line less indented than
+/// `indent` that is not a comment. Blank lines at the end are left out, unless the node holds a
+/// block scalar that keeps its trailing lines (`|+`): they may be that scalar's.
 pub fn standalone_source(slice: &str, indent: usize) -> Option<String> {
     standalone_len(slice, indent).map(|len| moved_left(&slice[..len], indent))
 }
 
 /// How much of `slice` is the node, when it can stand alone (see [`standalone_source`]).
 pub(super) fn standalone_len(slice: &str, indent: usize) -> Option<usize> {
-    let whole = slice.len();
+    let (whole, all) = (slice.len(), slice);
     let mut slice = slice;
     // Lines at the end that hold nothing, or no more spaces than the item's indentation: never
     // content (a block scalar in the item is indented deeper), only the end of one.
@@ -158,10 +158,11 @@ pub(super) fn standalone_len(slice: &str, indent: usize) -> Option<usize> {
         slice = body;
     }
     // A block scalar that keeps its trailing blank lines (`|+`) may own the lines just trimmed:
-    // such a node stands alone only when there were none. (Its last line's break is not one:
-    // the caller leaves it out, and the writer puts one after every element.)
+    // then they stay part of the node, which reads alone as it reads in its list. (Its last
+    // line's break is not one: the caller leaves it out, and the writer puts one after every
+    // element.)
     if slice.len() < whole && memchr::memchr_iter(b'+', slice.as_bytes()).any(|at| keeps_at(slice.as_bytes(), at)) {
-        return None;
+        slice = all;
     }
     let slice = slice.strip_suffix('\r').unwrap_or(slice);
     // This runs on every item of every list: vectorized searches for the few bytes that

@@ -54,9 +54,13 @@ pub enum Source {
 
 impl Source {
     /// `input[start..end]`, its lines after the first to be moved `indent` columns left.
+    ///
+    /// A cut that ends in a line break (blank lines a `|+` block scalar may own) is copied: the
+    /// writer and [`Source::standalone`] take a cut's last line break for the one that ends it.
     pub fn cut(input: &Arc<String>, start: usize, end: usize, indent: usize) -> Source {
+        let ends_blank = input.get(start..end).is_none_or(|text| text.ends_with('\n'));
         match (u32::try_from(start), u32::try_from(end), u32::try_from(indent)) {
-            (Ok(start), Ok(end), Ok(indent)) => Source::Cut { input: input.clone(), start, end, indent },
+            (Ok(start), Ok(end), Ok(indent)) if !ends_blank => Source::Cut { input: input.clone(), start, end, indent },
             _ => {
                 Source::Own(super::cut::moved_left(input.get(start..end).unwrap_or_default(), indent).into_boxed_str())
             }
