@@ -368,6 +368,8 @@ fn overloads(name: &str, functions: Functions) -> Vec<(Vec<Ty>, Ty)> {
         ("string" | "toJSON", _) => vec![(vec![Any], Str)],
         ("file", _) => vec![(vec![Str], Str)],
         ("jsonnet", _) => vec![(vec![Str], Any)],
+        // Windsor v0.9's `cidrhost(string, int) string`.
+        ("cidrhost", Functions::Windsor) => vec![(vec![Str, Ty::Int], Str)],
         _ => Vec::new(),
     }
 }

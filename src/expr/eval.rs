@@ -499,7 +499,13 @@ fn call(name: &str, args: &[Cow<'_, Value>], host: &dyn Host, budget: &Budget, s
             }
             (other, _) => return Err(error(format!("invalid operation: float({})", type_name(other)), span)),
         },
+        "string" if host.string_as_yaml() => Value::String(match arg(0) {
+            Value::Null => String::new(),
+            value @ (Value::Object(_) | Value::Array(_)) => super::interpolate::embedded_text(value),
+            value => go_format(value),
+        }),
         "string" => Value::String(go_format(arg(0))),
+        "cidrhost" => Value::String(cidrhost(string_arg(0)?, arg(1)).map_err(|err| error(err, span))?),
         "toJSON" => Value::String(serde_json::to_string(arg(0)).unwrap_or_default()),
         "file" => Value::String(host.file(string_arg(0)?).map_err(|err| error(err, span))?),
         "jsonnet" => host.jsonnet(string_arg(0)?).map_err(|err| error(err, span))?,
@@ -521,6 +527,42 @@ pub(super) fn sorted_entries(map: &Map) -> Vec<(&String, &Value)> {
 }
 
 /// Go's `%v`, which expr's `string()` uses: `<nil>`, `[1 a]`, `map[a:1]`, floats as `%g`.
+/// Windsor v0.9's `cidrhost(prefix, n)`: the `n`th address of the network (`cidrhost("10.5.0.0/16",
+/// 10)` is `10.5.0.10`), refused when it falls outside it.
+fn cidrhost(prefix: &str, hostnum: &Value) -> std::result::Result<String, String> {
+    use std::net::IpAddr;
+    let n: i128 = match num(hostnum) {
+        Some(Num::Int(i)) => i.into(),
+        Some(Num::Float(f)) => f.trunc() as i128,
+        None => return Err(format!("cidrhost() second argument must be a number, got {}", type_name(hostnum))),
+    };
+    let invalid = || format!("invalid CIDR prefix: invalid CIDR address: {prefix}");
+    let (address, bits) = prefix.split_once('/').ok_or_else(invalid)?;
+    let address: IpAddr = address.parse().map_err(|_| invalid())?;
+    let width: u32 = if address.is_ipv4() { 32 } else { 128 };
+    let ones: u32 = bits.parse().ok().filter(|b| *b <= width).ok_or_else(invalid)?;
+    if n < 0 {
+        return Err(format!("host number {n} is out of range (must be non-negative) for CIDR {prefix}"));
+    }
+    let host_bits = width - ones;
+    let mask: u128 = if host_bits >= 128 { u128::MAX } else { (1u128 << host_bits) - 1 };
+    let base = match address {
+        IpAddr::V4(v4) => u128::from(u32::from(v4)) & !mask & u128::from(u32::MAX),
+        IpAddr::V6(v6) => u128::from(v6) & !mask,
+    };
+    if (n as u128) > mask {
+        return Err(match address {
+            IpAddr::V4(_) => format!("host number {n} is out of range (0-{mask}) for CIDR {prefix}"),
+            IpAddr::V6(_) => format!("host number {n} is too large for CIDR {prefix}"),
+        });
+    }
+    let ip = base + n as u128;
+    Ok(match address {
+        IpAddr::V4(_) => std::net::Ipv4Addr::from(ip as u32).to_string(),
+        IpAddr::V6(_) => std::net::Ipv6Addr::from(ip).to_string(),
+    })
+}
+
 pub fn go_format(value: &Value) -> String {
     match value {
         Value::Null => "<nil>".into(),
@@ -623,5 +665,36 @@ pub fn collect_paths(node: &Node, out: &mut Vec<String>) {
         NodeKind::Matches { subject, .. } => collect_paths(subject, out),
         NodeKind::Call { args, .. } | NodeKind::Array(args) => args.iter().for_each(|a| collect_paths(a, out)),
         NodeKind::Map(entries) => entries.iter().for_each(|(_, v)| collect_paths(v, out)),
+    }
+}
+
+/// The value paths read inside a function call's arguments (`a.b` in `string(a.b)`), for
+/// Windsor v0.9's derived config keys.
+pub fn collect_call_paths(node: &Node, out: &mut Vec<String>) {
+    let mut each = |child: &Node| collect_call_paths(child, out);
+    match &node.kind {
+        NodeKind::Call { args, .. } => args.iter().for_each(|a| collect_paths(a, out)),
+        NodeKind::Literal(_) | NodeKind::Ident(_) => {}
+        NodeKind::Member { object, key, .. } => {
+            each(object);
+            each(key);
+        }
+        NodeKind::Slice { object, from, to, .. } => {
+            each(object);
+            [from, to].into_iter().flatten().for_each(|bound| each(bound));
+        }
+        NodeKind::Unary { operand, .. } => each(operand),
+        NodeKind::Binary { left, right, .. } => {
+            each(left);
+            each(right);
+        }
+        NodeKind::Ternary { cond, then, otherwise, .. } => {
+            each(cond);
+            then.iter().for_each(|t| each(t));
+            each(otherwise);
+        }
+        NodeKind::Matches { subject, .. } => each(subject),
+        NodeKind::Array(items) => items.iter().for_each(each),
+        NodeKind::Map(entries) => entries.iter().for_each(|(_, v)| each(v)),
     }
 }

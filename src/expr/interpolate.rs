@@ -142,6 +142,11 @@ impl Template {
         Ok(Value::String(out))
     }
 
+    /// Whether the text is one `${expr}` and nothing else (its value keeps its type).
+    pub fn is_single(&self) -> bool {
+        matches!(self.pieces.as_slice(), [Piece::Expr(_)])
+    }
+
     /// Expressions in this template, for `explain`.
     pub fn expressions(&self) -> impl Iterator<Item = &Expression> {
         self.pieces.iter().filter_map(|p| match p {

@@ -104,6 +104,10 @@ impl fmt::Display for ExprError {
 pub trait Host {
     fn file(&self, path: &str) -> Result<String, String>;
     fn jsonnet(&self, path: &str) -> Result<Value, String>;
+    /// Windsor v0.9's `string()`: maps and lists as YAML, nil as "" (v0.8.1's is expr's `%v`).
+    fn string_as_yaml(&self) -> bool {
+        false
+    }
 }
 
 /// A host that refuses file access, for contexts without a package.
@@ -156,6 +160,13 @@ impl Expression {
     /// As [`Expression::eval`], without copying a value read from `env`.
     fn eval_borrowed<'a>(&self, env: &'a Value, host: &dyn Host, budget: &Budget) -> Result<Cow<'a, Value>, ExprError> {
         eval::eval(&self.root, env, host, budget)
+    }
+
+    /// The paths read inside function arguments (`a.b` in `string(a.b)`).
+    pub fn call_argument_paths(&self) -> Vec<String> {
+        let mut names = Vec::new();
+        eval::collect_call_paths(&self.root, &mut names);
+        names
     }
 
     /// The top-level names the expression reads (`a` in `a.b.c`), for `explain`.

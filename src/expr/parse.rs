@@ -73,9 +73,9 @@ pub enum NodeKind {
 }
 
 /// The functions there are; their arguments are checked with their types (check.rs).
-pub const FUNCTIONS: [&str; 15] = [
+pub const FUNCTIONS: [&str; 16] = [
     "len", "lower", "upper", "trim", "split", "join", "keys", "values", "abs", "int", "float", "string", "file",
-    "jsonnet", "toJSON",
+    "jsonnet", "toJSON", "cidrhost",
 ];
 
 fn binary_precedence(op: &str) -> Option<(u8, bool)> {

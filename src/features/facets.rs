@@ -198,7 +198,7 @@ fn merge_terraform_fields(existing: &mut TerraformComponent, component: Terrafor
 
 /// Windsor's `DeepMergeMaps`: maps merge by key; an empty string, list or map never overwrites a
 /// non-empty value.
-fn deep_merge_maps(mut base: Map, overlay: Map) -> Map {
+pub(super) fn deep_merge_maps(mut base: Map, overlay: Map) -> Map {
     for (key, value) in overlay {
         match (base.get_mut(&key), value) {
             (Some(Value::Object(into)), Value::Object(from)) => {
@@ -231,17 +231,24 @@ fn is_present(scope: &Value, path: &str) -> bool {
 /// Unmet requirements of one facet: `(missing paths, message)` per block.
 type Misses = Vec<(Vec<String>, String)>;
 
-/// Composes the facets onto `blueprint`; returns each facet's decision, in composition order.
-pub(super) fn compose(
-    step: &mut Step,
-    blueprint: &mut super::model::Blueprint,
-    mut facets: Vec<Facet>,
-    config: &Declared,
-) -> Vec<FeatureDecision> {
-    facets.sort_by(|a, b| (a.ordinal, &a.feature.metadata.name).cmp(&(b.ordinal, &b.feature.metadata.name)));
-    let mut decisions = Vec::new();
-    let mut included = Vec::new();
-    let mut pending: BTreeMap<String, Misses> = BTreeMap::new();
+/// Windsor's `maxFacetRounds`.
+const MAX_ROUNDS: usize = 10;
+
+/// One inclusion round: each facet's decision, the included ones (indexes, in order), unmet
+/// requirements, and the config blocks merged (not yet evaluated).
+#[derive(Default)]
+struct Round {
+    decisions: Vec<FeatureDecision>,
+    included: Vec<usize>,
+    pending: BTreeMap<String, Misses>,
+    config: Map,
+}
+
+/// One pass over the facets against `step.scope` (`resolveConfigAndInclusion`'s loop body):
+/// an active facet contributes its config blocks even while its requirements are unmet.
+fn include(step: &mut Step, facets: &[Facet], context: &Value) -> Round {
+    let mut round = Round::default();
+    let mut held = BTreeMap::new();
     for (index, facet) in facets.iter().enumerate() {
         let mut decision = FeatureDecision {
             name: facet.feature.metadata.name.clone(),
@@ -257,19 +264,207 @@ pub(super) fn compose(
         }
         if decision.enabled {
             let misses = requirements(step, facet);
+            let blocks = config_blocks(step, facet, context);
+            super::config::merge_blocks(&mut round.config, &mut held, blocks);
             if misses.is_empty() {
-                included.push(index);
+                round.included.push(index);
             } else {
                 // An active facet with unmet requirements contributes nothing (Windsor fails).
                 decision.enabled = false;
-                pending.entry(facet.feature.metadata.name.clone()).or_default().extend(misses);
+                round.pending.entry(facet.feature.metadata.name.clone()).or_default().extend(misses);
             }
         }
-        decisions.push(decision);
+        round.decisions.push(decision);
     }
+    round
+}
+
+/// A facet's config blocks whose `when` holds (each tested blind to the keys it writes),
+/// same-name ones combined.
+fn config_blocks(step: &mut Step, facet: &Facet, context: &Value) -> Vec<super::config::Incoming> {
+    let mut blocks = Vec::new();
+    for (i, block) in facet.feature.config.iter().enumerate() {
+        let field = format!("config[{i}]");
+        if block.name.is_empty() {
+            continue;
+        }
+        let Some(value) = &block.value else {
+            let message = format!("config block {:?}: value is required", block.name);
+            step.results.push(facet.origin.diagnostic(Severity::Error, message, &field));
+            continue;
+        };
+        if !block.when.is_empty() {
+            let scope = step.scope.clone().unwrap_or_else(|| step.values.clone());
+            let guard = super::config::blind_scope(&scope, context, &block.name, value);
+            let saved = std::mem::replace(&mut step.scope, guard.or(Some(scope)));
+            let holds = step.condition(&block.when, &facet.origin, &format!("{field}.when"));
+            step.scope = saved;
+            match holds {
+                Ok((true, _)) => {}
+                Ok((false, _)) => continue,
+                Err(message) => {
+                    step.results.push(facet.origin.diagnostic(Severity::Error, message, &format!("{field}.when")));
+                    continue;
+                }
+            }
+        }
+        blocks.push(super::config::Incoming {
+            name: block.name.clone(),
+            ordinal: block.ordinal.unwrap_or(facet.ordinal),
+            strategy: block.strategy,
+            // `value: null` is an empty map, as Windsor reads it.
+            value: if value.is_null() { Value::Object(Map::new()) } else { value.clone() },
+        });
+    }
+    super::config::combine_facet_blocks(blocks)
+}
+
+/// `${…}` of config blocks, through the step's compiled templates.
+struct ConfigEval<'s, 'a> {
+    step: &'s Step<'a>,
+    origin: &'s Declared,
+}
+
+impl super::config::Eval for ConfigEval<'_, '_> {
+    fn value(&self, value: &Value, scope: &Value) -> Result<Value, String> {
+        self.step.evaluate_value(value, scope, self.origin).map_err(|err| err.to_string())
+    }
+    fn reads(&self, text: &str) -> (Vec<String>, Vec<String>) {
+        match self.step.template(text) {
+            Ok(Some(template)) => {
+                let mut reads = Vec::new();
+                let mut in_calls = Vec::new();
+                for expression in template.expressions() {
+                    reads.extend(expression.identifiers());
+                    in_calls.extend(expression.call_argument_paths());
+                }
+                (reads, in_calls)
+            }
+            _ => (Vec::new(), Vec::new()),
+        }
+    }
+}
+
+/// What included facets set besides entries (`emitFacetComponents`): `crds` (evaluated, single
+/// path segments, unioned and sorted), `backend` (the last one), `substitutions` (evaluated, later
+/// facets winning per key), and `messages` as info results (`resolveMessages`: `when` gates,
+/// text interpolated, empty and repeated texts dropped).
+fn emit_facet_fields(step: &mut Step, blueprint: &mut super::model::Blueprint, facets: &[Facet], included: &[usize]) {
+    let mut crds: Vec<String> = std::mem::take(&mut blueprint.crds);
+    let mut shown: Vec<String> = Vec::new();
+    for &index in included {
+        let facet = &facets[index];
+        let origin = &facet.origin;
+        for (i, text) in facet.feature.crds.iter().enumerate() {
+            let field = format!("crds[{i}]");
+            let refs = match step.interpolate_value(&Value::String(text.clone()), origin) {
+                Ok(Value::Array(items)) => items.iter().map(crate::expr::to_text).collect(),
+                Ok(Value::Null) => Vec::new(),
+                Ok(value) => vec![crate::expr::to_text(&value)],
+                Err(err) => {
+                    step.interpolation_error(origin, &field, err);
+                    continue;
+                }
+            };
+            for reference in refs.into_iter().filter(|r| !r.is_empty()) {
+                if reference.contains(['/', '\\']) || reference.contains("..") {
+                    let message = format!(
+                        "invalid crd reference {reference:?}: must be a single path segment without '/', '\\', or '..'"
+                    );
+                    step.results.push(origin.diagnostic(Severity::Error, message, &field));
+                } else if !crds.contains(&reference) {
+                    crds.push(reference);
+                }
+            }
+        }
+        if let Some(backend) = facet.feature.backend.as_ref().filter(|b| !b.is_empty()) {
+            blueprint.backend = Some(backend.clone());
+        }
+        for (key, value) in &facet.feature.substitutions {
+            let field = format!("substitutions.{key}");
+            match step.interpolate_value(value, origin) {
+                Ok(value) => {
+                    let text = if value.is_null() { String::new() } else { crate::expr::to_text(&value) };
+                    blueprint.substitutions.insert(key.clone(), Value::String(text));
+                }
+                Err(err) => step.interpolation_error(origin, &field, err),
+            }
+        }
+        for (i, message) in facet.feature.messages.iter().enumerate() {
+            let field = format!("messages[{i}]");
+            if message.text.is_empty() {
+                continue;
+            }
+            if !message.when.is_empty() {
+                match step.condition(&message.when, origin, &format!("{field}.when")) {
+                    Ok((true, _)) => {}
+                    // Windsor drops a message whose when is false or not a boolean.
+                    Ok((false, _)) | Err(_) => continue,
+                }
+            }
+            match step.interpolate_value(&Value::String(message.text.clone()), origin) {
+                Ok(value) => {
+                    let text = if value.is_null() { String::new() } else { crate::expr::to_text(&value) };
+                    if !text.is_empty() && !shown.contains(&text) {
+                        step.results.push(origin.diagnostic(Severity::Info, text.clone(), &field));
+                        shown.push(text);
+                    }
+                }
+                Err(err) => step.interpolation_error(origin, &format!("{field}.text"), err),
+            }
+        }
+    }
+    crds.sort();
+    blueprint.crds = crds;
+}
+
+/// Composes the facets onto `blueprint`; returns each facet's decision, in composition order.
+pub(super) fn compose(
+    step: &mut Step,
+    blueprint: &mut super::model::Blueprint,
+    mut facets: Vec<Facet>,
+    config: &Declared,
+) -> Vec<FeatureDecision> {
+    facets.sort_by(|a, b| (a.ordinal, &a.feature.metadata.name).cmp(&(b.ordinal, &b.feature.metadata.name)));
+    let context = step.values.clone();
+    let context_map = context.as_object().cloned().unwrap_or_default();
+    let mut scope = context.clone();
+    let mut previous: Option<Vec<usize>> = None;
+    let mark = step.results.len();
+    let mut round = Round::default();
+    // Windsor's `resolveConfigAndInclusion`: config and inclusion are re-evaluated in rounds,
+    // each seeing the config the last one computed, until the included set repeats; at most
+    // MAX_ROUNDS rounds (each one pass over the facets), as Windsor bounds them.
+    let mut settled = false;
+    for _ in 0..MAX_ROUNDS {
+        // Only the last round's findings stand: earlier rounds saw a scope still settling.
+        step.results.truncate(mark);
+        step.scope = Some(scope.clone());
+        round = include(step, &facets, &context);
+        let evaluator = ConfigEval { step: &*step, origin: config };
+        if let Err(message) = super::config::evaluate(&mut round.config, &context_map, &evaluator) {
+            step.results.push(graph_diagnostic(config, Severity::Error, message));
+        }
+        scope = Value::Object(deep_merge_maps(context_map.clone(), round.config.clone()));
+        if previous.as_ref() == Some(&round.included) {
+            settled = true;
+            break;
+        }
+        previous = Some(round.included.clone());
+    }
+    if !settled {
+        let message = format!(
+            "the set of included facets did not settle after {MAX_ROUNDS} rounds (a facet's when reads config that \
+             its inclusion changes); the last round's set is used, as Windsor uses it"
+        );
+        step.results.push(graph_diagnostic(config, Severity::Warning, message));
+    }
+    step.scope = Some(scope);
+    let Round { mut decisions, included, pending, .. } = round;
     if !pending.is_empty() {
         step.results.push(graph_diagnostic(config, Severity::Error, requirements_message(&pending)));
     }
+    emit_facet_fields(step, blueprint, &facets, &included);
 
     // (facet index, decision index, entry position) of each enabled entry, for its action.
     let mut placed: Vec<(usize, usize, usize)> = Vec::new();

@@ -5,6 +5,7 @@
 //!
 //! It reads the values tree and files (through [`Files`]); it does not touch other items.
 
+mod config;
 mod facets;
 mod flux;
 pub mod model;
@@ -12,7 +13,7 @@ mod order;
 
 use crate::diag::{Diagnostic, Kind, Origin, Severity};
 use crate::doc::{deep_merge, FieldPath, Map, Value};
-use crate::expr::interpolate::{embedded_text, interpolate, interpolate_value, InterpolationError};
+use crate::expr::interpolate::{embedded_text, interpolate_value, InterpolationError, Template};
 use crate::expr::{to_text, type_name, Expression, Host};
 use crate::krm::{self, annotations as ann, set_annotation};
 use crate::package::{resolve, Files};
@@ -20,6 +21,7 @@ use crate::render::{Generated, Render};
 use model::{Blueprint, Feature, Kustomization, Strategy, TerraformComponent};
 use std::cell::RefCell;
 use std::collections::HashMap;
+use std::rc::Rc;
 
 /// What the step decided, for `explain` and `graph`.
 #[derive(Clone, Debug, Default)]
@@ -110,9 +112,15 @@ struct PackageHost<'a> {
     values: &'a Value,
     jsonnet_cache: &'a RefCell<HashMap<String, Result<Value, String>>>,
     jsonnet: &'a crate::jsonnet::Session,
+    /// Windsor v0.9's `string()` (facets).
+    yaml_string: bool,
 }
 
 impl Host for PackageHost<'_> {
+    fn string_as_yaml(&self) -> bool {
+        self.yaml_string
+    }
+
     fn file(&self, path: &str) -> Result<String, String> {
         let resolved = resolve(self.from, path)?;
         self.files.read(&resolved).map_err(|err| format!("file({path:?}): {}", self.cannot_read("", &resolved, err)))
@@ -136,11 +144,70 @@ struct Step<'a> {
     jsonnet_cache: RefCell<HashMap<String, Result<Value, String>>>,
     jsonnet: crate::jsonnet::Session,
     results: Vec<Diagnostic>,
+    /// Composing Windsor v0.9 facets: `${…}` as v0.9 evaluates it.
+    facets: bool,
+    /// The facets' scope: the values with the config blocks over them.
+    scope: Option<Value>,
+    /// `${…}` texts compiled once per render, however many facet rounds evaluate them.
+    templates: RefCell<HashMap<String, Result<Option<Rc<Template>>, InterpolationError>>>,
 }
 
 impl<'a> Step<'a> {
     fn env<'s>(&'s self, origin: &'s Declared) -> &'s Value {
-        origin.env.as_ref().unwrap_or(self.values)
+        origin.env.as_ref().or(self.scope.as_ref()).unwrap_or(self.values)
+    }
+
+    /// `text` compiled, from the cache when it was compiled before.
+    fn template(&self, text: &str) -> Result<Option<Rc<Template>>, InterpolationError> {
+        if let Some(cached) = self.templates.borrow().get(text) {
+            return cached.clone();
+        }
+        let compiled = Template::compile(text).map(|t| t.map(Rc::new));
+        self.templates.borrow_mut().insert(text.to_string(), compiled.clone());
+        compiled
+    }
+
+    /// Windsor v0.9's `Evaluate` of every string in `value` against `scope`: a string that is one
+    /// `${…}` whose result is text holding `${` is evaluated again (as v0.9 does, at most 20
+    /// times), which is how a derived config key is read where it is used.
+    fn evaluate_value(&self, value: &Value, scope: &Value, origin: &Declared) -> Result<Value, InterpolationError> {
+        match value {
+            Value::String(text) => {
+                let mut text = std::borrow::Cow::Borrowed(text.as_str());
+                for _ in 0..20 {
+                    let Some(template) = self.template(&text)? else {
+                        return Ok(Value::String(text.into_owned()));
+                    };
+                    let host = PackageHost { values: scope, ..self.host(origin) };
+                    let result = template.eval(scope, &host, &self.budget)?;
+                    match result {
+                        Value::String(next) if template.is_single() && next.contains("${") && next != *text => {
+                            text = std::borrow::Cow::Owned(next);
+                        }
+                        other => return Ok(other),
+                    }
+                }
+                Ok(Value::String(text.into_owned()))
+            }
+            Value::Array(items) => {
+                items.iter().map(|v| self.evaluate_value(v, scope, origin)).collect::<Result<_, _>>().map(Value::Array)
+            }
+            Value::Object(map) => map
+                .iter()
+                .map(|(k, v)| self.evaluate_value(v, scope, origin).map(|v| (k.clone(), v)))
+                .collect::<Result<_, _>>()
+                .map(Value::Object),
+            other => Ok(other.clone()),
+        }
+    }
+
+    /// `${…}` in every string of `value`, against the declaration's values (v0.9's way for facets).
+    fn interpolate_value(&self, value: &Value, origin: &Declared) -> Result<Value, InterpolationError> {
+        if self.facets {
+            self.evaluate_value(value, self.env(origin), origin)
+        } else {
+            interpolate_value(value, self.env(origin), &self.host(origin), &self.budget)
+        }
     }
 
     fn host(&'a self, origin: &'a Declared) -> PackageHost<'a> {
@@ -150,6 +217,7 @@ impl<'a> Step<'a> {
             values: self.env(origin),
             jsonnet_cache: &self.jsonnet_cache,
             jsonnet: &self.jsonnet,
+            yaml_string: self.facets,
         }
     }
 
@@ -165,7 +233,9 @@ impl<'a> Step<'a> {
         if when.trim().is_empty() {
             return Ok((true, Vec::new()));
         }
-        let expression = Expression::compile(when).map_err(|err| {
+        // v0.9 evaluates `when` with the same functions as `${…}` (`cidrhost()` among them).
+        let compile = if self.facets { Expression::compile_value } else { Expression::compile };
+        let expression = compile(when).map_err(|err| {
             format!("failed to compile expression '{}': {}", crate::expr::excerpt(when), err.render(when))
         })?;
         let env = self.env(origin);
@@ -216,7 +286,7 @@ impl<'a> Step<'a> {
         }
         let mut inputs = Map::new();
         for (key, value) in std::mem::take(&mut component.inputs) {
-            match interpolate_value(&value, self.env(origin), &self.host(origin), &self.budget) {
+            match self.interpolate_value(&value, origin) {
                 Ok(Value::Null) => {}
                 Ok(value) => {
                     inputs.insert(key, value);
@@ -238,7 +308,7 @@ impl<'a> Step<'a> {
     ) -> Kustomization {
         let mut substitutions = Map::new();
         for (key, value) in std::mem::take(&mut kustomization.substitutions) {
-            match interpolate_value(&value, self.env(origin), &self.host(origin), &self.budget) {
+            match self.interpolate_value(&value, origin) {
                 Ok(value) => {
                     substitutions.insert(key, Value::String(to_text(&value)));
                 }
@@ -250,7 +320,7 @@ impl<'a> Step<'a> {
         for (i, mut patch) in std::mem::take(&mut kustomization.patches).into_iter().enumerate() {
             let patch_field = format!("{field}.patches[{i}]");
             match (patch.patch.take(), patch.path.take()) {
-                (Some(text), None) => match interpolate(&text, self.env(origin), &self.host(origin), &self.budget) {
+                (Some(text), None) => match self.interpolate_value(&Value::String(text), origin) {
                     Ok(value) => patch.patch = Some(embedded_text(&value)),
                     Err(err) => {
                         self.interpolation_error(origin, &format!("{patch_field}.patch"), err);
@@ -362,6 +432,9 @@ pub fn run(render: &mut Render, files: &dyn Files) -> Report {
         jsonnet_cache: RefCell::new(HashMap::new()),
         jsonnet: crate::jsonnet::Session::new(render.budget.clone(), render.jsonnet.clone()),
         results: Vec::new(),
+        facets: !facet_items.is_empty(),
+        scope: None,
+        templates: RefCell::new(HashMap::new()),
     };
 
     // The base: the Blueprint item, then spec.blueprint merged over it.
@@ -441,7 +514,10 @@ pub fn run(render: &mut Render, files: &dyn Files) -> Report {
     }
 
     apply_value_substitutions(&mut blueprint, step.values);
-    let common = flux::common_values(step.values);
+    // Facets' substitutions under `values.substitutions.common` and the derived variables,
+    // as Windsor's `applyCommonSubstitutions` layers them.
+    let mut common = blueprint.substitutions.clone();
+    common.extend(flux::common_values(step.values));
     match order::check(&blueprint.kustomize) {
         Ok(unknown) => {
             for (name, dependency) in unknown {
@@ -557,6 +633,11 @@ fn parse_feature(step: &mut Step, value: &Value, origin: &Declared) -> Option<Fe
         }
         !pending
     });
+    for (i, block) in feature.config.iter().enumerate() {
+        for key in block.extra.keys() {
+            found.push((format!("config[{i}]"), key.clone(), model::closest(key, model::CONFIG_BLOCK_FIELDS)));
+        }
+    }
     step.warn_unknown_fields(origin, found);
     Some(feature)
 }
@@ -570,6 +651,17 @@ fn warn_facet_only_fields(step: &mut Step, feature: &Feature, origin: &Declared)
     }
     if !feature.requires.is_empty() {
         fields.push("requires".into());
+    }
+    for (set, name) in [
+        (!feature.config.is_empty(), "config"),
+        (feature.backend.is_some(), "backend"),
+        (!feature.crds.is_empty(), "crds"),
+        (!feature.substitutions.is_empty(), "substitutions"),
+        (!feature.messages.is_empty(), "messages"),
+    ] {
+        if set {
+            fields.push(name.into());
+        }
     }
     for (i, c) in feature.terraform.iter().enumerate() {
         fields.extend(c.ordinal.map(|_| format!("terraform[{i}].ordinal")));

@@ -39,6 +39,15 @@ pub struct Blueprint {
     pub terraform: Vec<TerraformComponent>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub kustomize: Vec<Kustomization>,
+    /// v0.9: the Terraform backend an included facet chose (the last one, in facet order).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub backend: Option<String>,
+    /// v0.9: CRD references included facets list, deduplicated and sorted.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub crds: Vec<String>,
+    /// v0.9: included facets' `substitutions`, the base of the `values-common` ConfigMap.
+    #[serde(default, skip_serializing_if = "Map::is_empty")]
+    pub substitutions: Map,
     #[serde(flatten)]
     pub extra: Map,
 }
@@ -72,12 +81,65 @@ pub struct Feature {
     /// Facet: values that must be set while the facet is included.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub requires: Vec<Requirement>,
+    /// Facet: named values computed from the context's values and each other.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub config: Vec<ConfigBlock>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub terraform: Vec<TerraformComponent>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub kustomize: Vec<Kustomization>,
+    /// Facet: the Terraform backend to use while the facet is included.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub backend: Option<String>,
+    /// Facet: CRD references (single path segments) the blueprint installs.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub crds: Vec<String>,
+    /// Facet: blueprint-wide substitutions (`values-common`), `${…}` evaluated.
+    #[serde(default, skip_serializing_if = "Map::is_empty")]
+    pub substitutions: Map,
+    /// Facet: notes for the operator, shown when the facet is included.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub messages: Vec<Message>,
     #[serde(flatten)]
     pub extra: Map,
+}
+
+/// A v0.9 config block: `value` (any YAML, `${…}` evaluated) becomes the scope key `name`.
+#[derive(Clone, Debug, Default, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase")]
+#[serde(expecting = "a config block: a mapping with name and value (and when, strategy, ordinal, requires)")]
+pub struct ConfigBlock {
+    #[serde(default)]
+    pub name: String,
+    #[serde(default, skip_serializing_if = "String::is_empty", deserialize_with = "when_text")]
+    pub when: String,
+    #[serde(default, skip_serializing_if = "Strategy::is_merge")]
+    pub strategy: Strategy,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ordinal: Option<i64>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub requires: Vec<Requirement>,
+    /// Required, as Windsor requires it; `value: null` is an empty map.
+    #[serde(default, deserialize_with = "present")]
+    pub value: Option<Value>,
+    #[serde(flatten)]
+    pub extra: Map,
+}
+
+/// `Some` whenever the key is there, `null` included (a missing key stays `None`).
+fn present<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<Value>, D::Error> {
+    Value::deserialize(deserializer).map(Some)
+}
+
+/// A v0.9 facet message: `text` (`${…}` evaluated) shown when `when` holds.
+#[derive(Clone, Debug, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+#[serde(expecting = "a message: a mapping with text (and when)")]
+pub struct Message {
+    #[serde(default, skip_serializing_if = "String::is_empty", deserialize_with = "when_text")]
+    pub when: String,
+    #[serde(default)]
+    pub text: String,
 }
 
 /// Windsor reads `when` into a Go string, so `when: true` is the condition `true`.
@@ -234,10 +296,34 @@ pub struct BlueprintPatch {
 }
 
 /// Fields each type knows, for the "closest known field" warning on `extra` keys.
-pub const BLUEPRINT_FIELDS: &[&str] =
-    &["apiVersion", "kind", "metadata", "repository", "sources", "terraform", "kustomize"];
-pub const FEATURE_FIELDS: &[&str] =
-    &["apiVersion", "kind", "metadata", "when", "ordinal", "requires", "terraform", "kustomize"];
+pub const BLUEPRINT_FIELDS: &[&str] = &[
+    "apiVersion",
+    "kind",
+    "metadata",
+    "repository",
+    "sources",
+    "terraform",
+    "kustomize",
+    "backend",
+    "crds",
+    "substitutions",
+];
+pub const FEATURE_FIELDS: &[&str] = &[
+    "apiVersion",
+    "kind",
+    "metadata",
+    "when",
+    "ordinal",
+    "requires",
+    "config",
+    "terraform",
+    "kustomize",
+    "backend",
+    "crds",
+    "substitutions",
+    "messages",
+];
+pub const CONFIG_BLOCK_FIELDS: &[&str] = &["name", "when", "strategy", "ordinal", "requires", "value"];
 pub const TERRAFORM_FIELDS: &[&str] = &[
     "name",
     "source",
@@ -273,7 +359,7 @@ pub const KUSTOMIZATION_FIELDS: &[&str] = &[
     "requires",
 ];
 /// Facet fields of Windsor v0.9.0 (api/v1alpha1/facet_types.go) not built yet.
-pub const FACET_FIELDS_NOT_BUILT: &[&str] = &["config", "backend", "flux", "crds", "substitutions", "messages"];
+pub const FACET_FIELDS_NOT_BUILT: &[&str] = &["flux"];
 pub const PATCH_FIELDS: &[&str] = &["path", "patch", "target"];
 
 /// The known field closest to `unknown` (by edit distance), for warnings and errors.

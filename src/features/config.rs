@@ -1,0 +1,335 @@
+//! Windsor v0.9 config blocks (windsorcli/cli v0.9.0, pkg/composer/blueprint/processor.go
+//! `mergeFacetScopeIntoGlobal`, `mergeConfigBlocks`, `evaluateGlobalScopeConfig`,
+//! `scopeForConfigBlock`, `scopeBlindToBlockKeys`; config_block_order.go).
+//!
+//! A block `name: x, value: …` makes `x` a name every expression can read, over the context's
+//! values. Same-name blocks of one facet merge in list order; across facets the higher ordinal
+//! wins, then remove > replace > merge, and equal ones merge. Values are evaluated once all
+//! facets of a round are merged, blocks in dependency order, each seeing the others and its own
+//! keys.
+
+use super::facets::deep_merge_maps;
+use super::model::Strategy;
+use crate::doc::{Map, Value};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// What evaluates `${…}` for the blocks (compiled once per text by the caller).
+pub(super) trait Eval {
+    /// Every string of `value` interpolated against `scope` (Windsor's `EvaluateMap`/`Evaluate`).
+    fn value(&self, value: &Value, scope: &Value) -> Result<Value, String>;
+    /// The paths `${…}` in `text` read, and those read inside function arguments.
+    fn reads(&self, text: &str) -> (Vec<String>, Vec<String>);
+}
+
+/// The rank of the block that holds a name.
+#[derive(Clone, Copy)]
+pub(super) struct Held {
+    ordinal: i64,
+    strategy: Strategy,
+}
+
+/// Windsor's `strategyPrecedence`.
+fn precedence(strategy: Strategy) -> u8 {
+    match strategy {
+        Strategy::Merge => 1,
+        Strategy::Replace => 2,
+        Strategy::Remove => 3,
+    }
+}
+
+/// One facet's included blocks of one name, combined: maps deep-merged in list order, else the
+/// last; the last block's strategy and ordinal.
+pub(super) struct Incoming {
+    pub name: String,
+    pub ordinal: i64,
+    pub strategy: Strategy,
+    pub value: Value,
+}
+
+/// Same-name included blocks of one facet combined (`mergeFacetScopeIntoGlobal`), in first-seen order.
+pub(super) fn combine_facet_blocks(blocks: Vec<Incoming>) -> Vec<Incoming> {
+    let mut out: Vec<Incoming> = Vec::new();
+    let mut bodies: Vec<Vec<Value>> = Vec::new();
+    for block in blocks {
+        match out.iter().position(|b| b.name == block.name) {
+            Some(i) => {
+                bodies[i].push(block.value);
+                (out[i].ordinal, out[i].strategy) = (block.ordinal, block.strategy);
+            }
+            None => {
+                bodies.push(vec![block.value]);
+                out.push(Incoming { value: Value::Null, ..block });
+            }
+        }
+    }
+    for (block, values) in out.iter_mut().zip(bodies) {
+        block.value = if values.iter().all(Value::is_object) {
+            values.into_iter().reduce(|a, b| Value::Object(merge_map(object(a), object(b)))).unwrap_or_default()
+        } else {
+            values.into_iter().last().unwrap_or_default()
+        };
+    }
+    out
+}
+
+fn object(value: Value) -> Map {
+    match value {
+        Value::Object(map) => map,
+        _ => Map::new(),
+    }
+}
+
+/// Windsor's `deepMergeMap`: maps by key, anything else replaced (no emptiness rule).
+fn merge_map(mut base: Map, overlay: Map) -> Map {
+    for (key, value) in overlay {
+        match (base.get_mut(&key), value) {
+            (Some(Value::Object(into)), Value::Object(from)) => {
+                let merged = merge_map(std::mem::take(into), from);
+                *into = merged;
+            }
+            (_, value) => {
+                base.insert(key, value);
+            }
+        }
+    }
+    base
+}
+
+/// Windsor's `mergeConfigBlocks`: a lower ordinal, or an equal one of lower precedence, is
+/// ignored; otherwise remove deletes the name, replace sets it, merge deep-merges maps (else sets).
+pub(super) fn merge_blocks(global: &mut Map, held: &mut BTreeMap<String, Held>, incoming: Vec<Incoming>) {
+    for block in incoming {
+        if let Some(prev) = held.get(&block.name) {
+            if block.ordinal < prev.ordinal
+                || (block.ordinal == prev.ordinal && precedence(block.strategy) < precedence(prev.strategy))
+            {
+                continue;
+            }
+        }
+        held.insert(block.name.clone(), Held { ordinal: block.ordinal, strategy: block.strategy });
+        match block.strategy {
+            Strategy::Remove => {
+                global.remove(&block.name);
+            }
+            Strategy::Replace => {
+                global.insert(block.name, block.value);
+            }
+            Strategy::Merge => match (global.get_mut(&block.name), block.value) {
+                (Some(Value::Object(into)), Value::Object(from)) => {
+                    let merged = merge_map(std::mem::take(into), from);
+                    *into = merged;
+                }
+                (_, value) => {
+                    global.insert(block.name, value);
+                }
+            },
+        }
+    }
+}
+
+/// Windsor's `scopeBlindToBlockKeys`: the scope a block's `when` sees, where the keys the block
+/// writes read as the context's values, so a "default only when unset" guard tests what the
+/// operator set, not what the block wrote in an earlier round.
+pub(super) fn blind_scope(scope: &Value, context: &Value, name: &str, value: &Value) -> Option<Value> {
+    if value.is_null() {
+        return None;
+    }
+    let mut guard = scope.clone();
+    let Value::Object(map) = &mut guard else { return None };
+    let context_value = context.get(name);
+    match value {
+        Value::Object(keys) => {
+            let mut block = map.get(name).and_then(Value::as_object).cloned().unwrap_or_default();
+            for key in keys.keys() {
+                match context_value.and_then(|c| c.get(key)) {
+                    Some(v) => {
+                        block.insert(key.clone(), v.clone());
+                    }
+                    None => {
+                        block.remove(key);
+                    }
+                }
+            }
+            map.insert(name.to_string(), Value::Object(block));
+        }
+        _ => match context_value {
+            Some(v) => {
+                map.insert(name.to_string(), v.clone());
+            }
+            None => {
+                map.remove(name);
+            }
+        },
+    }
+    Some(guard)
+}
+
+/// Windsor's `scopeForConfigBlock`: the context with the config over it; the block itself is
+/// its in-progress value over the context's (or the context's alone, or absent).
+fn block_scope(context: &Map, global: &Map, name: &str, current: Option<&Value>) -> Value {
+    let mut scope = deep_merge_maps(context.clone(), global.clone());
+    match (current, context.get(name)) {
+        (Some(Value::Object(block)), Some(Value::Object(ctx))) => {
+            scope.insert(name.to_string(), Value::Object(deep_merge_maps(ctx.clone(), block.clone())));
+        }
+        (Some(value), _) => {
+            scope.insert(name.to_string(), value.clone());
+        }
+        (None, Some(ctx)) if !ctx.is_null() => {
+            scope.insert(name.to_string(), ctx.clone());
+        }
+        (None, _) => {
+            scope.remove(name);
+        }
+    }
+    Value::Object(scope)
+}
+
+fn has_expression(value: &Value) -> bool {
+    match value {
+        Value::String(s) => s.contains("${"),
+        Value::Array(items) => items.iter().any(has_expression),
+        Value::Object(map) => map.values().any(has_expression),
+        _ => false,
+    }
+}
+
+fn strings<'v>(value: &'v Value, out: &mut Vec<&'v str>) {
+    match value {
+        Value::String(s) if s.contains("${") => out.push(s),
+        Value::Array(items) => items.iter().for_each(|v| strings(v, out)),
+        Value::Object(map) => map.values().for_each(|v| strings(v, out)),
+        _ => {}
+    }
+}
+
+fn head(path: &str) -> &str {
+    path.split('.').next().unwrap_or(path)
+}
+
+/// config_block_order.go's `topoSortConfigBlocks`: each block after those it reads,
+/// alphabetical among the ready ones; a cycle is an error naming the blocks in it.
+fn order(global: &Map, eval: &dyn Eval) -> Result<Vec<String>, String> {
+    let names: BTreeSet<&str> = global.keys().map(String::as_str).collect();
+    let mut needs: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
+    for (name, value) in global {
+        let mut texts = Vec::new();
+        strings(value, &mut texts);
+        let reads = texts.iter().flat_map(|t| eval.reads(t).0).collect::<Vec<_>>();
+        let set: BTreeSet<&str> = reads
+            .iter()
+            .filter_map(|path| names.get(head(path)).copied())
+            .filter(|other| *other != name.as_str())
+            .collect();
+        needs.insert(name.as_str(), set);
+    }
+    let mut done: Vec<String> = Vec::new();
+    let mut left: BTreeSet<&str> = names.clone();
+    while !left.is_empty() {
+        let ready = left.iter().copied().find(|n| needs[n].iter().all(|d| !left.contains(d)));
+        let Some(ready) = ready else {
+            let stuck: Vec<&str> = left.into_iter().collect();
+            return Err(format!("circular reference among config blocks: {}", stuck.join(", ")));
+        };
+        left.remove(ready);
+        done.push(ready.to_string());
+    }
+    Ok(done)
+}
+
+/// Windsor's `expressionIsDerivedFromBlock`: the text passes the block itself to a function
+/// (`${string(block.patch)}`); such a key is kept as written and evaluated where it is read.
+fn derived(text: &str, name: &str, eval: &dyn Eval) -> bool {
+    text.contains("${") && eval.reads(text).1.iter().any(|p| head(p) == name)
+}
+
+/// Windsor's `evaluateGlobalScopeConfig`: blocks in dependency order, each re-evaluated until
+/// it settles (5 passes at most) and all of them until none changes (5 rounds at most); then
+/// every key is checked against the final scope, and the first failure is the error.
+pub(super) fn evaluate(global: &mut Map, context: &Map, eval: &dyn Eval) -> Result<(), String> {
+    let names = order(global, eval)?;
+    for _round in 0..5 {
+        let mut changed = false;
+        for name in &names {
+            let Some(body) = global.get(name).cloned() else { continue };
+            let Value::Object(body) = body else {
+                if !has_expression(&body) {
+                    continue;
+                }
+                let scope = block_scope(context, global, name, None);
+                let value = eval.value(&body, &scope).map_err(|e| format!("config block {name:?}: {e}"))?;
+                changed |= value != body;
+                global.insert(name.clone(), value);
+                continue;
+            };
+            if body.is_empty() {
+                continue;
+            }
+            let derived_keys: Map = body
+                .iter()
+                .filter(|(_, v)| v.as_str().is_some_and(|s| derived(s, name, eval)))
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect();
+            let plain: Map = body.iter().filter(|(k, _)| !derived_keys.contains_key(*k)).map(|(k, v)| (k.clone(), v.clone())).collect();
+            let mut current = body.clone();
+            let mut previous: Option<Map> = None;
+            for pass in 0..5 {
+                let own = Value::Object(current.clone());
+                let scope = block_scope(context, global, name, (pass > 0).then_some(&own));
+                // Tolerant: a key that fails keeps its text, for a later pass to resolve.
+                let mut evaluated: Map = plain
+                    .iter()
+                    .map(|(k, v)| (k.clone(), eval.value(v, &scope).unwrap_or_else(|_| v.clone())))
+                    .collect();
+                let settled = previous.as_ref() == Some(&evaluated) && !has_expression(&Value::Object(evaluated.clone()));
+                previous = Some(evaluated.clone());
+                evaluated.extend(derived_keys.clone());
+                current = evaluated;
+                if settled {
+                    break;
+                }
+            }
+            // Keys still holding `${…}` are tried once more against the block as it now is.
+            for _ in 0..3 {
+                let mut scope = block_scope(context, global, name, Some(&Value::Object(current.clone())));
+                let mut resolved_any = false;
+                let keys: Vec<String> = current.keys().cloned().collect();
+                for key in keys {
+                    let Some(Value::String(text)) = current.get(&key) else { continue };
+                    if !text.contains("${") || derived_keys.contains_key(&key) {
+                        continue;
+                    }
+                    let Ok(resolved) = eval.value(&Value::String(text.clone()), &scope) else { continue };
+                    if resolved.is_null() || current.get(&key) == Some(&resolved) {
+                        continue;
+                    }
+                    current.insert(key, resolved);
+                    if let Value::Object(s) = &mut scope {
+                        s.insert(name.clone(), Value::Object(current.clone()));
+                    }
+                    resolved_any = true;
+                }
+                if !resolved_any {
+                    break;
+                }
+            }
+            changed |= current != body;
+            global.insert(name.clone(), Value::Object(current));
+        }
+        if !changed {
+            break;
+        }
+    }
+    // What still fails against the final scope is a mistake, not a sibling still resolving.
+    for name in &names {
+        let Some(Value::Object(block)) = global.get(name) else { continue };
+        let check: Map = block
+            .iter()
+            .filter(|(_, v)| !v.as_str().is_some_and(|s| derived(s, name, eval)))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        let scope = block_scope(context, global, name, Some(&Value::Object(block.clone())));
+        eval.value(&Value::Object(check), &scope).map_err(|e| format!("config block {name:?}: {e}"))?;
+    }
+    Ok(())
+}
