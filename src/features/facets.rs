@@ -7,7 +7,7 @@
 //! Not here yet: `config:` blocks (so the scope is the values, and one inclusion pass gives the
 //! set Windsor's rounds settle on), `flux:` systems, `crds`, facet `substitutions`, `messages`.
 
-use super::model::{Feature, Kustomization, Requirement, Strategy, TerraformComponent};
+use super::model::{Feature, FluxSystem, Kustomization, Requirement, Strategy, TerraformComponent};
 use super::{
     combine_kustomization, decide, graph_diagnostic, lookup, order, push_unique, subtract_terraform, ComponentDecision,
     Declared, FeatureDecision, Step,
@@ -124,6 +124,144 @@ impl Combine for TerraformComponent {
     fn takes_over(new: Strategy, existing: Strategy) -> bool {
         new == Strategy::Replace || (new == Strategy::Remove && existing != Strategy::Remove)
     }
+}
+
+impl Combine for FluxSystem {
+    /// `applyFluxSystemEntryByStrategy` merge: dependsOn unioned and sorted, install merged as a
+    /// kustomization, variants merged by name (their `when`s ANDed).
+    fn merged(base: Self, overlay: Self) -> Self {
+        let mut merged = base;
+        let mut depends_on = std::mem::take(&mut merged.depends_on);
+        push_unique(&mut depends_on, overlay.depends_on);
+        depends_on.sort();
+        merged.depends_on = depends_on;
+        merged.install = merge_install(merged.install.take(), overlay.install);
+        merged.resources = merge_variants(std::mem::take(&mut merged.resources), overlay.resources);
+        merged.global_dependency |= overlay.global_dependency;
+        merged
+    }
+    /// `accumulateFluxSystemRemovals`.
+    fn accumulated(existing: Self, new: Self) -> Self {
+        let mut out = FluxSystem { name: existing.name.clone(), ..Default::default() };
+        let mut depends_on = existing.depends_on;
+        push_unique(&mut depends_on, new.depends_on);
+        depends_on.sort();
+        out.depends_on = depends_on;
+        if existing.install.is_some() || new.install.is_some() {
+            let (a, b) = (existing.install.unwrap_or_default(), new.install.unwrap_or_default());
+            out.install = Some(Kustomization::accumulated(a, b));
+        }
+        out.resources = existing.resources;
+        out.resources.extend(new.resources);
+        out
+    }
+    fn takes_over(new: Strategy, existing: Strategy) -> bool {
+        existing == Strategy::Remove || new == Strategy::Remove
+    }
+}
+
+/// `MergeFluxInstall`: either side alone is kept; both merge as kustomizations.
+fn merge_install(existing: Option<Kustomization>, overlay: Option<Kustomization>) -> Option<Kustomization> {
+    match (existing, overlay) {
+        (Some(base), Some(over)) => Some(Kustomization::merged(base, over)),
+        (base, over) => over.or(base),
+    }
+}
+
+/// `MergeFluxVariants`: a same-named variant merges (the two `when`s ANDed), a new one is appended.
+fn merge_variants(mut existing: Vec<Kustomization>, overlay: Vec<Kustomization>) -> Vec<Kustomization> {
+    for variant in overlay {
+        match existing.iter().position(|v| v.name == variant.name) {
+            None => existing.push(variant),
+            Some(i) => {
+                let base = std::mem::take(&mut existing[i]);
+                let when = combine_when(&base.when, &variant.when);
+                let mut merged = Kustomization::merged(base, variant);
+                merged.when = when;
+                existing[i] = merged;
+            }
+        }
+    }
+    existing
+}
+
+/// Windsor's `combineWhen`.
+fn combine_when(a: &str, b: &str) -> String {
+    match (a.is_empty(), b.is_empty()) {
+        (false, false) => format!("({a}) && ({b})"),
+        (false, true) => a.to_string(),
+        _ => b.to_string(),
+    }
+}
+
+/// Windsor's `DefaultFluxKustomizationInstallTimeout`.
+const INSTALL_TIMEOUT: &str = "10m";
+
+/// `compileFluxSystemTiers`: `<name>-install` at `<path>/install` (when it has components; its
+/// timeout defaults to 10m) depending on the system's dependsOn, then each variant
+/// `<name>-resources[-<variant>]` at `<path>/resources`, depending on the install tier when there is
+/// one, else on the system's dependsOn, then on its own. Path defaults to the name.
+pub(super) fn compile_tiers(system: &FluxSystem) -> Vec<Kustomization> {
+    let base = if system.path.is_empty() { &system.name } else { &system.path };
+    let install_name = format!("{}-install", system.name);
+    let join = |tail: &str| format!("{}/{tail}", base.trim_end_matches('/'));
+    let defaults = |k: &mut Kustomization| {
+        if k.source.is_none() {
+            k.source = system.source.clone();
+        }
+        if k.destroy.is_none() {
+            k.destroy = system.destroy;
+        }
+        (k.when, k.strategy, k.ordinal, k.requires) = (String::new(), Strategy::Merge, None, Vec::new());
+    };
+    let mut out = Vec::new();
+    let mut installed = false;
+    if let Some(install) = system.install.as_ref().filter(|i| !i.components.is_empty()) {
+        let mut k = install.clone();
+        (k.name, k.path, k.depends_on) = (install_name.clone(), join("install"), system.depends_on.clone());
+        defaults(&mut k);
+        k.timeout = k.timeout.or_else(|| Some(INSTALL_TIMEOUT.to_string()));
+        out.push(k);
+        installed = true;
+    }
+    for variant in &system.resources {
+        let mut k = variant.clone();
+        k.name = match variant.name.as_str() {
+            "" => format!("{}-resources", system.name),
+            name => format!("{}-resources-{name}", system.name),
+        };
+        k.path = join("resources");
+        let own = std::mem::take(&mut k.depends_on);
+        k.depends_on = if installed { vec![install_name.clone()] } else { system.depends_on.clone() };
+        k.depends_on.extend(own);
+        defaults(&mut k);
+        out.push(k);
+    }
+    out
+}
+
+/// Windsor's `resolveTierDependencies`: a kustomization's or system's dependsOn naming a system
+/// with an install tier (and no kustomization of that name) means that install tier.
+pub(super) fn resolve_tier_dependencies(blueprint: &mut super::model::Blueprint) {
+    let mut names: std::collections::HashSet<String> = blueprint.kustomize.iter().map(|k| k.name.clone()).collect();
+    names.extend(blueprint.flux.iter().filter(|s| s.install.is_some()).map(|s| format!("{}-install", s.name)));
+    let resolve = |deps: &mut Vec<String>| {
+        for dep in deps.iter_mut() {
+            let install = format!("{dep}-install");
+            if !names.contains(dep.as_str()) && names.contains(&install) {
+                *dep = install;
+            }
+        }
+    };
+    blueprint.kustomize.iter_mut().for_each(|k| resolve(&mut k.depends_on));
+    blueprint.flux.iter_mut().for_each(|s| resolve(&mut s.depends_on));
+}
+
+/// Windsor's `AllKustomizations`: the plain kustomizations, then each system's tiers.
+pub(super) fn all_kustomizations(blueprint: &super::model::Blueprint) -> Vec<Kustomization> {
+    let mut all = blueprint.kustomize.clone();
+    all.extend(blueprint.flux.iter().flat_map(compile_tiers));
+    all
 }
 
 /// Adds `new` under `key`, or resolves it against the entry already there: a higher ordinal
@@ -470,6 +608,7 @@ pub(super) fn compose(
     let mut placed: Vec<(usize, usize, usize)> = Vec::new();
     let mut terraform: BTreeMap<String, Entry<TerraformComponent>> = BTreeMap::new();
     let mut kustomize: BTreeMap<String, Entry<Kustomization>> = BTreeMap::new();
+    let mut flux: BTreeMap<String, Entry<FluxSystem>> = BTreeMap::new();
     for &index in &included {
         let facet = &facets[index];
         let origin = &facet.origin;
@@ -517,6 +656,28 @@ pub(super) fn compose(
             }
             decisions[index].components.push(decision);
         }
+        let offset = offset + facet.feature.kustomize.len();
+        for (i, system) in facet.feature.flux.iter().enumerate() {
+            let field = format!("flux[{i}]");
+            if system.name.is_empty() {
+                step.results.push(origin.diagnostic(Severity::Error, "a flux system needs a name".into(), &field));
+                continue;
+            }
+            // A system without `when` takes its facet's.
+            let when = if system.when.is_empty() { &facet.feature.when } else { &system.when };
+            let Some(decision) = decide(step, "flux system", system.name.clone(), when, origin, &field) else {
+                continue;
+            };
+            if decision.enabled {
+                if let Some(prepared) = prepare_flux_system(step, system, when, origin, &field) {
+                    let ordinal = system.ordinal.unwrap_or(facet.ordinal);
+                    let entry = Entry { item: prepared, strategy: system.strategy, ordinal, from: vec![(index, offset + i)] };
+                    collect(&mut flux, system.name.clone(), entry);
+                    placed.push((index, decisions[index].components.len(), offset + i));
+                }
+            }
+            decisions[index].components.push(decision);
+        }
     }
 
     // Applied as Windsor's `applyCollectedComponents` does: by identity in sorted order, replaces,
@@ -537,6 +698,14 @@ pub(super) fn compose(
             actions.extend(entry.from.iter().map(|&f| (f, action)));
         }
     }
+    // Flux systems: every non-removal upserted (merged into a same-named one), then removals.
+    for pass in [Strategy::Merge, Strategy::Remove] {
+        let chosen = flux.values().filter(|e| (e.strategy == Strategy::Remove) == (pass == Strategy::Remove));
+        for entry in chosen {
+            let action = apply_flux_system(&mut blueprint.flux, entry.item.clone(), pass);
+            actions.extend(entry.from.iter().map(|&f| (f, action)));
+        }
+    }
     // What each enabled entry came to: the action of the entry that carried it, or `overridden`
     // when a higher-ranking one displaced it.
     for (index, slot, position) in placed {
@@ -550,6 +719,115 @@ pub(super) fn compose(
 fn set_action(component: &mut ComponentDecision, actions: &[((usize, usize), &'static str)], at: (usize, usize)) {
     if component.enabled {
         component.action = actions.iter().find(|(f, _)| *f == at).map(|(_, a)| *a).unwrap_or("overridden");
+    }
+}
+
+/// Windsor's `collectFluxSystems` for one system whose `when` held: dependsOn and components
+/// evaluated (empty ones dropped), an install tier kept only with components (or substitutions,
+/// patches, or as a removal), variants whose own `when` (ANDed with the system's) holds, each
+/// variant name once.
+fn prepare_flux_system(
+    step: &mut Step,
+    system: &FluxSystem,
+    when: &str,
+    origin: &Declared,
+    field: &str,
+) -> Option<FluxSystem> {
+    let mut out = system.clone();
+    let remove = system.strategy == Strategy::Remove;
+    out.depends_on = evaluate_strings(step, &system.depends_on, origin, &format!("{field}.dependsOn"));
+    if let Some(install) = out.install.take() {
+        let install_field = format!("{field}.install");
+        let components = evaluate_strings(step, &install.components, origin, &format!("{install_field}.components"));
+        if !components.is_empty() || remove || !install.substitutions.is_empty() || !install.patches.is_empty() {
+            let mut prepared = if remove { install } else { step.prepare_kustomization(install, origin, &install_field) };
+            prepared.components = components;
+            out.install = Some(prepared);
+        }
+    }
+    let mut seen: Vec<String> = Vec::new();
+    let mut variants = Vec::new();
+    for (j, variant) in system.resources.iter().enumerate() {
+        let variant_field = format!("{field}.resources[{j}]");
+        let combined = combine_when(when, &variant.when);
+        match step.condition(&combined, origin, &format!("{variant_field}.when")) {
+            Ok((true, _)) => {}
+            Ok((false, _)) => continue,
+            Err(message) => {
+                step.results.push(origin.diagnostic(Severity::Error, message, &format!("{variant_field}.when")));
+                continue;
+            }
+        }
+        let key = match variant.name.as_str() {
+            "" => format!("{}-resources", system.name),
+            name => format!("{}-resources-{name}", system.name),
+        };
+        if seen.contains(&key) {
+            let message = format!(
+                "duplicate resources variant {key:?} in system {:?}; add a unique name: field to each variant",
+                system.name
+            );
+            step.results.push(origin.diagnostic(Severity::Error, message, &variant_field));
+            return None;
+        }
+        seen.push(key);
+        let components = evaluate_strings(step, &variant.components, origin, &format!("{variant_field}.components"));
+        let depends_on = evaluate_strings(step, &variant.depends_on, origin, &format!("{variant_field}.dependsOn"));
+        let mut prepared =
+            if remove { variant.clone() } else { step.prepare_kustomization(variant.clone(), origin, &variant_field) };
+        (prepared.components, prepared.depends_on, prepared.when) = (components, depends_on, String::new());
+        variants.push(prepared);
+    }
+    out.resources = variants;
+    (out.when, out.strategy, out.ordinal) = (String::new(), Strategy::Merge, None);
+    Some(out)
+}
+
+/// Windsor's `evalDropEmpty`: each text evaluated, lists flattened, empty results dropped.
+fn evaluate_strings(step: &mut Step, list: &[String], origin: &Declared, field: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for (i, text) in list.iter().enumerate() {
+        match step.interpolate_value(&Value::String(text.clone()), origin) {
+            Ok(Value::Array(items)) => out.extend(items.iter().map(crate::expr::to_text)),
+            Ok(Value::Null) => {}
+            Ok(value) => out.push(crate::expr::to_text(&value)),
+            Err(err) => step.interpolation_error(origin, &format!("{field}[{i}]"), err),
+        }
+    }
+    out.retain(|s| !s.is_empty());
+    out
+}
+
+/// Windsor's `UpsertFluxSystem` (merge into the same-named system, else append) and
+/// `RemoveFluxSystem` (dependsOn items, install fields and variants by name).
+fn apply_flux_system(list: &mut Vec<FluxSystem>, system: FluxSystem, strategy: Strategy) -> &'static str {
+    let existing = list.iter_mut().find(|s| s.name == system.name);
+    match (existing, strategy) {
+        (None, Strategy::Remove) => "skipped",
+        (None, _) => {
+            list.push(system);
+            "appended"
+        }
+        (Some(existing), Strategy::Remove) => {
+            existing.depends_on.retain(|d| !system.depends_on.contains(d));
+            if let (Some(install), Some(removal)) = (existing.install.as_mut(), system.install.as_ref()) {
+                super::subtract_kustomization(install, removal);
+            }
+            if !system.resources.is_empty() {
+                existing.resources.retain(|v| !system.resources.iter().any(|r| r.name == v.name));
+            }
+            "removed"
+        }
+        (Some(existing), _) => {
+            for dep in system.depends_on {
+                if !dep.is_empty() && !existing.depends_on.contains(&dep) {
+                    existing.depends_on.push(dep);
+                }
+            }
+            existing.install = merge_install(existing.install.take(), system.install);
+            existing.resources = merge_variants(std::mem::take(&mut existing.resources), system.resources);
+            "merged"
+        }
     }
 }
 

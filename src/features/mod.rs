@@ -518,7 +518,24 @@ pub fn run(render: &mut Render, files: &dyn Files) -> Report {
     // as Windsor's `applyCommonSubstitutions` layers them.
     let mut common = blueprint.substitutions.clone();
     common.extend(flux::common_values(step.values));
-    match order::check(&blueprint.kustomize) {
+    // Flux systems become their tier Kustomizations next to the plain ones (Windsor's
+    // `resolveTierDependencies`, `AllKustomizations`).
+    facets::resolve_tier_dependencies(&mut blueprint);
+    // Windsor v0.9 gives a Flux Kustomization without a path its name (v0.8.1: the prefix alone).
+    let v09_paths = step.facets && blueprint.kustomize.iter().any(|k| k.path.is_empty());
+    let compiled: std::borrow::Cow<Blueprint> = if blueprint.flux.is_empty() && !v09_paths {
+        std::borrow::Cow::Borrowed(&blueprint)
+    } else {
+        let mut compiled = blueprint.clone();
+        compiled.kustomize = facets::all_kustomizations(&blueprint);
+        if step.facets {
+            for k in compiled.kustomize.iter_mut().filter(|k| k.path.is_empty()) {
+                k.path = k.name.clone();
+            }
+        }
+        std::borrow::Cow::Owned(compiled)
+    };
+    match order::check(&compiled.kustomize) {
         Ok(unknown) => {
             for (name, dependency) in unknown {
                 let message = format!("kustomization {name:?} depends on {dependency:?}, which is not defined");
@@ -540,7 +557,7 @@ pub fn run(render: &mut Render, files: &dyn Files) -> Report {
     let merged = merged_blueprint_item(&blueprint, has_item_base);
     render.generated.push(Generated { item: merged, substitute: false });
     let settings = &render.config.spec.flux;
-    if settings.enabled.unwrap_or(true) && !blueprint.kustomize.is_empty() {
+    if settings.enabled.unwrap_or(true) && !compiled.kustomize.is_empty() {
         // A source object the package already holds is its author's: not generated again.
         let exists = |kind: &str, name: &str, namespace: &str| {
             render.items.iter().any(|item| {
@@ -551,7 +568,7 @@ pub fn run(render: &mut Render, files: &dyn Files) -> Report {
                     && krm::namespace_of(item.header()) == namespace
             })
         };
-        let objects = flux::objects(&blueprint, settings, &common, &exists);
+        let objects = flux::objects(&compiled, settings, &common, &exists);
         render.generated.extend(objects.into_iter().map(|item| Generated { item, substitute: false }));
     }
     render.results.append(&mut step.results);
@@ -572,8 +589,9 @@ fn parse_blueprint(step: &mut Step, value: &Value, origin: &Declared) -> Option<
             return None;
         }
     };
-    let found =
+    let mut found =
         model::unknown_fields(&blueprint.extra, model::BLUEPRINT_FIELDS, &blueprint.terraform, &blueprint.kustomize);
+    flux_system_fields(step, origin, &blueprint.flux, &mut found);
     step.warn_unknown_fields(origin, found);
     // Windsor merges a base blueprint into an empty one entry by entry, so a base's lists get
     // the same dependency sort (and same-key merging) as a feature's entries.
@@ -624,15 +642,7 @@ fn parse_feature(step: &mut Step, value: &Value, origin: &Declared) -> Option<Fe
     }
     let mut found =
         model::unknown_fields(&feature.extra, model::FEATURE_FIELDS, &feature.terraform, &feature.kustomize);
-    // Windsor v0.9 facet fields this function does not build yet: say that, not "unknown".
-    found.retain(|(path, key, _)| {
-        let pending = path.is_empty() && model::FACET_FIELDS_NOT_BUILT.contains(&key.as_str());
-        if pending {
-            let message = format!("Windsor v0.9's facet field {key:?} is not supported yet: it is kept but not used");
-            step.results.push(origin.diagnostic(Severity::Warning, message, key));
-        }
-        !pending
-    });
+    flux_system_fields(step, origin, &feature.flux, &mut found);
     for (i, block) in feature.config.iter().enumerate() {
         for key in block.extra.keys() {
             found.push((format!("config[{i}]"), key.clone(), model::closest(key, model::CONFIG_BLOCK_FIELDS)));
@@ -640,6 +650,43 @@ fn parse_feature(step: &mut Step, value: &Value, origin: &Declared) -> Option<Fe
     }
     step.warn_unknown_fields(origin, found);
     Some(feature)
+}
+
+/// Unknown fields of Flux systems (and their tiers) for the warning; v0.9 fields not built yet
+/// (`secrets`, `enabled`, a `globalDependency` barrier) get a warning of their own.
+fn flux_system_fields(
+    step: &mut Step,
+    origin: &Declared,
+    systems: &[model::FluxSystem],
+    found: &mut Vec<(String, String, Option<&'static str>)>,
+) {
+    for (i, system) in systems.iter().enumerate() {
+        let field = format!("flux[{i}]");
+        let mut pending: Vec<&str> = Vec::new();
+        for key in system.extra.keys() {
+            if matches!(key.as_str(), "secrets" | "enabled") {
+                pending.push(key);
+            } else {
+                found.push((field.clone(), key.clone(), model::closest(key, model::FLUX_SYSTEM_FIELDS)));
+            }
+        }
+        if system.global_dependency {
+            pending.push("globalDependency");
+        }
+        for key in pending {
+            let message = format!(
+                "Windsor v0.9's flux system field {key:?} is not supported yet: it is kept but not used"
+            );
+            step.results.push(origin.diagnostic(Severity::Warning, message, &format!("{field}.{key}")));
+        }
+        let tiers = system.install.iter().map(|k| (format!("{field}.install"), k));
+        let variants = system.resources.iter().enumerate().map(|(j, k)| (format!("{field}.resources[{j}]"), k));
+        for (path, tier) in tiers.chain(variants) {
+            for key in tier.extra.keys() {
+                found.push((path.clone(), key.clone(), model::closest(key, model::KUSTOMIZATION_FIELDS)));
+            }
+        }
+    }
 }
 
 /// `ordinal` and `requires` are Windsor v0.9's: without a Facet in the package, the render
@@ -654,6 +701,7 @@ fn warn_facet_only_fields(step: &mut Step, feature: &Feature, origin: &Declared)
     }
     for (set, name) in [
         (!feature.config.is_empty(), "config"),
+        (!feature.flux.is_empty(), "flux"),
         (feature.backend.is_some(), "backend"),
         (!feature.crds.is_empty(), "crds"),
         (!feature.substitutions.is_empty(), "substitutions"),

@@ -39,6 +39,9 @@ pub struct Blueprint {
     pub terraform: Vec<TerraformComponent>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub kustomize: Vec<Kustomization>,
+    /// v0.9: Flux systems, each compiled to `<name>-install` and `<name>-resources…` Kustomizations.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub flux: Vec<FluxSystem>,
     /// v0.9: the Terraform backend an included facet chose (the last one, in facet order).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub backend: Option<String>,
@@ -88,6 +91,9 @@ pub struct Feature {
     pub terraform: Vec<TerraformComponent>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub kustomize: Vec<Kustomization>,
+    /// Facet: Flux systems (an install tier and resources variants).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub flux: Vec<FluxSystem>,
     /// Facet: the Terraform backend to use while the facet is included.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub backend: Option<String>,
@@ -103,6 +109,54 @@ pub struct Feature {
     #[serde(flatten)]
     pub extra: Map,
 }
+
+/// A v0.9 Flux system (api/v1alpha1/blueprint_types.go `FluxSystem`): `install` compiles to
+/// `<name>-install` at `<path>/install`, each `resources` variant to `<name>-resources[-<variant>]`
+/// at `<path>/resources`.
+#[derive(Clone, Debug, Default, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase")]
+#[serde(expecting = "a flux system: a mapping with name (and path, install, resources…)")]
+pub struct FluxSystem {
+    #[serde(default)]
+    pub name: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub path: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub destroy: Option<bool>,
+    #[serde(default, skip_serializing_if = "String::is_empty", deserialize_with = "when_text")]
+    pub when: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub depends_on: Vec<String>,
+    #[serde(default, skip_serializing_if = "Strategy::is_merge")]
+    pub strategy: Strategy,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ordinal: Option<i64>,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub global_dependency: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub install: Option<Kustomization>,
+    /// Each variant is a kustomization (its `name` names the variant) with its own `when`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub resources: Vec<Kustomization>,
+    #[serde(flatten)]
+    pub extra: Map,
+}
+
+pub const FLUX_SYSTEM_FIELDS: &[&str] = &[
+    "name",
+    "path",
+    "source",
+    "destroy",
+    "when",
+    "dependsOn",
+    "strategy",
+    "ordinal",
+    "globalDependency",
+    "install",
+    "resources",
+];
 
 /// A v0.9 config block: `value` (any YAML, `${…}` evaluated) becomes the scope key `name`.
 #[derive(Clone, Debug, Default, Deserialize, Serialize)]
@@ -238,7 +292,8 @@ impl TerraformComponent {
 #[serde(rename_all = "camelCase")]
 #[serde(expecting = "a kustomization: a mapping with name and path")]
 pub struct Kustomization {
-    #[serde(default)]
+    /// Empty only on a Flux system's install tier and unnamed variant, where it is not written.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub name: String,
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub path: String,
@@ -304,6 +359,7 @@ pub const BLUEPRINT_FIELDS: &[&str] = &[
     "sources",
     "terraform",
     "kustomize",
+    "flux",
     "backend",
     "crds",
     "substitutions",
@@ -318,6 +374,7 @@ pub const FEATURE_FIELDS: &[&str] = &[
     "config",
     "terraform",
     "kustomize",
+    "flux",
     "backend",
     "crds",
     "substitutions",
@@ -358,8 +415,6 @@ pub const KUSTOMIZATION_FIELDS: &[&str] = &[
     "ordinal",
     "requires",
 ];
-/// Facet fields of Windsor v0.9.0 (api/v1alpha1/facet_types.go) not built yet.
-pub const FACET_FIELDS_NOT_BUILT: &[&str] = &["flux"];
 pub const PATCH_FIELDS: &[&str] = &["path", "patch", "target"];
 
 /// The known field closest to `unknown` (by edit distance), for warnings and errors.
