@@ -116,6 +116,9 @@ pub struct Spec {
     /// Flux output settings.
     #[serde(default)]
     pub flux: FluxSettings,
+    /// Windsor settings.
+    #[serde(default)]
+    pub windsor: WindsorSettings,
     /// kustomize-style patches.
     #[serde(default)]
     pub patches: Vec<PatchEntry>,
@@ -276,6 +279,16 @@ pub struct FluxSettings {
     /// Emit a GitRepository or OCIRepository for the blueprint's repository and each source, as Windsor applies them [default: true].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sources: Option<bool>,
+}
+
+/// Settings for Windsor blueprints.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct WindsorSettings {
+    /// A Windsor `schema.yaml` (JSON Schema), relative to the functionConfig's file: its `default`s
+    /// are the values' lowest layer, under `values` and `valuesFrom`, as Windsor applies them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub schema: Option<String>,
 }
 
 /// One source of values: a ConfigMap or Secret among the input items, or a YAML file.

@@ -19,9 +19,23 @@ pub fn run(render: &mut Render, files: &dyn Files) {
     let config = &render.config;
     let mut sources = Sources::default();
     let own = Value::Object(own);
-    sources.record(&Value::Object(Map::new()), &own, Source { label: label.into(), secret: false });
-    let mut values = own;
     let config_path = item_location(&config.item).0;
+    let mut values = Value::Object(Map::new());
+    if let Some(schema) = &config.spec.windsor.schema {
+        match schema_defaults(schema, files, config_path.as_deref()) {
+            Ok(defaults) => {
+                let defaults = Value::Object(defaults);
+                sources.record(&values, &defaults, Source { label: format!("schema defaults {schema}"), secret: false });
+                values = defaults;
+            }
+            Err(message) => {
+                let field = FieldPath::root().key("spec").key("windsor").key("schema");
+                render.results.push(Diagnostic::error(Kind::Values, message).at(field).about(&config.item));
+            }
+        }
+    }
+    sources.record(&values, &own, Source { label: label.into(), secret: false });
+    deep_merge(&mut values, own);
     for (i, source) in config.spec.values_from.iter().enumerate() {
         let field = FieldPath::root().key("spec").key("valuesFrom").index(i);
         let layer = match load(source, &render.items, files, config_path.as_deref()) {
@@ -42,6 +56,33 @@ pub fn run(render: &mut Render, files: &dyn Files) {
     }
     render.values = values;
     render.value_sources = sources;
+}
+
+/// The `default`s of a Windsor schema file, as Windsor's `extractDefaults` collects them: each
+/// property's `default`, and under a property of type `object` the defaults of its properties
+/// (which, when there are any, take the place of the object's own `default`).
+fn schema_defaults(path: &str, files: &dyn Files, config_path: Option<&str>) -> Result<Map, String> {
+    let resolved = resolve(config_path, path)?;
+    let text = files.read(&resolved).map_err(|err| format!("cannot read schema file {:?}: {err}", files.shown(&resolved)))?;
+    let schema = parse_mapping(&text).map_err(|err| format!("schema file {:?}: {err}", files.shown(&resolved)))?;
+    fn extract(schema: &Map, depth: usize) -> Map {
+        let mut defaults = Map::new();
+        let Some(Value::Object(properties)) = schema.get("properties") else { return defaults };
+        for (name, property) in properties {
+            let Value::Object(property) = property else { continue };
+            if let Some(default) = property.get("default") {
+                defaults.insert(name.clone(), default.clone());
+            }
+            if depth < crate::limits::MAX_DEPTH && property.get("type").and_then(Value::as_str) == Some("object") {
+                let nested = extract(property, depth + 1);
+                if !nested.is_empty() {
+                    defaults.insert(name.clone(), Value::Object(nested));
+                }
+            }
+        }
+        defaults
+    }
+    Ok(extract(&schema, 0))
 }
 
 /// `valuesFrom file v.yaml`, `valuesFrom ConfigMap cm key k`; a Secret's values are secret.
