@@ -25,7 +25,11 @@ pub fn run(render: &mut Render, files: &dyn Files) {
         match schema_defaults(schema, files, config_path.as_deref()) {
             Ok(defaults) => {
                 let defaults = Value::Object(defaults);
-                sources.record(&values, &defaults, Source { label: format!("schema defaults {schema}"), secret: false });
+                sources.record(
+                    &values,
+                    &defaults,
+                    Source { label: format!("schema defaults {schema}"), secret: false },
+                );
                 values = defaults;
             }
             Err(message) => {
@@ -63,7 +67,8 @@ pub fn run(render: &mut Render, files: &dyn Files) {
 /// (which, when there are any, take the place of the object's own `default`).
 fn schema_defaults(path: &str, files: &dyn Files, config_path: Option<&str>) -> Result<Map, String> {
     let resolved = resolve(config_path, path)?;
-    let text = files.read(&resolved).map_err(|err| format!("cannot read schema file {:?}: {err}", files.shown(&resolved)))?;
+    let text =
+        files.read(&resolved).map_err(|err| format!("cannot read schema file {:?}: {err}", files.shown(&resolved)))?;
     let schema = parse_mapping(&text).map_err(|err| format!("schema file {:?}: {err}", files.shown(&resolved)))?;
     fn extract(schema: &Map, depth: usize) -> Map {
         let mut defaults = Map::new();

@@ -379,3 +379,21 @@ fn windsor_value_functions_are_typed() {
     assert!(Expression::compile("file(1 + 'a')").is_ok());
     assert_eq!(compile_error("file()"), "invalid number of arguments (expected 1, got 0) (1:1)");
 }
+
+/// Windsor v0.9.0's `cidrhost` (pkg/runtime/evaluator/evaluator.go `evaluateCidrHostFunction`,
+/// cases of evaluator_private_test.go).
+#[test]
+fn cidrhost_follows_windsor() {
+    let value = |source: &str| {
+        let expression = Expression::compile_value(source).map_err(|e| e.render(source))?;
+        expression.eval(&env(), &NoFiles, &crate::limits::Budget::default()).map_err(|e| e.render(source))
+    };
+    assert_eq!(value("cidrhost('10.5.0.0/16', 10)"), Ok(json!("10.5.0.10")));
+    assert_eq!(value("cidrhost('10.5.0.0/16', 266)"), Ok(json!("10.5.1.10")));
+    assert_eq!(value("cidrhost('10.5.3.7/16', 1)"), Ok(json!("10.5.0.1")));
+    assert_eq!(value("cidrhost('fd00::/64', 5)"), Ok(json!("fd00::5")));
+    assert!(value("cidrhost('10.0.0.0/30', 4)").is_err_and(|e| e.contains("out of range (0-3)")));
+    assert!(value("cidrhost('nonsense', 1)").is_err_and(|e| e.contains("invalid CIDR prefix")));
+    // v0.8.1's conditions do not have it.
+    assert!(Expression::compile("cidrhost('10.5.0.0/16', 1) == ''").is_err());
+}

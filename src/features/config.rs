@@ -270,7 +270,11 @@ pub(super) fn evaluate(global: &mut Map, context: &Map, eval: &dyn Eval) -> Resu
                 .filter(|(_, v)| v.as_str().is_some_and(|s| derived(s, name, eval)))
                 .map(|(k, v)| (k.clone(), v.clone()))
                 .collect();
-            let plain: Map = body.iter().filter(|(k, _)| !derived_keys.contains_key(*k)).map(|(k, v)| (k.clone(), v.clone())).collect();
+            let plain: Map = body
+                .iter()
+                .filter(|(k, _)| !derived_keys.contains_key(*k))
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect();
             let mut current = body.clone();
             let mut previous: Option<Map> = None;
             for pass in 0..5 {
@@ -281,7 +285,8 @@ pub(super) fn evaluate(global: &mut Map, context: &Map, eval: &dyn Eval) -> Resu
                     .iter()
                     .map(|(k, v)| (k.clone(), eval.value(v, &scope).unwrap_or_else(|_| v.clone())))
                     .collect();
-                let settled = previous.as_ref() == Some(&evaluated) && !has_expression(&Value::Object(evaluated.clone()));
+                let settled =
+                    previous.as_ref() == Some(&evaluated) && !has_expression(&Value::Object(evaluated.clone()));
                 previous = Some(evaluated.clone());
                 evaluated.extend(derived_keys.clone());
                 current = evaluated;
@@ -332,4 +337,58 @@ pub(super) fn evaluate(global: &mut Map, context: &Map, eval: &dyn Eval) -> Resu
         eval.value(&Value::Object(check), &scope).map_err(|e| format!("config block {name:?}: {e}"))?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn block(name: &str, ordinal: i64, strategy: Strategy, value: Value) -> Incoming {
+        Incoming { name: name.into(), ordinal, strategy, value }
+    }
+
+    /// windsorcli/cli v0.9.0 processor_test.go `TestProcessor_mergeConfigBlocks` cases: higher
+    /// ordinal wins, equal ordinals go by remove > replace > merge, equal merges deep-merge.
+    #[test]
+    fn merge_follows_ordinal_then_strategy() {
+        let mut global = Map::new();
+        let mut held = BTreeMap::new();
+        merge_blocks(&mut global, &mut held, vec![block("a", 100, Strategy::Merge, json!({"x": 1, "n": {"p": 1}}))]);
+        merge_blocks(&mut global, &mut held, vec![block("a", 100, Strategy::Merge, json!({"y": 2, "n": {"q": 2}}))]);
+        assert_eq!(global["a"], json!({"x": 1, "y": 2, "n": {"p": 1, "q": 2}}));
+        // A lower ordinal is ignored, a lower precedence at the same ordinal too.
+        merge_blocks(&mut global, &mut held, vec![block("a", 50, Strategy::Replace, json!({"z": 3}))]);
+        merge_blocks(&mut global, &mut held, vec![block("a", 100, Strategy::Replace, json!({"r": 1}))]);
+        assert_eq!(global["a"], json!({"r": 1}));
+        merge_blocks(&mut global, &mut held, vec![block("a", 100, Strategy::Merge, json!({"m": 1}))]);
+        assert_eq!(global["a"], json!({"r": 1}));
+        merge_blocks(&mut global, &mut held, vec![block("a", 100, Strategy::Remove, json!({}))]);
+        assert!(!global.contains_key("a"));
+    }
+
+    /// processor_test.go `ScalarConfigBlockDoesNotCorruptLaterMapBlockMerge` and
+    /// `ResolvesSameNameConfigByWhenWhenMatchingBlockIsFirstInList`: same-name blocks of one facet
+    /// deep-merge when all are maps, else the last wins.
+    #[test]
+    fn same_name_blocks_of_a_facet_combine() {
+        let combined = combine_facet_blocks(vec![
+            block("a", 0, Strategy::Merge, json!({"x": {"p": 1}})),
+            block("b", 0, Strategy::Merge, json!("scalar")),
+            block("a", 0, Strategy::Merge, json!({"x": {"q": 2}})),
+            block("b", 0, Strategy::Merge, json!(["list"])),
+        ]);
+        let names: Vec<_> = combined.iter().map(|b| (b.name.as_str(), b.value.clone())).collect();
+        assert_eq!(names, vec![("a", json!({"x": {"p": 1, "q": 2}})), ("b", json!(["list"]))]);
+    }
+
+    #[test]
+    fn a_guard_reads_its_own_keys_from_the_context() {
+        let scope = json!({"network": {"cidr_block": "10.5.0.0/16", "region": "us"}});
+        let context = json!({});
+        let guard = blind_scope(&scope, &context, "network", &json!({"cidr_block": "x"}));
+        assert_eq!(guard, Some(json!({"network": {"region": "us"}})));
+        let guard = blind_scope(&scope, &json!({"network": "ctx"}), "network", &json!("scalar"));
+        assert_eq!(guard, Some(json!({"network": "ctx"})));
+    }
 }

@@ -671,7 +671,8 @@ pub(super) fn compose(
             if decision.enabled {
                 if let Some(prepared) = prepare_flux_system(step, system, when, origin, &field) {
                     let ordinal = system.ordinal.unwrap_or(facet.ordinal);
-                    let entry = Entry { item: prepared, strategy: system.strategy, ordinal, from: vec![(index, offset + i)] };
+                    let entry =
+                        Entry { item: prepared, strategy: system.strategy, ordinal, from: vec![(index, offset + i)] };
                     collect(&mut flux, system.name.clone(), entry);
                     placed.push((index, decisions[index].components.len(), offset + i));
                 }
@@ -740,7 +741,8 @@ fn prepare_flux_system(
         let install_field = format!("{field}.install");
         let components = evaluate_strings(step, &install.components, origin, &format!("{install_field}.components"));
         if !components.is_empty() || remove || !install.substitutions.is_empty() || !install.patches.is_empty() {
-            let mut prepared = if remove { install } else { step.prepare_kustomization(install, origin, &install_field) };
+            let mut prepared =
+                if remove { install } else { step.prepare_kustomization(install, origin, &install_field) };
             prepared.components = components;
             out.install = Some(prepared);
         }

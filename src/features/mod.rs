@@ -137,6 +137,9 @@ impl Host for PackageHost<'_> {
     }
 }
 
+/// A `${…}` text compiled (`None`: it holds no `${`).
+type Compiled = Result<Option<Rc<Template>>, InterpolationError>;
+
 struct Step<'a> {
     files: &'a dyn Files,
     values: &'a Value,
@@ -149,7 +152,7 @@ struct Step<'a> {
     /// The facets' scope: the values with the config blocks over them.
     scope: Option<Value>,
     /// `${…}` texts compiled once per render, however many facet rounds evaluate them.
-    templates: RefCell<HashMap<String, Result<Option<Rc<Template>>, InterpolationError>>>,
+    templates: RefCell<HashMap<String, Compiled>>,
 }
 
 impl<'a> Step<'a> {
@@ -158,7 +161,7 @@ impl<'a> Step<'a> {
     }
 
     /// `text` compiled, from the cache when it was compiled before.
-    fn template(&self, text: &str) -> Result<Option<Rc<Template>>, InterpolationError> {
+    fn template(&self, text: &str) -> Compiled {
         if let Some(cached) = self.templates.borrow().get(text) {
             return cached.clone();
         }
@@ -674,9 +677,8 @@ fn flux_system_fields(
             pending.push("globalDependency");
         }
         for key in pending {
-            let message = format!(
-                "Windsor v0.9's flux system field {key:?} is not supported yet: it is kept but not used"
-            );
+            let message =
+                format!("Windsor v0.9's flux system field {key:?} is not supported yet: it is kept but not used");
             step.results.push(origin.diagnostic(Severity::Warning, message, &format!("{field}.{key}")));
         }
         let tiers = system.install.iter().map(|k| (format!("{field}.install"), k));
