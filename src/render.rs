@@ -101,6 +101,9 @@ pub struct Render {
     pub generated: Vec<Generated>,
     pub results: Vec<Diagnostic>,
     pub values: Value,
+    /// The values without schema defaults, when there are some: what the operator set, which
+    /// Windsor v0.9 keeps above facet config (its `GetSetValues`).
+    pub set_values: Option<Value>,
     /// Where each value came from; set by the values step, read by imports for secret values.
     pub value_sources: Sources,
     /// Values layers over the config's own, each with the label `explain` names it by.
@@ -129,6 +132,7 @@ impl Render {
             generated: Vec::new(),
             results: Vec::new(),
             values: Value::Null,
+            set_values: None,
             value_sources: Sources::default(),
             overrides,
             config_values: Map::new(),

@@ -39,6 +39,8 @@ pub fn run(render: &mut Render, files: &dyn Files) {
         }
     }
     sources.record(&values, &own, Source { label: label.into(), secret: false });
+    // With schema defaults, what the operator set is kept apart too (Windsor's `GetSetValues`).
+    let mut set = config.spec.windsor.schema.is_some().then(|| own.clone());
     deep_merge(&mut values, own);
     for (i, source) in config.spec.values_from.iter().enumerate() {
         let field = FieldPath::root().key("spec").key("valuesFrom").index(i);
@@ -52,13 +54,20 @@ pub fn run(render: &mut Render, files: &dyn Files) {
             }
         };
         sources.record(&values, &layer, describe(source));
+        if let Some(set) = &mut set {
+            deep_merge(set, layer.clone());
+        }
         deep_merge(&mut values, layer);
     }
     for (label, layer) in render.overrides.drain(..) {
         sources.record(&values, &layer, Source { label, secret: false });
+        if let Some(set) = &mut set {
+            deep_merge(set, layer.clone());
+        }
         deep_merge(&mut values, layer);
     }
     render.values = values;
+    render.set_values = set;
     render.value_sources = sources;
 }
 

@@ -557,11 +557,13 @@ fn emit_facet_fields(step: &mut Step, blueprint: &mut super::model::Blueprint, f
 }
 
 /// Composes the facets onto `blueprint`; returns each facet's decision, in composition order.
+/// `overlay` is what the operator set (Windsor's `GetSetValues`): it stays above facet config.
 pub(super) fn compose(
     step: &mut Step,
     blueprint: &mut super::model::Blueprint,
     mut facets: Vec<Facet>,
     config: &Declared,
+    overlay: &Value,
 ) -> Vec<FeatureDecision> {
     facets.sort_by(|a, b| (a.ordinal, &a.feature.metadata.name).cmp(&(b.ordinal, &b.feature.metadata.name)));
     let context = step.values.clone();
@@ -583,7 +585,9 @@ pub(super) fn compose(
         if let Err(message) = super::config::evaluate(&mut round.config, &context_map, &evaluator) {
             step.results.push(graph_diagnostic(config, Severity::Error, message));
         }
-        scope = Value::Object(deep_merge_maps(context_map.clone(), round.config.clone()));
+        // The values with the config over them, and what the operator set over both.
+        let merged = deep_merge_maps(context_map.clone(), round.config.clone());
+        scope = Value::Object(deep_merge_maps(merged, overlay.as_object().cloned().unwrap_or_default()));
         if previous.as_ref() == Some(&round.included) {
             settled = true;
             break;

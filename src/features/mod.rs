@@ -512,7 +512,8 @@ pub fn run(render: &mut Render, files: &dyn Files) -> Report {
             }
         }
         let facets = features.into_iter().map(|(feature, origin)| facets::Facet::new(feature, origin)).collect();
-        report.features = facets::compose(&mut step, &mut blueprint, facets, &config_origin);
+        let overlay = render.set_values.as_ref().unwrap_or(&render.values);
+        report.features = facets::compose(&mut step, &mut blueprint, facets, &config_origin, overlay);
         report.facets = true;
     }
 
