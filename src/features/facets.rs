@@ -867,12 +867,20 @@ fn apply_terraform(
     action
 }
 
-/// Windsor's `evaluateRequirements`: the facet's blocks, then those of each entry whose own
+/// Windsor's `evaluateRequirements`: the facet's blocks, then those of each config block and entry whose own
 /// `when` holds. A block applies when its `when` holds; its paths must be present.
 fn requirements(step: &mut Step, facet: &Facet) -> Misses {
     let origin = &facet.origin;
     let mut misses = Vec::new();
     let mut blocks: Vec<(&[Requirement], String)> = vec![(&facet.feature.requires, "requires".to_string())];
+    for (i, block) in facet.feature.config.iter().enumerate() {
+        if !block.requires.is_empty() {
+            let field = format!("config[{i}]");
+            if entry_applies(step, &block.when, origin, &field) {
+                blocks.push((&block.requires, format!("{field}.requires")));
+            }
+        }
+    }
     for (i, component) in facet.feature.terraform.iter().enumerate() {
         if !component.requires.is_empty() {
             let field = format!("terraform[{i}]");
