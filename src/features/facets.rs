@@ -627,6 +627,8 @@ pub(super) fn compose(
                 let ordinal = component.ordinal.unwrap_or(facet.ordinal);
                 let strategy = component.strategy;
                 let mut prepared = step.prepare_terraform(component.clone(), origin, &field);
+                prepared.depends_on =
+                    evaluate_strings(step, &prepared.depends_on, origin, &format!("{field}.dependsOn"));
                 (prepared.when, prepared.strategy, prepared.ordinal, prepared.requires) =
                     (String::new(), Strategy::Merge, None, Vec::new());
                 let key = prepared.id().to_string();
@@ -651,6 +653,7 @@ pub(super) fn compose(
                 let ordinal = kustomization.ordinal.unwrap_or(facet.ordinal);
                 let strategy = kustomization.strategy;
                 let mut prepared = step.prepare_kustomization(kustomization.clone(), origin, &field);
+                evaluate_kustomization_lists(step, &mut prepared, origin, &field);
                 (prepared.when, prepared.strategy, prepared.ordinal, prepared.requires) =
                     (String::new(), Strategy::Merge, None, Vec::new());
                 let key = prepared.name.clone();
@@ -789,12 +792,39 @@ fn prepare_flux_system(
     Some(out)
 }
 
+/// v0.9's `collectKustomizations`: `${…}` in `path` (its text), `dependsOn` (empty results
+/// dropped) and `components` (nil dropped, empty text kept, as `evaluateStringSlice` does).
+fn evaluate_kustomization_lists(step: &mut Step, k: &mut Kustomization, origin: &Declared, field: &str) {
+    if k.path.contains("${") {
+        match step.interpolate_value(&Value::String(k.path.clone()), origin) {
+            Ok(Value::Null) => {}
+            Ok(value) => k.path = crate::expr::to_text(&value),
+            Err(err) => step.interpolation_error(origin, &format!("{field}.path"), err),
+        }
+    }
+    k.depends_on = evaluate_strings(step, &k.depends_on, origin, &format!("{field}.dependsOn"));
+    if k.components.iter().any(|c| c.contains("${")) {
+        let mut components = Vec::new();
+        for (i, text) in k.components.iter().enumerate() {
+            match step.interpolate_value(&Value::String(text.clone()), origin) {
+                Ok(Value::Array(items)) => {
+                    components.extend(items.iter().filter(|v| !v.is_null()).map(crate::expr::to_text))
+                }
+                Ok(Value::Null) => {}
+                Ok(value) => components.push(crate::expr::to_text(&value)),
+                Err(err) => step.interpolation_error(origin, &format!("{field}.components[{i}]"), err),
+            }
+        }
+        k.components = components;
+    }
+}
+
 /// Windsor's `evalDropEmpty`: each text evaluated, lists flattened, empty results dropped.
 fn evaluate_strings(step: &mut Step, list: &[String], origin: &Declared, field: &str) -> Vec<String> {
     let mut out = Vec::new();
     for (i, text) in list.iter().enumerate() {
         match step.interpolate_value(&Value::String(text.clone()), origin) {
-            Ok(Value::Array(items)) => out.extend(items.iter().map(crate::expr::to_text)),
+            Ok(Value::Array(items)) => out.extend(items.iter().filter(|v| !v.is_null()).map(crate::expr::to_text)),
             Ok(Value::Null) => {}
             Ok(value) => out.push(crate::expr::to_text(&value)),
             Err(err) => step.interpolation_error(origin, &format!("{field}[{i}]"), err),
