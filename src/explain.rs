@@ -377,7 +377,7 @@ pub fn explain(output: &Output, show_secrets: bool) -> String {
             let source = component.source.as_deref().map(|s| format!(" (source {s})")).unwrap_or_default();
             let _ = writeln!(out, "  terraform {}{source}", component.path);
         }
-        for kustomization in &blueprint.kustomize {
+        for kustomization in blueprint.kustomize.iter().chain(&features.flux_tiers) {
             let depends = if kustomization.depends_on.is_empty() {
                 String::new()
             } else {
@@ -433,7 +433,9 @@ pub enum GraphFormat {
 
 /// Nodes and edges of one graph: kustomizations by name, subinstallations as `<scope>/<name>`.
 fn graph_parts(output: &Output) -> (Vec<String>, Vec<(String, String)>) {
-    let kustomizations = output.report.features.blueprint.as_ref().map(|b| b.kustomize.as_slice()).unwrap_or_default();
+    let features = &output.report.features;
+    let own = features.blueprint.as_ref().map(|b| b.kustomize.as_slice()).unwrap_or_default();
+    let kustomizations: Vec<&crate::features::model::Kustomization> = own.iter().chain(&features.flux_tiers).collect();
     let mut nodes: Vec<String> = kustomizations.iter().map(|k| k.name.clone()).collect();
     let mut edges: Vec<(String, String)> =
         kustomizations.iter().flat_map(|k| k.depends_on.iter().map(|d| (d.clone(), k.name.clone()))).collect();

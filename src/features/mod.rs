@@ -31,6 +31,8 @@ pub struct Report {
     pub blueprint: Option<Blueprint>,
     /// Whether the package was composed as Windsor v0.9 (it holds a Facet).
     pub facets: bool,
+    /// The Kustomizations Flux systems compile to (after the blueprint's own).
+    pub flux_tiers: Vec<Kustomization>,
 }
 
 #[derive(Clone, Debug)]
@@ -576,6 +578,7 @@ pub fn run(render: &mut Render, files: &dyn Files) -> Report {
         render.generated.extend(objects.into_iter().map(|item| Generated { item, substitute: false }));
     }
     render.results.append(&mut step.results);
+    report.flux_tiers = blueprint.flux.iter().flat_map(facets::compile_tiers).collect();
     report.blueprint = Some(blueprint);
     report
 }
