@@ -164,25 +164,51 @@ pub(super) fn blind_scope(scope: &Value, context: &Value, name: &str, value: &Va
     Some(guard)
 }
 
-/// Windsor's `scopeForConfigBlock`: the context with the config over it; the block itself is
-/// its in-progress value over the context's (or the context's alone, or absent).
-fn block_scope(context: &Map, global: &Map, name: &str, current: Option<&Value>) -> Value {
-    let mut scope = deep_merge_maps(context.clone(), global.clone());
-    match (current, context.get(name)) {
-        (Some(Value::Object(block)), Some(Value::Object(ctx))) => {
-            scope.insert(name.to_string(), Value::Object(deep_merge_maps(ctx.clone(), block.clone())));
-        }
-        (Some(value), _) => {
-            scope.insert(name.to_string(), value.clone());
-        }
-        (None, Some(ctx)) if !ctx.is_null() => {
-            scope.insert(name.to_string(), ctx.clone());
-        }
-        (None, _) => {
-            scope.remove(name);
+/// The context with the config over it, kept current one name at a time (merging the whole of
+/// both for every block would cost the size of the values per block and pass).
+struct Scope(Value);
+
+impl Scope {
+    fn new(context: &Map, global: &Map) -> Self {
+        Scope(Value::Object(deep_merge_maps(context.clone(), global.clone())))
+    }
+
+    /// Sets or removes `name` (the scope is always a mapping: [`Scope::new`] makes one).
+    fn put(&mut self, name: &str, value: Option<Value>) {
+        if let Value::Object(map) = &mut self.0 {
+            match value {
+                Some(value) => {
+                    map.insert(name.to_string(), value);
+                }
+                None => {
+                    map.remove(name);
+                }
+            }
         }
     }
-    Value::Object(scope)
+
+    /// Windsor's `scopeForConfigBlock`: the block itself is its in-progress value over the
+    /// context's (or the context's alone, or absent). [`Scope::settle`] undoes it.
+    fn for_block(&mut self, context: &Map, name: &str, current: Option<&Value>) -> &Value {
+        let entry = match (current, context.get(name)) {
+            (Some(Value::Object(block)), Some(Value::Object(ctx))) => {
+                Some(Value::Object(deep_merge_maps(ctx.clone(), block.clone())))
+            }
+            (Some(value), _) => Some(value.clone()),
+            (None, Some(ctx)) if !ctx.is_null() => Some(ctx.clone()),
+            (None, _) => None,
+        };
+        self.put(name, entry);
+        &self.0
+    }
+
+    /// The merged entry of `name` again, after the block was written to `global`.
+    fn settle(&mut self, context: &Map, global: &Map, name: &str) {
+        let one =
+            |from: &Map| from.get(name).map(|v| Map::from_iter([(name.to_string(), v.clone())])).unwrap_or_default();
+        let mut merged = deep_merge_maps(one(context), one(global));
+        self.put(name, merged.remove(name));
+    }
 }
 
 fn has_expression(value: &Value) -> bool {
@@ -248,6 +274,7 @@ fn derived(text: &str, name: &str, eval: &dyn Eval) -> bool {
 /// every key is checked against the final scope, and the first failure is the error.
 pub(super) fn evaluate(global: &mut Map, context: &Map, eval: &dyn Eval) -> Result<(), String> {
     let names = order(global, eval)?;
+    let mut scope = Scope::new(context, global);
     for _round in 0..5 {
         let mut changed = false;
         for name in &names {
@@ -256,10 +283,11 @@ pub(super) fn evaluate(global: &mut Map, context: &Map, eval: &dyn Eval) -> Resu
                 if !has_expression(&body) {
                     continue;
                 }
-                let scope = block_scope(context, global, name, None);
-                let value = eval.value(&body, &scope).map_err(|e| format!("config block {name:?}: {e}"))?;
+                let value = eval.value(&body, scope.for_block(context, name, None));
+                let value = value.map_err(|e| format!("config block {name:?}: {e}"))?;
                 changed |= value != body;
                 global.insert(name.clone(), value);
+                scope.settle(context, global, name);
                 continue;
             };
             if body.is_empty() {
@@ -279,12 +307,10 @@ pub(super) fn evaluate(global: &mut Map, context: &Map, eval: &dyn Eval) -> Resu
             let mut previous: Option<Map> = None;
             for pass in 0..5 {
                 let own = Value::Object(current.clone());
-                let scope = block_scope(context, global, name, (pass > 0).then_some(&own));
+                let view = scope.for_block(context, name, (pass > 0).then_some(&own));
                 // Tolerant: a key that fails keeps its text, for a later pass to resolve.
-                let mut evaluated: Map = plain
-                    .iter()
-                    .map(|(k, v)| (k.clone(), eval.value(v, &scope).unwrap_or_else(|_| v.clone())))
-                    .collect();
+                let mut evaluated: Map =
+                    plain.iter().map(|(k, v)| (k.clone(), eval.value(v, view).unwrap_or_else(|_| v.clone()))).collect();
                 let settled =
                     previous.as_ref() == Some(&evaluated) && !has_expression(&Value::Object(evaluated.clone()));
                 previous = Some(evaluated.clone());
@@ -296,7 +322,6 @@ pub(super) fn evaluate(global: &mut Map, context: &Map, eval: &dyn Eval) -> Resu
             }
             // Keys still holding `${…}` are tried once more against the block as it now is.
             for _ in 0..3 {
-                let mut scope = block_scope(context, global, name, Some(&Value::Object(current.clone())));
                 let mut resolved_any = false;
                 let keys: Vec<String> = current.keys().cloned().collect();
                 for key in keys {
@@ -304,14 +329,15 @@ pub(super) fn evaluate(global: &mut Map, context: &Map, eval: &dyn Eval) -> Resu
                     if !text.contains("${") || derived_keys.contains_key(&key) {
                         continue;
                     }
-                    let Ok(resolved) = eval.value(&Value::String(text.clone()), &scope) else { continue };
+                    let text = Value::String(text.clone());
+                    let own = Value::Object(current.clone());
+                    let Ok(resolved) = eval.value(&text, scope.for_block(context, name, Some(&own))) else {
+                        continue;
+                    };
                     if resolved.is_null() || current.get(&key) == Some(&resolved) {
                         continue;
                     }
                     current.insert(key, resolved);
-                    if let Value::Object(s) = &mut scope {
-                        s.insert(name.clone(), Value::Object(current.clone()));
-                    }
                     resolved_any = true;
                 }
                 if !resolved_any {
@@ -320,6 +346,7 @@ pub(super) fn evaluate(global: &mut Map, context: &Map, eval: &dyn Eval) -> Resu
             }
             changed |= current != body;
             global.insert(name.clone(), Value::Object(current));
+            scope.settle(context, global, name);
         }
         if !changed {
             break;
@@ -333,8 +360,10 @@ pub(super) fn evaluate(global: &mut Map, context: &Map, eval: &dyn Eval) -> Resu
             .filter(|(_, v)| !v.as_str().is_some_and(|s| derived(s, name, eval)))
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect();
-        let scope = block_scope(context, global, name, Some(&Value::Object(block.clone())));
-        eval.value(&Value::Object(check), &scope).map_err(|e| format!("config block {name:?}: {e}"))?;
+        let own = Value::Object(block.clone());
+        let result = eval.value(&Value::Object(check), scope.for_block(context, name, Some(&own)));
+        result.map_err(|e| format!("config block {name:?}: {e}"))?;
+        scope.settle(context, global, name);
     }
     Ok(())
 }

@@ -569,7 +569,9 @@ pub(super) fn compose(
     let context = step.values.clone();
     let context_map = context.as_object().cloned().unwrap_or_default();
     let mut scope = context.clone();
-    let mut previous: Option<Vec<usize>> = None;
+    // Windsor compares each round with the one before, the first with an empty set: a first round
+    // that includes nothing ends the rounds.
+    let mut previous: Vec<usize> = Vec::new();
     let mark = step.results.len();
     let mut round = Round::default();
     // Windsor's `resolveConfigAndInclusion`: config and inclusion are re-evaluated in rounds,
@@ -588,11 +590,11 @@ pub(super) fn compose(
         // The values with the config over them, and what the operator set over both.
         let merged = deep_merge_maps(context_map.clone(), round.config.clone());
         scope = Value::Object(deep_merge_maps(merged, overlay.as_object().cloned().unwrap_or_default()));
-        if previous.as_ref() == Some(&round.included) {
+        if previous == round.included {
             settled = true;
             break;
         }
-        previous = Some(round.included.clone());
+        previous = round.included.clone();
     }
     if !settled {
         let message = format!(
