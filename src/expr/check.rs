@@ -375,6 +375,10 @@ fn overloads(name: &str, functions: Functions) -> Vec<(Vec<Ty>, Ty)> {
 }
 
 fn call(name: &str, args: &[Node], at: Span, functions: Functions) -> Result<Ty> {
+    if name == "cidrhost" && functions == Functions::Builtins {
+        let message = "cidrhost() is Windsor v0.9's: a Feature's when cannot call it (a ${…} value or a Facet can)";
+        return Err(error(message.to_string(), at));
+    }
     if matches!(name, "file" | "jsonnet") && functions == Functions::Builtins {
         // Windsor's `when` does not declare them (expr would fail when running); ours reads
         // files here too. Nothing is known of them, so their arguments are not checked, as expr
