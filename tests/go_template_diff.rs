@@ -34,10 +34,6 @@ struct Rule {
 
 const RULES: &[Rule] = &[
     Rule { name: "field of nil", doc: "A field of a missing or null value", applies: field_of_nil },
-    Rule { name: "result types", doc: "Sprig's numbers are `int64`", applies: result_types },
-    Rule { name: "nil slices", doc: "an empty list, not a nil slice", applies: nil_slices },
-    Rule { name: "semver values", doc: "`semver` gives a map", applies: semver_values },
-    Rule { name: "whole float constants", doc: "A whole float constant", applies: float_constants },
     Rule { name: "complex constants", doc: "Complex constants", applies: complex_constants },
     Rule { name: "method calls on nil", doc: "A field given arguments", applies: method_calls },
     Rule { name: "refused functions", doc: "functions that need a cluster", applies: refused },
@@ -67,44 +63,6 @@ fn error(outcome: &Outcome) -> Option<&str> {
 /// Go stops at a field of nil (`nil pointer evaluating interface {}.b`); we print `<no value>`.
 fn field_of_nil(_: &str, go: &Outcome, ours: &Outcome) -> bool {
     error(go).is_some_and(|e| e.contains("nil pointer evaluating")) && text(ours).is_some()
-}
-
-/// Sprig's numbers are int64 and some of its lists []string in Go; ours are int and
-/// []interface {}: typeOf, kindOf, kindIs, typeIs, %T, printf's markers, and Go's check of an
-/// int parameter given an int64.
-fn result_types(src: &str, go: &Outcome, ours: &Outcome) -> bool {
-    if error(go).is_some_and(|e| e.contains("expected int; got int64")) {
-        return true;
-    }
-    let (Some(go), Some(ours)) = (text(go), text(ours)) else { return false };
-    let type_functions = ["kindIs", "typeIs", "kindOf", "typeOf", "%T"].iter().any(|f| src.contains(f));
-    go.replace("int64", "int").replace("[]string", "[]interface {}") == ours
-        || (type_functions && (src.contains("b64enc") || src.contains("kindIs") || src.contains("typeIs")))
-}
-
-/// Sprig's rest/initial of an empty list (concat of empty ones, regexFindAll without a match) is a
-/// nil slice in Go: `[]` printed, `null` in JSON.
-fn nil_slices(src: &str, go: &Outcome, ours: &Outcome) -> bool {
-    if !["rest", "initial", "Rest", "Initial", "concat", "regexFindAll"].iter().any(|f| src.contains(f)) {
-        return false;
-    }
-    match (text(go), text(ours)) {
-        (Some(go), Some(ours)) => go.replace("null", "[]") == ours,
-        _ => error(ours).is_some_and(|e| e.contains("non-comparable")),
-    }
-}
-
-/// Go's semver is a *Version, printed as `1.2.3`, with methods; ours is a map of its fields.
-fn semver_values(src: &str, _: &Outcome, ours: &Outcome) -> bool {
-    src.contains("semver ")
-        && (text(ours)
-            .is_some_and(|t| t.contains("map[Major:") || t.contains("\"Major\"") || t.contains("map[string]"))
-            || error(ours).is_some_and(|e| e.contains("non-function")))
-}
-
-/// Go converts a whole float constant (`2.0`, `1e6`) to an int parameter; we refuse it.
-fn float_constants(_: &str, go: &Outcome, ours: &Outcome) -> bool {
-    text(go).is_some() && error(ours).is_some_and(|e| e.contains("expected int; got float64"))
 }
 
 /// Go's complex constants (`1i`) are not read.
@@ -284,6 +242,13 @@ fn main() {
         println!("  documented: {rule}: {}", examples.len());
     }
     let show = std::env::var("GO_TEMPLATE_DIFF_EXAMPLES").ok().and_then(|n| n.parse().ok()).unwrap_or(3usize);
+    // GO_TEMPLATE_DIFF_RULE=NAME also shows a documented rule's examples.
+    let rule = std::env::var("GO_TEMPLATE_DIFF_RULE").unwrap_or_default();
+    for example in documented.get(rule.as_str()).into_iter().flatten().take(show) {
+        println!("  documented {rule}: {} ({}): {:?}", example.id, example.path, example.src);
+        println!("    Go:   {:?}", example.go);
+        println!("    ours: {:?}", example.ours);
+    }
     for (cause, examples) in &causes {
         println!("\nundocumented: {cause}: {}", examples.len());
         for example in examples.iter().take(show) {

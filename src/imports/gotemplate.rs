@@ -181,6 +181,8 @@ fn to_json_value(value: &GoValue) -> Value {
     match value {
         #[allow(clippy::cast_possible_truncation)]
         GoValue::Float(f) if f.fract() == 0.0 && f.abs() < 9.007_199_254_740_992e15 => Value::from(*f as i64),
+        // Go's nil slice is `null` in JSON, which sigs.k8s.io/yaml writes as YAML.
+        GoValue::List(items) if go::is_nil_list(items) => Value::Null,
         GoValue::List(items) => Value::Array(items.iter().map(to_json_value).collect()),
         GoValue::Map(map) => Value::Object(map.iter().map(|(k, v)| (k.to_string(), to_json_value(v))).collect()),
         other => go::from_go(other),

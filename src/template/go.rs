@@ -17,6 +17,7 @@ pub mod comments;
 pub mod fmt;
 pub mod refs;
 pub mod strconv;
+pub mod typed;
 
 use crate::doc::{Map, Value};
 use crate::limits::{Budget, Exhausted};
@@ -30,6 +31,8 @@ use std::sync::Arc;
 pub struct Compiled {
     template: gotmpl::Template,
     steps: u64,
+    /// Whether it runs typed ([`typed`]).
+    typed: bool,
 }
 
 /// The name the rewritten tree ([`refs::rewrite`]) is executed under.
@@ -76,13 +79,24 @@ pub fn compile(source: &str, (left, right): (&str, &str), funcs: &FuncMap) -> Re
     // Executed from the rewritten tree: printed values are measured first, and reads of maps
     // see their changes when the template may change one.
     let changes = refs::may_change(source);
-    refs::rewrite(&mut tree, changes);
+    // A typed template's crate reads take the tags off: the same rewrite.
+    let typed = typed::observable(source);
+    let int_params = source.split(|c: char| !(c.is_alphanumeric() || c == '_')).any(|w| typed::int_params(w).is_some());
+    if int_params {
+        typed::int_constants(&mut tree);
+    }
+    let rewritten = changes || typed;
+    refs::rewrite(&mut tree, rewritten);
     let mut internal = used;
     let get: ValueFunc = Arc::new(refs::get);
-    let resolve: ValueFunc = Arc::new(|args: &[GoValue]| refs::resolve(args.first().unwrap_or(&GoValue::Nil)));
+    let resolve: ValueFunc = Arc::new(refs::read);
     let printable: ValueFunc = Arc::new(refs::printable);
     internal.insert(refs::GET.into(), get);
     internal.insert(refs::RESOLVE.into(), resolve);
+    let method: ValueFunc = Arc::new(refs::method);
+    internal.insert(refs::METHOD.into(), method);
+    let with: ValueFunc = Arc::new(refs::with);
+    internal.insert(refs::WITH.into(), with);
     internal.insert(refs::PRINTABLE.into(), printable);
     let mut template = gotmpl::Template::new("")
         .delims(left, right)
@@ -96,10 +110,13 @@ pub fn compile(source: &str, (left, right): (&str, &str), funcs: &FuncMap) -> Re
             continue;
         }
         added.insert(define.name.to_string());
-        refs::rewrite(&mut define.body, changes);
+        if int_params {
+            typed::int_constants(&mut define.body);
+        }
+        refs::rewrite(&mut define.body, rewritten);
         template = template.add_parse_tree(&define.name, define.body);
     }
-    Ok(Compiled { template, steps })
+    Ok(Compiled { template, steps, typed })
 }
 
 /// What executing a tree may cost: its nodes and `range`s, `{{template}}` calls expanded.
@@ -166,7 +183,9 @@ impl Compiled {
         let mut out = BudgetWriter { out: String::new(), budget, exhausted: None };
         let limit = budget.limits().max_output_bytes;
         let room = limit.saturating_sub(budget.used().0);
-        let executed = refs::scope(room, limit, || self.template.execute_template_fmt(&mut out, REWRITTEN, data));
+        let executed = refs::scope(room, limit, || {
+            typed::run(self.typed, || self.template.execute_template_fmt(&mut out, REWRITTEN, data))
+        });
         match executed {
             Ok(()) => Ok(out.out),
             Err(err) => Err(match out.exhausted {
@@ -186,8 +205,19 @@ pub fn charged(funcs: FuncMap, budget: &Arc<Budget>) -> FuncMap {
         .map(|(name, f)| {
             let budget = Arc::clone(budget);
             let (factor, label) = (text_factor(&name), name.clone());
+            let signature = typed::Signature::of(&name);
             let charged: ValueFunc = Arc::new(move |args: &[GoValue]| {
                 budget.charge_steps(1).map_err(|e| TemplateError::Exec(e.to_string()))?;
+                // A typed execution's values carry their Go types.
+                let typed = typed::on();
+                let untagged: Vec<GoValue>;
+                let args = match typed.then(|| signature.arguments(&label, args)).transpose()?.flatten() {
+                    Some(plain) => {
+                        untagged = plain;
+                        &untagged[..]
+                    }
+                    None => args,
+                };
                 // Maps changed in this execution are read at their newest version.
                 let resolved: Vec<GoValue>;
                 let args = if refs::any_changed() {
@@ -217,6 +247,7 @@ pub fn charged(funcs: FuncMap, budget: &Arc<Budget>) -> FuncMap {
                     budget.output_fits(size.saturating_mul(factor)).map_err(exhausted)?;
                 }
                 let result = f(args)?;
+                let result = if typed { signature.result(result) } else { result };
                 // What a call builds counts as produced output, written or not (`$x := repeat …`),
                 // and may not nest deeper than values may.
                 let size = match &result {
@@ -448,6 +479,20 @@ pub fn string(text: impl Into<Arc<str>>) -> GoValue {
 /// A list value.
 pub fn list(items: Vec<GoValue>) -> GoValue {
     GoValue::List(items.into())
+}
+
+/// Go's nil slice (`var s []interface{}`), which Sprig's `rest`, `initial` and `concat` of
+/// empty lists and `regexFindAll` without a match return: empty everywhere but in JSON, where it
+/// is `null`, and in `deepEqual`, where it differs from an empty list. One shared allocation,
+/// told apart by its address ([`is_nil_list`]).
+pub fn nil_list() -> GoValue {
+    static NIL: std::sync::LazyLock<Arc<[GoValue]>> = std::sync::LazyLock::new(|| Arc::from(Vec::new()));
+    GoValue::List(NIL.clone())
+}
+
+/// Whether `items` is [`nil_list`]'s.
+pub fn is_nil_list(items: &Arc<[GoValue]>) -> bool {
+    matches!(nil_list(), GoValue::List(nil) if Arc::ptr_eq(&nil, items))
 }
 
 /// A map value.

@@ -18,6 +18,7 @@ mod collections;
 mod numeric;
 pub(crate) mod regex;
 mod semver;
+pub use semver::method as semver_method;
 pub mod strings;
 pub mod url;
 
@@ -26,6 +27,7 @@ use crate::limits::MAX_DEPTH;
 use base64::Engine as _;
 use sha2::Digest as _;
 use std::fmt::Write as _;
+use std::sync::Arc;
 
 /// The largest string or list one function call may build (`repeat`, `indent`, `until`…):
 /// twice the largest input file, so no honest template meets it, and a hostile one cannot
@@ -137,7 +139,10 @@ fn register(funcs: &mut FuncMap) {
         Ok(if args.bool(2)? { args.any(0).clone() } else { args.any(1).clone() })
     });
     define(funcs, "fail", Exact(1), |args| Err(go::fail(args.name(), args.string(0)?)));
-    // Go's printf, html, js and urlquery (the crate's builtins print otherwise: go::fmt).
+    // Go's print, println, printf, html, js and urlquery (the crate's builtins print otherwise:
+    // go::fmt).
+    define(funcs, "print", AtLeast(0), |args| Ok(go::string(go::fmt::sprint(args.rest(0)))));
+    define(funcs, "println", AtLeast(0), |args| Ok(go::string(go::fmt::sprintln(args.rest(0)))));
     define(funcs, "printf", AtLeast(1), |args| Ok(go::string(go::fmt::sprintf(args.string(0)?, args.rest(1)))));
     define(funcs, "html", AtLeast(0), |args| Ok(go::string(gotmpl::html_escape(&go::fmt::escaper_text(args.rest(0))))));
     define(funcs, "js", AtLeast(0), |args| Ok(go::string(go::fmt::js_escape(&go::fmt::escaper_text(args.rest(0))))));
@@ -180,7 +185,7 @@ fn register(funcs: &mut FuncMap) {
     });
     define(funcs, "kindOf", Exact(1), |args| Ok(go::string(kind_of(args.any(0)))));
     define(funcs, "kindIs", Exact(2), |args| Ok(GoValue::Bool(args.string(0)? == kind_of(args.any(1)))));
-    define(funcs, "deepEqual", Exact(2), |args| Ok(GoValue::Bool(args.any(0) == args.any(1))));
+    define(funcs, "deepEqual", Exact(2), |args| Ok(GoValue::Bool(deep_equal(args.any(0), args.any(1)))));
     // Encodings.
     define(funcs, "b64enc", Exact(1), |args| {
         Ok(go::string(base64::engine::general_purpose::STANDARD.encode(args.string(0)?)))
@@ -237,6 +242,9 @@ fn copy_deep(value: &GoValue, depth: usize) -> Result<GoValue, String> {
 
 /// Sprig's `empty`: nil, false, zero, and empty strings, lists and maps.
 pub fn empty(value: &GoValue) -> bool {
+    if let Some((_, inner)) = go::typed::tagged(value) {
+        return empty(inner);
+    }
     match value {
         GoValue::Nil => true,
         GoValue::Bool(b) => !b,
@@ -292,6 +300,9 @@ pub fn to_f64(value: &GoValue) -> f64 {
 
 /// `fmt.Sprintf("%T")` of a template value.
 pub fn type_of(value: &GoValue) -> &'static str {
+    if let Some((ty, _)) = go::typed::tagged(value) {
+        return ty.name();
+    }
     match value {
         GoValue::Nil => "<nil>",
         GoValue::Function(_) => "func(...interface {}) (interface {}, error)",
@@ -301,6 +312,9 @@ pub fn type_of(value: &GoValue) -> &'static str {
 
 /// `reflect.Value.Kind().String()` of a template value.
 pub fn kind_of(value: &GoValue) -> &'static str {
+    if let Some((ty, _)) = go::typed::tagged(value) {
+        return ty.kind();
+    }
     match value {
         GoValue::Nil => "invalid",
         GoValue::List(_) => "slice",
@@ -350,6 +364,31 @@ fn adler32(bytes: &[u8]) -> u32 {
     (b << 16) | a
 }
 
+/// Go's `reflect.DeepEqual` of two template values: a nil slice is not an empty one, and values
+/// of two types differ (`int64` 1 and `int` 1, `[]string` and `[]interface {}`).
+fn deep_equal(a: &GoValue, b: &GoValue) -> bool {
+    match (go::typed::tagged(a), go::typed::tagged(b)) {
+        (Some((ta, a)), Some((tb, b))) => return ta == tb && deep_equal(a, b),
+        (Some(_), None) | (None, Some(_)) => return false,
+        (None, None) => {}
+    }
+    match (a, b) {
+        // The same allocation is equal to itself (a value of shared parts is compared once).
+        (GoValue::List(a), GoValue::List(b)) => {
+            Arc::ptr_eq(a, b)
+                || (go::is_nil_list(a) == go::is_nil_list(b)
+                    && a.len() == b.len()
+                    && a.iter().zip(b.iter()).all(|(a, b)| deep_equal(a, b)))
+        }
+        (GoValue::Map(a), GoValue::Map(b)) => {
+            Arc::ptr_eq(a, b)
+                || (a.len() == b.len()
+                    && a.iter().zip(b.iter()).all(|((ka, va), (kb, vb))| ka == kb && deep_equal(va, vb)))
+        }
+        _ => a == b,
+    }
+}
+
 /// The flavours of Go's JSON encoding Sprig offers.
 #[derive(Clone, Copy, PartialEq)]
 enum Json {
@@ -386,6 +425,7 @@ fn write_json(out: &mut String, value: &GoValue, style: Json, depth: usize) -> R
         GoValue::Uint(n) => out.push_str(&n.to_string()),
         GoValue::Float(f) => out.push_str(&json_float(*f)?),
         GoValue::String(s) => json_string(out, s, style != Json::Raw),
+        GoValue::List(items) if go::is_nil_list(items) => out.push_str("null"),
         GoValue::List(items) => {
             out.push('[');
             for (i, item) in items.iter().enumerate() {
@@ -572,7 +612,9 @@ pub(crate) mod tests {
 
     /// Runs `source` with Sprig's functions over `data`.
     pub fn run_with(source: &str, data: &GoValue) -> Result<String, String> {
-        go::compile(source, ("{{", "}}"), &functions())?.execute(data, &Budget::default())
+        // Charged, as renders call them: a call's result carries its Go type there (go::typed).
+        let budget = std::sync::Arc::new(Budget::default());
+        go::compile(source, ("{{", "}}"), &go::charged(functions(), &budget))?.execute(data, &budget)
     }
 
     pub fn run(source: &str) -> Result<String, String> {
@@ -614,6 +656,24 @@ pub(crate) mod tests {
             (r#"{{ hello }}"#, "Hello!"),
         ]);
         expect_err(&[(r#"{{ fail "boom" }}"#, "error calling fail: boom")]);
+    }
+
+    #[test]
+    fn nil_slices() {
+        // Go's output (tests/gotemplate/runner.go): Sprig's rest, initial and concat of empty
+        // lists and regexFindAll/regexSplit without a part are nil slices: `[]` printed, `null`
+        // in JSON, not deeply equal to an empty list.
+        expect(&[
+            (r#"{{ list | rest }} {{ list | rest | toJson }} {{ list | initial | toJson }}"#, "[] null null"),
+            (
+                r#"{{ concat | toJson }} {{ concat list list | toJson }} {{ concat list (list 1) | toJson }}"#,
+                "null null [1]",
+            ),
+            (r#"{{ regexFindAll "x" "abc" -1 | toJson }} {{ regexSplit "a" "banana" 0 | toJson }}"#, "null null"),
+            (r#"{{ dict "a" (list | mustRest) | toPrettyJson }}"#, "{\n  \"a\": null\n}"),
+            (r#"{{ deepEqual (list | rest) list }} {{ deepEqual (list | rest) (concat) }}"#, "false true"),
+            (r#"{{ len (list | rest) }} {{ if list | rest }}x{{ else }}empty{{ end }}"#, "0 empty"),
+        ]);
     }
 
     #[test]

@@ -7,6 +7,7 @@
 //! Values are Go's `interface{}` holding `int`, `uint64`, `float64`, `string`, `bool`,
 //! `[]interface {}` or `map[string]interface {}`, as the data and Sprig give them.
 
+use super::typed::{tagged, Type};
 use super::{go_float, GoValue};
 use std::fmt::Write as _;
 use unicode_general_category::{get_general_category, GeneralCategory as G};
@@ -28,6 +29,9 @@ const MAX_WIDTH: usize = 1 << 16;
 
 /// Go's type name of a value, as `%T` and the error markers print it.
 pub fn type_name(value: &GoValue) -> &'static str {
+    if let Some((ty, _)) = tagged(value) {
+        return ty.name();
+    }
     match value {
         GoValue::Nil => "<nil>",
         GoValue::Bool(_) => "bool",
@@ -178,6 +182,19 @@ pub fn sprint(args: &[GoValue]) -> String {
     out
 }
 
+/// `fmt.Sprintln(args...)`: each `%v`, a space between any two, and a newline.
+pub fn sprintln(args: &[GoValue]) -> String {
+    let mut out = String::new();
+    for (n, arg) in args.iter().enumerate() {
+        if n > 0 {
+            out.push(' ');
+        }
+        print_arg(&mut out, arg, 'v', Spec::default());
+    }
+    out.push('\n');
+    out
+}
+
 /// The text Go's `html`, `js` and `urlquery` escape: a single string as it is, anything else
 /// as `fmt.Sprint` prints the arguments.
 pub fn escaper_text(args: &[GoValue]) -> String {
@@ -265,7 +282,8 @@ fn digits(format: &str, mut i: usize) -> (usize, usize) {
 
 /// A `*` width or precision: an `int` argument (Go takes only ints there).
 fn int_arg(args: &[GoValue], i: usize) -> Option<i64> {
-    match args.get(i)? {
+    let arg = args.get(i)?;
+    match tagged(arg).map_or(arg, |(_, inner)| inner) {
         GoValue::Int(n) => Some(*n).filter(|n| n.unsigned_abs() <= 1_000_000),
         _ => None,
     }
@@ -290,6 +308,17 @@ fn print_arg(out: &mut String, arg: &GoValue, verb: char, spec: Spec) {
         pad(out, type_name(arg), spec);
         return;
     }
+    if let Some((ty, inner)) = tagged(arg) {
+        match (ty, inner) {
+            // The markers name the type: `%!s(int64=3)`.
+            (Type::Int64, GoValue::Int(n)) => integer(out, *n < 0, n.unsigned_abs(), true, verb, spec, arg),
+            (Type::Semver, fields) => semver(out, fields, verb, spec, arg),
+            (_, GoValue::List(items)) => list(out, items, ty.name(), verb, spec),
+            (_, GoValue::Map(map)) if spec.sharp && verb == 'v' => go_syntax_map(out, map, ty.name(), spec),
+            (_, other) => print_arg(out, other, verb, spec),
+        }
+        return;
+    }
     match arg {
         GoValue::Nil => match verb {
             'v' => pad(out, "<nil>", spec),
@@ -303,39 +332,10 @@ fn print_arg(out: &mut String, arg: &GoValue, verb: char, spec: Spec) {
         GoValue::Uint(n) => integer(out, false, *n, false, verb, spec, arg),
         GoValue::Float(f) => float(out, *f, verb, spec, arg),
         GoValue::String(s) => string(out, s, verb, spec, arg),
-        GoValue::List(items) => {
-            if spec.sharp && verb == 'v' {
-                out.push_str("[]interface {}{");
-                for (n, item) in items.iter().enumerate() {
-                    if n > 0 {
-                        out.push_str(", ");
-                    }
-                    go_syntax_element(out, item, spec);
-                }
-                out.push('}');
-                return;
-            }
-            out.push('[');
-            for (n, item) in items.iter().enumerate() {
-                if n > 0 {
-                    out.push(' ');
-                }
-                element(out, item, verb, spec);
-            }
-            out.push(']');
-        }
+        GoValue::List(items) => list(out, items, "[]interface {}", verb, spec),
         GoValue::Map(map) => {
             if spec.sharp && verb == 'v' {
-                out.push_str("map[string]interface {}{");
-                for (n, (key, item)) in map.iter().enumerate() {
-                    if n > 0 {
-                        out.push_str(", ");
-                    }
-                    quote_into(out, key, false);
-                    out.push(':');
-                    go_syntax_element(out, item, spec);
-                }
-                out.push('}');
+                go_syntax_map(out, map, "map[string]interface {}", spec);
                 return;
             }
             out.push_str("map[");
@@ -353,6 +353,90 @@ fn print_arg(out: &mut String, arg: &GoValue, verb: char, spec: Spec) {
         GoValue::Function(_) if verb == 'v' => pad(out, "<func>", spec),
         GoValue::Function(_) => {
             let _ = write!(out, "%!{verb}(func())");
+        }
+    }
+}
+
+/// A list of Go type `type_name` (a nil slice under `%#v` is `[]T(nil)`).
+fn list(out: &mut String, items: &std::sync::Arc<[GoValue]>, type_name: &str, verb: char, spec: Spec) {
+    if spec.sharp && verb == 'v' {
+        out.push_str(type_name);
+        if super::is_nil_list(items) {
+            out.push_str("(nil)");
+            return;
+        }
+        out.push('{');
+        for (n, item) in items.iter().enumerate() {
+            if n > 0 {
+                out.push_str(", ");
+            }
+            go_syntax_element(out, item, spec);
+        }
+        out.push('}');
+        return;
+    }
+    out.push('[');
+    for (n, item) in items.iter().enumerate() {
+        if n > 0 {
+            out.push(' ');
+        }
+        element(out, item, verb, spec);
+    }
+    out.push(']');
+}
+
+/// A map of Go type `type_name` under `%#v`.
+fn go_syntax_map(out: &mut String, map: &super::GoMap, type_name: &str, spec: Spec) {
+    out.push_str(type_name);
+    out.push('{');
+    for (n, (key, item)) in map.iter().enumerate() {
+        if n > 0 {
+            out.push_str(", ");
+        }
+        quote_into(out, key, false);
+        out.push(':');
+        go_syntax_element(out, item, spec);
+    }
+    out.push('}');
+}
+
+/// A `*semver.Version`: its text for the verbs Go prints a `Stringer` with, else the struct
+/// behind the pointer, field by field.
+fn semver(out: &mut String, fields: &GoValue, verb: char, spec: Spec, arg: &GoValue) {
+    let GoValue::Map(map) = fields else { return };
+    let field = |name: &str| map.get(name).cloned().unwrap_or(GoValue::Nil);
+    let values = [
+        ("major", field("Major")),
+        ("minor", field("Minor")),
+        ("patch", field("Patch")),
+        ("pre", field("Prerelease")),
+        ("metadata", field("Metadata")),
+        ("original", field("Original")),
+    ];
+    if spec.sharp && verb == 'v' {
+        out.push_str("&semver.Version{");
+        for (n, (name, value)) in values.iter().enumerate() {
+            if n > 0 {
+                out.push_str(", ");
+            }
+            out.push_str(name);
+            out.push(':');
+            print_arg(out, value, 'v', spec);
+        }
+        out.push('}');
+        return;
+    }
+    match (verb, field("String")) {
+        ('v' | 's' | 'q' | 'x' | 'X', GoValue::String(text)) => string(out, &text, verb, spec, arg),
+        _ => {
+            out.push_str("&{");
+            for (n, (_, value)) in values.iter().enumerate() {
+                if n > 0 {
+                    out.push(' ');
+                }
+                print_arg(out, value, verb, spec);
+            }
+            out.push('}');
         }
     }
 }
@@ -418,6 +502,8 @@ fn sign_of(negative: bool, spec: Spec) -> &'static str {
 
 fn integer(out: &mut String, negative: bool, magnitude: u64, signed: bool, verb: char, spec: Spec, arg: &GoValue) {
     let (base, prefix, upper) = match verb {
+        // Go's `%#v` of an unsigned integer is hexadecimal.
+        'v' if spec.sharp && !signed => (16, "0x", false),
         'd' | 'v' => (10, "", false),
         'b' => (2, if spec.sharp { "0b" } else { "" }, false),
         'o' => (8, if spec.sharp { "0" } else { "" }, false),

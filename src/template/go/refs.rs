@@ -24,17 +24,20 @@ use std::sync::Arc;
 pub const GET: &str = "render-blueprint:get";
 /// The function the rewritten tree passes values through before the crate reads them.
 pub const RESOLVE: &str = "render-blueprint:resolve";
+/// The function a field called with arguments becomes ([`method`]).
+pub const METHOD: &str = "render-blueprint:method";
+/// The function a `with`'s value passes through ([`with`]).
+pub const WITH: &str = "render-blueprint:with";
 /// The function every printed value passes through ([`printable`]).
 pub const PRINTABLE: &str = "render-blueprint:printable";
 
 /// The functions that change a map they are given (Sprig's).
 pub const CHANGING: &[&str] = &["set", "unset", "merge", "mergeOverwrite", "mustMerge", "mustMergeOverwrite"];
 
-/// The crate's builtins, which read their arguments themselves.
-const BUILTINS: &[&str] = &[
-    "and", "or", "not", "len", "index", "slice", "eq", "ne", "lt", "le", "gt", "ge", "print", "printf", "println",
-    "html", "js", "urlquery", "call",
-];
+/// The crate's builtins, which read their arguments themselves (`print`, `println`, `printf`,
+/// `html`, `js` and `urlquery` are ours: their calls read maps at their newest version, and
+/// `printf` reports types).
+const BUILTINS: &[&str] = &["and", "or", "not", "len", "index", "slice", "eq", "ne", "lt", "le", "gt", "ge", "call"];
 
 /// Values nest at most this deep: twice what the YAML reader accepts (`limits::MAX_DEPTH`), so
 /// data can still be wrapped, while `$x = dict "a" $x` in a loop, or a map set into itself,
@@ -57,7 +60,7 @@ struct Heap {
 /// prints a value in whole however long its text (`$x = list $x $x` thirty times is 2^30
 /// elements); every printed value passes here first.
 pub fn printable(args: &[GoValue]) -> Result<GoValue, TemplateError> {
-    let value = resolve(args.first().unwrap_or(&GoValue::Nil))?;
+    let value = resolve(&super::typed::printed(args.first().unwrap_or(&GoValue::Nil)))?;
     let size = measure(&value)?.size;
     let (room, limit) = HEAP.with(|heap| heap.borrow().as_ref().map_or((u64::MAX, 0), |h| (h.printable, h.limit)));
     if size > room {
@@ -219,6 +222,23 @@ fn measure_at(value: &GoValue, depth: usize) -> Result<Measure, TemplateError> {
     Ok(total)
 }
 
+/// `RESOLVE value`: the value as the crate reads it: without its Go type's tag
+/// ([`typed::plain`](super::typed::plain)), every map in it at its newest version.
+pub fn read(args: &[GoValue]) -> Result<GoValue, TemplateError> {
+    resolve(&super::typed::plain(args.first().unwrap_or(&GoValue::Nil)))
+}
+
+/// `WITH value`: a `with`'s value, which becomes dot: read as [`read`] reads it, but a value
+/// that is true keeps its Go type (`{{ with semver "1.2.3" }}{{ . }}` prints `1.2.3`); a false
+/// one is read untagged, so that the crate sees it false.
+pub fn with(args: &[GoValue]) -> Result<GoValue, TemplateError> {
+    let value = args.first().unwrap_or(&GoValue::Nil);
+    match super::typed::tagged(value) {
+        Some((_, inner)) if inner.is_truthy() => resolve(value),
+        _ => read(args),
+    }
+}
+
 /// `value` with every map in it at its newest version.
 pub fn resolve(value: &GoValue) -> Result<GoValue, TemplateError> {
     if !any_changed() {
@@ -281,14 +301,23 @@ fn same(a: &GoValue, b: &GoValue) -> bool {
 /// `GET base "a" "b"`: Go's field chain `base.a.b` over the newest versions (a missing key is
 /// nil; a field of nil is nil, as the crate has it).
 pub fn get(args: &[GoValue]) -> Result<GoValue, TemplateError> {
+    use super::typed::{tagged, Type};
     let Some((base, fields)) = args.split_first() else { return Ok(GoValue::Nil) };
     let mut value = base.clone();
     for field in fields {
         let GoValue::String(name) = field else { return Ok(GoValue::Nil) };
-        value = match &value {
-            GoValue::Map(map) => latest(map).get(name.as_ref()).cloned().unwrap_or(GoValue::Nil),
-            GoValue::Nil => GoValue::Nil,
-            other => {
+        value = match (&value, tagged(&value)) {
+            // A semver's fields are its methods without arguments.
+            (_, Some((Type::Semver, GoValue::Map(methods)))) => methods
+                .get(name.as_ref())
+                .cloned()
+                .ok_or_else(|| TemplateError::Exec(format!("can't evaluate field {name} in type *semver.Version")))?,
+            (_, Some((ty, _))) => {
+                return Err(TemplateError::Exec(format!("can't evaluate field {name} in type {}", ty.name())))
+            }
+            (GoValue::Map(map), None) => latest(map).get(name.as_ref()).cloned().unwrap_or(GoValue::Nil),
+            (GoValue::Nil, None) => GoValue::Nil,
+            (other, None) => {
                 return Err(TemplateError::Exec(format!(
                     "can't evaluate field {name} in type {}",
                     super::go_type(other)
@@ -309,6 +338,7 @@ pub fn may_change(source: &str) -> bool {
 /// template may change a map), every read of a map sees its newest version.
 pub fn rewrite(list: &mut ListNode, changes: bool) {
     for node in &mut list.nodes {
+        let with = matches!(node, Node::With(_));
         match node {
             Node::List(inner) => rewrite(inner, changes),
             Node::Action(action) => {
@@ -323,7 +353,9 @@ pub fn rewrite(list: &mut ListNode, changes: bool) {
             Node::If(branch) | Node::With(branch) | Node::Range(branch) => {
                 if changes {
                     rewrite_pipe(&mut branch.pipe);
-                    append_resolve(&mut branch.pipe);
+                    let pos = branch.pipe.pos;
+                    let name = if with { WITH } else { RESOLVE };
+                    branch.pipe.commands.push(command(pos, vec![Expr::Identifier(pos, name.into())]));
                 }
                 rewrite(&mut branch.body, changes);
                 if let Some(other) = &mut branch.else_body {
@@ -349,14 +381,46 @@ fn pipe_of(pos: Pos, commands: Vec<CommandNode>) -> PipeNode {
     PipeNode { pos, decl: Vec::new(), commands, is_assign: false }
 }
 
-fn append_resolve(pipe: &mut PipeNode) {
-    let pos = pipe.pos;
-    pipe.commands.push(command(pos, vec![Expr::Identifier(pos, RESOLVE.into())]));
+/// A command that calls a field with arguments (`(semver "1.2.3").Compare $v`, or a field a
+/// value is piped into) as a call of [`METHOD`]: the receiver, the method's name, the arguments.
+fn method_call(cmd: &mut CommandNode, piped: bool) {
+    if cmd.args.len() < 2 && !piped {
+        return;
+    }
+    let (pos, base, mut fields) = match cmd.args.first() {
+        Some(Expr::Field(pos, fields)) => (*pos, Expr::Dot(*pos), fields.clone()),
+        Some(Expr::Variable(pos, name, fields)) if !fields.is_empty() => {
+            (*pos, Expr::Variable(*pos, name.clone(), Vec::new()), fields.clone())
+        }
+        Some(Expr::Chain(pos, inner, fields)) if !matches!(**inner, Expr::Identifier(..)) => {
+            (*pos, (**inner).clone(), fields.clone())
+        }
+        _ => return,
+    };
+    let Some(name) = fields.pop() else { return };
+    let receiver = if fields.is_empty() { base } else { get_call(pos, base, fields) };
+    cmd.args[0] = receiver;
+    cmd.args.insert(0, Expr::Identifier(pos, METHOD.into()));
+    cmd.args.insert(2, Expr::String(pos, Arc::from(name.as_str())));
+}
+
+/// `METHOD receiver name args…`: a method call. Template values have methods only where Go's
+/// have them and the crate's do not: a semver's (`.Compare`, `.LessThan`); any other receiver
+/// is refused as the crate refuses arguments to a field.
+pub fn method(args: &[GoValue]) -> Result<GoValue, TemplateError> {
+    let (receiver, name) = (args.first().unwrap_or(&GoValue::Nil), args.get(1));
+    let (Some(GoValue::String(name)), Some((super::typed::Type::Semver, fields))) =
+        (name, super::typed::tagged(receiver))
+    else {
+        return Err(TemplateError::Exec("can't give argument to non-function <field>".into()));
+    };
+    crate::template::sprig::semver_method(fields, name, args.get(2..).unwrap_or(&[]))
 }
 
 fn rewrite_pipe(pipe: &mut PipeNode) {
     let commands = std::mem::take(&mut pipe.commands);
     for (i, mut cmd) in commands.into_iter().enumerate() {
+        method_call(&mut cmd, i > 0);
         let builtin = matches!(cmd.args.first(), Some(Expr::Identifier(_, name)) if BUILTINS.contains(&name.as_str()));
         if builtin && i > 0 {
             // The piped value reaches the builtin as its last argument.

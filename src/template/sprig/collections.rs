@@ -38,8 +38,8 @@ pub fn register(funcs: &mut FuncMap) {
     for name in ["rest", "mustRest"] {
         define(funcs, name, Exact(1), |args| {
             Ok(match slice(args, 0, "Cannot find rest on type")? {
-                // Sprig slices an empty list: an empty list, not nil.
-                [] => go::list(Vec::new()),
+                // Sprig returns nil for an empty list.
+                [] => go::nil_list(),
                 [_, rest @ ..] => go::list(rest.to_vec()),
             })
         });
@@ -47,8 +47,8 @@ pub fn register(funcs: &mut FuncMap) {
     for name in ["initial", "mustInitial"] {
         define(funcs, name, Exact(1), |args| {
             Ok(match slice(args, 0, "Cannot find initial on type")? {
-                // Sprig slices an empty list: an empty list, not nil.
-                [] => go::list(Vec::new()),
+                // Sprig returns nil for an empty list.
+                [] => go::nil_list(),
                 [initial @ .., _] => go::list(initial.to_vec()),
             })
         });
@@ -115,8 +115,8 @@ pub fn register(funcs: &mut FuncMap) {
             }
             check_size(args, all.len().saturating_mul(16)).map_err(|_| too_long(args, i))?;
         }
-        // Go appends to a nil slice: an empty concatenation prints as `[]`.
-        Ok(go::list(all))
+        // Go appends to a nil slice: an empty concatenation is that nil slice.
+        Ok(if all.is_empty() { go::nil_list() } else { go::list(all) })
     });
     for name in ["chunk", "mustChunk"] {
         define(funcs, name, Exact(2), |args| {

@@ -23,7 +23,9 @@ pub fn register(funcs: &mut FuncMap) {
             let (s, n) = (args.string(1)?, args.int(2)?);
             let re = regex(args)?;
             let limit = usize::try_from(n).unwrap_or(usize::MAX);
-            Ok(go::list(re.find_iter(s).take(limit).map(|m| go::string(m.as_str())).collect()))
+            let found: Vec<GoValue> = re.find_iter(s).take(limit).map(|m| go::string(m.as_str())).collect();
+            // Go's FindAllString returns nil without a match.
+            Ok(if found.is_empty() { go::nil_list() } else { go::list(found) })
         });
     }
     for name in ["regexFind", "mustRegexFind"] {
@@ -162,7 +164,8 @@ fn split(args: &Args<'_>) -> Result<GoValue, TemplateError> {
     let (s, n) = (args.string(1)?, args.int(2)?);
     let re = regex(args)?;
     if n == 0 {
-        return Ok(go::list(Vec::new()));
+        // Go's Split returns nil for n == 0.
+        return Ok(go::nil_list());
     }
     if !args.string(0)?.is_empty() && s.is_empty() {
         return Ok(go::list(vec![go::string("")]));

@@ -3,25 +3,19 @@
 //! `1`). Constraints: `=`, `!=`, `>`, `<`, `>=`/`=>`, `<=`/`=<`, `~`/`~>`, `^`, wildcards
 //! (`1.2.x`, `*`, a missing part), hyphen ranges (`1.2 - 1.4.5`), `,` or spaces for "and" and
 //! `||` for "or"; a pre-release version satisfies only constraints that name a pre-release.
-//! `semver` returns a map with Masterminds' fields (`.Major`, `.Minor`, `.Patch`,
-//! `.Prerelease`, `.Metadata`, `.Original`), not an object with methods (`.Compare` is missing,
-//! and it prints as a map).
+//! `semver` returns a `*semver.Version` ([`go::typed`]): printed as `1.2.3`, with Masterminds'
+//! methods that return no version (`.Major`, `.Minor`, `.Patch`, `.Prerelease`, `.Metadata`,
+//! `.Original`, `.String`, `.Compare`, `.LessThan`, `.GreaterThan`, `.Equal`).
 
-use crate::template::go::{self, define, Arity::Exact, FuncMap, GoMap, GoValue};
+use crate::template::go::{self, define, Arity::Exact, FuncMap, GoValue, TemplateError};
 use std::cmp::Ordering;
 
 pub fn register(funcs: &mut FuncMap) {
     define(funcs, "semver", Exact(1), |args| {
         let text = args.string(0)?;
         let version = Version::parse(text).ok_or_else(|| go::fail(args.name(), "Invalid Semantic Version"))?;
-        let mut map = GoMap::new();
-        map.insert("Major".into(), GoValue::Uint(version.major));
-        map.insert("Minor".into(), GoValue::Uint(version.minor));
-        map.insert("Patch".into(), GoValue::Uint(version.patch));
-        map.insert("Prerelease".into(), go::string(version.pre.as_str()));
-        map.insert("Metadata".into(), go::string(version.metadata.as_str()));
-        map.insert("Original".into(), go::string(text));
-        Ok(go::map(map))
+        // Tagged `*semver.Version` by the call (go::typed): printed as its text.
+        Ok(go::typed::semver_fields(version.major, version.minor, version.patch, &version.pre, &version.metadata, text))
     });
     define(funcs, "semverCompare", Exact(2), |args| {
         let (constraint, version) = (args.string(0)?, args.string(1)?);
@@ -29,6 +23,51 @@ pub fn register(funcs: &mut FuncMap) {
         let version = Version::parse(version).ok_or_else(|| go::fail(args.name(), "Invalid Semantic Version"))?;
         Ok(GoValue::Bool(constraint.check(&version)))
     });
+}
+
+/// A `*semver.Version`'s method with arguments, called on the version whose fields are
+/// `fields`: `Compare`, `LessThan`, `GreaterThan`, `Equal` (each takes a version).
+pub fn method(fields: &GoValue, name: &str, args: &[GoValue]) -> Result<GoValue, TemplateError> {
+    let version = |value: &GoValue| match go::typed::tagged(value) {
+        Some((go::typed::Type::Semver, GoValue::Map(map))) => {
+            map.get("Original").and_then(GoValue::as_str).and_then(Version::parse)
+        }
+        _ => None,
+    };
+    let receiver = match fields {
+        GoValue::Map(map) => map.get("Original").and_then(GoValue::as_str).and_then(Version::parse),
+        _ => None,
+    };
+    let want = |n: usize| -> Result<(), TemplateError> {
+        if args.len() == n {
+            Ok(())
+        } else {
+            Err(TemplateError::Exec(format!("wrong number of args for {name}: want {n} got {}", args.len())))
+        }
+    };
+    let other = || -> Result<Version, TemplateError> {
+        want(1)?;
+        version(&args[0]).ok_or_else(|| {
+            TemplateError::Exec(format!(
+                "wrong type for value; expected *semver.Version; got {}",
+                go::fmt::type_name(&args[0])
+            ))
+        })
+    };
+    let Some(receiver) = receiver else {
+        return Err(TemplateError::Exec(format!("can't evaluate field {name} in type *semver.Version")));
+    };
+    Ok(match name {
+        "Compare" => GoValue::Int(match receiver.compare(&other()?) {
+            Ordering::Less => -1,
+            Ordering::Equal => 0,
+            Ordering::Greater => 1,
+        }),
+        "LessThan" => GoValue::Bool(receiver.compare(&other()?) == Ordering::Less),
+        "GreaterThan" => GoValue::Bool(receiver.compare(&other()?) == Ordering::Greater),
+        "Equal" => GoValue::Bool(receiver.compare(&other()?) == Ordering::Equal),
+        _ => return Err(TemplateError::Exec(format!("can't evaluate field {name} in type *semver.Version"))),
+    })
 }
 
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -301,10 +340,8 @@ mod tests {
         expect(&[
             (r#"{{ $s := semver "1.2.3-beta.1+c0ff33" }}{{ $s.Prerelease }}"#, "beta.1"),
             (r#"{{ $s := semver "1.2.3-beta.1+c0ff33" }}{{ $s.Major }}"#, "1"),
-            (
-                r#"{{ semver "v1.2" | toJson }}"#,
-                r#"{"Major":1,"Metadata":"","Minor":2,"Original":"v1.2","Patch":0,"Prerelease":""}"#,
-            ),
+            // Version.MarshalJSON: its text.
+            (r#"{{ semver "v1.2" | toJson }}"#, r#""1.2.0""#),
             (r#"{{ semverCompare "1.2.3" "1.2.3" }}"#, "true"),
             (r#"{{ semverCompare "^1.2.0" "1.2.3" }}"#, "true"),
             (r#"{{ semverCompare "^1.2.0" "2.2.3" }}"#, "false"),
