@@ -34,6 +34,9 @@ struct Rule {
 
 const RULES: &[Rule] = &[
     Rule { name: "field of nil", doc: "A field of a missing or null value", applies: field_of_nil },
+    Rule { name: "stored types", doc: "A value a function stores in a list or map", applies: stored_types },
+    Rule { name: "semver versions", doc: "`semver`'s methods that return a version", applies: semver_versions },
+    Rule { name: "camelcase", doc: "`camelcase` keeps a capital letter that follows", applies: camelcase },
     Rule { name: "complex constants", doc: "Complex constants", applies: complex_constants },
     Rule { name: "method calls on nil", doc: "A field given arguments", applies: method_calls },
     Rule { name: "refused functions", doc: "functions that need a cluster", applies: refused },
@@ -63,6 +66,29 @@ fn error(outcome: &Outcome) -> Option<&str> {
 /// Go stops at a field of nil (`nil pointer evaluating interface {}.b`); we print `<no value>`.
 fn field_of_nil(_: &str, go: &Outcome, ours: &Outcome) -> bool {
     error(go).is_some_and(|e| e.contains("nil pointer evaluating")) && text(ours).is_some()
+}
+
+/// A Sprig result stored in a list or map is stored without its Go type: `int64` reads as
+/// `int`, `[]string` as `[]interface {}`.
+fn stored_types(src: &str, go: &Outcome, ours: &Outcome) -> bool {
+    let (Some(go), Some(ours)) = (text(go), text(ours)) else { return false };
+    ["typeOf", "kindOf", "kindIs", "typeIs", "%T", "deepEqual"].iter().any(|f| src.contains(f))
+        && ["list", "dict", "set", "append", "prepend", "index", "first", "last"].iter().any(|f| src.contains(f))
+        && go.replace("int64", "int").replace("[]string", "[]interface {}") == ours
+}
+
+/// A semver's methods that return a version are missing; builtins read a semver as its fields.
+fn semver_versions(src: &str, go: &Outcome, ours: &Outcome) -> bool {
+    src.contains("semver ")
+        && (error(ours).is_some_and(|e| e.contains("in type *semver.Version"))
+            || (error(go).is_some() && text(ours).is_some()))
+}
+
+/// Landscaper links xstrings 1.4, whose `ToCamelCase` keeps a capital after a lower-case letter;
+/// Sprig 3.2.3's own module (the test's Go) has xstrings 1.3.3, which lowercases it.
+fn camelcase(src: &str, go: &Outcome, ours: &Outcome) -> bool {
+    let (Some(go), Some(ours)) = (text(go), text(ours)) else { return false };
+    src.contains("camelcase") && go != ours && go.to_lowercase() == ours.to_lowercase()
 }
 
 /// Go's complex constants (`1i`) are not read.

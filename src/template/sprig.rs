@@ -143,6 +143,19 @@ fn register(funcs: &mut FuncMap) {
     // go::fmt).
     define(funcs, "print", AtLeast(0), |args| Ok(go::string(go::fmt::sprint(args.rest(0)))));
     define(funcs, "println", AtLeast(0), |args| Ok(go::string(go::fmt::sprintln(args.rest(0)))));
+    // Go's eq and ne, which compare a nil slice with nil and with other slices.
+    define(funcs, "eq", AtLeast(1), |args| {
+        let Some((first, others)) = args.rest(0).split_first().filter(|(_, others)| !others.is_empty()) else {
+            return Err(TemplateError::Exec("missing argument for comparison".into()));
+        };
+        for other in others {
+            if go_eq(first, other)? {
+                return Ok(GoValue::Bool(true));
+            }
+        }
+        Ok(GoValue::Bool(false))
+    });
+    define(funcs, "ne", Exact(2), |args| Ok(GoValue::Bool(!go_eq(args.any(0), args.any(1))?)));
     define(funcs, "printf", AtLeast(1), |args| Ok(go::string(go::fmt::sprintf(args.string(0)?, args.rest(1)))));
     define(funcs, "html", AtLeast(0), |args| Ok(go::string(gotmpl::html_escape(&go::fmt::escaper_text(args.rest(0))))));
     define(funcs, "js", AtLeast(0), |args| Ok(go::string(go::fmt::js_escape(&go::fmt::escaper_text(args.rest(0))))));
@@ -362,6 +375,36 @@ fn adler32(bytes: &[u8]) -> u32 {
         b %= MOD;
     }
     (b << 16) | a
+}
+
+/// Go 1.19's `eq` of two values: basic kinds by value (an int equals a uint of the same
+/// value), nil equal to nil and to a nil slice, and a nil slice to any slice only if it is nil
+/// too; other lists and maps are not comparable.
+fn go_eq(a: &GoValue, b: &GoValue) -> Result<bool, TemplateError> {
+    let nil_list = |v: &GoValue| matches!(v, GoValue::List(items) if go::is_nil_list(items));
+    Ok(match (a, b) {
+        (GoValue::Nil, GoValue::Nil) => true,
+        (GoValue::Nil, other) | (other, GoValue::Nil) => nil_list(other),
+        (GoValue::List(_), GoValue::List(_)) if nil_list(a) || nil_list(b) => nil_list(a) && nil_list(b),
+        (GoValue::Bool(a), GoValue::Bool(b)) => a == b,
+        (GoValue::Int(a), GoValue::Int(b)) => a == b,
+        (GoValue::Uint(a), GoValue::Uint(b)) => a == b,
+        (GoValue::Int(a), GoValue::Uint(b)) | (GoValue::Uint(b), GoValue::Int(a)) => u64::try_from(*a) == Ok(*b),
+        (GoValue::Float(a), GoValue::Float(b)) => a == b,
+        (GoValue::String(a), GoValue::String(b)) => a == b,
+        (GoValue::List(_), GoValue::List(_))
+        | (GoValue::Map(_), GoValue::Map(_))
+        | (GoValue::Function(_), GoValue::Function(_)) => {
+            return Err(TemplateError::Exec(format!("non-comparable type {}", go::go_type(a))))
+        }
+        _ => {
+            return Err(TemplateError::Exec(format!(
+                "incompatible types for comparison: {} and {}",
+                go::go_type(a),
+                go::go_type(b)
+            )))
+        }
+    })
 }
 
 /// Go's `reflect.DeepEqual` of two template values: a nil slice is not an empty one, and values
@@ -673,6 +716,12 @@ pub(crate) mod tests {
             (r#"{{ dict "a" (list | mustRest) | toPrettyJson }}"#, "{\n  \"a\": null\n}"),
             (r#"{{ deepEqual (list | rest) list }} {{ deepEqual (list | rest) (concat) }}"#, "false true"),
             (r#"{{ len (list | rest) }} {{ if list | rest }}x{{ else }}empty{{ end }}"#, "0 empty"),
+            // Go 1.19's eq: a nil slice equals nil and another nil slice, and no other slice.
+            (
+                r#"{{ eq .Nothing (rest (list)) }} {{ eq (until 3) (initial (list)) }} {{ eq (concat) (rest (list)) }}"#,
+                "true false true",
+            ),
+            (r#"{{ ne (rest (list)) .Nothing }} {{ eq 1 2 1 }} {{ eq .Nothing "a" }}"#, "false true false"),
         ]);
     }
 
