@@ -111,8 +111,8 @@ fn refused(_: &str, _: &Outcome, ours: &Outcome) -> bool {
 /// Go's base64 error names the first bad byte; ours the position the decoder stopped at.
 fn base64_error(src: &str, go: &Outcome, ours: &Outcome) -> bool {
     src.contains("b64dec")
-        && text(go).is_some_and(|t| t.contains("illegal base64 data"))
-        && text(ours).is_some_and(|t| t.contains("illegal base64 data"))
+        && text(go).is_some_and(|t| t.to_lowercase().contains("illegal base64 data"))
+        && text(ours).is_some_and(|t| t.to_lowercase().contains("illegal base64 data"))
 }
 
 /// The likely cause of an undocumented difference, from what the template uses (the first that

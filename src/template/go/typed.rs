@@ -165,12 +165,21 @@ fn result_type(name: &str) -> Option<Type> {
 
 /// The functions that report their arguments' types, and so receive them tagged.
 fn reports_types(name: &str) -> bool {
-    matches!(name, "typeOf" | "kindOf" | "typeIs" | "kindIs" | "typeIsLike" | "deepEqual" | "printf")
+    matches!(
+        name,
+        "typeOf" | "kindOf" | "typeIs" | "kindIs" | "typeIsLike" | "deepEqual" | "printf" | "has" | "mustHas"
+    )
 }
 
-/// The functions that return an argument as it is (tag and all).
-fn passes_on(name: &str) -> bool {
-    matches!(name, "default" | "coalesce" | "ternary")
+/// The functions that receive their arguments tagged without reporting types: they return one as
+/// it is (`default`), compare one as Go's `reflect.DeepEqual` does (`has`), or print them as
+/// Go's `fmt.Sprint` does (a semver is not a string there: `print 1 (semver "1.2.3")` has a
+/// space).
+fn keeps_tags(name: &str) -> bool {
+    matches!(
+        name,
+        "default" | "coalesce" | "ternary" | "has" | "mustHas" | "print" | "println" | "html" | "js" | "urlquery"
+    )
 }
 
 /// The functions that print a semver as its text or store it (in a list or map, where it is
@@ -178,16 +187,11 @@ fn passes_on(name: &str) -> bool {
 fn prints(name: &str) -> bool {
     matches!(
         name,
-        "print"
-            | "println"
-            | "toString"
+        "toString"
             | "toStrings"
             | "cat"
             | "quote"
             | "squote"
-            | "html"
-            | "js"
-            | "urlquery"
             | "toJson"
             | "mustToJson"
             | "toPrettyJson"
@@ -265,7 +269,7 @@ impl Signature {
     pub fn of(name: &str) -> Self {
         Signature {
             result: result_type(name),
-            keeps: reports_types(name) || passes_on(name),
+            keeps: reports_types(name) || keeps_tags(name),
             prints: prints(name),
             ints: int_params(name),
             maps: map_params(name),

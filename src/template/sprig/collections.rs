@@ -81,7 +81,13 @@ pub fn register(funcs: &mut FuncMap) {
             if matches!(args.any(1), GoValue::Nil) {
                 return Ok(GoValue::Bool(false));
             }
-            Ok(GoValue::Bool(slice(args, 1, "Cannot find has on type")?.contains(args.any(0))))
+            // Sprig compares with reflect.DeepEqual: the needle keeps its Go type (an int64 is
+            // not the list's int), the list is read as itself.
+            let needle = args.any(0);
+            match go::typed::plain(args.any(1)) {
+                GoValue::List(items) => Ok(GoValue::Bool(items.iter().any(|item| super::deep_equal(needle, item)))),
+                other => Err(go::fail(args.name(), format!("Cannot find has on type {}", kind_of(&other)))),
+            }
         });
     }
     for name in ["compact", "mustCompact"] {
