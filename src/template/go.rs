@@ -80,8 +80,7 @@ pub fn compile(source: &str, (left, right): (&str, &str), funcs: &FuncMap) -> Re
     // see their changes when the template may change one.
     let changes = refs::may_change(source);
     // A typed template's crate reads take the tags off: the same rewrite.
-    let typed = typed::observable(source);
-    let int_params = source.split(|c: char| !(c.is_alphanumeric() || c == '_')).any(|w| typed::int_params(w).is_some());
+    let typed::Uses { typed, int_params } = typed::uses(used.keys().map(String::as_str));
     if int_params {
         typed::int_constants(&mut tree);
     }

@@ -5,7 +5,7 @@
 //! printf's `%T` and error markers, `deepEqual` and Go's check of an `int` parameter see the
 //! difference, and users read what they print.
 //!
-//! A template that can see the difference ([`observable`]) runs typed: a Sprig function's result
+//! A template that can see the difference ([`uses`]) runs typed: a Sprig function's result
 //! is tagged with its Go type (a two-element list `[value, marker]` whose marker no template can
 //! build), every read of the crate's own goes through the rewritten tree's `RESOLVE`, which
 //! takes the tag off ([`plain`]), and each function receives its arguments without tags unless
@@ -315,15 +315,22 @@ impl Signature {
     }
 }
 
-/// Whether a template can see the types the crate does not carry: it names `semver`, or a
-/// function whose result is typed beside one that reports types or checks an `int` or map
-/// parameter.
-pub fn observable(source: &str) -> bool {
-    let (mut int64, mut typed, mut maps, mut reports, mut ints, mut map_taken) =
-        (false, false, false, false, false, false);
-    for word in source.split(|c: char| !(c.is_alphanumeric() || c == '_')) {
+/// What a template's words tell: whether it can see the types the crate does not carry (it
+/// names `semver`, or a function whose result is typed beside one that reports types or checks
+/// an `int` or map parameter), and whether it calls a function with an `int` parameter.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Uses {
+    pub typed: bool,
+    pub int_params: bool,
+}
+
+/// [`Uses`] of a template, from the names of the functions it mentions.
+pub fn uses<'a>(functions: impl IntoIterator<Item = &'a str>) -> Uses {
+    let (mut int64, mut typed, mut maps, mut semver) = (false, false, false, false);
+    let (mut reports, mut ints, mut map_taken) = (false, false, false);
+    for word in functions {
         match result_type(word) {
-            Some(Type::Semver) => return true,
+            Some(Type::Semver) => semver = true,
             Some(Type::Int64) => int64 = true,
             Some(Type::StringMap) => maps = true,
             Some(_) => typed = true,
@@ -333,7 +340,10 @@ pub fn observable(source: &str) -> bool {
         ints |= int_params(word).is_some();
         map_taken |= map_params(word).is_some();
     }
-    (reports && (int64 || typed || maps)) || (ints && int64) || (map_taken && maps)
+    Uses {
+        typed: semver || (reports && (int64 || typed || maps)) || (ints && int64) || (map_taken && maps),
+        int_params: ints,
+    }
 }
 
 /// Go converts a whole float constant given to an `int` parameter (`plural "a" "b" 2.0`,
