@@ -8,11 +8,10 @@
 //! clock, randomness, the environment or the network are registered but fail, naming themselves
 //! and saying why ([`UNAVAILABLE`]), so a template using them stops instead of differing per run.
 //!
-//! Known divergences, all forced by the template values being immutable and untyped: `set`,
-//! `unset`, `merge` and `mergeOverwrite` return the changed map but do not change the map they
-//! were given (write `{{ $d = set $d "k" "v" }}`, not `{{ $_ := set $d "k" "v" }}`); `keys` and
-//! `values` come in key order (Go's are random); numbers Sprig returns as `int64` or `[]string`
-//! report `int` and `[]interface {}` to `typeOf`.
+//! `set`, `unset`, `merge` and `mergeOverwrite` change the map they are given through
+//! [`go::refs`]; results carry the Go type Sprig gives them (`int64`, `[]string`, a
+//! `*semver.Version`) through [`go::typed`]. `keys` and `values` come in key order (Go's are
+//! random).
 
 mod collections;
 mod numeric;
