@@ -80,15 +80,21 @@ pub struct Spec {
     /// GoTemplate or Handlebars templates that produce exports.
     #[serde(default)]
     pub export_executions: Vec<Execution>,
-    /// The blueprint's component descriptor (OCM, schema `v2` or `ocm.software/v3alpha1`), inline:
-    /// GoTemplate executions see it as `.cd` and `getResource`, `getResources` and `getComponent`
-    /// search it (Landscaper fetches it from a registry; a render reads no registry).
+    /// The blueprint's component descriptor (OCM, schema `v2` or `ocm.software/v3alpha1`), inline
+    /// or `{file: path}`: GoTemplate executions see it as `.cd` and `getResource`, `getResources`,
+    /// `getComponent` and `getResourceKey` search it (Landscaper fetches it from a registry; a
+    /// render reads no registry).
     #[serde(default, skip_serializing_if = "Map::is_empty")]
     pub component_descriptor: Map,
-    /// The descriptors of the components that `componentDescriptor` references, for
-    /// `getComponent` and `.components`.
+    /// The descriptors of the components that `componentDescriptor` references, each inline or
+    /// `{file: path}`, for `getComponent` and `.components`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub component_descriptors: Vec<Value>,
+    /// What deployers would read back from the cluster for export executions' `deployitems`,
+    /// by deploy item name (`<subinstallation>/…/<name>` for a subinstallation's), then export
+    /// key: a render runs no deployer.
+    #[serde(default, skip_serializing_if = "Map::is_empty")]
+    pub deploy_item_exports: Map,
     /// Declared exports.
     #[serde(default)]
     pub exports: Vec<ExportDecl>,

@@ -14,16 +14,31 @@ use std::collections::{HashMap, HashSet};
 
 /// The standard binding of every template: `{values, imports, config}`, plus `dataobjects` (exports of
 /// subinstallations) and `deployitems` for export executions.
-fn binding(step: &Step, imports: &Map, dataobjects: Option<&Map>) -> Value {
+fn binding(step: &Step, scope: &str, imports: &Map, dataobjects: Option<&Map>) -> Value {
     let mut data = json!({"values": step.values, "imports": imports, "config": step.kots_config});
     if let (Some(implementation), Value::Object(map)) = (&step.implementation, &mut data) {
         map.insert("implementation".into(), implementation.clone());
     }
     if let (Some(dataobjects), Value::Object(map)) = (dataobjects, &mut data) {
         map.insert("dataobjects".into(), Value::Object(dataobjects.clone()));
-        map.insert("deployitems".into(), json!({}));
+        map.insert("deployitems".into(), Value::Object(deployitems(step, scope)));
     }
     data
+}
+
+/// What the deployers read back for the deploy items of the installation `scope`
+/// (`spec.deployItemExports`): the entries named `<item>` for the top-level blueprint,
+/// `<child>/…/<item>` for a subinstallation's.
+fn deployitems(step: &Step, scope: &str) -> Map {
+    let prefix = match scope.split_once('/') {
+        Some((_, path)) => format!("{path}/"),
+        None => String::new(),
+    };
+    let entries = step.deploy_item_exports.iter().filter_map(|(key, value)| {
+        let item = key.strip_prefix(prefix.as_str())?;
+        (!item.contains('/')).then(|| (item.to_string(), value.clone()))
+    });
+    entries.collect()
 }
 
 /// Which execution runs: each kind gets Landscaper's binding for it.
@@ -39,16 +54,18 @@ pub(super) enum Phase {
 /// an empty `state`; export executions get `values` = `{deployitems, dataobjects, targets}` and
 /// the same three keys at the top. Ours add `config` and `implementation`, and `values` (the
 /// render's values) outside export executions, where Landscaper has no `values`.
-fn go_binding(step: &Step, phase: Phase, imports: &Map, dataobjects: Option<&Map>) -> crate::template::go::GoValue {
+fn go_binding(
+    step: &Step,
+    scope: &str,
+    phase: Phase,
+    imports: &Map,
+    dataobjects: Option<&Map>,
+) -> crate::template::go::GoValue {
     use gotemplate::to_go_json;
-    let components = match step.descriptors.list.as_slice() {
-        [] if step.descriptors.cd.is_null() => Value::Null,
-        list => json!({"meta": {"schemaVersion": "v2"}, "components": list}),
-    };
     let mut entries = vec![
         ("imports", to_go_json(&Value::Object(imports.clone()))),
         ("cd", to_go_json(&step.descriptors.cd)),
-        ("components", to_go_json(&components)),
+        ("components", to_go_json(&step.descriptors.components)),
         ("config", to_go_json(&step.kots_config)),
     ];
     if let Some(implementation) = &step.implementation {
@@ -63,7 +80,8 @@ fn go_binding(step: &Step, phase: Phase, imports: &Map, dataobjects: Option<&Map
             let mut all = imports.clone();
             all.extend(dataobjects.cloned().unwrap_or_default());
             let dataobjects = Value::Object(all);
-            let exports = json!({"deployitems": {}, "dataobjects": dataobjects, "targets": {}});
+            let deployitems = Value::Object(deployitems(step, scope));
+            let exports = json!({"deployitems": deployitems, "dataobjects": dataobjects, "targets": {}});
             entries.push(("values", to_go_json(&exports)));
             for key in ["deployitems", "dataobjects", "targets"] {
                 entries.push((key, to_go_json(&exports[key])));
@@ -124,16 +142,16 @@ pub(super) fn execute(
     let field = field.as_str();
     let in_file = file.map(|file| format!("in {file}: ")).unwrap_or_default();
     let text = if execution.kind == "GoTemplate" {
-        let data = go_binding(step, phase, imports, dataobjects);
+        let data = go_binding(step, scope, phase, imports, dataobjects);
         let rendered = match step.go.render(&source, &origin.fs, origin.file.as_deref(), &data) {
             Ok(text) => text,
             Err(err) => {
                 let mut message = format!("execution {:?}: {in_file}{}", execution.name, go_error(&err, &source));
                 // Landscaper fills deployitems with what deployers read back from the cluster.
-                if phase == Phase::Export && source.contains(".deployitems") {
+                if phase == Phase::Export && source.contains(".deployitems") && deployitems(step, scope).is_empty() {
                     message.push_str(
                         "\n(deployitems is empty: it holds what deployers read back from the cluster, and a \
-                         render runs no deployer; import such values instead)",
+                         render runs no deployer; give those values in spec.deployItemExports, or import them)",
                     );
                 }
                 step.results.push(origin.error(message, field));
@@ -158,7 +176,7 @@ pub(super) fn execute(
         }
         rendered
     } else {
-        let data = binding(step, imports, dataobjects);
+        let data = binding(step, scope, imports, dataobjects);
         let name = format!("{scope}/{field}");
         let template_error =
             |err: TemplateError| format!("execution {:?}: {in_file}{}", execution.name, err.render(&source));

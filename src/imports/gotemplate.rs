@@ -9,7 +9,9 @@
 //!   ([`super::files`]: a leading `/` is the blueprint's directory, as in Landscaper);
 //! - `parseOCIRef`, `ociRefRepo`, `ociRefVersion`;
 //! - `getResource`, `getResources`, `getComponent` over the component descriptor the config
-//!   provides (`spec.componentDescriptor`, `spec.componentDescriptors`).
+//!   provides (`spec.componentDescriptor`, `spec.componentDescriptors`), and `getResourceKey`,
+//!   whose key is made of the descriptors alone (the deployer, not the template, reads the
+//!   registry).
 //!
 //! Functions that need a cluster, the OCM registry or a directory listing are registered and
 //! fail, naming themselves and what they need, so a template stops with a reason instead of
@@ -41,7 +43,7 @@ const CLUSTER: &[&str] = &[
 
 /// Landscaper's functions that read the OCM registry (resource contents, global identities,
 /// repository contexts), and Spiff's `resolve`, which GoTemplate authors sometimes expect.
-const REGISTRY: &[&str] = &["getResourceKey", "getResourceContent", "getRepositoryContext", "resolve"];
+const REGISTRY: &[&str] = &["getResourceContent", "getRepositoryContext", "resolve"];
 
 /// Includes nest at most this deep. Landscaper allows 100 nested includes of one name; each
 /// level here is a whole template execution on the stack, so the bound is lower.
@@ -52,8 +54,11 @@ const MAX_INCLUDE_DEPTH: usize = 32;
 pub struct Descriptors {
     /// The blueprint's own descriptor (`.cd`), `Null` when the config gives none.
     pub cd: Value,
-    /// The referenced components' descriptors (`.components`, `getComponent`).
+    /// The referenced components' descriptors (`getComponent`).
     pub list: Vec<Value>,
+    /// `.components`: `cd` and the descriptors it references, transitively, as Landscaper's
+    /// GetTransitiveComponentReferences lists them; `Null` without descriptors.
+    pub components: Value,
 }
 
 /// GoTemplate executions of one render: the function map, built once, and the compiled
@@ -252,6 +257,17 @@ pub fn functions(descriptors: &Descriptors) -> FuncMap {
         parse_oci_ref(args.string(0)?).map(|(_, version)| go::string(version)).map_err(|e| go::fail(args.name(), e))
     });
     let descriptors = Arc::new(descriptors.clone());
+    let keys = descriptors.clone();
+    let resource_key: ValueFunc = Arc::new(move |values: &[GoValue]| {
+        let fail = |err: String| go::fail("getResourceKey", err);
+        match values {
+            [] => Err(fail("unable to provide key for empty relative artifact reference".into())),
+            [GoValue::String(reference)] => resource_key(&keys, reference).map(go::string).map_err(fail),
+            [_] => Err(fail("unable to assert the first argument as string".into())),
+            _ => Err(fail(format!("this function requires 1 argument, but {} were provided", values.len()))),
+        }
+    });
+    funcs.insert("getResourceKey".into(), resource_key);
     let lookups: [(&'static str, Lookup); 3] =
         [("getResource", Lookup::Resource), ("getResources", Lookup::Resources), ("getComponent", Lookup::Component)];
     for (name, lookup) in lookups {
@@ -432,7 +448,204 @@ pub fn binding(entries: Vec<(&str, GoValue)>) -> GoValue {
 
 /// The descriptors in the config, as the render holds them.
 pub fn descriptors(cd: &Map, list: &[Value]) -> Descriptors {
-    Descriptors { cd: if cd.is_empty() { Value::Null } else { Value::Object(cd.clone()) }, list: list.to_vec() }
+    let cd = if cd.is_empty() { Value::Null } else { Value::Object(cd.clone()) };
+    let components = match (&cd, list) {
+        (Value::Null, []) => Value::Null,
+        (Value::Null, list) => serde_json::json!({"meta": {"schemaVersion": "v2"}, "components": list}),
+        (cd, list) => {
+            let meta = cd.get("meta").cloned().unwrap_or_else(|| serde_json::json!({"schemaVersion": "v2"}));
+            serde_json::json!({"meta": meta, "components": transitive(cd, list)})
+        }
+    };
+    Descriptors { cd, list: list.to_vec(), components }
+}
+
+/// `cd` and the descriptors of `list` it references, directly or through another, each once:
+/// `cd` first, then depth-first in the order of the references (Landscaper's order is Go's map
+/// order, which varies). A reference to a descriptor the config does not give is left out.
+fn transitive(cd: &Value, list: &[Value]) -> Vec<Value> {
+    let mut seen: Vec<(&str, &str)> = Vec::new();
+    let mut out = Vec::new();
+    let mut pending = vec![cd];
+    while let Some(descriptor) = pending.pop() {
+        let id = (component_name(descriptor), component_version(descriptor));
+        if seen.contains(&id) {
+            continue;
+        }
+        seen.push(id);
+        out.push(descriptor.clone());
+        let referenced: Vec<&Value> =
+            references(descriptor).iter().filter_map(|reference| referenced(list, reference)).collect();
+        pending.extend(referenced.into_iter().rev());
+    }
+    out
+}
+
+/// A descriptor's component references (`componentReferences` in v2, `references` in v3alpha1).
+fn references(cd: &Value) -> &[Value] {
+    let spec = spec_of(cd);
+    let list = spec.and_then(|s| s.get("componentReferences").or_else(|| s.get("references")));
+    list.and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default()
+}
+
+/// The descriptor a component reference names, by component name and version.
+fn referenced<'l>(list: &'l [Value], reference: &Value) -> Option<&'l Value> {
+    let target = reference.get("componentName").or_else(|| reference.get("component")).and_then(Value::as_str)?;
+    let version = reference.get("version").and_then(Value::as_str).unwrap_or_default();
+    list.iter().find(|d| component_name(d) == target && component_version(d) == version)
+}
+
+/// Landscaper's getResourceKey: the resource a relative reference names (`cd://componentReferences/
+/// <ref>/…/resources/<name>`, or OCM's `{resource: {name: …}, referencePath: [{name: …}]}` as
+/// YAML), and its global identity — the component's name and version and the resource's identity
+/// — as YAML (sigs.k8s.io/yaml, keys sorted), base64-encoded. Deployers decode the key and
+/// fetch the resource; the key itself needs only the descriptors.
+fn resource_key(descriptors: &Descriptors, reference: &str) -> Result<String, String> {
+    use base64::Engine as _;
+    if descriptors.cd.is_null() {
+        return Err("unable to use this function without ocm component version: set spec.componentDescriptor".into());
+    }
+    let (path, resource) = parse_resource_reference(reference)?;
+    let mut component = &descriptors.cd;
+    for step in &path {
+        let found = references(component).iter().find(|r| matches_identity(r, step)).ok_or_else(|| {
+            format!(
+                "unable to resolve relative resource reference: component reference {} not found in {}:{}",
+                show_identity(step),
+                component_name(component),
+                component_version(component)
+            )
+        })?;
+        component = referenced(&descriptors.list, found).ok_or_else(|| {
+            let name = found.get("componentName").or_else(|| found.get("component")).and_then(Value::as_str);
+            let version = found.get("version").and_then(Value::as_str).unwrap_or_default();
+            format!(
+                "unable to resolve relative resource reference: component {}:{version} cannot be found: add its \
+                 descriptor to spec.componentDescriptors",
+                name.unwrap_or_default()
+            )
+        })?;
+    }
+    let resources = spec_of(component).and_then(|s| s.get("resources")).and_then(Value::as_array);
+    let resources = resources.map(Vec::as_slice).unwrap_or_default();
+    let wanted = |entry: &Value| {
+        resource.iter().all(|(key, value)| {
+            let actual = match key.as_str() {
+                "name" => entry.get("name"),
+                _ => entry
+                    .get("extraIdentity")
+                    .and_then(|i| i.get(key))
+                    .or_else(|| (key == "version").then(|| entry.get("version")).flatten()),
+            };
+            actual.and_then(Value::as_str) == Some(value.as_str())
+        })
+    };
+    let Some(found) = resources.iter().find(|r| wanted(r)) else {
+        return Err(format!(
+            "unable to resolve relative resource reference: resource {} not found in {}:{}",
+            show_identity(&resource),
+            component_name(component),
+            component_version(component)
+        ));
+    };
+    // sigs.k8s.io/yaml's output: maps in key order, two-space indentation, strings as yaml.v2
+    // writes them (plain when they read back as the same string).
+    let scalar = |text: &str| crate::repeat::kots::statics::yaml_v3_string(text).trim_end_matches('\n').to_string();
+    let mut yaml = format!(
+        "component:\n  name: {}\n  version: {}\nresource:\n",
+        scalar(component_name(component)),
+        scalar(component_version(component))
+    );
+    for (key, value) in identity(found, resources) {
+        yaml.push_str(&format!("  {}: {}\n", scalar(&key), scalar(&value)));
+    }
+    Ok(base64::engine::general_purpose::STANDARD.encode(yaml))
+}
+
+/// OCM's ElementMeta.GetIdentity: `extraIdentity` and `name`, plus `version` when another
+/// resource has the same name and extra identity; keys sorted, as Go marshals a map.
+fn identity(resource: &Value, resources: &[Value]) -> std::collections::BTreeMap<String, String> {
+    let extra = |r: &Value| -> std::collections::BTreeMap<String, String> {
+        let map = r.get("extraIdentity").and_then(Value::as_object);
+        let pairs = map.into_iter().flatten().filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_string())));
+        pairs.collect()
+    };
+    let name = resource.get("name").and_then(Value::as_str).unwrap_or_default();
+    let own = extra(resource);
+    let mut identity = own.clone();
+    identity.insert("name".into(), name.into());
+    if !identity.contains_key("version") {
+        let same = resources
+            .iter()
+            .filter(|r| r.get("name").and_then(Value::as_str) == Some(name))
+            .filter(|r| {
+                let mut other = extra(r);
+                other.remove("version");
+                other == own
+            })
+            .count();
+        if same > 1 {
+            let version = resource.get("version").and_then(Value::as_str).unwrap_or_default();
+            identity.insert("version".into(), version.into());
+        }
+    }
+    identity
+}
+
+fn show_identity(identity: &[(String, String)]) -> String {
+    let pairs: Vec<String> = identity.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    pairs.join(", ")
+}
+
+/// An identity as selector pairs (`name` first).
+type Identity = Vec<(String, String)>;
+
+/// Landscaper's ParseResourceReference: the reference path (component references' identities)
+/// and the resource's identity.
+fn parse_resource_reference(reference: &str) -> Result<(Vec<Identity>, Identity), String> {
+    if let Some(rest) = reference.strip_prefix("cd://") {
+        let rest = rest.split(['#', '?']).next().unwrap_or_default();
+        let parts: Vec<&str> = rest.split('/').filter(|p| !p.is_empty()).collect();
+        if !parts.len().is_multiple_of(2) {
+            return Err("failed to parse argument into URI: even number of path arguments expected".into());
+        }
+        let mut path = Vec::new();
+        let pairs: Vec<&[&str]> = parts.chunks(2).collect();
+        for (i, pair) in pairs.iter().enumerate() {
+            let last = i + 1 == pairs.len();
+            let id = vec![("name".to_string(), pair[1].to_string())];
+            match pair[0] {
+                "componentReferences" if last => {
+                    return Err("the selector seems to target a component but a resource is requested".into())
+                }
+                "componentReferences" => path.push(id),
+                "resources" if last => return Ok((path, id)),
+                "resources" => return Err("the selector seems to contain more path segments after a resource".into()),
+                other => return Err(format!("unknown keyword {other}")),
+            }
+        }
+        return Err(format!("unable to find resource {reference:?}"));
+    }
+    let parsed = read_yaml_documents(reference)
+        .ok()
+        .and_then(|mut documents| (documents.len() == 1).then(|| documents.remove(0)))
+        .filter(Value::is_object)
+        .ok_or(
+            "failed to unmarshal argument into a relative resource reference: write cd://resources/<name> or \
+                {resource: {name: …}, referencePath: [{name: …}]}",
+        )?;
+    let as_identity = |value: &Value| -> Option<Identity> {
+        let map = value.as_object()?;
+        let mut pairs: Identity = map.iter().filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_string()))).collect();
+        pairs.sort_by_key(|(k, _)| k != "name");
+        Some(pairs)
+    };
+    let resource = parsed.get("resource").and_then(as_identity).unwrap_or_default();
+    if resource.is_empty() {
+        return Err("failed to unmarshal argument into a relative resource reference: resource is empty".into());
+    }
+    let path = parsed.get("referencePath").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
+    Ok((path.iter().filter_map(as_identity).collect(), resource))
 }
 
 #[cfg(test)]
@@ -445,6 +658,58 @@ mod tests {
         let mut templates = GoTemplates::new(files.share(), descriptors, Arc::new(Budget::default()));
         let fs = BlueprintFs::package("blueprint");
         templates.render(source, &fs, Some("blueprint/blueprint.yaml"), &to_go_json(data))
+    }
+
+    /// Keys computed by real Go: the identity marshalled with encoding/json, then gopkg.in/yaml.v2
+    /// as sigs.k8s.io/yaml does, base64-encoded (Landscaper's getResourceKeyGoFunc).
+    #[test]
+    fn resource_keys_are_landscapers() {
+        let cd = serde_json::json!({
+            "meta": {"schemaVersion": "v2"},
+            "component": {
+                "name": "github.com/gardener/landscaper-examples/guided-tour/echo-server", "version": "2.2.0",
+                "resources": [{"name": "echo-server-chart", "version": "1.0.0", "type": "helmChart"}],
+                "componentReferences": [{"name": "leaf", "componentName": "example.com/x", "version": "1.0"}]
+            }
+        });
+        let leaf = serde_json::json!({"meta": {"schemaVersion": "v2"}, "component": {
+            "name": "example.com/x", "version": "1.0",
+            "resources": [
+                {"name": "01", "version": "1.0", "extraIdentity": {"class": "yes"}},
+                {"name": "01", "version": "2.0", "extraIdentity": {"class": "yes"}}
+            ]
+        }});
+        let descriptors = descriptors(cd.as_object().cloned().as_ref().unwrap_or(&Map::new()), &[leaf]);
+        assert_eq!(
+            resource_key(&descriptors, "cd://resources/echo-server-chart"),
+            Ok("Y29tcG9uZW50OgogIG5hbWU6IGdpdGh1Yi5jb20vZ2FyZGVuZXIvbGFuZHNjYXBlci1leGFtcGxlcy9ndWlkZWQtdG91ci9lY2hvLXNlcnZlcgogIHZlcnNpb246IDIuMi4wCnJlc291cmNlOgogIG5hbWU6IGVjaG8tc2VydmVyLWNoYXJ0Cg==".into())
+        );
+        let expected = "Y29tcG9uZW50OgogIG5hbWU6IGV4YW1wbGUuY29tL3gKICB2ZXJzaW9uOiAiMS4wIgpyZXNvdXJjZToKICBjbGFzczogInllcyIKICBuYW1lOiAiMDEiCiAgdmVyc2lvbjogIjEuMCIK";
+        let yaml_reference =
+            "resource: {name: \"01\", class: \"yes\", version: \"1.0\"}\nreferencePath: [{name: leaf}]";
+        assert_eq!(resource_key(&descriptors, yaml_reference), Ok(expected.into()));
+        assert!(resource_key(&descriptors, "cd://componentReferences/leaf/resources/01").is_ok());
+        let missing = resource_key(&descriptors, "cd://componentReferences/other/resources/x");
+        assert!(missing.is_err_and(|e| e.contains("component reference name=other not found")));
+        assert!(resource_key(&descriptors, "cd://resources/a/resources/b").is_err());
+    }
+
+    #[test]
+    fn components_are_transitive_and_start_with_cd() {
+        let descriptor = |name: &str, refs: &[&str]| {
+            let refs: Vec<Value> =
+                refs.iter().map(|r| serde_json::json!({"name": r, "componentName": r, "version": "1"})).collect();
+            serde_json::json!({"meta": {"schemaVersion": "v2"},
+                "component": {"name": name, "version": "1", "componentReferences": refs}})
+        };
+        let root = descriptor("root", &["a", "b"]);
+        let list = vec![descriptor("b", &["c"]), descriptor("a", &["b"]), descriptor("c", &[]), descriptor("x", &[])];
+        let descriptors = descriptors(root.as_object().cloned().as_ref().unwrap_or(&Map::new()), &list);
+        let names: Vec<&str> = descriptors.components["components"]
+            .as_array()
+            .map(|l| l.iter().map(component_name).collect())
+            .unwrap_or_default();
+        assert_eq!(names, ["root", "a", "b", "c"]);
     }
 
     #[test]

@@ -16,6 +16,7 @@ mod executions;
 mod exports;
 pub mod files;
 pub mod gotemplate;
+mod mappings;
 pub use crate::model::imports as model;
 pub mod schema;
 mod subinstallations;
@@ -152,6 +153,8 @@ struct Step<'a> {
     /// GoTemplate executions: Landscaper's functions and the compiled templates.
     go: gotemplate::GoTemplates,
     descriptors: gotemplate::Descriptors,
+    /// What deployers would read back, by `[<subinstallation>/…]<deploy item>` (`deployitems`).
+    deploy_item_exports: Map,
     /// The file that declares the component descriptor (the RenderBlueprint's): local
     /// resources' paths resolve from it.
     descriptor_file: Option<String>,
@@ -186,6 +189,7 @@ impl<'a> Step<'a> {
             engine: Engine::new(resources, backends, budget.clone()),
             go: gotemplate::GoTemplates::new(files.share(), &descriptors, budget),
             descriptors,
+            deploy_item_exports: Map::new(),
             descriptor_file: None,
             results: Vec::new(),
             generated: Vec::new(),
@@ -204,10 +208,11 @@ pub fn run(render: &mut Render, files: &dyn Files) -> Report {
         render.items.iter().filter(|i| i.type_of() == (model::API_VERSION, "Blueprint")).map(|i| &**i).collect();
     // A blueprint that another blueprint's subinstallation names by file is that
     // subinstallation's, not a second top level.
-    let cd = Value::Object(spec.component_descriptor.clone());
-    let cd_file = Declared::in_item(&render.config.item, FieldPath::root()).file;
-    let referenced: HashSet<String> =
-        candidates.iter().flat_map(|item| referenced_files(item, files, (&cd, cd_file.as_deref()))).collect();
+    let (descriptors, cd_file) = load_descriptors(render, files, &mut results);
+    let referenced: HashSet<String> = candidates
+        .iter()
+        .flat_map(|item| referenced_files(item, files, (&descriptors.cd, cd_file.as_deref())))
+        .collect();
     let items: Vec<&Value> = candidates
         .into_iter()
         .filter(|item| krm::item_location(item).0.is_none_or(|path| !referenced.contains(&path)))
@@ -281,10 +286,11 @@ pub fn run(render: &mut Render, files: &dyn Files) -> Report {
         render.backends.clone(),
         resources,
         render.budget.clone(),
-        gotemplate::descriptors(&spec.component_descriptor, &spec.component_descriptors),
+        descriptors,
     );
     step.results = results;
-    step.descriptor_file = Declared::in_item(&render.config.item, FieldPath::root()).file;
+    step.descriptor_file = cd_file;
+    step.deploy_item_exports = spec.deploy_item_exports.clone();
     step.config = Some(crate::diag::Origin::of(&render.config.item));
     let no_values = Map::new();
     let source = render.values.as_object().unwrap_or(&no_values);
@@ -326,6 +332,8 @@ pub fn render_implementations(render: &mut Render, files: &dyn Files) {
     }
     let chosen = std::mem::take(&mut render.implementations);
     let no_resources = Arc::new(|_: &str, _: &str, _: Option<&str>| None);
+    // The descriptors' problems are reported by `run`.
+    let (descriptors, _) = load_descriptors(render, files, &mut Vec::new());
     let mut step = Step::new(
         files,
         &render.values,
@@ -333,7 +341,7 @@ pub fn render_implementations(render: &mut Render, files: &dyn Files) {
         render.backends.clone(),
         no_resources,
         render.budget.clone(),
-        gotemplate::descriptors(&render.config.spec.component_descriptor, &render.config.spec.component_descriptors),
+        descriptors,
     );
     let mut scoped_features = Vec::new();
     for implementation in &chosen {
@@ -369,6 +377,59 @@ pub fn render_implementations(render: &mut Render, files: &dyn Files) {
     render.generated.append(&mut step.generated);
     render.scoped_features = scoped_features;
     render.implementations = chosen;
+}
+
+/// The component descriptors of the config, each given inline or as `{file: path}` (a
+/// descriptor as OCM writes it, YAML or JSON, the path relative to the RenderBlueprint's file),
+/// and the file local resources' `input.path`s resolve from: the descriptor's own file, else the
+/// RenderBlueprint's.
+fn load_descriptors(
+    render: &Render,
+    files: &dyn Files,
+    results: &mut Vec<Diagnostic>,
+) -> (gotemplate::Descriptors, Option<String>) {
+    let spec = &render.config.spec;
+    let origin = Declared::in_item(&render.config.item, FieldPath::root().key("spec"));
+    let config_file = origin.file.clone();
+    let mut load = |value: &Value, field: &str| -> Option<(Value, Option<String>)> {
+        let path = match value.as_object() {
+            Some(map) if map.len() == 1 => map.get("file").and_then(Value::as_str),
+            _ => None,
+        };
+        let Some(path) = path else { return Some((value.clone(), config_file.clone())) };
+        let read = crate::package::resolve(config_file.as_deref(), path).and_then(|resolved| {
+            let text = files.read(&resolved).map_err(|err| format!("cannot read {resolved:?}: {err}"))?;
+            let mut documents = crate::doc::read_yaml_documents(&text)
+                .map_err(|err| format!("{resolved:?} is not valid YAML: {}", err.message))?;
+            match documents.len() {
+                1 if documents[0].is_object() => Ok((documents.remove(0), Some(resolved))),
+                _ => {
+                    Err(format!("{resolved:?} must hold one component descriptor (a mapping with meta and component)"))
+                }
+            }
+        });
+        match read {
+            Ok(loaded) => Some(loaded),
+            Err(message) => {
+                results.push(origin.error(message, &format!("{field}.file")));
+                None
+            }
+        }
+    };
+    let (cd, cd_file) = match spec.component_descriptor.is_empty() {
+        true => (Map::new(), config_file.clone()),
+        false => match load(&Value::Object(spec.component_descriptor.clone()), "componentDescriptor") {
+            Some((Value::Object(cd), file)) => (cd, file),
+            _ => (Map::new(), config_file.clone()),
+        },
+    };
+    let list: Vec<Value> = spec
+        .component_descriptors
+        .iter()
+        .enumerate()
+        .filter_map(|(i, value)| load(value, &format!("componentDescriptors[{i}]")).map(|(value, _)| value))
+        .collect();
+    (gotemplate::descriptors(&cd, &list), cd_file)
 }
 
 /// Renders one blueprint in its scope, its imports taken from `source` (each with its wiring,

@@ -154,10 +154,12 @@ pub(super) fn render(
         }
     }
     // Landscaper's checks of the installation templates (validation/blueprint.go): DNS-label
-    // names, and data exports neither exported twice nor imported by the parent.
-    let parent_data = parent_data_imports(&blueprint.imports, imports);
+    // names, and data and target exports neither exported twice nor imported by the parent.
+    let parent_data = parent_imports(&blueprint.imports, imports, &["data"]);
+    let parent_targets = parent_imports(&blueprint.imports, imports, &["target", "targetList", "targetMap"]);
     let errors_before = step.results.len();
     let mut exporters: HashMap<&str, (&str, String)> = HashMap::new();
+    let mut target_paths: HashMap<&str, String> = HashMap::new();
     for (i, child) in &children {
         let field = format!("subinstallations[{i}]");
         let path = format!("subinstallations.{}", child.name);
@@ -181,6 +183,24 @@ pub(super) fn render(
             if parent_data.contains(data_ref.as_str()) {
                 step.results
                     .push(origin.error(format!("{data_path}: Forbidden: export is imported by its parent"), &at));
+            }
+        }
+        for (j, (export, target)) in child.target_exports.iter().enumerate() {
+            let target_path = format!("{path}.exports.targets[{j}][{export}/{target}]");
+            let at = format!("{field}.exports.targets[{j}]");
+            match target_paths.get(target.as_str()) {
+                Some(first) => {
+                    let message =
+                        format!("{target_path}: Forbidden: target export '{target}' is already exported by {first}");
+                    step.results.push(origin.error(message, &at));
+                }
+                None => {
+                    target_paths.insert(target, target_path.clone());
+                }
+            }
+            if parent_targets.contains(target.as_str()) {
+                step.results
+                    .push(origin.error(format!("{target_path}: Forbidden: export is imported by its parent"), &at));
             }
         }
     }
@@ -282,6 +302,37 @@ pub(super) fn render(
                 Err(TargetProblem::SiblingFailed) => wired = false,
                 Err(TargetProblem::Invalid(message)) => {
                     step.results.push(origin.error(format!("{path}{message}"), &at));
+                    wired = false;
+                }
+            }
+        }
+        // importDataMappings replace the child's data imports they name, computed from what the
+        // template imports (Landscaper's Construct: mapping first, then the data object).
+        if wired && !child.mappings.is_empty() {
+            match super::mappings::evaluate(&child.mappings, &source) {
+                Ok(mapped) => {
+                    let secret = wiring.values().any(|w: &Wire| !w.secret.is_empty());
+                    for (key, value) in mapped {
+                        let decl = find_decl(&child.blueprint.imports, &key);
+                        if decl.is_none_or(|d| import_type(d) != "data") {
+                            continue;
+                        }
+                        let secret = if secret { vec![Vec::new()] } else { Vec::new() };
+                        let label = format!("importDataMappings.{key} of subinstallation {} of {scope}", child.name);
+                        wiring.insert(key.clone(), Wire { label, secret, from: Vec::new() });
+                        source.insert(key, value);
+                    }
+                }
+                Err((at, message)) => {
+                    let path = format!("subinstallations.{}.importDataMappings.{at}", child.name);
+                    let within = |k: &&String| {
+                        at.strip_prefix(k.as_str()).is_some_and(|rest| rest.is_empty() || rest.starts_with(['.', '[']))
+                    };
+                    let key = child.mappings.keys().find(within).map_or(at.as_str(), String::as_str);
+                    step.results.push(origin.error(
+                        format!("{path}: unable to template import mapping: {message}"),
+                        &format!("{field}.importDataMappings.{key}"),
+                    ));
                     wired = false;
                 }
             }
@@ -488,17 +539,17 @@ fn find_decl<'d>(decls: &'d [ImportDecl], name: &str) -> Option<&'d ImportDecl> 
     decls.iter().find_map(|decl| if decl.name == name { Some(decl) } else { find_decl(&decl.imports, name) })
 }
 
-/// The parent's data imports a subinstallation may not export, as Landscaper lists them
-/// (subinstallations/helper.go buildCoreImports): every import of type data, and those among
-/// conditional imports whose parent import is satisfied.
-fn parent_data_imports<'d>(decls: &'d [ImportDecl], imports: &Map) -> HashSet<&'d str> {
+/// The parent's imports of the given types that a subinstallation may not export, as Landscaper
+/// lists them (subinstallations/helper.go buildCoreImports): every import of those types, and
+/// those among conditional imports whose parent import is satisfied.
+fn parent_imports<'d>(decls: &'d [ImportDecl], imports: &Map, types: &[&str]) -> HashSet<&'d str> {
     let mut names = HashSet::new();
     for decl in decls {
-        if import_type(decl) == "data" {
+        if types.contains(&import_type(decl)) {
             names.insert(decl.name.as_str());
         }
         if imports.contains_key(&decl.name) {
-            names.extend(parent_data_imports(&decl.imports, imports));
+            names.extend(parent_imports(&decl.imports, imports, types));
         }
     }
     names
@@ -597,6 +648,8 @@ struct Child {
     exports: Vec<(String, String)>,
     /// Target export name in the child → target in the parent's scope.
     target_exports: Vec<(String, String)>,
+    /// `importDataMappings`: child import → Spiff template over the template's imports.
+    mappings: Map,
     /// The file the child's relative paths resolve from, and the child's own files.
     file: Option<String>,
     fs: BlueprintFs,
@@ -696,6 +749,7 @@ fn load_subinstallation(step: &Step, entry: &Value, origin: &Declared) -> Result
         targets: template.imports.targets,
         exports: template.exports.data.into_iter().map(|d| (d.name, d.data_ref)).collect(),
         target_exports: template.exports.targets.into_iter().map(|t| (t.name, t.target.unwrap_or_default())).collect(),
+        mappings: template.import_data_mappings,
         file: own_file,
         fs,
         files,

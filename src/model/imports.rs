@@ -187,6 +187,10 @@ pub struct InstallationTemplate {
     pub imports: Wiring,
     #[serde(default)]
     pub exports: Wiring,
+    /// Landscaper's `importDataMappings`: child import name → a value whose Spiff references
+    /// `(( name ))` name the template's imports.
+    #[serde(default)]
+    pub import_data_mappings: crate::doc::Map,
 }
 
 #[derive(Clone, Debug, Default, Deserialize)]

@@ -487,8 +487,9 @@ fn format_g(f: f64, precision: usize) -> String {
 
 /// yaml.v3's `Marshal` of a string: plain when it reads back as the same string, a literal
 /// block (`|`, indented 4) when it has line breaks, else quoted, as yaml.v3's emitter decides.
-/// Not modelled: the `...` document end yaml.v3 may add after a `|+` block.
-fn yaml_v3_string(s: &str) -> String {
+/// Not modelled: the `...` document end yaml.v3 may add after a `|+` block. yaml.v2 (through
+/// sigs.k8s.io/yaml) writes a single-line string the same way.
+pub fn yaml_v3_string(s: &str) -> String {
     let analysis = analyze(s);
     let plain_ok = resolves_to_string(s);
     if s.contains('\n') && analysis.block_allowed {
