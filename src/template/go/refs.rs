@@ -312,6 +312,10 @@ pub fn get(args: &[GoValue]) -> Result<GoValue, TemplateError> {
                 .get(name.as_ref())
                 .cloned()
                 .ok_or_else(|| TemplateError::Exec(format!("can't evaluate field {name} in type *semver.Version")))?,
+            // Go reads a field of any map with string keys as its key (`(splitn "/" 2 $s)._1`).
+            (_, Some((Type::StringMap, GoValue::Map(map)))) => {
+                latest(map).get(name.as_ref()).cloned().unwrap_or(GoValue::Nil)
+            }
             (_, Some((ty, _))) => {
                 return Err(TemplateError::Exec(format!("can't evaluate field {name} in type {}", ty.name())))
             }

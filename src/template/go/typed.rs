@@ -427,6 +427,11 @@ mod tests {
                 "[]int [][]interface {} map[string]string map",
             ),
             (r#"{{ printf "%#v %#v" (splitList "," "a,b") (until 2) }}"#, r#"[]string{"a", "b"} []int{0, 1}"#),
+            // Landscaper's guided tour (templating/components) reads splitn's parts as fields.
+            (
+                r#"{{ $a := splitn "/" 2 "r/p:t" }}{{ $a._1 }} {{ typeOf $a }} {{ $a.nope }}"#,
+                "p:t map[string]string <no value>",
+            ),
             (
                 r#"{{ printf "%#v" (regexFindAll "x" "abc" -1) }} {{ typeOf (regexFindAll "x" "a" -1) }}"#,
                 "[]string(nil) []string",
