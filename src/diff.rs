@@ -5,7 +5,7 @@
 //! lines. No I/O: the CLI renders both sides and prints the report.
 
 use crate::doc::{to_yaml, Value};
-use crate::krm::{name_of, namespace_of, Item};
+use crate::krm::{name_of, namespace_of, redact_secret_values, Item, REDACTED};
 use serde_json::json;
 use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write;
@@ -171,21 +171,10 @@ fn walk(old: &Value, new: &Value, path: &str, changes: &mut Vec<(String, Change)
     }
 }
 
-const REDACTED: &str = "<redacted>";
-
-/// Whether a change at `path` of resource `id` shows a secret value.
-fn hides(id: &Id, path: &str, show_secrets: bool) -> bool {
-    !show_secrets && id.is_secret() && (path.starts_with("data") || path.starts_with("stringData"))
-}
-
-/// `data` and `stringData` values of a Secret replaced by `<redacted>`.
+/// A Secret with its `data` and `stringData` values redacted.
 fn redacted(value: &Value) -> Value {
     let mut value = value.clone();
-    for field in ["data", "stringData"] {
-        if let Some(map) = value.get_mut(field).and_then(Value::as_object_mut) {
-            map.values_mut().for_each(|entry| *entry = json!(REDACTED));
-        }
-    }
+    redact_secret_values(&mut value);
     value
 }
 
@@ -198,7 +187,7 @@ fn shown_change(id: &Id, path: &str, change: &Change, show_secrets: bool) -> Cha
     let hide = |value: &Value| -> Value {
         if path.is_empty() {
             redacted(value)
-        } else if hides(id, path, false) {
+        } else if path.starts_with("data") || path.starts_with("stringData") {
             match value {
                 Value::Object(map) => Value::Object(map.keys().map(|k| (k.clone(), json!(REDACTED))).collect()),
                 _ => json!(REDACTED),
@@ -217,10 +206,6 @@ fn shown_change(id: &Id, path: &str, change: &Change, show_secrets: bool) -> Cha
 fn indented(text: &str, by: usize) -> String {
     let pad = " ".repeat(by);
     text.lines().map(|line| format!("{pad}{line}\n")).collect()
-}
-
-fn yaml_of(value: &Value) -> String {
-    to_yaml(value)
 }
 
 fn entries(value: &Value) -> usize {
@@ -248,28 +233,18 @@ pub fn text(report: &Report, show_secrets: bool) -> String {
             .iter()
             .map(|(id, value)| {
                 let value = if id.is_secret() && !show_secrets { redacted(value) } else { value.clone() };
-                format!("---\n{}", yaml_of(&value))
+                format!("---\n{}", to_yaml(&value))
             })
             .collect()
     };
-    if !report.removed.is_empty() {
-        let n = report.removed.len();
-        let _ = write!(
-            out,
-            "(root level)\n- {} removed:\n",
-            if n == 1 { "one document".into() } else { format!("{n} documents") }
-        );
-        out.push_str(&indented(&documents(&report.removed), 2));
-        out.push('\n');
-    }
-    if !report.added.is_empty() {
-        let n = report.added.len();
-        let _ = write!(
-            out,
-            "(root level)\n+ {} added:\n",
-            if n == 1 { "one document".into() } else { format!("{n} documents") }
-        );
-        out.push_str(&indented(&documents(&report.added), 2));
+    for (sign, verb, documents_of) in [("-", "removed", &report.removed), ("+", "added", &report.added)] {
+        let n = documents_of.len();
+        if n == 0 {
+            continue;
+        }
+        let what = if n == 1 { "one document".to_string() } else { format!("{n} documents") };
+        let _ = writeln!(out, "(root level)\n{sign} {what} {verb}:");
+        out.push_str(&indented(&documents(documents_of), 2));
         out.push('\n');
     }
     for (id, changes) in &report.changed {
@@ -278,16 +253,8 @@ pub fn text(report: &Report, show_secrets: bool) -> String {
             let _ = writeln!(out, "{shown_path}  ({})", id.label());
             match shown_change(id, path, change, show_secrets) {
                 Change::Value { old, new } => value_change(&mut out, &old, &new),
-                Change::Added(value) => {
-                    let kind = if value.is_array() { "list" } else { "map" };
-                    let _ = writeln!(out, "  + {}:", count(entries(&value), kind, "added"));
-                    out.push_str(&indented(&yaml_of(&value), 4));
-                }
-                Change::Removed(value) => {
-                    let kind = if value.is_array() { "list" } else { "map" };
-                    let _ = writeln!(out, "  - {}:", count(entries(&value), kind, "removed"));
-                    out.push_str(&indented(&yaml_of(&value), 4));
-                }
+                Change::Added(value) => entries_change(&mut out, "+", "added", &value),
+                Change::Removed(value) => entries_change(&mut out, "-", "removed", &value),
             }
             out.push('\n');
         }
@@ -295,10 +262,17 @@ pub fn text(report: &Report, show_secrets: bool) -> String {
     out
 }
 
+/// Map or list entries that exist on one side only.
+fn entries_change(out: &mut String, sign: &str, verb: &str, value: &Value) {
+    let kind = if value.is_array() { "list" } else { "map" };
+    let _ = writeln!(out, "  {sign} {}:", count(entries(value), kind, verb));
+    out.push_str(&indented(&to_yaml(value), 4));
+}
+
 fn scalar_text(value: &Value) -> String {
     match value {
         Value::String(text) => text.clone(),
-        other => yaml_of(other).trim_end().to_string(),
+        other => to_yaml(other).trim_end().to_string(),
     }
 }
 

@@ -9,10 +9,9 @@
 use crate::diag::Severity;
 use crate::doc::Value;
 use crate::features::{ComponentDecision, FeatureDecision};
+use crate::krm::REDACTED;
 use crate::pipeline::{Output, Report};
 use std::fmt::Write;
-
-const REDACTED: &str = "<redacted>";
 
 /// Secret strings shorter than this are not searched for in messages: they would match words.
 const MIN_SCRUBBED: usize = 4;

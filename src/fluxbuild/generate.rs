@@ -22,7 +22,7 @@ pub fn kustomization_file(
     kustomization: &Kustomization,
     component_exists: &dyn Fn(&str) -> bool,
 ) -> Result<Value, String> {
-    let spec = kustomization.object.get("spec").cloned().unwrap_or(Value::Null);
+    let spec = kustomization.object.get("spec").unwrap_or(&Value::Null);
     let created = existing.is_none();
     let mut file = match existing {
         Some(Value::Object(map)) => map,
@@ -50,11 +50,11 @@ pub fn kustomization_file(
         file.insert("buildMetadata".into(), json!(["originAnnotations"]));
     }
     for (field, key) in [("targetNamespace", "namespace"), ("namePrefix", "namePrefix"), ("nameSuffix", "nameSuffix")] {
-        if let Some(value) = string_field(&spec, field)? {
+        if let Some(value) = string_field(spec, field)? {
             file.insert(key.into(), json!(value));
         }
     }
-    for (i, patch) in list_field(&spec, "patches")?.iter().enumerate() {
+    for (i, patch) in list_field(spec, "patches")?.iter().enumerate() {
         let text = patch.get("patch").and_then(Value::as_str).unwrap_or_default();
         let mut entry = Map::new();
         entry.insert("patch".into(), json!(text));
@@ -64,7 +64,7 @@ pub fn kustomization_file(
         push(&mut file, "patches", Value::Object(entry));
     }
     let ignore_missing = spec.get("ignoreMissingComponents").and_then(Value::as_bool).unwrap_or(false);
-    for component in string_list_field(&spec, "components")? {
+    for component in string_list_field(spec, "components")? {
         if !is_local_relative_path(&component) {
             return Err(format!("component path '{component}' must be local and relative"));
         }
@@ -73,10 +73,10 @@ pub fn kustomization_file(
         }
         push(&mut file, "components", json!(component));
     }
-    for patch in list_field(&spec, "patchesStrategicMerge")? {
+    for patch in list_field(spec, "patchesStrategicMerge")? {
         push(&mut file, "patchesStrategicMerge", json!(serde_json::to_string(&patch).unwrap_or_default()));
     }
-    for (i, patch) in list_field(&spec, "patchesJson6902")?.iter().enumerate() {
+    for (i, patch) in list_field(spec, "patchesJson6902")?.iter().enumerate() {
         let operations = patch.get("patch").cloned().unwrap_or(Value::Null);
         let mut entry = Map::new();
         entry.insert("patch".into(), json!(serde_json::to_string(&operations).unwrap_or_default()));
@@ -87,7 +87,7 @@ pub fn kustomization_file(
         );
         push(&mut file, "patchesJson6902", Value::Object(entry));
     }
-    for image in list_field(&spec, "images")? {
+    for image in list_field(spec, "images")? {
         merge_image(&mut file, &image);
     }
     // Flux builds with kustomize's `Reorder` option unset (""), which sorts nothing: objects come
@@ -96,7 +96,7 @@ pub fn kustomization_file(
     if !file.contains_key("sortOptions") {
         file.insert("sortOptions".into(), json!({"order": "fifo"}));
     }
-    let build_metadata = string_list_field(&spec, "buildMetadata")?;
+    let build_metadata = string_list_field(spec, "buildMetadata")?;
     if !build_metadata.is_empty() {
         file.insert("buildMetadata".into(), json!(build_metadata));
     }

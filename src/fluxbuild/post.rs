@@ -146,14 +146,6 @@ fn set_all(object: &mut Value, field: &str, entries: &[(String, String)]) {
 /// Replaces every value of each Secret's `data` and `stringData` with `<redacted>`.
 pub fn redact_secrets(objects: &mut [Item]) {
     for item in objects.iter_mut().filter(|item| item.type_of() == ("v1", "Secret")) {
-        item.change(|value| {
-            for field in ["data", "stringData"] {
-                if let Some(map) = value.get_mut(field).and_then(Value::as_object_mut) {
-                    for entry in map.values_mut() {
-                        *entry = Value::String("<redacted>".into());
-                    }
-                }
-            }
-        });
+        item.change(crate::krm::redact_secret_values);
     }
 }

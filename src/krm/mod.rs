@@ -508,6 +508,19 @@ impl Diagnostic {
     }
 }
 
+/// What a secret value prints as where secrets are not shown.
+pub const REDACTED: &str = "<redacted>";
+
+/// Replaces every value of a Secret's `data` and `stringData` with [`REDACTED`] (the object's
+/// kind is the caller's to check).
+pub fn redact_secret_values(secret: &mut Value) {
+    for field in ["data", "stringData"] {
+        if let Some(map) = secret.get_mut(field).and_then(Value::as_object_mut) {
+            map.values_mut().for_each(|entry| *entry = Value::String(REDACTED.into()));
+        }
+    }
+}
+
 pub fn name_of(item: &Value) -> &str {
     item.get("metadata").and_then(|m| m.get("name")).and_then(Value::as_str).unwrap_or_default()
 }
