@@ -153,8 +153,9 @@ impl Render {
 /// The configuration kinds: read as configuration, kept in the package, marked local-config. A
 /// Landscaper `InstallationTemplate` (a subinstallation kept in its own file) is consumed the
 /// same way.
-pub const CONFIGURATION_KINDS: [(&str, &str); 9] = [
+pub const CONFIGURATION_KINDS: [(&str, &str); 10] = [
     ("blueprints.windsorcli.dev/v1alpha1", "Feature"),
+    ("blueprints.windsorcli.dev/v1alpha1", "Facet"),
     ("blueprints.windsorcli.dev/v1alpha1", "Blueprint"),
     ("landscaper.gardener.cloud/v1alpha1", "Blueprint"),
     ("landscaper.gardener.cloud/v1alpha1", "InstallationTemplate"),
