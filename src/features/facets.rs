@@ -14,7 +14,7 @@ use super::{
 };
 use crate::diag::Severity;
 use crate::doc::{Map, Value};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 /// Windsor's `OrdinalFromBasename`: the default rank of a facet read from a file of that name.
 pub fn ordinal_from_basename(basename: &str) -> i64 {
@@ -692,11 +692,11 @@ pub(super) fn compose(
 
     // Applied as Windsor's `applyCollectedComponents` does: by identity in sorted order, replaces,
     // then merges, then removes; terraform first.
-    let mut actions: Vec<((usize, usize), &'static str)> = Vec::new();
+    let mut actions: HashMap<(usize, usize), &'static str> = HashMap::new();
     for pass in [Strategy::Replace, Strategy::Merge, Strategy::Remove] {
         for entry in terraform.values().filter(|e| e.strategy == pass) {
             let action = apply_terraform(&mut blueprint.terraform, entry.item.clone(), pass);
-            actions.extend(entry.from.iter().map(|&f| (f, action)));
+            record(&mut actions, entry, action);
         }
     }
     for pass in [Strategy::Replace, Strategy::Merge, Strategy::Remove] {
@@ -705,7 +705,7 @@ pub(super) fn compose(
             item.strategy = pass;
             let action = combine_kustomization(&mut blueprint.kustomize, item);
             let _ = order::sort_kustomizations(&mut blueprint.kustomize);
-            actions.extend(entry.from.iter().map(|&f| (f, action)));
+            record(&mut actions, entry, action);
         }
     }
     // Flux systems: every non-removal upserted (merged into a same-named one), then removals.
@@ -713,7 +713,7 @@ pub(super) fn compose(
         let chosen = flux.values().filter(|e| (e.strategy == Strategy::Remove) == (pass == Strategy::Remove));
         for entry in chosen {
             let action = apply_flux_system(&mut blueprint.flux, entry.item.clone(), pass);
-            actions.extend(entry.from.iter().map(|&f| (f, action)));
+            record(&mut actions, entry, action);
         }
     }
     // What each enabled entry came to: the action of the entry that carried it, or `overridden`
@@ -726,9 +726,18 @@ pub(super) fn compose(
     decisions
 }
 
-fn set_action(component: &mut ComponentDecision, actions: &[((usize, usize), &'static str)], at: (usize, usize)) {
+fn set_action(component: &mut ComponentDecision, actions: &HashMap<(usize, usize), &'static str>, at: (usize, usize)) {
     if component.enabled {
-        component.action = actions.iter().find(|(f, _)| *f == at).map(|(_, a)| *a).unwrap_or("overridden");
+        component.action = actions.get(&at).copied().unwrap_or("overridden");
+    }
+}
+
+/// What each entry that carried a collected one came to: the first the applied action; the
+/// others of a merge were merged into it while collecting, so `explain` says `merged` for them.
+fn record<T>(actions: &mut HashMap<(usize, usize), &'static str>, entry: &Entry<T>, action: &'static str) {
+    for (n, &from) in entry.from.iter().enumerate() {
+        let merged = n > 0 && entry.strategy == Strategy::Merge && action != "skipped";
+        actions.insert(from, if merged { "merged" } else { action });
     }
 }
 
