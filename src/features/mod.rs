@@ -383,6 +383,10 @@ impl<'a> Step<'a> {
 /// The value path closest to `path` (at most a quarter of its characters different), looked for
 /// only when a condition reads a path that is not set. The walk stops after 10 000 paths.
 fn closest_path(values: &Value, path: &str) -> Option<String> {
+    // Lengths further apart than the allowed distance cannot match, and a key's children are
+    // longer than the key: neither is compared, nor their dotted path made.
+    let allowed = (path.chars().count() / 4).max(1);
+    let longest = path.len() + allowed;
     let mut best: Option<(usize, String)> = None;
     let mut stack: Vec<(&Value, String)> = vec![(values, String::new())];
     let mut seen = 0;
@@ -393,10 +397,12 @@ fn closest_path(values: &Value, path: &str) -> Option<String> {
             if seen > 10_000 {
                 return best.map(|(_, near)| near);
             }
+            let len = if at.is_empty() { key.len() } else { at.len() + 1 + key.len() };
+            if len > longest {
+                continue;
+            }
             let candidate = if at.is_empty() { key.clone() } else { format!("{at}.{key}") };
-            // Lengths further apart than the allowed distance cannot match: skip the comparison.
-            let allowed = (path.chars().count() / 4).max(1);
-            if candidate.len().abs_diff(path.len()) <= allowed {
+            if len.abs_diff(path.len()) <= allowed && !letters_too_far(path, &candidate, allowed) {
                 let distance = strsim::levenshtein(path, &candidate);
                 if distance <= allowed && best.as_ref().is_none_or(|(d, _)| distance < *d) {
                     best = Some((distance, candidate.clone()));
@@ -406,6 +412,20 @@ fn closest_path(values: &Value, path: &str) -> Option<String> {
         }
     }
     best.map(|(_, near)| near)
+}
+
+/// A lower bound of the edit distance that costs one pass: each edit changes the letter counts
+/// by at most two, so counts that differ by more than twice `allowed` cannot be within it. Most
+/// names of a large values tree are ruled out so, before the full distance is computed. ASCII
+/// only (the bound counts bytes); other text is left to the full distance.
+fn letters_too_far(a: &str, b: &str, allowed: usize) -> bool {
+    if !a.is_ascii() || !b.is_ascii() {
+        return false;
+    }
+    let mut counts = [0i32; 128];
+    a.bytes().for_each(|c| counts[usize::from(c)] += 1);
+    b.bytes().for_each(|c| counts[usize::from(c)] -= 1);
+    counts.iter().map(|n| n.unsigned_abs() as usize).sum::<usize>() > 2 * allowed
 }
 
 fn lookup<'v>(values: &'v Value, path: &str) -> Option<&'v Value> {

@@ -64,3 +64,38 @@ fn kustomization_merge_unions_and_overwrites() {
     assert_eq!(Value::Object(list[0].substitutions.clone()), json!({"a": "1", "b": "3"}));
     assert_eq!(list[0].patches.len(), 1);
 }
+
+/// The letter-count bound never rules out a name within the allowed distance.
+#[test]
+fn letter_counts_bound_the_edit_distance() {
+    let names = [
+        "observability.enabled",
+        "observabilty.enabled",
+        "flags.f12",
+        "cfg_0001",
+        "cluster.name",
+        "clsuter.name",
+        "dns.domain",
+        "dns.domian",
+        "a",
+        "ab",
+        "ba",
+        "",
+        "provider",
+        "platform",
+        "plaform",
+        "ünicode",
+        "unicode",
+    ];
+    for a in names {
+        for b in names {
+            for allowed in 0..6 {
+                if letters_too_far(a, b, allowed) {
+                    assert!(strsim::levenshtein(a, b) > allowed, "{a} {b} {allowed}");
+                }
+            }
+        }
+    }
+    assert!(letters_too_far("flags.f12", "cfg_0001", 2));
+    assert!(!letters_too_far("clsuter.name", "cluster.name", 2));
+}
