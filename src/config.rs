@@ -295,6 +295,58 @@ pub struct WindsorSettings {
     /// are the values' lowest layer, under `values` and `valuesFrom`, as Windsor applies them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub schema: Option<String>,
+    /// The Windsor release whose composition and Flux output a render follows: "0.9" (Facets,
+    /// and Features read as facets) or "0.8" (Features as v0.8.1 applies them) [default: 0.9].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<WindsorVersion>,
+}
+
+/// A Windsor CLI release line. Written as text (`"0.9"`); an unquoted `0.9` (a YAML number) is
+/// read the same, since that is how most people will type it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, JsonSchema)]
+pub enum WindsorVersion {
+    // windsorcli/cli v0.8.1: Features applied in name order.
+    #[serde(rename = "0.8")]
+    V08,
+    // windsorcli/cli v0.9.0: Facets ranked by ordinal, v0.9's Flux defaults and checks.
+    #[default]
+    #[serde(rename = "0.9")]
+    V09,
+}
+
+impl<'de> Deserialize<'de> for WindsorVersion {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Version;
+        impl Visitor<'_> for Version {
+            type Value = WindsorVersion;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("\"0.8\" or \"0.9\"")
+            }
+            fn visit_str<E: serde::de::Error>(self, text: &str) -> Result<WindsorVersion, E> {
+                match text {
+                    "0.8" => Ok(WindsorVersion::V08),
+                    "0.9" => Ok(WindsorVersion::V09),
+                    other => Err(E::invalid_value(Unexpected::Str(other), &self)),
+                }
+            }
+            fn visit_f64<E: serde::de::Error>(self, number: f64) -> Result<WindsorVersion, E> {
+                if number == 0.8 {
+                    Ok(WindsorVersion::V08)
+                } else if number == 0.9 {
+                    Ok(WindsorVersion::V09)
+                } else {
+                    Err(E::invalid_value(Unexpected::Float(number), &self))
+                }
+            }
+            fn visit_u64<E: serde::de::Error>(self, number: u64) -> Result<WindsorVersion, E> {
+                Err(E::invalid_value(Unexpected::Unsigned(number), &self))
+            }
+            fn visit_i64<E: serde::de::Error>(self, number: i64) -> Result<WindsorVersion, E> {
+                Err(E::invalid_value(Unexpected::Signed(number), &self))
+            }
+        }
+        deserializer.deserialize_any(Version)
+    }
 }
 
 /// One source of values: a ConfigMap or Secret among the input items, or a YAML file.

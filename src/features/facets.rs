@@ -556,15 +556,32 @@ fn emit_facet_fields(step: &mut Step, blueprint: &mut super::model::Blueprint, f
     blueprint.crds = crds;
 }
 
-/// Composes the facets onto `blueprint`; returns each facet's decision, in composition order.
-/// `overlay` is what the operator set (Windsor's `GetSetValues`): it stays above facet config.
+/// A facet the last round left out, and what it would have provided (Windsor's `ExcludedFacet`),
+/// for the message of a dependency on something it declares.
+pub struct Excluded {
+    pub name: String,
+    pub when: String,
+    pub provides: Vec<String>,
+}
+
+/// Windsor's `facetProvides`: terraform identities, kustomization names, Flux system tier names.
+fn provides(facet: &Feature) -> Vec<String> {
+    let mut names: Vec<String> = facet.terraform.iter().map(|c| c.id().to_string()).collect();
+    names.extend(facet.kustomize.iter().map(|k| k.name.clone()));
+    names.extend(facet.flux.iter().flat_map(compile_tiers).map(|k| k.name));
+    names
+}
+
+/// Composes the facets onto `blueprint`; returns each facet's decision, in composition order,
+/// and the facets left out. `overlay` is what the operator set (Windsor's `GetSetValues`): it
+/// stays above facet config.
 pub(super) fn compose(
     step: &mut Step,
     blueprint: &mut super::model::Blueprint,
     mut facets: Vec<Facet>,
     config: &Declared,
     overlay: &Value,
-) -> Vec<FeatureDecision> {
+) -> (Vec<FeatureDecision>, Vec<Excluded>) {
     facets.sort_by(|a, b| (a.ordinal, &a.feature.metadata.name).cmp(&(b.ordinal, &b.feature.metadata.name)));
     let context = step.values.clone();
     let context_map = context.as_object().cloned().unwrap_or_default();
@@ -609,6 +626,14 @@ pub(super) fn compose(
         step.results.push(graph_diagnostic(config, Severity::Error, requirements_message(&pending)));
     }
     emit_facet_fields(step, blueprint, &facets, &included);
+    let excluded = (0..facets.len())
+        .filter(|i| !included.contains(i))
+        .map(|i| Excluded {
+            name: facets[i].feature.metadata.name.clone(),
+            when: facets[i].feature.when.clone(),
+            provides: provides(&facets[i].feature),
+        })
+        .collect();
 
     // (facet index, decision index, entry position) of each enabled entry, for its action.
     let mut placed: Vec<(usize, usize, usize)> = Vec::new();
@@ -723,7 +748,7 @@ pub(super) fn compose(
             set_action(component, &actions, (index, position));
         }
     }
-    decisions
+    (decisions, excluded)
 }
 
 fn set_action(component: &mut ComponentDecision, actions: &HashMap<(usize, usize), &'static str>, at: (usize, usize)) {

@@ -9,6 +9,12 @@
 //! a 2m timeout; namespace `system-gitops`, path prefix `kustomize`. Fields are written as Flux's
 //! API types serialize them: durations in Go's spelling (`1m0s`), `force` and `wait` only when
 //! true (`omitempty`), ConfigMap data in key order.
+//!
+//! With Windsor v0.9 ([`Flavor::V09`]) the defaults are v0.9.0's (pkg/constants, `ToFluxKustomization`,
+//! `applyBlueprintGitRepository`): a Kustomization on the blueprint's own repository reconciles
+//! every 5m, one on a named source every 1h; the repository's source object every 1m, a named
+//! source every 1h; a `template` source without a URL is the blueprint's own; any URL with a
+//! scheme is kept; and every ConfigMap of the blueprint is read by every Kustomization.
 
 use super::model::{Blueprint, Kustomization, Source};
 use crate::config::FluxSettings;
@@ -20,19 +26,30 @@ pub const DEFAULT_NAMESPACE: &str = "system-gitops";
 const DEFAULT_PATH_PREFIX: &str = "kustomize";
 const SOURCE_API_VERSION: &str = "source.toolkit.fluxcd.io/v1";
 
+/// Which Windsor release's Flux output to write.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Flavor {
+    V08,
+    V09,
+}
+
 /// Every object, in the order Windsor applies them. `exists(kind, name, namespace)` says whether
-/// the package already holds a source object, which is then not generated.
+/// the package already holds a source object, which is then not generated. `shared` names the
+/// ConfigMaps besides its own that every Kustomization's post-build reads (Windsor's
+/// `blueprint.ConfigMaps`), in order.
 pub fn objects(
     blueprint: &Blueprint,
     settings: &FluxSettings,
     common: &Map,
+    shared: &[String],
+    flavor: Flavor,
     exists: &dyn Fn(&str, &str, &str) -> bool,
 ) -> Vec<Value> {
     let namespace = settings.namespace.as_deref().unwrap_or(DEFAULT_NAMESPACE);
     let prefix = settings.path_prefix.as_deref().unwrap_or(DEFAULT_PATH_PREFIX);
     let mut objects = Vec::new();
     if settings.sources.unwrap_or(true) {
-        let sources = source_objects(blueprint, namespace);
+        let sources = source_objects(blueprint, namespace, flavor);
         objects.extend(
             sources
                 .into_iter()
@@ -46,7 +63,7 @@ pub fn objects(
         if !k.substitutions.is_empty() {
             objects.push(config_map(&format!("values-{}", k.name), namespace, &k.substitutions));
         }
-        objects.push(kustomization(blueprint, k, namespace, prefix, !common.is_empty()));
+        objects.push(kustomization(blueprint, k, namespace, prefix, shared, flavor));
     }
     objects
 }
@@ -104,13 +121,13 @@ fn config_map(name: &str, namespace: &str, data: &Map) -> Value {
 /// The blueprint's repository (named after the blueprint, when it has a URL), then every
 /// source with a name and URL. A later source of the same name replaces an earlier one in place,
 /// as Windsor's second apply of one name does.
-fn source_objects(blueprint: &Blueprint, namespace: &str) -> Vec<Value> {
+fn source_objects(blueprint: &Blueprint, namespace: &str, flavor: Flavor) -> Vec<Value> {
     let mut named: Vec<(String, Value)> = Vec::new();
     let mut add = |name: &str, source: &Source, is_repository: bool| {
         if name.is_empty() || source.url.is_empty() {
             return;
         }
-        let object = source_object(name, source, namespace, is_repository);
+        let object = source_object(name, source, namespace, is_repository, flavor);
         match named.iter_mut().find(|(n, _)| n == name) {
             Some(slot) => slot.1 = object,
             None => named.push((name.to_string(), object)),
@@ -131,7 +148,7 @@ fn reference_field<'s>(source: &'s Source, key: &str) -> &'s str {
 
 /// A `GitRepository`, or an `OCIRepository` for an `oci://` URL, as Windsor's
 /// `applyBlueprintGitRepository` / `applyBlueprintOCIRepository` build them.
-fn source_object(name: &str, source: &Source, namespace: &str, is_repository: bool) -> Value {
+fn source_object(name: &str, source: &Source, namespace: &str, is_repository: bool, flavor: Flavor) -> Value {
     let secret = source.extra.get("secretName").and_then(Value::as_str).filter(|s| !s.is_empty());
     let (tag, semver, commit) =
         (reference_field(source, "tag"), reference_field(source, "semver"), reference_field(source, "commit"));
@@ -161,11 +178,19 @@ fn source_object(name: &str, source: &Source, namespace: &str, is_repository: bo
         spec.insert("ref".into(), Value::Object(reference));
         "OCIRepository"
     } else {
-        let url = &source.url;
+        let url = match flavor {
+            Flavor::V08 => source.url.as_str(),
+            Flavor::V09 => source.url.trim(),
+        };
+        // v0.8.1 keeps http, https and ssh URLs; v0.9's `NormalizeRemoteURL` any with a scheme.
+        let has_scheme = match flavor {
+            Flavor::V08 => ["http://", "https://", "ssh://"].iter().any(|scheme| url.starts_with(scheme)),
+            Flavor::V09 => has_url_scheme(url),
+        };
         let url = if url.starts_with("git@") && url.contains(':') {
             format!("ssh://{}", url.replacen(':', "/", 1))
-        } else if ["http://", "https://", "ssh://"].iter().any(|scheme| url.starts_with(scheme)) {
-            url.clone()
+        } else if has_scheme {
+            url.to_string()
         } else {
             format!("https://{url}")
         };
@@ -187,7 +212,9 @@ fn source_object(name: &str, source: &Source, namespace: &str, is_repository: bo
     if let Some(secret) = secret {
         spec.insert("secretRef".into(), json!({"name": secret}));
     }
-    spec.insert("interval".into(), json!("1m0s"));
+    // v0.9's `FluxSourceInterval`: the blueprint's own repository 1m, a named (pinned) source 1h.
+    let interval = if flavor == Flavor::V09 && !is_repository { "1h0m0s" } else { "1m0s" };
+    spec.insert("interval".into(), json!(interval));
     spec.insert("timeout".into(), json!("2m0s"));
     json!({
         "apiVersion": SOURCE_API_VERSION,
@@ -195,6 +222,14 @@ fn source_object(name: &str, source: &Source, namespace: &str, is_repository: bo
         "metadata": {"name": name, "namespace": namespace},
         "spec": spec,
     })
+}
+
+/// v0.9's `hasExplicitURLScheme`: a letter, then letters, digits, `+`, `-` or `.`, then `://`.
+fn has_url_scheme(url: &str) -> bool {
+    let Some(end) = url.find("://").filter(|&end| end > 0) else { return false };
+    let scheme = &url.as_bytes()[..end];
+    scheme[0].is_ascii_alphabetic()
+        && scheme[1..].iter().all(|c| c.is_ascii_alphanumeric() || matches!(c, b'+' | b'-' | b'.'))
 }
 
 /// Windsor's path rule: empty is the prefix itself; a path already under the prefix is kept.
@@ -211,11 +246,19 @@ fn flux_path(prefix: &str, path: &str) -> String {
 }
 
 /// `OCIRepository` when the named source's URL is `oci://…`, else `GitRepository`; the name is
-/// the kustomization's source, or the blueprint's name for its own repository.
-fn source_ref(blueprint: &Blueprint, k: &Kustomization) -> Value {
+/// the kustomization's source, or the blueprint's name for its own repository (in v0.9 also
+/// for `template` when no `template` source has a URL: the local template is the blueprint's own).
+fn source_ref(blueprint: &Blueprint, k: &Kustomization, flavor: Flavor) -> Value {
+    let local_template = |source: &str| {
+        flavor == Flavor::V09
+            && source == "template"
+            && !blueprint.sources.iter().any(|s| s.name == "template" && !s.url.is_empty())
+    };
     let (name, url) = match &k.source {
-        Some(source) => (source.clone(), blueprint.sources.iter().find(|s| &s.name == source).map(|s| s.url.as_str())),
-        None => (blueprint.metadata.name.clone(), blueprint.repository.as_ref().map(|r| r.url.as_str())),
+        Some(source) if !local_template(source) => {
+            (source.clone(), blueprint.sources.iter().find(|s| &s.name == source).map(|s| s.url.as_str()))
+        }
+        _ => (blueprint.metadata.name.clone(), blueprint.repository.as_ref().map(|r| r.url.as_str())),
     };
     let kind = if url.is_some_and(|u| u.starts_with("oci://")) { "OCIRepository" } else { "GitRepository" };
     json!({"kind": kind, "name": name})
@@ -236,15 +279,29 @@ fn duration(value: Option<&str>, default_nanos: u128) -> String {
 
 const MINUTE: u128 = 60_000_000_000;
 
-fn kustomization(blueprint: &Blueprint, k: &Kustomization, namespace: &str, prefix: &str, has_common: bool) -> Value {
+fn kustomization(
+    blueprint: &Blueprint,
+    k: &Kustomization,
+    namespace: &str,
+    prefix: &str,
+    shared: &[String],
+    flavor: Flavor,
+) -> Value {
     let mut spec = Map::new();
     spec.insert("path".into(), json!(flux_path(prefix, &k.path)));
-    spec.insert("sourceRef".into(), source_ref(blueprint, k));
+    let source_ref = source_ref(blueprint, k, flavor);
+    // v0.9's `FluxKustomizationInterval`: 5m on the blueprint's own repository, else 1h.
+    let default_interval = match flavor {
+        Flavor::V08 => MINUTE,
+        Flavor::V09 if source_ref["name"] == blueprint.metadata.name.as_str() => 5 * MINUTE,
+        Flavor::V09 => 60 * MINUTE,
+    };
+    spec.insert("sourceRef".into(), source_ref);
     if !k.depends_on.is_empty() {
         let depends_on: Vec<Value> = k.depends_on.iter().map(|d| json!({"name": d, "namespace": namespace})).collect();
         spec.insert("dependsOn".into(), Value::Array(depends_on));
     }
-    spec.insert("interval".into(), json!(duration(k.interval.as_deref(), MINUTE)));
+    spec.insert("interval".into(), json!(duration(k.interval.as_deref(), default_interval)));
     spec.insert("retryInterval".into(), json!(duration(k.retry_interval.as_deref(), 2 * MINUTE)));
     spec.insert("timeout".into(), json!(duration(k.timeout.as_deref(), 5 * MINUTE)));
     // Flux's API drops `wait` and `force` when false (`omitempty`), so Windsor's object has them
@@ -281,11 +338,16 @@ fn kustomization(blueprint: &Blueprint, k: &Kustomization, namespace: &str, pref
         spec.insert("patches".into(), Value::Array(patches));
     }
     let mut substitute_from = Vec::new();
+    let own = format!("values-{}", k.name);
     if !k.substitutions.is_empty() {
-        substitute_from.push(json!({"kind": "ConfigMap", "name": format!("values-{}", k.name)}));
+        substitute_from.push(json!({"kind": "ConfigMap", "name": own}));
     }
-    if has_common {
-        substitute_from.push(json!({"kind": "ConfigMap", "name": "values-common"}));
+    for name in shared {
+        // v0.9 lists a kustomization's own ConfigMap again when it is a shared one; once is enough.
+        if flavor == Flavor::V09 && *name == own && !k.substitutions.is_empty() {
+            continue;
+        }
+        substitute_from.push(json!({"kind": "ConfigMap", "name": name}));
     }
     if !substitute_from.is_empty() {
         spec.insert("postBuild".into(), json!({"substituteFrom": substitute_from}));

@@ -441,6 +441,7 @@ pub fn run(render: &mut Render, files: &dyn Files) -> Report {
     let facet_items: Vec<&Value> =
         render.items.iter().filter(|item| item.type_of() == (model::API_VERSION, "Facet")).map(|i| &**i).collect();
     let spec = &render.config.spec;
+    let v09 = spec.windsor.version.unwrap_or_default() == crate::config::WindsorVersion::V09;
     if blueprint_items.is_empty()
         && spec.blueprint.is_empty()
         && feature_items.is_empty()
@@ -457,7 +458,7 @@ pub fn run(render: &mut Render, files: &dyn Files) -> Report {
         jsonnet_cache: RefCell::new(HashMap::new()),
         jsonnet: crate::jsonnet::Session::new(render.budget.clone(), render.jsonnet.clone()),
         results: Vec::new(),
-        facets: !facet_items.is_empty(),
+        facets: v09,
         scope: None,
         templates: RefCell::new(HashMap::new()),
     };
@@ -517,7 +518,17 @@ pub fn run(render: &mut Render, files: &dyn Files) -> Report {
         }
     }
     let mut report = Report::default();
-    if facet_items.is_empty() {
+    if !v09 {
+        // v0.8.1 has no Facet kind; composing one as a Feature would apply it differently.
+        for item in &facet_items {
+            let message = "a Facet is Windsor v0.9's, and spec.windsor.version is \"0.8\" (Windsor v0.8.1 has no \
+                           Facet): set spec.windsor.version to \"0.9\", or write it as a Feature"
+                .to_string();
+            step.results.push(Diagnostic::error(Kind::Render, message).about(item));
+        }
+    }
+    let mut excluded: Vec<facets::Excluded> = Vec::new();
+    if !v09 {
         features.sort_by(|a, b| a.0.metadata.name.cmp(&b.0.metadata.name));
         for (feature, origin) in features {
             warn_facet_only_fields(&mut step, &feature, &origin);
@@ -525,8 +536,8 @@ pub fn run(render: &mut Render, files: &dyn Files) -> Report {
             report.features.push(decision);
         }
     } else {
-        // A package with a Facet is composed as Windsor v0.9 does, its Features read as facets
-        // (v0.9's loader reads `features/` into the same type).
+        // Composed as Windsor v0.9 does, Features read as facets (v0.9's loader reads
+        // `features/` into the same type, `kind: Feature` renamed to `Facet`).
         for item in &facet_items {
             let origin = Declared::of_item(item);
             if let Some(facet) = parse_feature(&mut step, item, &origin) {
@@ -535,18 +546,38 @@ pub fn run(render: &mut Render, files: &dyn Files) -> Report {
         }
         let facets = features.into_iter().map(|(feature, origin)| facets::Facet::new(feature, origin)).collect();
         let overlay = render.set_values.as_ref().unwrap_or(&render.values);
-        report.features = facets::compose(&mut step, &mut blueprint, facets, &config_origin, overlay);
+        let composed = facets::compose(&mut step, &mut blueprint, facets, &config_origin, overlay);
+        (report.features, excluded) = composed;
         report.facets = true;
+        evaluate_terraform_inputs(&mut step, &mut blueprint, &config_origin);
     }
 
-    apply_value_substitutions(&mut blueprint, step.values);
+    let mut with_values = apply_value_substitutions(&mut blueprint, step.values);
     // Facets' substitutions under `values.substitutions.common` and the derived variables,
     // as Windsor's `applyCommonSubstitutions` layers them.
     let mut common = blueprint.substitutions.clone();
     common.extend(flux::common_values(step.values));
+    if v09 {
+        drop_empty_fragments(&mut blueprint, &mut common);
+    }
+    // The ConfigMaps every Kustomization reads: v0.8.1 has values-common only; v0.9 adds
+    // values-<name> for each kustomization `values.substitutions.<name>` sets (Go map order there;
+    // sorted here).
+    let mut shared: Vec<String> = Vec::new();
+    if !common.is_empty() {
+        shared.push("values-common".into());
+    }
+    if v09 {
+        shared.extend(with_values.drain(..).map(|name| format!("values-{name}")));
+        shared.sort();
+        shared.dedup();
+    }
     // Flux systems become their tier Kustomizations next to the plain ones (Windsor's
     // `resolveTierDependencies`, `AllKustomizations`).
     facets::resolve_tier_dependencies(&mut blueprint);
+    if v09 {
+        reserved_names(&mut step, &blueprint, &config_origin);
+    }
     // Windsor v0.9 gives a Flux Kustomization without a path its name (v0.8.1: the prefix alone).
     let v09_paths = step.facets && blueprint.kustomize.iter().any(|k| k.path.is_empty());
     let compiled: std::borrow::Cow<Blueprint> = if blueprint.flux.is_empty() && !v09_paths {
@@ -561,7 +592,12 @@ pub fn run(render: &mut Render, files: &dyn Files) -> Report {
         }
         std::borrow::Cow::Owned(compiled)
     };
+    if v09 {
+        missing_dependencies(&mut step, &blueprint, &compiled.kustomize, &excluded, &config_origin);
+    }
     match order::check(&compiled.kustomize) {
+        // v0.9 refuses them (above); v0.8.1 applies them, and Flux waits for what never comes.
+        Ok(_) if v09 => {}
         Ok(unknown) => {
             for (name, dependency) in unknown {
                 let message = format!("kustomization {name:?} depends on {dependency:?}, which is not defined");
@@ -594,7 +630,8 @@ pub fn run(render: &mut Render, files: &dyn Files) -> Report {
                     && krm::namespace_of(item.header()) == namespace
             })
         };
-        let objects = flux::objects(&compiled, settings, &common, &exists);
+        let flavor = if v09 { flux::Flavor::V09 } else { flux::Flavor::V08 };
+        let objects = flux::objects(&compiled, settings, &common, &shared, flavor, &exists);
         render.generated.extend(objects.into_iter().map(|item| Generated { item, substitute: false }));
     }
     render.results.append(&mut step.results);
@@ -642,8 +679,14 @@ fn parse_blueprint(step: &mut Step, value: &Value, origin: &Declared) -> Option<
     for (i, kustomization) in blueprint.kustomize.iter().enumerate() {
         feature_only(format!("kustomize[{i}]"), &kustomization.when, kustomization.strategy);
     }
-    for (i, component) in std::mem::take(&mut blueprint.terraform).into_iter().enumerate() {
+    for (i, mut component) in std::mem::take(&mut blueprint.terraform).into_iter().enumerate() {
+        // v0.9 evaluates the base's inputs once composed, against the config too
+        // (`processAndCompose`); see `evaluate_terraform_inputs`.
+        let raw = if step.facets { std::mem::take(&mut component.inputs) } else { Map::new() };
         let mut component = step.prepare_terraform(component, origin, &format!("terraform[{i}]"));
+        if step.facets {
+            component.inputs = raw;
+        }
         (component.when, component.strategy) = (String::new(), Strategy::Merge);
         merge_terraform(&mut blueprint.terraform, component);
     }
@@ -715,8 +758,8 @@ fn flux_system_fields(
     }
 }
 
-/// `ordinal` and `requires` are Windsor v0.9's: without a Facet in the package, the render
-/// follows v0.8.1, where they do nothing; say so rather than ignore them silently.
+/// `ordinal` and `requires` are Windsor v0.9's: with version "0.8" the render follows v0.8.1,
+/// where they do nothing; say so rather than ignore them silently.
 fn warn_facet_only_fields(step: &mut Step, feature: &Feature, origin: &Declared) {
     let mut fields: Vec<String> = Vec::new();
     if feature.ordinal.is_some() {
@@ -746,8 +789,8 @@ fn warn_facet_only_fields(step: &mut Step, feature: &Feature, origin: &Declared)
         fields.extend((!k.requires.is_empty()).then(|| format!("kustomize[{i}].requires")));
     }
     for field in fields {
-        let message = "has no effect here: it is Windsor v0.9's, and a package without a Facet is composed as \
-                       Windsor v0.8.1 composes Features"
+        let message = "has no effect here: it is Windsor v0.9's, and with spec.windsor.version \"0.8\" a package \
+                       is composed as Windsor v0.8.1 composes Features"
             .to_string();
         step.results.push(origin.diagnostic(Severity::Warning, message, &field));
     }
@@ -980,14 +1023,127 @@ fn subtract_terraform(existing: &mut TerraformComponent, removal: &TerraformComp
     existing.depends_on.retain(|d| !removal.depends_on.contains(d));
 }
 
-/// `values.substitutions.<name>` overrides what features set for kustomization `<name>`.
-fn apply_value_substitutions(blueprint: &mut Blueprint, values: &Value) {
-    let Some(overrides) = values.get("substitutions").and_then(Value::as_object) else { return };
+/// `values.substitutions.<name>` overrides what features set for kustomization `<name>`; returns
+/// the names of the kustomizations it set something for.
+fn apply_value_substitutions(blueprint: &mut Blueprint, values: &Value) -> Vec<String> {
+    let mut names = Vec::new();
+    let Some(overrides) = values.get("substitutions").and_then(Value::as_object) else { return names };
     for kustomization in &mut blueprint.kustomize {
         if let Some(Value::Object(map)) = overrides.get(&kustomization.name) {
             for (key, value) in map {
                 kustomization.substitutions.insert(key.clone(), Value::String(to_text(value)));
             }
+            if !map.is_empty() {
+                names.push(kustomization.name.clone());
+            }
+        }
+    }
+    names
+}
+
+/// Windsor v0.9's evaluation of every composed terraform input (`processAndCompose`), against
+/// the values with the config over them: the base blueprint's `${…}` see the facets' config. A
+/// facet's inputs were evaluated when collected; what is left with a `${` is evaluated again, as
+/// v0.9 does. An input that is one `${…}` giving nil is dropped, as when collected.
+fn evaluate_terraform_inputs(step: &mut Step, blueprint: &mut Blueprint, config: &Declared) {
+    for component in &mut blueprint.terraform {
+        let mut inputs = Map::new();
+        for (key, value) in std::mem::take(&mut component.inputs) {
+            match step.interpolate_value(&value, config) {
+                Ok(Value::Null) => {}
+                Ok(value) => {
+                    inputs.insert(key, value);
+                }
+                Err(err) => {
+                    let message = format!("evaluate terraform inputs for component {:?}: {err}", component.id());
+                    step.results.push(graph_diagnostic(config, Severity::Error, message));
+                }
+            }
+        }
+        component.inputs = inputs;
+    }
+}
+
+/// Windsor v0.9's `dropEmptyCompositionFragments`: empty `components`; substitutions, terraform
+/// inputs (at any depth, and empty texts in their lists) and the shared substitutions whose key
+/// or value is empty text.
+fn drop_empty_fragments(blueprint: &mut Blueprint, common: &mut Map) {
+    fn prune(value: &mut Value) {
+        match value {
+            Value::Object(map) => prune_map(map),
+            Value::Array(items) => {
+                items.retain(|item| item.as_str() != Some(""));
+                items.iter_mut().for_each(prune);
+            }
+            _ => {}
+        }
+    }
+    fn prune_map(map: &mut Map) {
+        map.retain(|key, value| !key.is_empty() && value.as_str() != Some(""));
+        map.values_mut().for_each(prune);
+    }
+    for kustomization in &mut blueprint.kustomize {
+        kustomization.components.retain(|c| !c.is_empty());
+        prune_map(&mut kustomization.substitutions);
+    }
+    for component in &mut blueprint.terraform {
+        prune_map(&mut component.inputs);
+    }
+    prune_map(&mut blueprint.substitutions);
+    prune_map(common);
+}
+
+/// Windsor v0.9's `validateReservedNames`: `crds` and `crds-<source>` name the CRD layers.
+fn reserved_names(step: &mut Step, blueprint: &Blueprint, config: &Declared) {
+    for k in &blueprint.kustomize {
+        if k.name == "crds" || k.name.starts_with("crds-") {
+            let message =
+                format!("kustomization name {:?} is reserved for the CRD layer; use the crds: section instead", k.name);
+            step.results.push(graph_diagnostic(config, Severity::Error, message));
+        }
+    }
+}
+
+/// Windsor v0.9's `validateDependencies`: a terraform `dependsOn` naming no component, or a
+/// kustomization's naming no kustomization (Flux system tiers and the `crds` layer count), is an
+/// error, worded as `describeMissingDependency` words it: naming the facet that would have
+/// provided it when one was left out. v0.9 stops at the first; each is reported here.
+fn missing_dependencies(
+    step: &mut Step,
+    blueprint: &Blueprint,
+    kustomizations: &[Kustomization],
+    excluded: &[facets::Excluded],
+    config: &Declared,
+) {
+    let describe =
+        |dependency: &str, kind: &str| match excluded.iter().find(|e| e.provides.iter().any(|p| p == dependency)) {
+            Some(facet) if !facet.when.is_empty() => format!(
+            "{dependency:?}, which is not in the composition: it is contributed by facet {:?}, excluded because its \
+             when condition ({}) evaluated false",
+            facet.name, facet.when
+        ),
+            Some(facet) => format!(
+                "{dependency:?}, which is not in the composition: it is contributed by facet {:?}, which was excluded",
+                facet.name
+            ),
+            None => format!("non-existent {kind} {dependency:?}"),
+        };
+    let ids: std::collections::HashSet<&str> = blueprint.terraform.iter().map(|c| c.id()).collect();
+    for component in &blueprint.terraform {
+        for dependency in component.depends_on.iter().filter(|d| !ids.contains(d.as_str())) {
+            let message =
+                format!("terraform component {:?} depends on {}", component.id(), describe(dependency, "component"));
+            step.results.push(graph_diagnostic(config, Severity::Error, message));
+        }
+    }
+    let mut names: std::collections::HashSet<&str> = kustomizations.iter().map(|k| k.name.as_str()).collect();
+    if !blueprint.crds.is_empty() {
+        names.insert("crds");
+    }
+    for k in kustomizations {
+        for dependency in k.depends_on.iter().filter(|d| !names.contains(d.as_str())) {
+            let message = format!("kustomization {:?} depends on {}", k.name, describe(dependency, "kustomization"));
+            step.results.push(graph_diagnostic(config, Severity::Error, message));
         }
     }
 }
