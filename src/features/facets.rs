@@ -1,11 +1,9 @@
 //! Windsor v0.9 composition (windsorcli/cli v0.9.0, pkg/composer/blueprint/processor.go): used
-//! when the package holds a `Facet`. Facets (and, as v0.9's loader reads them, Features) are
-//! ranked by ordinal then name; included facets' entries are collected per identity, resolved by
-//! ordinal and strategy precedence, then applied to the base blueprint as replaces, merges and
-//! removes. `requires` left unmet by included facets are one error, worded as Windsor words it.
-//!
-//! Not here yet: `config:` blocks (so the scope is the values, and one inclusion pass gives the
-//! set Windsor's rounds settle on), `flux:` systems, `crds`, facet `substitutions`, `messages`.
+//! with `spec.windsor.version` "0.9" (the default). Facets (and, as v0.9's loader reads them,
+//! Features) are ranked by ordinal then name; inclusion and config blocks are settled in rounds;
+//! included facets' entries are collected per identity, resolved by ordinal and strategy
+//! precedence, then applied to the base blueprint as replaces, merges and removes. `requires` left
+//! unmet by included facets are one error, worded as Windsor words it.
 
 use super::model::{Feature, FluxSystem, Kustomization, Requirement, Strategy, TerraformComponent};
 use super::{

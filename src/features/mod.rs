@@ -1,7 +1,9 @@
-//! The features step (compat: Windsor features): the base blueprint (`spec.blueprint`
-//! and/or a Windsor `Blueprint` item) plus every `Feature` (items and `spec.features`), applied in
-//! order of `metadata.name` when their `when` holds, merged by strategy, ordered by dependencies,
-//! and emitted as the merged `Blueprint` item and Flux objects.
+//! The features step (compat: Windsor features and facets): the base blueprint (`spec.blueprint`
+//! and/or a Windsor `Blueprint` item) plus every `Feature` (items and `spec.features`) and
+//! `Facet`, composed as the Windsor release `spec.windsor.version` names does it (v0.9.0 by
+//! default, in `facets`; v0.8.1: features applied in order of `metadata.name` when their `when`
+//! holds, merged by strategy), ordered by dependencies, and emitted as the merged `Blueprint` item
+//! and Flux objects (with that release's defaults and checks).
 //!
 //! It reads the values tree and files (through [`Files`]); it does not touch other items.
 
@@ -29,7 +31,7 @@ pub struct Report {
     pub features: Vec<FeatureDecision>,
     /// The merged blueprint, when there was one to merge.
     pub blueprint: Option<Blueprint>,
-    /// Whether the package was composed as Windsor v0.9 (it holds a Facet).
+    /// Whether the package was composed as Windsor v0.9 (`spec.windsor.version` "0.9").
     pub facets: bool,
     /// The Kustomizations Flux systems compile to (after the blueprint's own).
     pub flux_tiers: Vec<Kustomization>,
