@@ -60,6 +60,10 @@ pub fn objects(
         objects.push(config_map("values-common", namespace, common));
     }
     for k in &blueprint.kustomize {
+        // v0.9's `destroyOnly` kustomizations run only at `windsor down`: `ApplyBlueprint` skips them.
+        if flavor == Flavor::V09 && k.extra.get("destroyOnly") == Some(&Value::Bool(true)) {
+            continue;
+        }
         if !k.substitutions.is_empty() {
             objects.push(config_map(&format!("values-{}", k.name), namespace, &k.substitutions));
         }
@@ -289,7 +293,19 @@ fn kustomization(
 ) -> Value {
     let mut spec = Map::new();
     spec.insert("path".into(), json!(flux_path(prefix, &k.path)));
-    let source_ref = source_ref(blueprint, k, flavor);
+    let mut source_ref = source_ref(blueprint, k, flavor);
+    // v0.9's `namespace` moves the Kustomization object, its sourceRef then naming the source's.
+    let text = |key: &str| match flavor {
+        Flavor::V08 => None,
+        Flavor::V09 => k.extra.get(key).and_then(Value::as_str).filter(|s| !s.is_empty()),
+    };
+    let object_namespace = match text("namespace") {
+        Some(own) if own != namespace => {
+            source_ref["namespace"] = json!(namespace);
+            own
+        }
+        _ => namespace,
+    };
     // v0.9's `FluxKustomizationInterval`: 5m on the blueprint's own repository, else 1h.
     let default_interval = match flavor {
         Flavor::V08 => MINUTE,
@@ -316,6 +332,18 @@ fn kustomization(
     // `destroy: false` keeps the workloads when the Kustomization is deleted (Windsor's `down`).
     let deletion_policy = if k.destroy == Some(false) { "MirrorPrune" } else { "WaitForTermination" };
     spec.insert("deletionPolicy".into(), json!(deletion_policy));
+    if let Some(target) = text("targetNamespace") {
+        spec.insert("targetNamespace".into(), json!(target));
+    }
+    // v0.9's `decryption`: the provider, and the Secret holding the key.
+    if let (Flavor::V09, Some(Value::Object(decryption))) = (flavor, k.extra.get("decryption")) {
+        let mut out = Map::new();
+        out.insert("provider".into(), decryption.get("provider").cloned().unwrap_or_else(|| json!("")));
+        if let Some(name) = decryption.get("secretRef").and_then(|r| r.get("name")) {
+            out.insert("secretRef".into(), json!({"name": name}));
+        }
+        spec.insert("decryption".into(), Value::Object(out));
+    }
     if !k.components.is_empty() {
         spec.insert("components".into(), json!(k.components));
     }
@@ -355,7 +383,7 @@ fn kustomization(
     json!({
         "apiVersion": "kustomize.toolkit.fluxcd.io/v1",
         "kind": "Kustomization",
-        "metadata": {"name": k.name, "namespace": namespace},
+        "metadata": {"name": k.name, "namespace": object_namespace},
         "spec": spec,
     })
 }

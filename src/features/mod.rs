@@ -307,12 +307,19 @@ impl<'a> Step<'a> {
     }
 
     /// Evaluates substitutions (then stringified) and inline patch text; reads path patches.
+    /// With v0.9, `substitute` (its other spelling) is merged in first, winning on a shared key
+    /// (`mergeSubstitute`).
     fn prepare_kustomization(
         &mut self,
         mut kustomization: Kustomization,
         origin: &Declared,
         field: &str,
     ) -> Kustomization {
+        if self.facets {
+            if let Some(Value::Object(substitute)) = kustomization.extra.remove("substitute") {
+                kustomization.substitutions.extend(substitute);
+            }
+        }
         let mut substitutions = Map::new();
         for (key, value) in std::mem::take(&mut kustomization.substitutions) {
             match self.interpolate_value(&value, origin) {
@@ -370,6 +377,14 @@ impl<'a> Step<'a> {
 
     fn warn_unknown_fields(&mut self, origin: &Declared, found: Vec<(String, String, Option<&'static str>)>) {
         for (path, key, closest) in found {
+            // v0.9's kustomization fields are read with version "0.9" (a kustomization, or a Flux
+            // system's install or resources tier).
+            let kustomization = (path.starts_with("kustomize[") && !path.contains(".patches"))
+                || path.ends_with(".install")
+                || path.contains(".resources[");
+            if self.facets && kustomization && model::V09_KUSTOMIZATION_FIELDS.contains(&key.as_str()) {
+                continue;
+            }
             let field = if path.is_empty() { key.clone() } else { format!("{path}.{key}") };
             let message = match closest {
                 Some(known) => {

@@ -426,6 +426,11 @@ pub fn closest<'a>(unknown: &str, known: &[&'a str]) -> Option<&'a str> {
         .map(|(_, k)| k)
 }
 
+/// Kustomization fields Windsor v0.9 added: read with version "0.9" (kept in `extra`, as a v0.8.1
+/// render keeps them unread, with the unknown-field warning).
+pub const V09_KUSTOMIZATION_FIELDS: &[&str] =
+    &["namespace", "targetNamespace", "decryption", "destroyOnly", "substitute"];
+
 /// `(field path, unknown key, closest known)` for every unmodelled field of a feature or blueprint.
 pub fn unknown_fields(
     top: &Map,
