@@ -75,7 +75,7 @@ pub fn objects(
 /// The `values-common` data: `values.substitutions.common`, then the variables Windsor derives
 /// from its configuration (`mergeLegacySpecialVariables`), which win on a shared key. Windsor's
 /// `CONTEXT` and `BUILD_ID` come from its context and build-id file, which a render does not have.
-pub fn common_values(values: &Value) -> Map {
+pub fn common_values(values: &Value, flavor: Flavor) -> Map {
     let common = values.get("substitutions").and_then(|s| s.get("common")).and_then(Value::as_object);
     let mut data: Map = common.into_iter().flatten().map(|(k, v)| (k.clone(), Value::String(to_text(v)))).collect();
     // Windsor's GetString: `%v` of the value, empty when unset.
@@ -91,11 +91,14 @@ pub fn common_values(values: &Value) -> Map {
     set("DOMAIN", text("dns.domain"));
     set("CONTEXT_ID", text("id"));
     let (start, end) = (text("network.loadbalancer_ips.start"), text("network.loadbalancer_ips.end"));
-    if !start.is_empty() || !end.is_empty() {
-        set("LOADBALANCER_IP_RANGE", format!("{start}-{end}"));
+    // v0.9 leaves the load balancer variables out on Docker Desktop, which has no such range.
+    if flavor == Flavor::V08 || text("workstation.runtime") != "docker-desktop" {
+        if !start.is_empty() || !end.is_empty() {
+            set("LOADBALANCER_IP_RANGE", format!("{start}-{end}"));
+        }
+        set("LOADBALANCER_IP_START", start);
+        set("LOADBALANCER_IP_END", end);
     }
-    set("LOADBALANCER_IP_START", start);
-    set("LOADBALANCER_IP_END", end);
     set("REGISTRY_URL", text("docker.registry_url"));
     // The first worker volume `host:container` gives its container side.
     if let Some(Value::Array(volumes)) = lookup(values, "cluster.workers.volumes") {

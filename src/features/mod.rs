@@ -573,7 +573,8 @@ pub fn run(render: &mut Render, files: &dyn Files) -> Report {
     // Facets' substitutions under `values.substitutions.common` and the derived variables,
     // as Windsor's `applyCommonSubstitutions` layers them.
     let mut common = blueprint.substitutions.clone();
-    common.extend(flux::common_values(step.values));
+    let flavor = if v09 { flux::Flavor::V09 } else { flux::Flavor::V08 };
+    common.extend(flux::common_values(step.values, flavor));
     if v09 {
         drop_empty_fragments(&mut blueprint, &mut common);
     }
@@ -647,7 +648,6 @@ pub fn run(render: &mut Render, files: &dyn Files) -> Report {
                     && krm::namespace_of(item.header()) == namespace
             })
         };
-        let flavor = if v09 { flux::Flavor::V09 } else { flux::Flavor::V08 };
         let objects = flux::objects(&compiled, settings, &common, &shared, flavor, &exists);
         render.generated.extend(objects.into_iter().map(|item| Generated { item, substitute: false }));
     }
