@@ -148,7 +148,7 @@ fn location(node: &Node) -> Span {
         NodeKind::Unary { operand, .. } if operand.span.start == start => location(operand),
         NodeKind::Unary { op, .. } => Span::new(start, start + op.len()),
         NodeKind::Array(_) | NodeKind::Map(_) => Span::new(start, start + 1),
-        NodeKind::Literal(_) | NodeKind::Ident(_) => node.span,
+        NodeKind::Literal(_) | NodeKind::Ident(_) | NodeKind::Pointer(_) | NodeKind::Closure(_) => node.span,
     }
 }
 
@@ -171,7 +171,8 @@ fn visit(node: &Node, functions: Functions) -> Result<Ty> {
             Value::String(_) => Ty::String,
             Value::Array(_) | Value::Object(_) => Ty::Unknown,
         }),
-        NodeKind::Ident(_) => Ok(Ty::Unknown),
+        NodeKind::Ident(_) | NodeKind::Pointer(_) => Ok(Ty::Unknown),
+        NodeKind::Closure(body) => visit(body, functions),
         NodeKind::Unary { op, operand } => {
             let nt = visit(operand, functions)?;
             match *op {
@@ -294,6 +295,7 @@ fn binary(op: &str, l: Ty, r: Ty, at: Span) -> Result<Ty> {
         "-" | "*" if either(&l, &r, &[is_number]) => return ok(Ty::Unknown),
         "/" | "**" | "^" if (l.is_number() && r.is_number()) || either(&l, &r, &[is_number]) => return ok(Ty::Float),
         "%" if (is_int(&l) && is_int(&r)) || either(&l, &r, &[is_int]) => return ok(Ty::Int),
+        ".." if (is_int(&l) && is_int(&r)) || either(&l, &r, &[is_int]) => return ok(Ty::Array(Box::new(Ty::Int))),
         "in" => {
             if r == Ty::Map {
                 if !l.is_unknown() && !l.assignable_to(&Ty::String) {
@@ -375,6 +377,22 @@ fn overloads(name: &str, functions: Functions) -> Vec<(Vec<Ty>, Ty)> {
 }
 
 fn call(name: &str, args: &[Node], at: Span, functions: Functions) -> Result<Ty> {
+    use super::parse::{BUILTINS, PREDICATES};
+    // expr-lang's other builtins and predicates take values whose types are rarely known here
+    // (the values are `interface {}`): their arguments are checked inside, their errors come
+    // when they run.
+    if BUILTINS.contains(&name) || PREDICATES.contains(&name) {
+        for arg in args {
+            visit(arg, functions)?;
+        }
+        return Ok(match name {
+            "all" | "none" | "any" | "one" | "hasPrefix" | "hasSuffix" => Ty::Bool,
+            "count" | "findIndex" | "findLastIndex" | "indexOf" | "lastIndexOf" => Ty::Int,
+            "floor" | "ceil" | "round" | "mean" => Ty::Float,
+            "trimPrefix" | "trimSuffix" | "replace" | "repeat" | "type" => Ty::String,
+            _ => Ty::Unknown,
+        });
+    }
     if name == "cidrhost" && functions == Functions::Builtins {
         let message = "cidrhost() is Windsor v0.9's: a Feature's when cannot call it (a ${…} value or a Facet can)";
         return Err(error(message.to_string(), at));

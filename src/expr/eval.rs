@@ -12,18 +12,18 @@ use std::borrow::Cow;
 type Result<T> = std::result::Result<T, ExprError>;
 
 #[derive(Clone, Copy, PartialEq)]
-enum Num {
+pub(super) enum Num {
     Int(i64),
     Float(f64),
 }
 
-fn num(value: &Value) -> Option<Num> {
+pub(super) fn num(value: &Value) -> Option<Num> {
     let Value::Number(n) = value else { return None };
     n.as_i64().map(Num::Int).or_else(|| n.as_f64().map(Num::Float))
 }
 
 impl Num {
-    fn as_f64(self) -> f64 {
+    pub(super) fn as_f64(self) -> f64 {
         match self {
             Num::Int(i) => i as f64,
             Num::Float(f) => f,
@@ -44,12 +44,12 @@ pub fn type_name(value: &Value) -> &'static str {
     }
 }
 
-fn error(message: impl Into<String>, span: Span) -> ExprError {
+pub(super) fn error(message: impl Into<String>, span: Span) -> ExprError {
     ExprError::new(message, span)
 }
 
 /// A budget that ran out, located at the node that needed more.
-fn exhausted(span: Span) -> impl Fn(Exhausted) -> ExprError {
+pub(super) fn exhausted(span: Span) -> impl Fn(Exhausted) -> ExprError {
     move |err| error(err.to_string(), span)
 }
 
@@ -154,10 +154,15 @@ pub fn eval<'a>(node: &Node, env: &'a Value, host: &dyn Host, budget: &Budget) -
                 )),
             }
         }
+        NodeKind::Call { name, args } if super::parse::PREDICATES.contains(&name.as_str()) => {
+            super::predicates::predicate(name, args, env, host, budget, span).map(Cow::Owned)
+        }
         NodeKind::Call { name, args } => {
             let args = args.iter().map(|a| eval(a, env, host, budget)).collect::<Result<Vec<_>>>()?;
             call(name, &args, host, budget, span).map(Cow::Owned)
         }
+        NodeKind::Pointer(name) => super::predicates::pointer(name, span).map(Cow::Owned),
+        NodeKind::Closure(body) => eval(body, env, host, budget),
         NodeKind::Array(items) => Ok(Cow::Owned(Value::Array(
             items
                 .iter()
@@ -279,7 +284,7 @@ fn slice<'a>(object: Cow<'a, Value>, from: &Value, to: &Value, at: Span, budget:
 }
 
 /// Booleans as they are; nil as false (ours: a missing flag reads as off); anything else is an error.
-fn truthy(value: &Value, op: &str, span: Span) -> Result<bool> {
+pub(super) fn truthy(value: &Value, op: &str, span: Span) -> Result<bool> {
     match value {
         Value::Bool(b) => Ok(*b),
         Value::Null => Ok(false),
@@ -370,6 +375,13 @@ fn binary<'a>(
             let (Some(a), Some(b)) = (num(l), num(r)) else { return Err(mismatched()) };
             arithmetic(op, a, b, span)?
         }
+        // expr's `from..to`: the ints from `from` to `to`, both included; empty when `to < from`.
+        ".." => {
+            let (Some(Num::Int(from)), Some(Num::Int(to))) = (num(l), num(r)) else { return Err(mismatched()) };
+            let count = usize::try_from(to.saturating_sub(from).saturating_add(1)).unwrap_or(0);
+            budget.charge_output(count.saturating_mul(PART_BYTES)).map_err(exhausted(span))?;
+            Value::Array((from..=to).map(Value::from).collect())
+        }
         _ => return Err(error(format!("unknown operator {op}"), span)),
     };
     Ok(Cow::Owned(value))
@@ -399,7 +411,7 @@ fn arithmetic(op: &str, a: Num, b: Num, span: Span) -> Result<Value> {
 }
 
 /// expr's equality: numbers by value across int and float, everything else structurally.
-fn equal(a: &Value, b: &Value) -> bool {
+pub(super) fn equal(a: &Value, b: &Value) -> bool {
     match (a, b) {
         (Value::Number(_), Value::Number(_)) => match (num(a), num(b)) {
             (Some(Num::Int(x)), Some(Num::Int(y))) => x == y,
@@ -507,6 +519,9 @@ fn call(name: &str, args: &[Cow<'_, Value>], host: &dyn Host, budget: &Budget, s
         "string" => Value::String(go_format(arg(0))),
         "cidrhost" => Value::String(cidrhost(string_arg(0)?, arg(1)).map_err(|err| error(err, span))?),
         "toJSON" => Value::String(serde_json::to_string(arg(0)).unwrap_or_default()),
+        name if super::parse::BUILTINS.contains(&name) => {
+            super::predicates::builtin(name, args).map_err(|message| error(message, span))?
+        }
         "file" => Value::String(host.file(string_arg(0)?).map_err(|err| error(err, span))?),
         "jsonnet" => host.jsonnet(string_arg(0)?).map_err(|err| error(err, span))?,
         _ => return Err(error(format!("unknown func {name}"), span)),
@@ -518,7 +533,7 @@ fn call(name: &str, args: &[Cow<'_, Value>], host: &dyn Host, budget: &Budget, s
 }
 
 /// What one more value in a list takes besides its text.
-const PART_BYTES: usize = 32;
+pub(super) const PART_BYTES: usize = 32;
 
 pub(super) fn sorted_entries(map: &Map) -> Vec<(&String, &Value)> {
     let mut entries: Vec<(&String, &Value)> = map.iter().collect();
@@ -641,7 +656,8 @@ pub fn collect_paths(node: &Node, out: &mut Vec<String>) {
         return;
     }
     match &node.kind {
-        NodeKind::Literal(_) | NodeKind::Ident(_) => {}
+        NodeKind::Literal(_) | NodeKind::Ident(_) | NodeKind::Pointer(_) => {}
+        NodeKind::Closure(body) => collect_paths(body, out),
         NodeKind::Member { object, key, .. } => {
             collect_paths(object, out);
             collect_paths(key, out);
@@ -674,7 +690,8 @@ pub fn collect_call_paths(node: &Node, out: &mut Vec<String>) {
     let mut each = |child: &Node| collect_call_paths(child, out);
     match &node.kind {
         NodeKind::Call { args, .. } => args.iter().for_each(|a| collect_paths(a, out)),
-        NodeKind::Literal(_) | NodeKind::Ident(_) => {}
+        NodeKind::Literal(_) | NodeKind::Ident(_) | NodeKind::Pointer(_) => {}
+        NodeKind::Closure(body) => each(body),
         NodeKind::Member { object, key, .. } => {
             each(object);
             each(key);

@@ -10,6 +10,8 @@ pub enum Token {
     Ident(String),
     /// Operators and punctuation, including the word operators (`and`, `in`, `matches`, …).
     Op(&'static str),
+    /// `#`, `#acc`, `#index`: the element, accumulator or index inside a predicate's closure.
+    Pointer(String),
     Eof,
 }
 
@@ -42,6 +44,13 @@ pub fn lex(source: &str) -> Result<Vec<(Token, Span)>, ExprError> {
         if c.is_ascii_digit() || (c == b'.' && bytes.get(i + 1).is_some_and(u8::is_ascii_digit)) {
             let (token, end) = number(source, start)?;
             tokens.push((token, Span::new(start, end)));
+            i = end;
+        } else if c == b'#' {
+            let mut end = i + 1;
+            while end < bytes.len() && (bytes[end].is_ascii_alphanumeric() || bytes[end] == b'_') {
+                end += 1;
+            }
+            tokens.push((Token::Pointer(source[start + 1..end].to_string()), Span::new(start, end)));
             i = end;
         } else if c == b'"' || c == b'\'' {
             let (text, end) = string(source, start)?;

@@ -13,6 +13,7 @@ mod eval;
 pub mod interpolate;
 mod lex;
 mod parse;
+mod predicates;
 
 pub use eval::{go_float, go_format, size_of, to_text, type_name};
 

@@ -64,6 +64,10 @@ pub enum NodeKind {
     },
     Array(Vec<Node>),
     Map(Vec<(String, Node)>),
+    /// `#` (empty), `#acc`, `#index`: only inside a predicate's closure.
+    Pointer(String),
+    /// A predicate's closure argument (`filter(list, # > 1)`), evaluated once per element.
+    Closure(Box<Node>),
     /// `matches` with a literal pattern, compiled once at parse time.
     Matches {
         subject: Box<Node>,
@@ -78,6 +82,55 @@ pub const FUNCTIONS: [&str; 16] = [
     "jsonnet", "toJSON", "cidrhost",
 ];
 
+/// expr-lang's builtins besides those above (builtin/builtin.go), as expr v1.17 evaluates them.
+pub const BUILTINS: [&str; 25] = [
+    "max",
+    "min",
+    "floor",
+    "ceil",
+    "round",
+    "get",
+    "take",
+    "concat",
+    "toPairs",
+    "fromPairs",
+    "trimPrefix",
+    "trimSuffix",
+    "first",
+    "last",
+    "flatten",
+    "uniq",
+    "reverse",
+    "hasPrefix",
+    "hasSuffix",
+    "indexOf",
+    "lastIndexOf",
+    "replace",
+    "repeat",
+    "type",
+    "mean",
+];
+
+/// expr-lang's predicates: a collection, a closure evaluated per element (`#`), and for `reduce`
+/// and `sortBy` an optional third argument (parser.go's `predicates`).
+pub const PREDICATES: [&str; 15] = [
+    "all",
+    "none",
+    "any",
+    "one",
+    "filter",
+    "map",
+    "count",
+    "sum",
+    "find",
+    "findIndex",
+    "findLast",
+    "findLastIndex",
+    "groupBy",
+    "sortBy",
+    "reduce",
+];
+
 fn binary_precedence(op: &str) -> Option<(u8, bool)> {
     Some(match op {
         "or" | "||" => (10, false),
@@ -85,6 +138,7 @@ fn binary_precedence(op: &str) -> Option<(u8, bool)> {
         "==" | "!=" | "<" | ">" | "<=" | ">=" | "in" | "matches" | "contains" | "startsWith" | "endsWith" => {
             (20, false)
         }
+        ".." => (25, false),
         "+" | "-" => (30, false),
         "*" | "/" | "%" => (60, false),
         "**" | "^" => (100, true),
@@ -95,7 +149,7 @@ fn binary_precedence(op: &str) -> Option<(u8, bool)> {
 
 pub fn parse(source: &str) -> Result<Node, ExprError> {
     let tokens = lex(source)?;
-    let mut parser = Parser { tokens, pos: 0, depth: 0 };
+    let mut parser = Parser { tokens, pos: 0, depth: 0, closures: 0 };
     if parser.peek() == &Token::Eof {
         return Err(ExprError::new("expression is empty", Span::new(0, 0)));
     }
@@ -110,6 +164,8 @@ struct Parser {
     tokens: Vec<(Token, Span)>,
     pos: usize,
     depth: usize,
+    /// How many predicate closures enclose the current token: `#` and `.name` need one.
+    closures: usize,
 }
 
 impl Parser {
@@ -151,6 +207,7 @@ impl Parser {
             Token::Ident(i) => format!("Identifier({i:?})"),
             Token::Op(o @ ("(" | ")" | "[" | "]" | "{" | "}")) => format!("Bracket({o:?})"),
             Token::Op(o) => format!("Operator({o:?})"),
+            Token::Pointer(p) => format!("Operator(\"#{p}\")"),
         };
         let span = self.span();
         // At the end, point at the last character, as expr does.
@@ -345,6 +402,18 @@ impl Parser {
                 Node { kind: NodeKind::Literal(Value::Bool(name == "true")), span }
             }
             Token::Ident(name) if self.is_op("(") => self.call(name, span)?,
+            Token::Pointer(name) if self.closures > 0 => Node { kind: NodeKind::Pointer(name), span },
+            Token::Pointer(_) => {
+                return Err(ExprError::new("cannot use pointer accessor outside predicate", span));
+            }
+            // `.name` inside a closure is `#.name`, as in expr.
+            Token::Op(".") if self.closures > 0 && matches!(self.peek(), Token::Ident(_)) => {
+                let (token, key_span) = self.advance();
+                let Token::Ident(key) = token else { return Err(self.unexpected()) };
+                let object = Box::new(Node { kind: NodeKind::Pointer(String::new()), span });
+                let key = Box::new(Node { kind: NodeKind::Literal(Value::String(key)), span: key_span });
+                Node { kind: NodeKind::Member { object, key, at: key_span }, span: span.to(key_span) }
+            }
             Token::Ident(name) => Node { kind: NodeKind::Ident(name), span },
             Token::Op("(") => {
                 let inner = self.expression()?;
@@ -396,9 +465,17 @@ impl Parser {
     }
 
     fn call(&mut self, name: String, span: Span) -> Result<Node, ExprError> {
-        if !FUNCTIONS.contains(&name.as_str()) {
+        if PREDICATES.contains(&name.as_str()) {
+            return self.predicate(name, span);
+        }
+        if !FUNCTIONS.contains(&name.as_str()) && !BUILTINS.contains(&name.as_str()) {
             return Err(ExprError::new(
-                format!("unknown func {name} (the functions are {})", FUNCTIONS.join(", ")),
+                format!(
+                    "unknown func {name} (the functions are {}, {}, {})",
+                    FUNCTIONS.join(", "),
+                    BUILTINS.join(", "),
+                    PREDICATES.join(", ")
+                ),
                 span,
             ));
         }
@@ -409,6 +486,42 @@ impl Parser {
             if !self.is_op(")") {
                 self.expect(",")?;
             }
+        }
+        let end = self.expect(")")?;
+        Ok(Node { kind: NodeKind::Call { name, args }, span: span.to(end) })
+    }
+}
+
+impl Parser {
+    /// A predicate call as expr's parseCall reads one: the collection, then the closure (in
+    /// braces or bare), then for `reduce` and `sortBy` an optional expression; `count` and `sum`
+    /// may leave the closure out.
+    fn predicate(&mut self, name: String, span: Span) -> Result<Node, ExprError> {
+        self.expect("(")?;
+        let mut args = vec![self.expression()?];
+        let closure_optional = matches!(name.as_str(), "count" | "sum");
+        if !(closure_optional && self.is_op(")")) {
+            self.expect(",")?;
+            let start = self.span();
+            let braced = self.is_op("{");
+            if braced {
+                self.advance();
+            }
+            self.closures += 1;
+            let body = self.expression();
+            self.closures -= 1;
+            let body = body?;
+            let end = if braced { self.expect("}")? } else { body.span };
+            args.push(Node { kind: NodeKind::Closure(Box::new(body)), span: start.to(end) });
+            if matches!(name.as_str(), "reduce" | "sortBy") && self.is_op(",") {
+                self.advance();
+                if !self.is_op(")") {
+                    args.push(self.expression()?);
+                }
+            }
+        }
+        if self.is_op(",") {
+            self.advance();
         }
         let end = self.expect(")")?;
         Ok(Node { kind: NodeKind::Call { name, args }, span: span.to(end) })

@@ -397,3 +397,63 @@ fn cidrhost_follows_windsor() {
     // v0.8.1's conditions do not have it.
     assert!(Expression::compile("cidrhost('10.5.0.0/16', 1) == ''").is_err());
 }
+
+/// expr-lang v1.17.8's builtin/builtin_test.go `TestBuiltin` cases for the builtins and
+/// predicates Windsor expressions call (expr-lang/expr, MIT).
+#[test]
+fn expr_builtins_and_predicates() {
+    let cases: [(&str, Value); 40] = [
+        ("ceil(5.5)", json!(6.0)),
+        ("floor(5)", json!(5.0)),
+        ("round(5.49)", json!(5.0)),
+        ("trimPrefix(\"prefix_foo\", \"prefix_\")", json!("foo")),
+        ("trimSuffix(\"foo_suffix\", \"_suffix\")", json!("foo")),
+        ("repeat(\"foo\", 3)", json!("foofoofoo")),
+        ("indexOf(\"foo,bar,baz\", \",\")", json!(3)),
+        ("lastIndexOf(\"foo,bar,baz\", \",\")", json!(7)),
+        ("hasPrefix(\"foo,bar,baz\", \"foo\")", json!(true)),
+        ("max(1, 2, 3)", json!(3)),
+        ("max([1, 2, 4, 10], 20, [29, 23, -19])", json!(29)),
+        ("min([1, 2, 4, 10], 20, [29, 23, -19])", json!(-19)),
+        ("min(-1, [1.5, 2.5, 3.5])", json!(-1)),
+        ("max(1.5, 2.5, 3.5)", json!(3.5)),
+        ("sum(1..9)", json!(45)),
+        ("sum([])", json!(0)),
+        ("sum([1, 2, 3.0, 4])", json!(10.0)),
+        ("mean(1..9)", json!(5.0)),
+        ("mean([])", json!(0.0)),
+        ("first([])", json!(null)),
+        ("last(list)", json!(3)),
+        ("get(list, -1)", json!(3)),
+        ("get(list, 99)", json!(null)),
+        ("get({foo: 1, bar: 2}, \"unknown\")", json!(null)),
+        ("take(list, 2)", json!([1, 2])),
+        ("take(list, 99)", json!([1, 2, 3])),
+        ("fromPairs(toPairs({foo: 1, bar: 2}))", json!({"foo": 1, "bar": 2})),
+        ("toPairs({foo: 1, bar: 2})", json!([["bar", 2], ["foo", 1]])),
+        ("concat([1, 2], [3])", json!([1, 2, 3])),
+        ("flatten([1, [2, [3]]])", json!([1, 2, 3])),
+        ("uniq([1, 2, 1.0, 'a', 'a'])", json!([1, 2, "a"])),
+        ("reverse(list)", json!([3, 2, 1])),
+        ("groupBy(1..5, # % 2)", json!({"0": [2, 4], "1": [1, 3, 5]})),
+        ("map(list, # * 2)", json!([2, 4, 6])),
+        ("filter(1..9, {# % 3 == 0})", json!([3, 6, 9])),
+        ("reduce(1..9, #acc + #)", json!(45)),
+        ("reduce(1..3, concat(#acc, [# * #index]), [])", json!([0, 2, 6])),
+        ("all(list, # > 0) && any(list, # > 2) && none(list, # > 3) && one(list, # == 2)", json!(true)),
+        ("findIndex(list, # > 1) + findLastIndex(list, # > 1) + count(list, # > 1)", json!(5)),
+        ("sortBy([{n: 2}, {n: 1}], .n, 'desc')", json!([{"n": 2}, {"n": 1}])),
+    ];
+    for (source, expected) in cases {
+        assert_eq!(ok(source), expected, "{source}");
+    }
+    // Windsor's windsorcli/core (contexts/_template/facets) shapes: nested closures, pairs.
+    assert_eq!(
+        ok("fromPairs(map(filter(toPairs(cluster.nodes), get(#, 1) > 1), [get(#, 0) + '-x', get(#, 1)]))"),
+        json!({"b-x": 2})
+    );
+    assert_eq!(ok("map(1..2, map(1..2, #))"), json!([[1, 2], [1, 2]]));
+    assert!(err("# + 1").contains("cannot use pointer accessor outside predicate"));
+    assert!(err("filter(list, # + 1)").contains("predicate of filter must return bool"));
+    assert!(err("map(3, #)").contains("cannot iterate over int"));
+}
