@@ -299,6 +299,12 @@ pub struct WindsorSettings {
     /// and Features read as facets) or "0.8" (Features as v0.8.1 applies them) [default: 0.9].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub version: Option<WindsorVersion>,
+    /// Terraform outputs by component and key, for `terraform_output(component, key)`, as
+    /// `windsor test` mocks them. Without them a `${…}` calling it is kept as written (Windsor
+    /// evaluates it once terraform has run); with them it gives the output, or nil for a key not
+    /// listed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub terraform_outputs: Option<std::collections::BTreeMap<String, std::collections::BTreeMap<String, Value>>>,
 }
 
 /// A Windsor CLI release line. Written as text (`"0.9"`); an unquoted `0.9` (a YAML number) is

@@ -372,6 +372,8 @@ fn overloads(name: &str, functions: Functions) -> Vec<(Vec<Ty>, Ty)> {
         ("jsonnet", _) => vec![(vec![Str], Any)],
         // Windsor v0.9's `cidrhost(string, int) string`.
         ("cidrhost", Functions::Windsor) => vec![(vec![Str, Ty::Int], Str)],
+        // Windsor's `terraform_output(string, string) any`.
+        ("terraform_output", Functions::Windsor) => vec![(vec![Str, Str], Any)],
         _ => Vec::new(),
     }
 }
@@ -393,9 +395,10 @@ fn call(name: &str, args: &[Node], at: Span, functions: Functions) -> Result<Ty>
             _ => Ty::Unknown,
         });
     }
-    if name == "cidrhost" && functions == Functions::Builtins {
-        let message = "cidrhost() is Windsor v0.9's: a Feature's when cannot call it (a ${…} value or a Facet can)";
-        return Err(error(message.to_string(), at));
+    if matches!(name, "cidrhost" | "terraform_output") && functions == Functions::Builtins {
+        let message =
+            format!("{name}() is Windsor v0.9's: a Feature's when cannot call it (a ${{…}} value or a Facet can)");
+        return Err(error(message, at));
     }
     if matches!(name, "file" | "jsonnet") && functions == Functions::Builtins {
         // Windsor's `when` does not declare them (expr would fail when running); ours reads

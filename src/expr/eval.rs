@@ -518,6 +518,26 @@ fn call(name: &str, args: &[Cow<'_, Value>], host: &dyn Host, budget: &Budget, s
         }),
         "string" => Value::String(go_format(arg(0))),
         "cidrhost" => Value::String(cidrhost(string_arg(0)?, arg(1)).map_err(|err| error(err, span))?),
+        // Windsor's messages (pkg/runtime/terraform/provider.go, registerTerraformOutputHelper).
+        "terraform_output" => {
+            if args.len() != 2 {
+                let message =
+                    format!("terraform_output() requires exactly 2 arguments (component, key), got {}", args.len());
+                return Err(error(message, span));
+            }
+            let [Value::String(component), Value::String(key)] = [arg(0), arg(1)] else {
+                let (which, value) = if arg(0).is_string() { ("key", arg(1)) } else { ("component", arg(0)) };
+                let message = format!("terraform_output() {which} must be a string, got {}", go_type(value));
+                return Err(error(message, span));
+            };
+            match host.terraform_output(component, key) {
+                Some(value) => value,
+                None => {
+                    let message = format!("terraform output '{key}' for component {component} is deferred");
+                    return Err(ExprError { deferred: true, ..error(message, span) });
+                }
+            }
+        }
         "toJSON" => Value::String(serde_json::to_string(arg(0)).unwrap_or_default()),
         name if super::parse::BUILTINS.contains(&name) => {
             super::predicates::builtin(name, args).map_err(|message| error(message, span))?

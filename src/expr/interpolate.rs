@@ -112,8 +112,13 @@ impl Template {
             let source = expression.source().to_string();
             move |err: ExprError| InterpolationError { message: err.render(&source), expression: Some(source) }
         };
+        // A deferred expression stays as written, `${…}` and all (Windsor's DeferredValue).
+        let kept = |expression: &Expression| format!("${{{}}}", expression.source());
         if let [Piece::Expr(expression)] = self.pieces.as_slice() {
-            return expression.eval(env, host, budget).map_err(failed(expression));
+            return match expression.eval(env, host, budget) {
+                Err(err) if err.deferred => Ok(Value::String(kept(expression))),
+                other => other.map_err(failed(expression)),
+            };
         }
         let exhausted =
             |err: crate::limits::Exhausted| InterpolationError { expression: None, message: err.to_string() };
@@ -125,7 +130,10 @@ impl Template {
                     out.push_str(text);
                 }
                 Piece::Expr(expression) => {
-                    let value = expression.eval_borrowed(env, host, budget).map_err(failed(expression))?;
+                    let value = match expression.eval_borrowed(env, host, budget) {
+                        Err(err) if err.deferred => std::borrow::Cow::Owned(Value::String(kept(expression))),
+                        other => other.map_err(failed(expression))?,
+                    };
                     match value.as_ref() {
                         Value::String(text) => {
                             budget.charge_output(text.len()).map_err(exhausted)?;

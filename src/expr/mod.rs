@@ -59,11 +59,14 @@ impl Span {
 pub struct ExprError {
     pub message: String,
     pub span: Span,
+    /// A value that exists only later (`terraform_output()` before terraform ran): the `${…}`
+    /// holding it is kept as written, as Windsor keeps a deferred expression.
+    pub deferred: bool,
 }
 
 impl ExprError {
     pub fn new(message: impl Into<String>, span: Span) -> Self {
-        Self { message: message.into(), span }
+        Self { message: message.into(), span, deferred: false }
     }
 
     /// `message (line:col)` followed by the offending line and a caret under the column.
@@ -108,6 +111,11 @@ pub trait Host {
     /// Windsor v0.9's `string()`: maps and lists as YAML, nil as "" (v0.8.1's is expr's `%v`).
     fn string_as_yaml(&self) -> bool {
         false
+    }
+    /// `terraform_output(component, key)`: `None` while terraform has not run (the expression is
+    /// deferred), else the output (nil when the component has no such key).
+    fn terraform_output(&self, _component: &str, _key: &str) -> Option<Value> {
+        None
     }
 }
 

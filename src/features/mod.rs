@@ -118,11 +118,20 @@ struct PackageHost<'a> {
     jsonnet: &'a crate::jsonnet::Session,
     /// Windsor v0.9's `string()` (facets).
     yaml_string: bool,
+    /// `spec.windsor.terraformOutputs`, when given.
+    terraform_outputs: Option<&'a TerraformOutputs>,
 }
+
+type TerraformOutputs = std::collections::BTreeMap<String, std::collections::BTreeMap<String, Value>>;
 
 impl Host for PackageHost<'_> {
     fn string_as_yaml(&self) -> bool {
         self.yaml_string
+    }
+
+    fn terraform_output(&self, component: &str, key: &str) -> Option<Value> {
+        let outputs = self.terraform_outputs?;
+        Some(outputs.get(component).and_then(|keys| keys.get(key)).cloned().unwrap_or(Value::Null))
     }
 
     fn file(&self, path: &str) -> Result<String, String> {
@@ -157,6 +166,7 @@ struct Step<'a> {
     scope: Option<Value>,
     /// `${…}` texts compiled once per render, however many facet rounds evaluate them.
     templates: RefCell<HashMap<String, Compiled>>,
+    terraform_outputs: Option<&'a TerraformOutputs>,
 }
 
 impl<'a> Step<'a> {
@@ -225,6 +235,7 @@ impl<'a> Step<'a> {
             jsonnet_cache: &self.jsonnet_cache,
             jsonnet: &self.jsonnet,
             yaml_string: self.facets,
+            terraform_outputs: self.terraform_outputs,
         }
     }
 
@@ -478,6 +489,7 @@ pub fn run(render: &mut Render, files: &dyn Files) -> Report {
         facets: v09,
         scope: None,
         templates: RefCell::new(HashMap::new()),
+        terraform_outputs: spec.windsor.terraform_outputs.as_ref(),
     };
 
     // The base: the Blueprint item, then spec.blueprint merged over it.
