@@ -372,6 +372,8 @@ fn overloads(name: &str, functions: Functions) -> Vec<(Vec<Ty>, Ty)> {
         ("jsonnet", _) => vec![(vec![Str], Any)],
         // Windsor v0.9's `cidrhost(string, int) string`.
         ("cidrhost", Functions::Windsor) => vec![(vec![Str, Ty::Int], Str)],
+        ("cidrsubnet", Functions::Windsor) => vec![(vec![Str, Ty::Int, Ty::Int], Str)],
+        ("cidrnetmask", Functions::Windsor) => vec![(vec![Str], Str)],
         // Windsor's `terraform_output(string, string) any`.
         ("terraform_output", Functions::Windsor) => vec![(vec![Str, Str], Any)],
         _ => Vec::new(),
@@ -383,7 +385,8 @@ fn call(name: &str, args: &[Node], at: Span, functions: Functions) -> Result<Ty>
     // expr-lang's other builtins and predicates take values whose types are rarely known here
     // (the values are `interface {}`): their arguments are checked inside, their errors come
     // when they run.
-    if BUILTINS.contains(&name) || PREDICATES.contains(&name) {
+    // Windsor's `cidrsubnets(string, ...int) []any` is variadic: checked when it runs.
+    if BUILTINS.contains(&name) || PREDICATES.contains(&name) || name == "cidrsubnets" {
         for arg in args {
             visit(arg, functions)?;
         }
@@ -395,7 +398,8 @@ fn call(name: &str, args: &[Node], at: Span, functions: Functions) -> Result<Ty>
             _ => Ty::Unknown,
         });
     }
-    if matches!(name, "cidrhost" | "terraform_output") && functions == Functions::Builtins {
+    let windsor_only = ["cidrhost", "cidrsubnet", "cidrsubnets", "cidrnetmask", "terraform_output"];
+    if windsor_only.contains(&name) && functions == Functions::Builtins {
         let message =
             format!("{name}() is Windsor v0.9's: a Feature's when cannot call it (a ${{…}} value or a Facet can)");
         return Err(error(message, at));

@@ -518,6 +518,9 @@ fn call(name: &str, args: &[Cow<'_, Value>], host: &dyn Host, budget: &Budget, s
         }),
         "string" => Value::String(go_format(arg(0))),
         "cidrhost" => Value::String(cidrhost(string_arg(0)?, arg(1)).map_err(|err| error(err, span))?),
+        "cidrsubnet" | "cidrsubnets" | "cidrnetmask" => {
+            super::cidr::call(name, args.iter().map(|a| a.as_ref())).map_err(|err| error(err, span))?
+        }
         // Windsor's messages (pkg/runtime/terraform/provider.go, registerTerraformOutputHelper).
         "terraform_output" => {
             if args.len() != 2 {

@@ -9,6 +9,7 @@
 //! This module knows nothing about features or files: `file()`/`jsonnet()` go through [`Host`].
 
 mod check;
+mod cidr;
 mod eval;
 pub mod interpolate;
 mod lex;

@@ -77,24 +77,10 @@ pub enum NodeKind {
 }
 
 /// The functions there are; their arguments are checked with their types (check.rs).
-pub const FUNCTIONS: [&str; 17] = [
-    "len",
-    "lower",
-    "upper",
-    "trim",
-    "split",
-    "join",
-    "keys",
-    "values",
-    "abs",
-    "int",
-    "float",
-    "string",
-    "file",
-    "jsonnet",
-    "toJSON",
-    "cidrhost",
-    "terraform_output",
+#[rustfmt::skip]
+pub const FUNCTIONS: [&str; 20] = [
+    "len", "lower", "upper", "trim", "split", "join", "keys", "values", "abs", "int", "float", "string", "file",
+    "jsonnet", "toJSON", "cidrhost", "cidrsubnet", "cidrsubnets", "cidrnetmask", "terraform_output",
 ];
 
 /// expr-lang's builtins besides those above (builtin/builtin.go), as expr v1.17 evaluates them.
