@@ -1095,7 +1095,8 @@ fn evaluate_terraform_inputs(step: &mut Step, blueprint: &mut Blueprint, config:
 
 /// Windsor v0.9's `dropEmptyCompositionFragments`: empty `components`; substitutions, terraform
 /// inputs (at any depth, and empty texts in their lists) and the shared substitutions whose key
-/// or value is empty text.
+/// or value is empty text. A whole float (`floor(x)`, `max(4, 10 / 2)`) below a million is
+/// written as the integer it is, as Go's YAML writes Windsor's float64 (`5`, not `5.0`).
 fn drop_empty_fragments(blueprint: &mut Blueprint, common: &mut Map) {
     fn prune(value: &mut Value) {
         match value {
@@ -1103,6 +1104,11 @@ fn drop_empty_fragments(blueprint: &mut Blueprint, common: &mut Map) {
             Value::Array(items) => {
                 items.retain(|item| item.as_str() != Some(""));
                 items.iter_mut().for_each(prune);
+            }
+            Value::Number(n) if n.is_f64() => {
+                if let Some(f) = n.as_f64().filter(|f| f.fract() == 0.0 && f.abs() < 1e6) {
+                    *value = Value::from(f as i64);
+                }
             }
             _ => {}
         }
