@@ -376,7 +376,7 @@ pub fn explain(output: &Output, show_secrets: bool) -> String {
             let source = component.source.as_deref().map(|s| format!(" (source {s})")).unwrap_or_default();
             let _ = writeln!(out, "  terraform {}{source}", component.path);
         }
-        for kustomization in blueprint.kustomize.iter().chain(&features.flux_tiers) {
+        for kustomization in features.crd_layers.iter().chain(&blueprint.kustomize).chain(&features.flux_tiers) {
             let depends = if kustomization.depends_on.is_empty() {
                 String::new()
             } else {
@@ -434,7 +434,8 @@ pub enum GraphFormat {
 fn graph_parts(output: &Output) -> (Vec<String>, Vec<(String, String)>) {
     let features = &output.report.features;
     let own = features.blueprint.as_ref().map(|b| b.kustomize.as_slice()).unwrap_or_default();
-    let kustomizations: Vec<&crate::features::model::Kustomization> = own.iter().chain(&features.flux_tiers).collect();
+    let kustomizations: Vec<&crate::features::model::Kustomization> =
+        features.crd_layers.iter().chain(own).chain(&features.flux_tiers).collect();
     let mut nodes: Vec<String> = kustomizations.iter().map(|k| k.name.clone()).collect();
     let mut edges: Vec<(String, String)> =
         kustomizations.iter().flat_map(|k| k.depends_on.iter().map(|d| (d.clone(), k.name.clone()))).collect();

@@ -5,7 +5,7 @@
 //! precedence, then applied to the base blueprint as replaces, merges and removes. `requires` left
 //! unmet by included facets are one error, worded as Windsor words it.
 
-use super::model::{Feature, FluxSystem, Kustomization, Requirement, Strategy, TerraformComponent};
+use super::model::{Feature, FluxSystem, Kustomization, Requirement, SecretEntry, Strategy, TerraformComponent};
 use super::{
     combine_kustomization, decide, graph_diagnostic, lookup, order, push_unique, subtract_terraform, ComponentDecision,
     Declared, FeatureDecision, Step,
@@ -136,6 +136,7 @@ impl Combine for FluxSystem {
         merged.install = merge_install(merged.install.take(), overlay.install);
         merged.resources = merge_variants(std::mem::take(&mut merged.resources), overlay.resources);
         merged.global_dependency |= overlay.global_dependency;
+        merge_secrets(&mut merged.secrets, overlay.secrets);
         merged
     }
     /// `accumulateFluxSystemRemovals`.
@@ -156,6 +157,52 @@ impl Combine for FluxSystem {
     fn takes_over(new: Strategy, existing: Strategy) -> bool {
         existing == Strategy::Remove || new == Strategy::Remove
     }
+}
+
+/// Windsor's `mergeSecretData`: Secrets by name, the overlay winning per data key, namespaces
+/// unioned in order.
+fn merge_secrets(base: &mut BTreeMap<String, SecretEntry>, overlay: BTreeMap<String, SecretEntry>) {
+    for (name, entry) in overlay {
+        let merged = base.entry(name).or_default();
+        for namespace in entry.namespaces {
+            if !merged.namespaces.contains(&namespace) {
+                merged.namespaces.push(namespace);
+            }
+        }
+        merged.data.extend(entry.data);
+        merged.extra.extend(entry.extra);
+    }
+}
+
+/// Windsor's `validateSystemSecrets`: a Secret needs data keys (under `data:`), and each value a
+/// complete `${…}`, since the value as written is stored with the blueprint (a literal secret
+/// would land in git).
+fn secret_errors(system: &FluxSystem) -> Vec<(String, String)> {
+    let mut errors = Vec::new();
+    for (name, entry) in &system.secrets {
+        if entry.data.is_empty() {
+            let message = format!(
+                "secret {name:?} in flux system {:?} declares no data keys; nest them under `data:` (an entry is \
+                 `data: {{<key>: <ref>}}` plus an optional `namespaces:` selector)",
+                system.name
+            );
+            errors.push((format!("secrets.{name}"), message));
+            continue;
+        }
+        for (key, reference) in &entry.data {
+            let complete = reference.find("${").is_some_and(|open| reference[open + 2..].contains('}'));
+            if !complete {
+                let message = format!(
+                    "secret {name:?} key {key:?} in flux system {:?} must contain a complete ${{...}} expression (a \
+                     reference or a secret() call), not a plaintext literal or unterminated expression, got \
+                     {reference:?}",
+                    system.name
+                );
+                errors.push((format!("secrets.{name}.data.{key}"), message));
+            }
+        }
+    }
+    errors
 }
 
 /// `MergeFluxInstall`: either side alone is kept; both merge as kustomizations.
@@ -775,6 +822,13 @@ fn prepare_flux_system(
     origin: &Declared,
     field: &str,
 ) -> Option<FluxSystem> {
+    let errors = secret_errors(system);
+    if !errors.is_empty() {
+        for (at, message) in errors {
+            step.results.push(origin.diagnostic(Severity::Error, message, &format!("{field}.{at}")));
+        }
+        return None;
+    }
     let mut out = system.clone();
     let remove = system.strategy == Strategy::Remove;
     out.depends_on = evaluate_strings(step, &system.depends_on, origin, &format!("{field}.dependsOn"));
@@ -896,6 +950,7 @@ fn apply_flux_system(list: &mut Vec<FluxSystem>, system: FluxSystem, strategy: S
             }
             existing.install = merge_install(existing.install.take(), system.install);
             existing.resources = merge_variants(std::mem::take(&mut existing.resources), system.resources);
+            merge_secrets(&mut existing.secrets, system.secrets);
             "merged"
         }
     }

@@ -380,7 +380,9 @@ fn kustomization(
         }
         substitute_from.push(json!({"kind": "ConfigMap", "name": name}));
     }
-    if !substitute_from.is_empty() {
+    // Windsor's CRD layer takes no post-build substitution: CRD descriptions hold `${…}` text.
+    let crd_layer = k.name == super::barriers::CRD_LAYER && !blueprint.crds.is_empty();
+    if !substitute_from.is_empty() && !crd_layer {
         spec.insert("postBuild".into(), json!({"substituteFrom": substitute_from}));
     }
     json!({

@@ -7,6 +7,7 @@
 //!
 //! It reads the values tree and files (through [`Files`]); it does not touch other items.
 
+mod barriers;
 mod config;
 mod facets;
 mod flux;
@@ -35,6 +36,8 @@ pub struct Report {
     pub facets: bool,
     /// The Kustomizations Flux systems compile to (after the blueprint's own).
     pub flux_tiers: Vec<Kustomization>,
+    /// The Kustomization that installs the blueprint's `crds` (before the blueprint's own).
+    pub crd_layers: Vec<Kustomization>,
 }
 
 #[derive(Clone, Debug)]
@@ -605,16 +608,22 @@ pub fn run(render: &mut Render, files: &dyn Files) -> Report {
     // Flux systems become their tier Kustomizations next to the plain ones (Windsor's
     // `resolveTierDependencies`, `AllKustomizations`).
     facets::resolve_tier_dependencies(&mut blueprint);
+    // v0.9's composer, in its order: the `crds` layer ahead of every root, then each
+    // globalDependency system ahead of everything outside its own closure.
+    let crd_layer = if v09 { barriers::crd_layer(&blueprint) } else { None };
     if v09 {
         reserved_names(&mut step, &blueprint, &config_origin);
+        barriers::crd_layer_barrier(&mut blueprint);
+        barriers::global_dependency_barrier(&mut blueprint);
     }
     // Windsor v0.9 gives a Flux Kustomization without a path its name (v0.8.1: the prefix alone).
     let v09_paths = step.facets && blueprint.kustomize.iter().any(|k| k.path.is_empty());
-    let compiled: std::borrow::Cow<Blueprint> = if blueprint.flux.is_empty() && !v09_paths {
+    let compiled: std::borrow::Cow<Blueprint> = if blueprint.flux.is_empty() && !v09_paths && crd_layer.is_none() {
         std::borrow::Cow::Borrowed(&blueprint)
     } else {
         let mut compiled = blueprint.clone();
-        compiled.kustomize = facets::all_kustomizations(&blueprint);
+        // The provisioner's `withCrdLayer`: the CRD layer first, then every kustomization.
+        compiled.kustomize = crd_layer.iter().cloned().chain(facets::all_kustomizations(&blueprint)).collect();
         if step.facets {
             for k in compiled.kustomize.iter_mut().filter(|k| k.path.is_empty()) {
                 k.path = k.name.clone();
@@ -665,6 +674,7 @@ pub fn run(render: &mut Render, files: &dyn Files) -> Report {
     }
     render.results.append(&mut step.results);
     report.flux_tiers = blueprint.flux.iter().flat_map(facets::compile_tiers).collect();
+    report.crd_layers = crd_layer.into_iter().collect();
     report.blueprint = Some(blueprint);
     report
 }
@@ -684,7 +694,7 @@ fn parse_blueprint(step: &mut Step, value: &Value, origin: &Declared) -> Option<
     };
     let mut found =
         model::unknown_fields(&blueprint.extra, model::BLUEPRINT_FIELDS, &blueprint.terraform, &blueprint.kustomize);
-    flux_system_fields(step, origin, &blueprint.flux, &mut found);
+    flux_system_fields(&blueprint.flux, &mut found);
     step.warn_unknown_fields(origin, found);
     // Windsor merges a base blueprint into an empty one entry by entry, so a base's lists get
     // the same dependency sort (and same-key merging) as a feature's entries.
@@ -741,7 +751,7 @@ fn parse_feature(step: &mut Step, value: &Value, origin: &Declared) -> Option<Fe
     }
     let mut found =
         model::unknown_fields(&feature.extra, model::FEATURE_FIELDS, &feature.terraform, &feature.kustomize);
-    flux_system_fields(step, origin, &feature.flux, &mut found);
+    flux_system_fields(&feature.flux, &mut found);
     for (i, block) in feature.config.iter().enumerate() {
         for key in block.extra.keys() {
             found.push((format!("config[{i}]"), key.clone(), model::closest(key, model::CONFIG_BLOCK_FIELDS)));
@@ -751,31 +761,17 @@ fn parse_feature(step: &mut Step, value: &Value, origin: &Declared) -> Option<Fe
     Some(feature)
 }
 
-/// Unknown fields of Flux systems (and their tiers) for the warning; v0.9 fields not built yet
-/// (`secrets`, `enabled`, a `globalDependency` barrier) get a warning of their own.
-fn flux_system_fields(
-    step: &mut Step,
-    origin: &Declared,
-    systems: &[model::FluxSystem],
-    found: &mut Vec<(String, String, Option<&'static str>)>,
-) {
+/// Unknown fields of Flux systems, their Secrets and their tiers, for the warning.
+fn flux_system_fields(systems: &[model::FluxSystem], found: &mut Vec<(String, String, Option<&'static str>)>) {
     for (i, system) in systems.iter().enumerate() {
         let field = format!("flux[{i}]");
-        let mut pending: Vec<&str> = Vec::new();
         for key in system.extra.keys() {
-            if matches!(key.as_str(), "secrets" | "enabled") {
-                pending.push(key);
-            } else {
-                found.push((field.clone(), key.clone(), model::closest(key, model::FLUX_SYSTEM_FIELDS)));
+            found.push((field.clone(), key.clone(), model::closest(key, model::FLUX_SYSTEM_FIELDS)));
+        }
+        for (name, secret) in &system.secrets {
+            for key in secret.extra.keys() {
+                found.push((format!("{field}.secrets.{name}"), key.clone(), model::closest(key, model::SECRET_FIELDS)));
             }
-        }
-        if system.global_dependency {
-            pending.push("globalDependency");
-        }
-        for key in pending {
-            let message =
-                format!("Windsor v0.9's flux system field {key:?} is not supported yet: it is kept but not used");
-            step.results.push(origin.diagnostic(Severity::Warning, message, &format!("{field}.{key}")));
         }
         let tiers = system.install.iter().map(|k| (format!("{field}.install"), k));
         let variants = system.resources.iter().enumerate().map(|(j, k)| (format!("{field}.resources[{j}]"), k));
@@ -1131,7 +1127,7 @@ fn drop_empty_fragments(blueprint: &mut Blueprint, common: &mut Map) {
 /// Windsor v0.9's `validateReservedNames`: `crds` and `crds-<source>` name the CRD layers.
 fn reserved_names(step: &mut Step, blueprint: &Blueprint, config: &Declared) {
     for k in &blueprint.kustomize {
-        if k.name == "crds" || k.name.starts_with("crds-") {
+        if barriers::is_crd_layer_name(&k.name) {
             let message =
                 format!("kustomization name {:?} is reserved for the CRD layer; use the crds: section instead", k.name);
             step.results.push(graph_diagnostic(config, Severity::Error, message));

@@ -8,6 +8,7 @@
 
 use crate::doc::{Map, Value};
 use serde::{Deserialize, Deserializer, Serialize};
+use std::collections::BTreeMap;
 
 pub const API_VERSION: &str = "blueprints.windsorcli.dev/v1alpha1";
 
@@ -123,6 +124,9 @@ pub struct FluxSystem {
     pub path: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub source: Option<String>,
+    /// Kept as written: Windsor v0.9 stores it on the system and its tiers and acts on it nowhere.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub enabled: Option<Value>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub destroy: Option<bool>,
     #[serde(default, skip_serializing_if = "String::is_empty", deserialize_with = "when_text")]
@@ -133,6 +137,8 @@ pub struct FluxSystem {
     pub strategy: Strategy,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ordinal: Option<i64>,
+    /// Every kustomization and system outside this system's own dependency closure waits for
+    /// its last tier (Windsor's `applyGlobalDependencyBarrier`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub global_dependency: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -140,9 +146,29 @@ pub struct FluxSystem {
     /// Each variant is a kustomization (its `name` names the variant) with its own `when`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub resources: Vec<Kustomization>,
+    /// Kubernetes Secrets by name, each `data` key a `${…}` reference Windsor resolves when it
+    /// places the Secret into the cluster, after applying; kept as written, never evaluated here.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub secrets: BTreeMap<String, SecretEntry>,
     #[serde(flatten)]
     pub extra: Map,
 }
+
+/// A Flux system's Secret (api/v1alpha1 `SecretEntry`): the namespaces to place it into (empty:
+/// the one namespace its kustomization creates) and its data, each value a `${…}` reference.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+#[serde(expecting = "a secret: a mapping with data (and namespaces)")]
+pub struct SecretEntry {
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub namespaces: Vec<String>,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub data: BTreeMap<String, String>,
+    #[serde(flatten)]
+    pub extra: Map,
+}
+
+pub const SECRET_FIELDS: &[&str] = &["namespaces", "data"];
 
 pub const FLUX_SYSTEM_FIELDS: &[&str] = &[
     "name",
@@ -154,6 +180,8 @@ pub const FLUX_SYSTEM_FIELDS: &[&str] = &[
     "strategy",
     "ordinal",
     "globalDependency",
+    "enabled",
+    "secrets",
     "install",
     "resources",
 ];
