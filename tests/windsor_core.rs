@@ -4,7 +4,8 @@
 //! `contexts/_template` (README.md there names the commit). Every case of its
 //! `tests/*.test.yaml` is one test here, named `<file>/<case name>`: the package's facets and
 //! `blueprint.yaml` are rendered through the library with the case's `values` (schema defaults
-//! only when the case sets `applySchemaDefaults`, as windsorcli/cli's `createGenerator` does), and
+//! only when the case sets `applySchemaDefaults`, and its `terraformOutputs` answering
+//! `terraform_output()`, as windsorcli/cli's `createGenerator` does; its `env` is not read), and
 //! the merged Blueprint is checked as windsorcli/cli's `pkg/test/runner.go` checks it:
 //! - `expectError`: the render must fail;
 //! - else the render must succeed, and pass the runner's `validateBlueprint` (no duplicate
@@ -88,6 +89,8 @@ struct Case {
     exclude: Option<Value>,
     expect_error: bool,
     schema_defaults: bool,
+    /// `terraformOutputs`: component → output → value, what `terraform_output()` gives.
+    terraform_outputs: Option<Value>,
 }
 
 fn cases(dir: &Path) -> Vec<(String, Case)> {
@@ -114,6 +117,7 @@ fn cases(dir: &Path) -> Vec<(String, Case)> {
                     exclude: case.get("exclude").filter(|v| !v.is_null()).cloned(),
                     expect_error: flag("expectError"),
                     schema_defaults: flag("applySchemaDefaults"),
+                    terraform_outputs: case.get("terraformOutputs").filter(|v| !v.is_null()).cloned(),
                 },
             ));
         }
@@ -131,9 +135,13 @@ fn compose(dir: &Path, items: &[Value], case: &Case) -> Result<Composed, String>
     // `windsor test` sets every value but `context` and `_testName` (createGenerator).
     let mut values = case.values.clone();
     values.shift_remove("context");
-    let mut spec = json!({"values": Value::Object(values)});
+    let mut spec = json!({"values": Value::Object(values), "windsor": {}});
     if case.schema_defaults {
-        spec["windsor"] = json!({"schema": "schema.yaml"});
+        spec["windsor"]["schema"] = json!("schema.yaml");
+    }
+    // windsor test's mock: a listed component's outputs, nil for a key not listed.
+    if let Some(outputs) = &case.terraform_outputs {
+        spec["windsor"]["terraformOutputs"] = outputs.clone();
     }
     let config = json!({
         "apiVersion": "fn.blueprint.dev/v1alpha1",
