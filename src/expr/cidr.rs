@@ -1,5 +1,5 @@
-//! Windsor v0.9's `cidrsubnet`, `cidrsubnets` and `cidrnetmask`
-//! (pkg/runtime/evaluator/evaluator.go), with its messages. They are Windsor's, not Terraform's:
+//! Windsor v0.9's `cidrhost`, `cidrsubnet`, `cidrsubnets` and `cidrnetmask`
+//! (pkg/runtime/evaluator/evaluator.go), with its messages, on one prefix reader. They are Windsor's, not Terraform's:
 //! `cidrsubnets` places each subnet right after the previous one, without aligning it to its
 //! own size (`cidrsubnets("10.0.0.0/8", 4, 8)` is `10.0.0.0/12`, `10.16.0.0/16`). Addresses
 //! count from the network address (`10.5.3.7/16` is `10.5.0.0/16`), as Go's `ParseCIDR` gives it.
@@ -85,6 +85,25 @@ pub(super) fn call<'v>(name: &str, args: impl Iterator<Item = &'v Value>) -> Res
         None => "",
     };
     match name {
+        // The `n`th address of the network (`cidrhost("10.5.0.0/16", 10)` is `10.5.0.10`),
+        // refused when it falls outside it.
+        "cidrhost" => {
+            let n = integer(name, "second argument", args.get(1).copied().unwrap_or(&Value::Null))?;
+            let p = parse(prefix)?;
+            if n < 0 {
+                return Err(format!("host number {n} is out of range (must be non-negative) for CIDR {prefix}"));
+            }
+            let host_bits = p.width - p.ones;
+            let mask: u128 = if host_bits >= 128 { u128::MAX } else { (1u128 << host_bits) - 1 };
+            if (n as u128) > mask {
+                return Err(if p.v4 {
+                    format!("host number {n} is out of range (0-{mask}) for CIDR {prefix}")
+                } else {
+                    format!("host number {n} is too large for CIDR {prefix}")
+                });
+            }
+            Ok(Value::String(text(p.network + n as u128, p.v4)))
+        }
         "cidrsubnet" => {
             if args.len() != 3 {
                 return Err(format!("cidrsubnet() requires exactly 3 arguments, got {}", args.len()));

@@ -517,7 +517,11 @@ fn call(name: &str, args: &[Cow<'_, Value>], host: &dyn Host, budget: &Budget, s
             value => go_format(value),
         }),
         "string" => Value::String(go_format(arg(0))),
-        "cidrhost" => Value::String(cidrhost(string_arg(0)?, arg(1)).map_err(|err| error(err, span))?),
+        // The prefix's type is checked here first, with the message every text argument gets.
+        "cidrhost" => {
+            string_arg(0)?;
+            super::cidr::call(name, args.iter().map(|a| a.as_ref())).map_err(|err| error(err, span))?
+        }
         "cidrsubnet" | "cidrsubnets" | "cidrnetmask" => {
             super::cidr::call(name, args.iter().map(|a| a.as_ref())).map_err(|err| error(err, span))?
         }
@@ -565,42 +569,6 @@ pub(super) fn sorted_entries(map: &Map) -> Vec<(&String, &Value)> {
 }
 
 /// Go's `%v`, which expr's `string()` uses: `<nil>`, `[1 a]`, `map[a:1]`, floats as `%g`.
-/// Windsor v0.9's `cidrhost(prefix, n)`: the `n`th address of the network (`cidrhost("10.5.0.0/16",
-/// 10)` is `10.5.0.10`), refused when it falls outside it.
-fn cidrhost(prefix: &str, hostnum: &Value) -> std::result::Result<String, String> {
-    use std::net::IpAddr;
-    let n: i128 = match num(hostnum) {
-        Some(Num::Int(i)) => i.into(),
-        Some(Num::Float(f)) => f.trunc() as i128,
-        None => return Err(format!("cidrhost() second argument must be a number, got {}", type_name(hostnum))),
-    };
-    let invalid = || format!("invalid CIDR prefix: invalid CIDR address: {prefix}");
-    let (address, bits) = prefix.split_once('/').ok_or_else(invalid)?;
-    let address: IpAddr = address.parse().map_err(|_| invalid())?;
-    let width: u32 = if address.is_ipv4() { 32 } else { 128 };
-    let ones: u32 = bits.parse().ok().filter(|b| *b <= width).ok_or_else(invalid)?;
-    if n < 0 {
-        return Err(format!("host number {n} is out of range (must be non-negative) for CIDR {prefix}"));
-    }
-    let host_bits = width - ones;
-    let mask: u128 = if host_bits >= 128 { u128::MAX } else { (1u128 << host_bits) - 1 };
-    let base = match address {
-        IpAddr::V4(v4) => u128::from(u32::from(v4)) & !mask & u128::from(u32::MAX),
-        IpAddr::V6(v6) => u128::from(v6) & !mask,
-    };
-    if (n as u128) > mask {
-        return Err(match address {
-            IpAddr::V4(_) => format!("host number {n} is out of range (0-{mask}) for CIDR {prefix}"),
-            IpAddr::V6(_) => format!("host number {n} is too large for CIDR {prefix}"),
-        });
-    }
-    let ip = base + n as u128;
-    Ok(match address {
-        IpAddr::V4(_) => std::net::Ipv4Addr::from(ip as u32).to_string(),
-        IpAddr::V6(_) => std::net::Ipv6Addr::from(ip).to_string(),
-    })
-}
-
 pub fn go_format(value: &Value) -> String {
     match value {
         Value::Null => "<nil>".into(),
