@@ -21,6 +21,7 @@ use crate::config::FluxSettings;
 use crate::doc::{Map, Value};
 use crate::expr::{go_format, to_text};
 use serde_json::json;
+use std::collections::HashMap;
 
 pub const DEFAULT_NAMESPACE: &str = "system-gitops";
 const DEFAULT_PATH_PREFIX: &str = "kustomize";
@@ -34,14 +35,15 @@ pub enum Flavor {
 }
 
 /// Every object, in the order Windsor applies them. `exists(kind, name, namespace)` says whether
-/// the package already holds a source object, which is then not generated. `shared` names the
+/// the package already holds a source object, which is then not generated. `shared` holds the
 /// ConfigMaps besides its own that every Kustomization's post-build reads (Windsor's
-/// `blueprint.ConfigMaps`), in order.
+/// `blueprint.ConfigMaps`: `values-common`, and with v0.9 `values-<name>`), in order, with data.
+/// Each is written once, even empty and even for a destroy-only kustomization: a Kustomization
+/// naming a ConfigMap that does not exist never reconciles.
 pub fn objects(
     blueprint: &Blueprint,
     settings: &FluxSettings,
-    common: &Map,
-    shared: &[String],
+    shared: &[(String, Map)],
     flavor: Flavor,
     exists: &dyn Fn(&str, &str, &str) -> bool,
 ) -> Vec<Value> {
@@ -56,21 +58,30 @@ pub fn objects(
                 .filter(|s| !exists(crate::krm::type_of(s).1, crate::krm::name_of(s), crate::krm::namespace_of(s))),
         );
     }
-    if !common.is_empty() {
-        objects.push(config_map("values-common", namespace, common));
+    let shared_data: HashMap<&str, &Map> = shared.iter().map(|(name, data)| (name.as_str(), data)).collect();
+    if let Some(common) = shared_data.get(COMMON) {
+        objects.push(config_map(COMMON, namespace, common));
     }
+    let names: Vec<&str> = shared.iter().map(|(name, _)| name.as_str()).collect();
     for k in &blueprint.kustomize {
         // v0.9's `destroyOnly` kustomizations run only at `windsor down`: `ApplyBlueprint` skips them.
-        if flavor == Flavor::V09 && k.extra.get("destroyOnly") == Some(&Value::Bool(true)) {
-            continue;
+        let destroy_only = flavor == Flavor::V09 && k.extra.get("destroyOnly") == Some(&Value::Bool(true));
+        let own = format!("values-{}", k.name);
+        // `ApplyBlueprint` writes the shared ConfigMaps, then a kustomization's own over its
+        // shared one: the own data (features' and the values' substitutions) win when it has any.
+        if !k.substitutions.is_empty() && !destroy_only {
+            objects.push(config_map(&own, namespace, &k.substitutions));
+        } else if let Some(data) = shared_data.get(own.as_str()).filter(|_| own != COMMON) {
+            objects.push(config_map(&own, namespace, data));
         }
-        if !k.substitutions.is_empty() {
-            objects.push(config_map(&format!("values-{}", k.name), namespace, &k.substitutions));
+        if !destroy_only {
+            objects.push(kustomization(blueprint, k, namespace, prefix, &names, flavor));
         }
-        objects.push(kustomization(blueprint, k, namespace, prefix, shared, flavor));
     }
     objects
 }
+
+const COMMON: &str = "values-common";
 
 /// The `values-common` data: `values.substitutions.common`, then the variables Windsor derives
 /// from its configuration (`mergeLegacySpecialVariables`), which win on a shared key. Windsor's
@@ -122,7 +133,13 @@ fn config_map(name: &str, namespace: &str, data: &Map) -> Value {
     let mut entries: Vec<(&String, &Value)> = data.iter().collect();
     entries.sort_by(|a, b| a.0.cmp(b.0));
     let data: Map = entries.into_iter().map(|(k, v)| (k.clone(), v.clone())).collect();
-    json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "namespace": namespace}, "data": data})
+    let mut object =
+        json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "namespace": namespace}});
+    // The API leaves out an empty `data` (`omitempty`), as Windsor's empty ConfigMap shows.
+    if !data.is_empty() {
+        object["data"] = Value::Object(data);
+    }
+    object
 }
 
 /// The blueprint's repository (named after the blueprint, when it has a URL), then every
@@ -291,7 +308,7 @@ fn kustomization(
     k: &Kustomization,
     namespace: &str,
     prefix: &str,
-    shared: &[String],
+    shared: &[&str],
     flavor: Flavor,
 ) -> Value {
     let mut spec = Map::new();

@@ -581,29 +581,28 @@ pub fn run(render: &mut Render, files: &dyn Files) -> Report {
         let composed = facets::compose(&mut step, &mut blueprint, facets, &config_origin, overlay);
         (report.features, excluded) = composed;
         report.facets = true;
-        evaluate_terraform_inputs(&mut step, &mut blueprint, &config_origin);
     }
 
-    let mut with_values = apply_value_substitutions(&mut blueprint, step.values);
+    let with_values = apply_value_substitutions(&mut blueprint, step.values);
     // Facets' substitutions under `values.substitutions.common` and the derived variables,
     // as Windsor's `applyCommonSubstitutions` layers them.
     let mut common = blueprint.substitutions.clone();
     let flavor = if v09 { flux::Flavor::V09 } else { flux::Flavor::V08 };
     common.extend(flux::common_values(step.values, flavor));
-    if v09 {
-        drop_empty_fragments(&mut blueprint, &mut common);
-    }
-    // The ConfigMaps every Kustomization reads: v0.8.1 has values-common only; v0.9 adds
-    // values-<name> for each kustomization `values.substitutions.<name>` sets (Go map order there;
-    // sorted here).
-    let mut shared: Vec<String> = Vec::new();
+    // The ConfigMaps every Kustomization reads (Windsor's `blueprint.ConfigMaps`): values-common
+    // when it has data before empty fragments are dropped; with v0.9 also values-<name> for each
+    // kustomization `values.substitutions.<name>` sets (Go map order there; sorted here).
+    let mut shared: Vec<(String, Map)> = Vec::new();
     if !common.is_empty() {
-        shared.push("values-common".into());
+        shared.push(("values-common".into(), common));
     }
     if v09 {
-        shared.extend(with_values.drain(..).map(|name| format!("values-{name}")));
-        shared.sort();
-        shared.dedup();
+        shared.extend(with_values.into_iter().map(|(name, data)| (format!("values-{name}"), data)));
+        shared.sort_by(|a, b| a.0.cmp(&b.0));
+        shared.dedup_by(|a, b| a.0 == b.0);
+        drop_empty_fragments(&mut blueprint, &mut shared);
+        // After composing, as `processAndCompose` does: a base `${x ?? ""}` stays "".
+        evaluate_terraform_inputs(&mut step, &mut blueprint, &config_origin);
     }
     // Flux systems become their tier Kustomizations next to the plain ones (Windsor's
     // `resolveTierDependencies`, `AllKustomizations`).
@@ -669,7 +668,7 @@ pub fn run(render: &mut Render, files: &dyn Files) -> Report {
                     && krm::namespace_of(item.header()) == namespace
             })
         };
-        let objects = flux::objects(&compiled, settings, &common, &shared, flavor, &exists);
+        let objects = flux::objects(&compiled, settings, &shared, flavor, &exists);
         render.generated.extend(objects.into_iter().map(|item| Generated { item, substitute: false }));
     }
     render.results.append(&mut step.results);
@@ -1049,34 +1048,47 @@ fn subtract_terraform(existing: &mut TerraformComponent, removal: &TerraformComp
 }
 
 /// `values.substitutions.<name>` overrides what features set for kustomization `<name>`; returns
-/// the names of the kustomizations it set something for.
-fn apply_value_substitutions(blueprint: &mut Blueprint, values: &Value) -> Vec<String> {
-    let mut names = Vec::new();
-    let Some(overrides) = values.get("substitutions").and_then(Value::as_object) else { return names };
+/// what it set (as text) for each kustomization it set something for.
+fn apply_value_substitutions(blueprint: &mut Blueprint, values: &Value) -> Vec<(String, Map)> {
+    let mut set = Vec::new();
+    let Some(overrides) = values.get("substitutions").and_then(Value::as_object) else { return set };
     for kustomization in &mut blueprint.kustomize {
         if let Some(Value::Object(map)) = overrides.get(&kustomization.name) {
-            for (key, value) in map {
-                kustomization.substitutions.insert(key.clone(), Value::String(to_text(value)));
-            }
-            if !map.is_empty() {
-                names.push(kustomization.name.clone());
+            let data: Map = map.iter().map(|(key, value)| (key.clone(), Value::String(to_text(value)))).collect();
+            kustomization.substitutions.extend(data.iter().map(|(k, v)| (k.clone(), v.clone())));
+            if !data.is_empty() {
+                set.push((kustomization.name.clone(), data));
             }
         }
     }
-    names
+    set
 }
 
-/// Windsor v0.9's evaluation of every composed terraform input (`processAndCompose`), against
-/// the values with the config over them: the base blueprint's `${…}` see the facets' config. A
-/// facet's inputs were evaluated when collected; what is left with a `${` is evaluated again, as
-/// v0.9 does. An input that is one `${…}` giving nil is dropped, as when collected.
+/// Windsor v0.9's evaluation of every composed terraform input (`processAndCompose`), after
+/// composition, against the values with the config over them: the base blueprint's `${…}` see
+/// the facets' config. A facet's inputs were evaluated when collected; what is left with a `${`
+/// is evaluated again, as v0.9 does. An input evaluating to nil keeps its key (`null`), as
+/// `processAndCompose` stores every result. A whole float (`floor(x)`, `max(4, 10 / 2)`) below a
+/// million is written as the integer it is, as Go's YAML writes Windsor's float64 (`5`, not `5.0`).
 fn evaluate_terraform_inputs(step: &mut Step, blueprint: &mut Blueprint, config: &Declared) {
+    fn whole_floats(value: &mut Value) {
+        match value {
+            Value::Object(map) => map.values_mut().for_each(whole_floats),
+            Value::Array(items) => items.iter_mut().for_each(whole_floats),
+            Value::Number(n) if n.is_f64() => {
+                if let Some(f) = n.as_f64().filter(|f| f.fract() == 0.0 && f.abs() < 1e6) {
+                    *value = Value::from(f as i64);
+                }
+            }
+            _ => {}
+        }
+    }
     for component in &mut blueprint.terraform {
         let mut inputs = Map::new();
         for (key, value) in std::mem::take(&mut component.inputs) {
             match step.interpolate_value(&value, config) {
-                Ok(Value::Null) => {}
-                Ok(value) => {
+                Ok(mut value) => {
+                    whole_floats(&mut value);
                     inputs.insert(key, value);
                 }
                 Err(err) => {
@@ -1090,21 +1102,15 @@ fn evaluate_terraform_inputs(step: &mut Step, blueprint: &mut Blueprint, config:
 }
 
 /// Windsor v0.9's `dropEmptyCompositionFragments`: empty `components`; substitutions, terraform
-/// inputs (at any depth, and empty texts in their lists) and the shared substitutions whose key
-/// or value is empty text. A whole float (`floor(x)`, `max(4, 10 / 2)`) below a million is
-/// written as the integer it is, as Go's YAML writes Windsor's float64 (`5`, not `5.0`).
-fn drop_empty_fragments(blueprint: &mut Blueprint, common: &mut Map) {
+/// inputs (at any depth, and empty texts in their lists) and the shared ConfigMaps' data whose
+/// key or value is empty text. The ConfigMaps themselves stay, even empty.
+fn drop_empty_fragments(blueprint: &mut Blueprint, shared: &mut [(String, Map)]) {
     fn prune(value: &mut Value) {
         match value {
             Value::Object(map) => prune_map(map),
             Value::Array(items) => {
                 items.retain(|item| item.as_str() != Some(""));
                 items.iter_mut().for_each(prune);
-            }
-            Value::Number(n) if n.is_f64() => {
-                if let Some(f) = n.as_f64().filter(|f| f.fract() == 0.0 && f.abs() < 1e6) {
-                    *value = Value::from(f as i64);
-                }
             }
             _ => {}
         }
@@ -1121,7 +1127,7 @@ fn drop_empty_fragments(blueprint: &mut Blueprint, common: &mut Map) {
         prune_map(&mut component.inputs);
     }
     prune_map(&mut blueprint.substitutions);
-    prune_map(common);
+    shared.iter_mut().for_each(|(_, data)| prune_map(data));
 }
 
 /// Windsor v0.9's `validateReservedNames`: `crds` and `crds-<source>` name the CRD layers.
