@@ -1163,7 +1163,9 @@ fn missing_dependencies(
                 "{dependency:?}, which is not in the composition: it is contributed by facet {:?}, which was excluded",
                 facet.name
             ),
-            None => format!("non-existent {kind} {dependency:?}"),
+            None => format!(
+                "non-existent {kind} {dependency:?}: remove it from dependsOn, or add a {kind} named {dependency:?}"
+            ),
         };
     let ids: std::collections::HashSet<&str> = blueprint.terraform.iter().map(|c| c.id()).collect();
     for component in &blueprint.terraform {
