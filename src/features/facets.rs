@@ -671,8 +671,10 @@ pub(super) fn compose(
         step.results.push(graph_diagnostic(config, Severity::Error, requirements_message(&pending)));
     }
     emit_facet_fields(step, blueprint, &facets, &included);
+    let mut is_included = vec![false; facets.len()];
+    included.iter().for_each(|&i| is_included[i] = true);
     let excluded = (0..facets.len())
-        .filter(|i| !included.contains(i))
+        .filter(|&i| !is_included[i])
         .map(|i| Excluded {
             name: facets[i].feature.metadata.name.clone(),
             when: facets[i].feature.when.clone(),
