@@ -1011,7 +1011,7 @@ functionConfig:
             "<<: {a: b}\n",
             "a: .inf\n",
             "1: a\n",
-            "on: a\n",
+            "null: a\n",
             "a: {b, c}\n",
             "a: [b: c]\n",
             "a: b: c\n",

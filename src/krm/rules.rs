@@ -29,8 +29,16 @@ pub(super) fn read_style(style: ScalarStyle, tag: Option<&Tag>) -> Option<Scalar
 }
 
 /// A key the full reader takes as the same text: not a merge key, and when plain, a string.
+/// A plain key some YAML reads otherwise (`y`, `on`, `1`) is asked: without asking, one `y:`
+/// in an item made every change to it rewrite the whole item (`y:` quoted, flow style lost).
 pub(super) fn plain_text_key(key: &str, style: ScalarStyle) -> bool {
-    key != "<<" && (style != ScalarStyle::Plain || matches!(resolve(key), Resolved::Text))
+    key != "<<"
+        && (style != ScalarStyle::Plain
+            || match resolve(key) {
+                Resolved::Text => true,
+                Resolved::Ask => matches!(ask(key), Some(Value::String(text)) if text == key),
+                Resolved::Null | Resolved::Bool(_) => false,
+            })
 }
 
 /// What the full reader makes of a plain scalar, when that is sure without asking it.
@@ -361,5 +369,30 @@ mod tests {
         for text in ["1e3", ".5", "inf", "nan", "web", "1.0"] {
             assert!(finite(text), "{text:?}");
         }
+    }
+}
+
+#[cfg(test)]
+mod key_tests {
+    use super::*;
+
+    /// Every plain key taken as text is the text the full reader makes of it, and the keys
+    /// some YAML reads as another type are taken when the full reader agrees.
+    #[test]
+    fn plain_keys_taken_as_text_are_what_the_full_reader_reads() {
+        let keys = [
+            "y", "Y", "n", "yes", "No", "on", "OFF", "true", "False", "null", "Null", "~", "1", "0644", "1e3", "0x1F",
+            "1_000", "12:30", ".5", "+1", "-", ".inf", "inf", "nan", "a", "100m", "2.2.0",
+        ];
+        for key in keys {
+            let text = format!("{key}: v\n");
+            let full = crate::doc::read_yaml_documents_as::<Strict>(&text).ok().and_then(|mut d| d.pop());
+            let full_key = full.as_ref().and_then(|d| d.0.as_object()).and_then(|m| m.keys().next().cloned());
+            if plain_text_key(key, ScalarStyle::Plain) {
+                assert_eq!(full_key.as_deref(), Some(key), "{key:?} taken as text, the full reader reads {full_key:?}");
+            }
+        }
+        assert!(plain_text_key("y", ScalarStyle::Plain));
+        assert!(plain_text_key("on", ScalarStyle::Plain));
     }
 }
