@@ -30,6 +30,9 @@ pub struct Input {
     pub limits: Limits,
     /// Where `jsonnet()` evaluations run; `None`: on threads of this process.
     pub jsonnet: Option<crate::jsonnet::Isolate>,
+    /// The environment variables Windsor's `env()` reads: the command line's snapshot (empty:
+    /// none), so that a render is a function of its input.
+    pub environment: std::sync::Arc<crate::render::Environment>,
 }
 
 pub struct Output {
@@ -76,6 +79,7 @@ pub fn render(mut input: Input, files: &dyn Files) -> Output {
     let mut render = Render::new(config, input.items, value_overrides);
     render.budget = Budget::shared(input.limits);
     render.jsonnet = input.jsonnet;
+    render.environment = input.environment;
     forget_previous_run(&mut render);
     for item in render.items.iter_mut().filter(|item| CONFIGURATION_KINDS.contains(&item.type_of())) {
         set_annotation(item.header_mut(), ann::LOCAL_CONFIG, "true");

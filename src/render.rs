@@ -122,7 +122,12 @@ pub struct Render {
     pub budget: Arc<Budget>,
     /// Where `jsonnet()` evaluations run; `None`: on threads of this process.
     pub jsonnet: Option<crate::jsonnet::Isolate>,
+    /// The environment variables Windsor's `env()` reads (the command line's snapshot).
+    pub environment: Arc<Environment>,
 }
+
+/// Environment variables by name, as the command line took them.
+pub type Environment = std::collections::BTreeMap<String, String>;
 
 impl Render {
     pub fn new(config: FunctionConfig, items: Vec<Item>, overrides: Vec<(String, Value)>) -> Self {
@@ -142,6 +147,7 @@ impl Render {
             scoped_features: Vec::new(),
             budget: Arc::new(Budget::default()),
             jsonnet: None,
+            environment: Arc::default(),
         }
     }
 

@@ -71,6 +71,62 @@ pub fn run(render: &mut Render, files: &dyn Files) {
     render.value_sources = sources;
 }
 
+/// Merges [`windsor_derived`] into a render's values (recording it in their sources, which
+/// `explain` shows), for a package composed as Windsor v0.9.
+pub fn apply_windsor_derived(values: &mut Value, sources: &mut Sources) {
+    let derived = windsor_derived(values);
+    if derived.as_object().is_some_and(|layer| !layer.is_empty()) {
+        let source = Source { label: "Windsor v0.9's derived values".into(), secret: false };
+        sources.record(values, &derived, source);
+        deep_merge(values, derived);
+    }
+}
+
+/// What Windsor v0.9's `GetContextValues` derives over the schema defaults and what is set
+/// (resolve.go: `applyPlatformDerivedDefaults`, `ensureClusterStructure`), as a layer to merge
+/// over `values`: `cluster.driver`, when no key is there (even a null one), from `platform`
+/// (else `provider`); `cluster.controlplanes.nodes` and `cluster.workers.nodes` as empty maps
+/// when absent, a tier that is not a mapping replaced by one. Facets read these without a guard.
+/// `workstation.arch` (the machine Windsor runs on) is not derived: a render does not depend on
+/// the machine that runs it.
+pub fn windsor_derived(values: &Value) -> Value {
+    let text = |key: &str| values.get(key).and_then(Value::as_str).filter(|s| !s.is_empty());
+    let driver = match text("platform").or_else(|| text("provider")) {
+        Some("docker" | "incus" | "metal" | "hetzner" | "omni" | "hyperv" | "vsphere") => Some("talos"),
+        Some("aws") => Some("eks"),
+        Some("azure") => Some("aks"),
+        Some("gcp") => Some("gke"),
+        _ => None,
+    };
+    let cluster = values.get("cluster");
+    let mut layer = Map::new();
+    // `setValueInMap` replaces a `cluster` that is not a mapping.
+    let driver = driver.filter(|_| !cluster.and_then(Value::as_object).is_some_and(|c| c.contains_key("driver")));
+    if let Some(driver) = driver {
+        layer.insert("driver".into(), Value::from(driver));
+    }
+    let tiers: Option<&Map> = match cluster {
+        Some(Value::Object(map)) => Some(map),
+        _ if driver.is_some() => None,
+        None | Some(Value::Null) => None,
+        // A `cluster` that is text or a list is left as it is.
+        Some(_) => return Value::Object(Map::new()),
+    };
+    for tier in ["controlplanes", "workers"] {
+        match tiers.and_then(|map| map.get(tier)) {
+            Some(Value::Object(map)) if map.contains_key("nodes") => {}
+            // Merged into a mapping; anything else (or nothing) is replaced by one.
+            _ => {
+                layer.insert(tier.into(), serde_json::json!({ "nodes": {} }));
+            }
+        }
+    }
+    if layer.is_empty() {
+        return Value::Object(Map::new());
+    }
+    Value::Object(Map::from_iter([("cluster".to_string(), Value::Object(layer))]))
+}
+
 /// The `default`s of a Windsor schema file, as Windsor's `extractDefaults` collects them: each
 /// property's `default`, and under a property of type `object` the defaults of its properties
 /// (which, when there are any, take the place of the object's own `default`).

@@ -5,7 +5,8 @@
 //! `tests/*.test.yaml` is one test here, named `<file>/<case name>`: the package's facets and
 //! `blueprint.yaml` are rendered through the library with the case's `values` (schema defaults
 //! only when the case sets `applySchemaDefaults`, and its `terraformOutputs` answering
-//! `terraform_output()`, as windsorcli/cli's `createGenerator` does; its `env` is not read), and
+//! `terraform_output()`, and its `env` (over `WINDSOR_CONTEXT=test`) the only variables `env()`
+//! sees, as windsorcli/cli's `createGenerator` does), and
 //! the merged Blueprint is checked as windsorcli/cli's `pkg/test/runner.go` checks it:
 //! - `expectError`: the render must fail;
 //! - else the render must succeed, and pass the runner's `validateBlueprint` (no duplicate
@@ -91,6 +92,8 @@ struct Case {
     schema_defaults: bool,
     /// `terraformOutputs`: component → output → value, what `terraform_output()` gives.
     terraform_outputs: Option<Value>,
+    /// `env`: what `env()` reads, over the runner's `WINDSOR_CONTEXT=test`.
+    env: BTreeMap<String, String>,
 }
 
 fn cases(dir: &Path) -> Vec<(String, Case)> {
@@ -118,6 +121,15 @@ fn cases(dir: &Path) -> Vec<(String, Case)> {
                     expect_error: flag("expectError"),
                     schema_defaults: flag("applySchemaDefaults"),
                     terraform_outputs: case.get("terraformOutputs").filter(|v| !v.is_null()).cloned(),
+                    env: std::iter::once(("WINDSOR_CONTEXT".to_string(), "test".to_string()))
+                        .chain(
+                            case.get("env")
+                                .and_then(Value::as_object)
+                                .into_iter()
+                                .flatten()
+                                .map(|(k, v)| (k.clone(), self::text(v))),
+                        )
+                        .collect(),
                 },
             ));
         }
@@ -153,6 +165,7 @@ fn compose(dir: &Path, items: &[Value], case: &Case) -> Result<Composed, String>
     let input = Input {
         items: items.iter().cloned().map(Item::from).collect(),
         function_config: Some(config),
+        environment: Arc::new(case.env.clone()),
         ..Input::default()
     };
     let output = render(input, &files);

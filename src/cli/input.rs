@@ -41,8 +41,17 @@ impl Package {
             value_overrides,
             limits,
             jsonnet: Some(jsonnet_worker::isolate(self.root.clone(), limits.max_file_bytes, limits.max_output_bytes)),
+            environment: std::sync::Arc::new(environment()),
         }
     }
+}
+
+/// The process environment, for Windsor's `env()`: the variables whose name and value are
+/// UTF-8. Taken here, by the command line, so that nothing past it reads the environment.
+fn environment() -> crate::render::Environment {
+    std::env::vars_os()
+        .filter_map(|(name, value)| Some((name.into_string().ok()?, value.into_string().ok()?)))
+        .collect()
 }
 
 /// `--root`, or the current directory (KRM mode, the legacy plugin).

@@ -148,12 +148,32 @@ fn location(node: &Node) -> Span {
         NodeKind::Unary { operand, .. } if operand.span.start == start => location(operand),
         NodeKind::Unary { op, .. } => Span::new(start, start + op.len()),
         NodeKind::Array(_) | NodeKind::Map(_) => Span::new(start, start + 1),
-        NodeKind::Literal(_) | NodeKind::Ident(_) | NodeKind::Pointer(_) | NodeKind::Closure(_) => node.span,
+        NodeKind::Let { at, .. } => *at,
+        NodeKind::Literal(_)
+        | NodeKind::Ident(_)
+        | NodeKind::Pointer(_)
+        | NodeKind::Closure(_)
+        | NodeKind::Var(_)
+        | NodeKind::Sequence(_) => node.span,
     }
 }
 
 fn error(message: String, at: Span) -> ExprError {
     ExprError::new(message, at)
+}
+
+/// Whether `name` is a function (Windsor's `expr.Function`s, in a `${…}`) or one of expr's
+/// builtins, which a `let` may not redeclare (expr's variableDeclaratorNode).
+fn declared(name: &str, functions: Functions) -> Option<&'static str> {
+    use super::parse::{BUILTINS, FUNCTIONS, PREDICATES, WINDSOR_FUNCTIONS};
+    if functions == Functions::Windsor && WINDSOR_FUNCTIONS.contains(&name) {
+        return Some("function");
+    }
+    let builtin = (FUNCTIONS.contains(&name) && !WINDSOR_FUNCTIONS.contains(&name))
+        || matches!(name, "split" | "string")
+        || BUILTINS.contains(&name)
+        || PREDICATES.contains(&name);
+    builtin.then_some("builtin")
 }
 
 /// Checks `node`; an error is a compile error of the expression.
@@ -171,7 +191,22 @@ fn visit(node: &Node, functions: Functions) -> Result<Ty> {
             Value::String(_) => Ty::String,
             Value::Array(_) | Value::Object(_) => Ty::Unknown,
         }),
-        NodeKind::Ident(_) | NodeKind::Pointer(_) => Ok(Ty::Unknown),
+        // A `let`'s name is as unknown as the values: its uses are checked when they run.
+        NodeKind::Ident(_) | NodeKind::Pointer(_) | NodeKind::Var(_) => Ok(Ty::Unknown),
+        NodeKind::Let { name, at, value, body } => {
+            if let Some(what) = declared(name, functions) {
+                return Err(error(format!("cannot redeclare {what} {name}"), *at));
+            }
+            visit(value, functions)?;
+            visit(body, functions)
+        }
+        NodeKind::Sequence(nodes) => {
+            let mut last = Ty::Unknown;
+            for node in nodes {
+                last = visit(node, functions)?;
+            }
+            Ok(last)
+        }
         NodeKind::Closure(body) => visit(body, functions),
         NodeKind::Unary { op, operand } => {
             let nt = visit(operand, functions)?;
@@ -374,6 +409,11 @@ fn overloads(name: &str, functions: Functions) -> Vec<(Vec<Ty>, Ty)> {
         ("cidrhost", Functions::Windsor) => vec![(vec![Str, Ty::Int], Str)],
         ("cidrsubnet", Functions::Windsor) => vec![(vec![Str, Ty::Int, Ty::Int], Str)],
         ("cidrnetmask", Functions::Windsor) => vec![(vec![Str], Str)],
+        // Windsor v0.9's `env(string) any`, `yamlString(any) string` or `yamlString(string, any)
+        // string`, `jsonString(any) string`.
+        ("env", Functions::Windsor) => vec![(vec![Str], Any)],
+        ("yamlString", Functions::Windsor) => vec![(vec![Any], Str), (vec![Str, Any], Str)],
+        ("jsonString", Functions::Windsor) => vec![(vec![Any], Str)],
         // Windsor's `terraform_output(string, string) any`.
         ("terraform_output", Functions::Windsor) => vec![(vec![Str, Str], Any)],
         _ => Vec::new(),
@@ -398,11 +438,31 @@ fn call(name: &str, args: &[Node], at: Span, functions: Functions) -> Result<Ty>
             _ => Ty::Unknown,
         });
     }
-    let windsor_only = ["cidrhost", "cidrsubnet", "cidrsubnets", "cidrnetmask", "terraform_output"];
-    if windsor_only.contains(&name) && functions == Functions::Builtins {
+    let windsor_only =
+        super::parse::WINDSOR_FUNCTIONS.iter().filter(|f| !matches!(**f, "string" | "split" | "file" | "jsonnet"));
+    if windsor_only.clone().any(|f| *f == name) && functions == Functions::Builtins {
         let message =
             format!("{name}() is Windsor v0.9's: a Feature's when cannot call it (a ${{…}} value or a Facet can)");
         return Err(error(message, at));
+    }
+    // Windsor v0.9's variadic `yaml(string, ...any) any`: the first argument must be text.
+    if name == "yaml" {
+        let Some(first) = args.first() else {
+            return Err(error(format!("not enough arguments to call {name}"), at));
+        };
+        let ty = visit(first, functions)?;
+        let message = match ty {
+            Ty::Nil => format!("cannot use nil as argument (type string) to call {name}"),
+            _ if ty.assignable_to(&Ty::String) || ty.is_unknown() => String::new(),
+            _ => format!("cannot use {ty} as argument (type string) to call {name} "),
+        };
+        if !message.is_empty() {
+            return Err(error(message, location(first)));
+        }
+        for arg in &args[1..] {
+            visit(arg, functions)?;
+        }
+        return Ok(Ty::Any);
     }
     if matches!(name, "file" | "jsonnet") && functions == Functions::Builtins {
         // Windsor's `when` does not declare them (expr would fail when running); ours reads

@@ -87,6 +87,30 @@ pub fn owned(value: Cow<'_, Value>, budget: &Budget, span: Span) -> Result<Value
     }
 }
 
+thread_local! {
+    /// The values of the `let`s being evaluated, innermost last (as a predicate's frames, kept
+    /// beside the evaluator so that its one signature serves every node).
+    static VARS: std::cell::RefCell<Vec<(String, Value)>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// A `let`'s value, bound while its body is evaluated and unbound however that ends.
+struct Bound;
+
+impl Bound {
+    fn new(name: &str, value: Value) -> Self {
+        VARS.with(|vars| vars.borrow_mut().push((name.to_string(), value)));
+        Bound
+    }
+}
+
+impl Drop for Bound {
+    fn drop(&mut self) {
+        VARS.with(|vars| {
+            vars.borrow_mut().pop();
+        });
+    }
+}
+
 /// Every node is a step; copies and produced text are output, charged to `budget` before the
 /// allocation where the size is known in advance.
 pub fn eval<'a>(node: &Node, env: &'a Value, host: &dyn Host, budget: &Budget) -> Result<Cow<'a, Value>> {
@@ -159,9 +183,28 @@ pub fn eval<'a>(node: &Node, env: &'a Value, host: &dyn Host, budget: &Budget) -
         }
         NodeKind::Call { name, args } => {
             let args = args.iter().map(|a| eval(a, env, host, budget)).collect::<Result<Vec<_>>>()?;
-            call(name, &args, host, budget, span).map(Cow::Owned)
+            call(name, &args, env, host, budget, span).map(Cow::Owned)
         }
         NodeKind::Pointer(name) => super::predicates::pointer(name, span).map(Cow::Owned),
+        NodeKind::Let { name, value, body, .. } => {
+            let value = owned(eval(value, env, host, budget)?, budget, value.span)?;
+            let _bound = Bound::new(name, value);
+            eval(body, env, host, budget).and_then(|v| owned(v, budget, span)).map(Cow::Owned)
+        }
+        NodeKind::Var(name) => {
+            let value = VARS.with(|vars| {
+                vars.borrow().iter().rev().find(|(n, _)| n == name).map(|(_, v)| v.clone()).unwrap_or(Value::Null)
+            });
+            budget.charge_output(size_of(&value)).map_err(exhausted(span))?;
+            Ok(Cow::Owned(value))
+        }
+        NodeKind::Sequence(nodes) => {
+            let Some((last, before)) = nodes.split_last() else { return Ok(Cow::Owned(Value::Null)) };
+            for node in before {
+                eval(node, env, host, budget)?;
+            }
+            eval(last, env, host, budget)
+        }
         NodeKind::Closure(body) => eval(body, env, host, budget),
         NodeKind::Array(items) => Ok(Cow::Owned(Value::Array(
             items
@@ -426,7 +469,14 @@ pub(super) fn equal(a: &Value, b: &Value) -> bool {
     }
 }
 
-fn call(name: &str, args: &[Cow<'_, Value>], host: &dyn Host, budget: &Budget, span: Span) -> Result<Value> {
+fn call(
+    name: &str,
+    args: &[Cow<'_, Value>],
+    env: &Value,
+    host: &dyn Host,
+    budget: &Budget,
+    span: Span,
+) -> Result<Value> {
     let arg = |i: usize| args.get(i).map_or(&Value::Null, |a| a.as_ref());
     let string_arg = |i: usize| match arg(i) {
         Value::String(s) => Ok(s.as_str()),
@@ -434,7 +484,7 @@ fn call(name: &str, args: &[Cow<'_, Value>], host: &dyn Host, budget: &Budget, s
     };
     // What a function makes is at most about its arguments' size (`split` adds a little per
     // part), charged before it is made; `file` and `jsonnet` are charged once read.
-    if !matches!(name, "len" | "abs" | "int" | "float" | "file" | "jsonnet") {
+    if !matches!(name, "len" | "abs" | "int" | "float" | "file" | "jsonnet" | "yaml" | "yamlString") {
         let size = args.iter().map(|a| size_of(a)).fold(0usize, usize::saturating_add);
         budget.charge_output(size).map_err(exhausted(span))?;
     }
@@ -546,6 +596,39 @@ fn call(name: &str, args: &[Cow<'_, Value>], host: &dyn Host, budget: &Budget, s
             }
         }
         "toJSON" => Value::String(serde_json::to_string(arg(0)).unwrap_or_default()),
+        // Windsor v0.9's helpers (pkg/runtime/evaluator/evaluator.go, buildExprEnvironment), with
+        // its messages.
+        "env" | "jsonString" if args.len() != 1 => {
+            return Err(error(format!("{name}() requires exactly 1 argument, got {}", args.len()), span));
+        }
+        "env" => match arg(0) {
+            Value::String(variable) => host.env(variable).map_or(Value::Null, Value::String),
+            other => {
+                return Err(error(format!("env() variable name must be a string, got {}", go_type(other)), span));
+            }
+        },
+        "jsonString" => Value::String(go_json(arg(0))),
+        "yaml" | "yamlString" if args.is_empty() || args.len() > 2 => {
+            return Err(error(format!("{name}() requires 1 or 2 arguments, got {}", args.len()), span));
+        }
+        "yamlString" if args.len() == 1 => Value::String(go_yaml(arg(0))),
+        "yaml" | "yamlString" => {
+            let Value::String(text) = arg(0) else {
+                let message = match name {
+                    "yaml" => "yaml() first argument must be a string (file path or YAML content)",
+                    _ => "yamlString(path, input) first argument must be a string",
+                };
+                return Err(error(format!("{message}, got {}", go_type(arg(0))), span));
+            };
+            let input = args.get(1).map(|a| a.as_ref()).filter(|input| !input.is_null());
+            let value = match name {
+                "yaml" => yaml(text, input, env, host, budget),
+                _ => yaml_template(name, yaml_source(text, host), input, env, host, budget).map(Value::String),
+            };
+            let value = value.map_err(|message| error(message, span))?;
+            budget.charge_output(size_of(&value)).map_err(exhausted(span))?;
+            value
+        }
         name if super::parse::BUILTINS.contains(&name) => {
             super::predicates::builtin(name, args).map_err(|message| error(message, span))?
         }
@@ -647,8 +730,13 @@ pub fn collect_paths(node: &Node, out: &mut Vec<String>) {
         return;
     }
     match &node.kind {
-        NodeKind::Literal(_) | NodeKind::Ident(_) | NodeKind::Pointer(_) => {}
+        NodeKind::Literal(_) | NodeKind::Ident(_) | NodeKind::Pointer(_) | NodeKind::Var(_) => {}
         NodeKind::Closure(body) => collect_paths(body, out),
+        NodeKind::Let { value, body, .. } => {
+            collect_paths(value, out);
+            collect_paths(body, out);
+        }
+        NodeKind::Sequence(nodes) => nodes.iter().for_each(|n| collect_paths(n, out)),
         NodeKind::Member { object, key, .. } => {
             collect_paths(object, out);
             collect_paths(key, out);
@@ -681,8 +769,13 @@ pub fn collect_call_paths(node: &Node, out: &mut Vec<String>) {
     let mut each = |child: &Node| collect_call_paths(child, out);
     match &node.kind {
         NodeKind::Call { args, .. } => args.iter().for_each(|a| collect_paths(a, out)),
-        NodeKind::Literal(_) | NodeKind::Ident(_) | NodeKind::Pointer(_) => {}
+        NodeKind::Literal(_) | NodeKind::Ident(_) | NodeKind::Pointer(_) | NodeKind::Var(_) => {}
         NodeKind::Closure(body) => each(body),
+        NodeKind::Let { value, body, .. } => {
+            each(value);
+            each(body);
+        }
+        NodeKind::Sequence(nodes) => nodes.iter().for_each(each),
         NodeKind::Member { object, key, .. } => {
             each(object);
             each(key);
@@ -705,4 +798,103 @@ pub fn collect_call_paths(node: &Node, out: &mut Vec<String>) {
         NodeKind::Array(items) => items.iter().for_each(each),
         NodeKind::Map(entries) => entries.iter().for_each(|(_, v)| each(v)),
     }
+}
+
+/// Go's `yaml.Marshal` text of a value, as Windsor's `yamlString(value)` gives it: maps in key
+/// order, ending in a newline.
+fn go_yaml(value: &Value) -> String {
+    match value {
+        Value::Null => "null\n".to_string(),
+        Value::Array(_) | Value::Object(_) => format!("{}\n", super::interpolate::embedded_text(value)),
+        other => format!("{}\n", crate::doc::to_yaml(other).trim_end()),
+    }
+}
+
+/// Go's `json.Marshal` text, as Windsor's `jsonString()` gives it: keys sorted, and `<`, `>`,
+/// `&` escaped as Go escapes them.
+fn go_json(value: &Value) -> String {
+    let text = serde_json::to_string(&super::interpolate::sorted(value)).unwrap_or_default();
+    text.replace('<', "\\u003c").replace('>', "\\u003e").replace('&', "\\u0026")
+}
+
+/// The file `yaml()` and `yamlString()` read for `arg`, resolved next to the declaring file
+/// (text holding a newline is YAML itself, never a path); `None` when there is none.
+fn yaml_file(arg: &str, host: &dyn Host) -> Option<String> {
+    if arg.contains('\n') {
+        return None;
+    }
+    host.file(arg).ok()
+}
+
+/// `yamlString(path, input)`'s text: the file, else the argument itself.
+fn yaml_source<'a>(arg: &'a str, host: &dyn Host) -> Cow<'a, str> {
+    yaml_file(arg, host).map_or(Cow::Borrowed(arg), Cow::Owned)
+}
+
+/// `text` with its `${…}` evaluated against the values and `input` (Windsor templates the file
+/// with `input` among the names), when there is an input.
+fn yaml_template(
+    name: &str,
+    text: Cow<'_, str>,
+    input: Option<&Value>,
+    env: &Value,
+    host: &dyn Host,
+    budget: &Budget,
+) -> std::result::Result<String, String> {
+    let Some(input) = input else { return Ok(text.into_owned()) };
+    let mut scope = match env {
+        Value::Object(map) => map.clone(),
+        _ => Map::new(),
+    };
+    budget.charge_output(size_of(env).saturating_add(size_of(input))).map_err(|e| e.to_string())?;
+    scope.insert("input".into(), input.clone());
+    match super::interpolate::interpolate(&text, &Value::Object(scope), host, budget) {
+        Ok(Value::String(text)) => Ok(text),
+        Ok(other) if name == "yaml" => {
+            Err(format!("yaml() with input expects template to evaluate to a string, got {}", type_name(&other)))
+        }
+        Ok(other) => {
+            Err(format!("yamlString(path, input) expects template to evaluate to a string, got {}", type_name(&other)))
+        }
+        Err(err) => Err(format!("{name}() failed to template: {err}")),
+    }
+}
+
+/// Windsor v0.9's `yaml(pathOrText, input?)` (evaluateYamlFunction): a file's YAML, else the
+/// text itself as YAML (without `input`; a bare word, which parses as text, is "not found"); a
+/// list of one mapping gives the mapping.
+fn yaml(
+    arg: &str,
+    input: Option<&Value>,
+    env: &Value,
+    host: &dyn Host,
+    budget: &Budget,
+) -> std::result::Result<Value, String> {
+    let inline = arg.contains('\n');
+    let file = yaml_file(arg, host);
+    let not_found = || format!("yaml() file not found: {arg}");
+    let value = match file {
+        None if !inline && input.is_some() => return Err(not_found()),
+        None if !inline => {
+            let value = first_document(arg).map_err(|_| not_found())?;
+            if value.is_string() {
+                return Err(not_found());
+            }
+            value
+        }
+        file => {
+            let text = yaml_template("yaml", file.map_or(Cow::Borrowed(arg), Cow::Owned), input, env, host, budget)?;
+            first_document(&text).map_err(|err| format!("yaml() failed to parse: {err}"))?
+        }
+    };
+    Ok(match value {
+        Value::Array(mut items) if items.len() == 1 && items[0].is_object() => items.swap_remove(0),
+        other => other,
+    })
+}
+
+/// The first YAML document of `text` (nil when there is none), as Go's `yaml.Unmarshal` reads.
+fn first_document(text: &str) -> std::result::Result<Value, String> {
+    let documents = crate::doc::read_yaml_documents(text).map_err(|err| err.message)?;
+    Ok(documents.into_iter().next().unwrap_or(Value::Null))
 }

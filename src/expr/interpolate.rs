@@ -20,18 +20,20 @@ enum Piece {
 /// and lists as YAML with sorted keys (Go marshals maps in key order), trimmed; anything else as
 /// [`to_text`].
 pub fn embedded_text(value: &Value) -> String {
-    fn sorted(value: &Value) -> Value {
-        match value {
-            Value::Object(map) => Value::Object(
-                super::eval::sorted_entries(map).into_iter().map(|(k, v)| (k.clone(), sorted(v))).collect(),
-            ),
-            Value::Array(items) => Value::Array(items.iter().map(sorted).collect()),
-            other => other.clone(),
-        }
-    }
     match value {
         Value::Array(_) | Value::Object(_) => crate::doc::to_yaml(&sorted(value)).trim().to_string(),
         other => to_text(other),
+    }
+}
+
+/// A copy with every map's keys in order (Go's marshallers sort them).
+pub fn sorted(value: &Value) -> Value {
+    match value {
+        Value::Object(map) => {
+            Value::Object(super::eval::sorted_entries(map).into_iter().map(|(k, v)| (k.clone(), sorted(v))).collect())
+        }
+        Value::Array(items) => Value::Array(items.iter().map(sorted).collect()),
+        other => other.clone(),
     }
 }
 

@@ -15,12 +15,13 @@ pub enum Token {
     Eof,
 }
 
-const OPERATORS: [&str; 27] = [
+/// Longest first where one is a prefix of another (`==` before `=`).
+const OPERATORS: [&str; 29] = [
     "?.", "??", "==", "!=", "<=", ">=", "&&", "||", "**", "..", "(", ")", "[", "]", "{", "}", ",", ":", ".", "?", "<",
-    ">", "!", "+", "-", "*", "/",
+    ">", "!", "+", "-", "*", "/", ";", "=",
 ];
 const SINGLE: [&str; 2] = ["%", "^"];
-const WORDS: [&str; 9] = ["and", "or", "not", "in", "matches", "contains", "startsWith", "endsWith", "nil"];
+const WORDS: [&str; 10] = ["and", "or", "not", "in", "matches", "contains", "startsWith", "endsWith", "nil", "let"];
 
 pub fn lex(source: &str) -> Result<Vec<(Token, Span)>, ExprError> {
     let bytes = source.as_bytes();

@@ -113,6 +113,11 @@ pub trait Host {
     fn string_as_yaml(&self) -> bool {
         false
     }
+    /// Windsor's `env(name)`: the variable from the environment the render was given (the
+    /// command line's snapshot; nothing here reads the process environment), `None` when unset.
+    fn env(&self, _name: &str) -> Option<String> {
+        None
+    }
     /// `terraform_output(component, key)`: `None` while terraform has not run (the expression is
     /// deferred), else the output (nil when the component has no such key).
     fn terraform_output(&self, _component: &str, _key: &str) -> Option<Value> {

@@ -4,7 +4,7 @@
 //! the ternary last. Like expr, `??` may not be mixed with another binary operator at the same
 //! level without parentheses, and `a < b < c` chains into `a < b && b < c`. `a[i:j]` is a slice;
 //! number, boolean and nil literals take no member access after them (`nil.a` does not parse in
-//! expr either).
+//! expr either). `let name = value; body` and `a; b` sequences are expr's (v1.17).
 
 use super::lex::{lex, Token};
 use super::{ExprError, Span};
@@ -68,6 +68,17 @@ pub enum NodeKind {
     Pointer(String),
     /// A predicate's closure argument (`filter(list, # > 1)`), evaluated once per element.
     Closure(Box<Node>),
+    /// `let name = value; body`; `at` is the name, where expr locates the declaration.
+    Let {
+        name: String,
+        at: Span,
+        value: Box<Node>,
+        body: Box<Node>,
+    },
+    /// A name a `let` around it declared (resolved while parsing, so it never reads the values).
+    Var(String),
+    /// `a; b; c`: each evaluated in turn, the last one's value is the result.
+    Sequence(Vec<Node>),
     /// `matches` with a literal pattern, compiled once at parse time.
     Matches {
         subject: Box<Node>,
@@ -78,9 +89,18 @@ pub enum NodeKind {
 
 /// The functions there are; their arguments are checked with their types (check.rs).
 #[rustfmt::skip]
-pub const FUNCTIONS: [&str; 20] = [
+pub const FUNCTIONS: [&str; 24] = [
     "len", "lower", "upper", "trim", "split", "join", "keys", "values", "abs", "int", "float", "string", "file",
-    "jsonnet", "toJSON", "cidrhost", "cidrsubnet", "cidrsubnets", "cidrnetmask", "terraform_output",
+    "jsonnet", "toJSON", "cidrhost", "cidrsubnet", "cidrsubnets", "cidrnetmask", "terraform_output", "env", "yaml",
+    "yamlString", "jsonString",
+];
+
+/// The functions Windsor v0.9 registers with `expr.Function` for a `${…}` (its evaluator's
+/// buildExprEnvironment and the helpers registered on it); the rest are expr's builtins.
+#[rustfmt::skip]
+pub const WINDSOR_FUNCTIONS: [&str; 13] = [
+    "string", "jsonnet", "file", "env", "yaml", "yamlString", "jsonString", "split", "cidrhost", "cidrsubnet",
+    "cidrsubnets", "cidrnetmask", "terraform_output",
 ];
 
 /// expr-lang's builtins besides those above (builtin/builtin.go), as expr v1.17 evaluates them.
@@ -150,11 +170,11 @@ fn binary_precedence(op: &str) -> Option<(u8, bool)> {
 
 pub fn parse(source: &str) -> Result<Node, ExprError> {
     let tokens = lex(source)?;
-    let mut parser = Parser { tokens, pos: 0, depth: 0, closures: 0 };
+    let mut parser = Parser { tokens, pos: 0, depth: 0, closures: 0, vars: Vec::new() };
     if parser.peek() == &Token::Eof {
         return Err(ExprError::new("expression is empty", Span::new(0, 0)));
     }
-    let node = parser.expression()?;
+    let node = parser.sequence()?;
     match parser.peek() {
         Token::Eof => Ok(node),
         _ => Err(parser.unexpected()),
@@ -167,6 +187,8 @@ struct Parser {
     depth: usize,
     /// How many predicate closures enclose the current token: `#` and `.name` need one.
     closures: usize,
+    /// The names the enclosing `let`s declare, innermost last.
+    vars: Vec<String>,
 }
 
 impl Parser {
@@ -234,7 +256,57 @@ impl Parser {
         Ok(())
     }
 
+    /// expr's parseSequenceExpression: expressions separated by `;` (a trailing one allowed at
+    /// the end of the source), the whole expression, a parenthesis' or a braced closure's body.
+    /// Adds no nesting level of its own: its expressions are evaluated one after another.
+    fn sequence(&mut self) -> Result<Node, ExprError> {
+        let first = self.expression()?;
+        let mut nodes = Vec::new();
+        while self.is_op(";") {
+            self.advance();
+            if self.peek() == &Token::Eof {
+                break;
+            }
+            nodes.push(self.expression()?);
+        }
+        if nodes.is_empty() {
+            return Ok(first);
+        }
+        nodes.insert(0, first);
+        let span = nodes[0].span.to(nodes[nodes.len() - 1].span);
+        Ok(Node { kind: NodeKind::Sequence(nodes), span })
+    }
+
+    /// expr's parseVariableDeclaration: `let name = value; body`, the body a sequence in which
+    /// `name` is the value. A name already declared around it is refused, as expr's checker does.
+    fn let_binding(&mut self) -> Result<Node, ExprError> {
+        let start = self.advance().1;
+        let (name, at) = match self.peek() {
+            Token::Ident(name) => (name.clone(), self.span()),
+            _ => return Err(self.unexpected()),
+        };
+        self.advance();
+        self.expect("=")?;
+        let value = self.expression()?;
+        self.expect(";")?;
+        if self.vars.contains(&name) {
+            return Err(ExprError::new(format!("cannot redeclare variable {name}"), at));
+        }
+        self.vars.push(name.clone());
+        let body = self.sequence();
+        self.vars.pop();
+        let body = body?;
+        let span = start.to(body.span);
+        Ok(Node { kind: NodeKind::Let { name, at, value: Box::new(value), body: Box::new(body) }, span })
+    }
+
     fn expression(&mut self) -> Result<Node, ExprError> {
+        if self.is_op("let") {
+            self.enter()?;
+            let node = self.let_binding();
+            self.depth -= 1;
+            return node;
+        }
         self.enter()?;
         let cond = self.binary(0)?;
         let node = if self.is_op("?") {
@@ -415,9 +487,10 @@ impl Parser {
                 let key = Box::new(Node { kind: NodeKind::Literal(Value::String(key)), span: key_span });
                 Node { kind: NodeKind::Member { object, key, at: key_span }, span: span.to(key_span) }
             }
+            Token::Ident(name) if self.vars.contains(&name) => Node { kind: NodeKind::Var(name), span },
             Token::Ident(name) => Node { kind: NodeKind::Ident(name), span },
             Token::Op("(") => {
-                let inner = self.expression()?;
+                let inner = self.sequence()?;
                 self.expect(")")?;
                 inner
             }
@@ -509,9 +582,12 @@ impl Parser {
                 self.advance();
             }
             self.closures += 1;
-            let body = self.expression();
+            let body = if braced { self.sequence() } else { self.expression() };
             self.closures -= 1;
             let body = body?;
+            if !braced && self.is_op(";") {
+                return Err(ExprError::new("wrap predicate with brackets { and }", self.span()));
+            }
             let end = if braced { self.expect("}")? } else { body.span };
             args.push(Node { kind: NodeKind::Closure(Box::new(body)), span: start.to(end) });
             if matches!(name.as_str(), "reduce" | "sortBy") && self.is_op(",") {

@@ -157,7 +157,7 @@ fn functions() {
 #[test]
 fn errors_show_the_column_with_a_caret() {
     assert_eq!(err("a +"), "unexpected token EOF (1:3)\n | a +\n | ..^");
-    assert_eq!(err("provider = 'aws'"), "unexpected character '=' (1:10)\n | provider = 'aws'\n | .........^");
+    assert_eq!(err("provider = 'aws'"), "unexpected token Operator(\"=\") (1:10)\n | provider = 'aws'\n | .........^");
     assert!(err("'open").starts_with("literal not terminated (1:1)"));
     assert!(err("").starts_with("expression is empty"));
     assert!(err("a b").starts_with("unexpected token Identifier(\"b\") (1:3)"));
@@ -456,4 +456,119 @@ fn expr_builtins_and_predicates() {
     assert!(err("# + 1").contains("cannot use pointer accessor outside predicate"));
     assert!(err("filter(list, # + 1)").contains("predicate of filter must return bool"));
     assert!(err("map(3, #)").contains("cannot iterate over int"));
+}
+
+/// expr-lang's `let` and `;` sequences (expr v1.17.8: parser/parser_test.go, expr_test.go,
+/// checker/checker_test.go).
+#[test]
+fn let_bindings_follow_expr() {
+    let ok = |source: &str| {
+        Expression::compile_value(source).map(|e| e.eval(&env(), &NoFiles, &crate::limits::Budget::default()))
+    };
+    let value = |source: &str| match ok(source) {
+        Ok(Ok(value)) => value,
+        other => panic!("{source}: {other:?}"),
+    };
+    let compile_error = |source: &str| match Expression::compile_value(source) {
+        Err(err) => err.render(source),
+        Ok(_) => panic!("{source} compiled"),
+    };
+    assert_eq!(value("let x = 1; x + 2"), json!(3));
+    assert_eq!(value("map(1..3, let x = #; let y = x * x; y * y)"), json!([1, 16, 81]));
+    assert_eq!(value("let x = 1; let y = 2; 3; 4; x + y"), json!(3));
+    assert_eq!(value("let x = (1; 2; 3); x"), json!(3));
+    assert_eq!(value("let x = true ? 1 : (2; 3; 4); x"), json!(1));
+    assert_eq!(value("1; 2;"), json!(2));
+    // The value sees the environment; the name shadows it in the body only.
+    assert_eq!(value("let provider = provider + '-x'; provider"), json!("aws-x"));
+    assert_eq!(value("(let n = 2; n * 2) + len(name)"), json!(8));
+    assert_eq!(value("filter(list, {let limit = 1; # > limit})"), json!([2, 3]));
+    assert_eq!(value("let nodes = cluster.nodes; nodes.a + nodes?.b"), json!(3));
+    // core's talos_common_docker shape: nested lets, a ternary body, a map literal.
+    assert_eq!(
+        value("let host = 6; let quota = cluster.workers.count; host <= quota ? '' : string(max(500, (host - quota) * 1000 + 500)) + 'm'"),
+        json!("3500m")
+    );
+    assert_eq!(
+        compile_error("let foo = 1; let foo = 2; foo"),
+        "cannot redeclare variable foo (1:18)\n | let foo = 1; let foo = 2; foo\n | .................^"
+    );
+    assert_eq!(
+        compile_error("let map = 42; map"),
+        "cannot redeclare builtin map (1:5)\n | let map = 42; map\n | ....^"
+    );
+    assert_eq!(
+        compile_error("let len = 42; len"),
+        "cannot redeclare builtin len (1:5)\n | let len = 42; len\n | ....^"
+    );
+    assert!(compile_error("let env = 1; env").starts_with("cannot redeclare function env (1:5)"));
+    assert!(
+        compile_error("let x = 1 x").starts_with("unexpected token Number(\"1\")")
+            || compile_error("let x = 1 x").contains("unexpected token")
+    );
+    assert!(compile_error("filter(list, # > 1; true)").starts_with("wrap predicate with brackets { and }"));
+    // A bare closure that is a `let` takes the sequence after it as its body, as in expr.
+    assert_eq!(value("filter(list, let a = 1; # > a)"), json!([2, 3]));
+    // A Feature's when (expr's builtins only) has no `file` function to clash with.
+    assert!(Expression::compile("let file = 1; file == 1").is_ok());
+}
+
+/// Windsor v0.9's `env`, `yaml`, `yamlString`, `jsonString` (windsorcli/cli v0.9.0,
+/// pkg/runtime/evaluator/evaluator.go and evaluator_helpers_test.go).
+#[test]
+fn windsor_v09_text_helpers() {
+    struct Files;
+    impl Host for Files {
+        fn file(&self, path: &str) -> Result<String, String> {
+            match path {
+                "data.yaml" => Ok("key: value\nfoo: bar".into()),
+                "patch.yaml" => Ok("name: ${input.name}\nprovider: ${provider}\n".into()),
+                _ => Err(format!("no {path}")),
+            }
+        }
+        fn jsonnet(&self, path: &str) -> Result<Value, String> {
+            Err(path.into())
+        }
+        fn env(&self, name: &str) -> Option<String> {
+            match name {
+                "TOKEN" => Some("s3cr3t".into()),
+                "EMPTY" => Some(String::new()),
+                _ => None,
+            }
+        }
+    }
+    let value = |source: &str| {
+        let expression = Expression::compile_value(source).map_err(|e| e.render(source))?;
+        expression.eval(&env(), &Files, &crate::limits::Budget::default()).map_err(|e| e.render(source))
+    };
+    assert_eq!(value("env('TOKEN')"), Ok(json!("s3cr3t")));
+    assert_eq!(value("env('ABSENT') ?? 'fallback'"), Ok(json!("fallback")));
+    assert_eq!(value("env('EMPTY') ?? 'fallback'"), Ok(json!("")));
+    assert!(value("env(42)").is_err_and(|e| e.starts_with("cannot use int as argument (type string) to call env")));
+    assert_eq!(value("yaml('data.yaml')"), Ok(json!({"key": "value", "foo": "bar"})));
+    assert_eq!(value("yaml('a: 1\\nb: 2')"), Ok(json!({"a": 1, "b": 2})));
+    assert_eq!(value("yaml('p: q')"), Ok(json!({"p": "q"})));
+    assert_eq!(value("yaml('- a\\n- b\\n- c')"), Ok(json!(["a", "b", "c"])));
+    assert_eq!(value("yaml('- controlplane_labels: foo\\n  other: bar').controlplane_labels"), Ok(json!("foo")));
+    assert_eq!(value("yaml('patch.yaml', {name: 'n1'})"), Ok(json!({"name": "n1", "provider": "aws"})));
+    assert!(value("yaml('missing.yaml')").is_err_and(|e| e.starts_with("yaml() file not found: missing.yaml")));
+    assert!(value("yaml('a: b', {})").is_err_and(|e| e.starts_with("yaml() file not found: a: b")));
+    assert!(value("yaml('not: valid: yaml: [\\n')").is_err_and(|e| e.starts_with("yaml() failed to parse")));
+    assert!(value("yaml(42)").is_err_and(|e| e.starts_with("cannot use int as argument (type string) to call yaml")));
+    assert!(value("yaml('a', 'b', 'c')").is_err_and(|e| e.starts_with("yaml() requires 1 or 2 arguments, got 3")));
+    assert_eq!(value("yamlString(cluster.nodes)"), Ok(json!("a: 1\nb: 2\n")));
+    assert_eq!(value("yamlString('patch.yaml', {name: 'n1'})"), Ok(json!("name: n1\nprovider: aws\n")));
+    assert_eq!(value("yamlString('plain ${input}', 'x')"), Ok(json!("plain x")));
+    assert!(value("yamlString()").is_err());
+    assert!(value("yamlString('a', 'b', 'c')").is_err());
+    assert_eq!(value("jsonString({b: '<x>', a: 1})"), Ok(json!(r#"{"a":1,"b":"\u003cx\u003e"}"#)));
+    assert_eq!(
+        value("jsonString(['/var/mnt/longhorn', '/var/mnt/data'])"),
+        Ok(json!(r#"["/var/mnt/longhorn","/var/mnt/data"]"#))
+    );
+    assert!(value("jsonString('a', 'b')").is_err());
+    // A Feature's when (v0.8.1) has none of them.
+    for source in ["env('A') == ''", "yaml('a: 1') == nil", "jsonString(1) == ''"] {
+        assert!(Expression::compile(source).is_err_and(|e| e.message.contains("is Windsor v0.9's")), "{source}");
+    }
 }

@@ -123,6 +123,8 @@ struct PackageHost<'a> {
     yaml_string: bool,
     /// `spec.windsor.terraformOutputs`, when given.
     terraform_outputs: Option<&'a TerraformOutputs>,
+    /// What `env()` reads.
+    environment: &'a crate::render::Environment,
 }
 
 type TerraformOutputs = std::collections::BTreeMap<String, std::collections::BTreeMap<String, Value>>;
@@ -130,6 +132,10 @@ type TerraformOutputs = std::collections::BTreeMap<String, std::collections::BTr
 impl Host for PackageHost<'_> {
     fn string_as_yaml(&self) -> bool {
         self.yaml_string
+    }
+
+    fn env(&self, name: &str) -> Option<String> {
+        self.environment.get(name).cloned()
     }
 
     fn terraform_output(&self, component: &str, key: &str) -> Option<Value> {
@@ -170,6 +176,8 @@ struct Step<'a> {
     /// `${…}` texts compiled once per render, however many facet rounds evaluate them.
     templates: RefCell<HashMap<String, Compiled>>,
     terraform_outputs: Option<&'a TerraformOutputs>,
+    /// The environment variables `env()` reads.
+    environment: std::sync::Arc<crate::render::Environment>,
 }
 
 impl<'a> Step<'a> {
@@ -239,6 +247,7 @@ impl<'a> Step<'a> {
             jsonnet: &self.jsonnet,
             yaml_string: self.facets,
             terraform_outputs: self.terraform_outputs,
+            environment: &self.environment,
         }
     }
 
@@ -482,6 +491,10 @@ pub fn run(render: &mut Render, files: &dyn Files) -> Report {
     {
         return Report::default();
     }
+    if v09 {
+        crate::values::apply_windsor_derived(&mut render.values, &mut render.value_sources);
+    }
+    let spec = &render.config.spec;
     let mut step = Step {
         files,
         values: &render.values,
@@ -493,6 +506,7 @@ pub fn run(render: &mut Render, files: &dyn Files) -> Report {
         scope: None,
         templates: RefCell::new(HashMap::new()),
         terraform_outputs: spec.windsor.terraform_outputs.as_ref(),
+        environment: render.environment.clone(),
     };
 
     // The base: the Blueprint item, then spec.blueprint merged over it.
