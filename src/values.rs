@@ -322,6 +322,46 @@ mod tests {
     use crate::package::MemoryFiles;
     use serde_json::json;
 
+    /// windsorcli/cli v0.9.0 pkg/runtime/config/resolve.go: applyPlatformDerivedDefaults,
+    /// setDerivedValueIfMissing (hasValueAtPath, setValueInMap), ensureClusterStructure.
+    #[test]
+    fn windsor_derived_values_follow_get_context_values() {
+        let derive = |values: Value| {
+            let mut values = values;
+            let mut sources = Sources::default();
+            apply_windsor_derived(&mut values, &mut sources);
+            values
+        };
+        let nodes = json!({"nodes": {}});
+        assert_eq!(
+            derive(json!({"provider": "hetzner"})),
+            json!({"provider": "hetzner", "cluster": {"driver": "talos", "controlplanes": nodes, "workers": nodes}})
+        );
+        // platform before provider; an empty platform falls back to the provider.
+        assert_eq!(derive(json!({"platform": "aws", "provider": "azure"}))["cluster"]["driver"], json!("eks"));
+        assert_eq!(derive(json!({"platform": "", "provider": "gcp"}))["cluster"]["driver"], json!("gke"));
+        // A driver key that is there, even null, is kept; an unknown platform derives none.
+        assert_eq!(
+            derive(json!({"platform": "docker", "cluster": {"driver": null}}))["cluster"]["driver"],
+            json!(null)
+        );
+        assert_eq!(
+            derive(json!({"platform": "local"})),
+            json!({"platform": "local", "cluster": {"controlplanes": nodes, "workers": nodes}})
+        );
+        // Given nodes are kept; a tier that is not a mapping becomes one; other keys stay.
+        assert_eq!(
+            derive(json!({"cluster": {"controlplanes": {"count": 1, "nodes": null}, "workers": "x"}})),
+            json!({"cluster": {"controlplanes": {"count": 1, "nodes": null}, "workers": nodes}})
+        );
+        // A cluster that is text is replaced only to set a driver.
+        assert_eq!(derive(json!({"cluster": "x"})), json!({"cluster": "x"}));
+        assert_eq!(
+            derive(json!({"provider": "azure", "cluster": "x"})),
+            json!({"provider": "azure", "cluster": {"driver": "aks", "controlplanes": nodes, "workers": nodes}})
+        );
+    }
+
     fn render_values(spec: Value, items: Vec<Value>, files: &[(&str, &str)]) -> (Value, Vec<String>) {
         let item = json!({"apiVersion": "fn.blueprint.dev/v1alpha1", "kind": "RenderBlueprint",
             "metadata": {"name": "p", "annotations": {"internal.config.kubernetes.io/path": "cfg/fn.yaml"}}, "spec": spec});
