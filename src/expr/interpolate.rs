@@ -26,6 +26,21 @@ pub fn embedded_text(value: &Value) -> String {
     }
 }
 
+/// Windsor v0.9's `indentForEmbeddedYAML`: text of several lines put into a longer text starts
+/// on a line of its own, each non-empty line indented two spaces past the line it is put in, so
+/// a certificate put under `content: |` stays inside the block scalar.
+fn embed_indented(out: &mut String, text: &str) {
+    let line = out.rfind('\n').map_or("", |at| &out[at + 1..]);
+    let indent = line.len() - line.trim_start_matches(' ').len() + 2;
+    for part in text.split('\n') {
+        out.push('\n');
+        if !part.is_empty() {
+            out.extend(std::iter::repeat_n(' ', indent));
+            out.push_str(part);
+        }
+    }
+}
+
 /// A copy with every map's keys in order (Go's marshallers sort them).
 pub fn sorted(value: &Value) -> Value {
     match value {
@@ -124,8 +139,9 @@ impl Template {
         }
         let exhausted =
             |err: crate::limits::Exhausted| InterpolationError { expression: None, message: err.to_string() };
+        let v09 = host.interpolates_as_v09();
         let mut out = String::new();
-        for piece in &self.pieces {
+        for (at, piece) in self.pieces.iter().enumerate() {
             match piece {
                 Piece::Text(text) => {
                     budget.charge_output(text.len()).map_err(exhausted)?;
@@ -133,18 +149,34 @@ impl Template {
                 }
                 Piece::Expr(expression) => {
                     let value = match expression.eval_borrowed(env, host, budget) {
-                        Err(err) if err.deferred => std::borrow::Cow::Owned(Value::String(kept(expression))),
+                        Err(err) if err.deferred => {
+                            // Kept as written; Windsor leaves it and goes on to the next.
+                            out.push_str(&kept(expression));
+                            continue;
+                        }
                         other => other.map_err(failed(expression))?,
                     };
-                    match value.as_ref() {
+                    // v0.9 takes an expression with only blanks around it (what is left of the
+                    // text at that point) for the whole text: its value keeps its type.
+                    let blank = |text: &str| text.trim().is_empty();
+                    let rest_blank = self.pieces[at + 1..].iter().all(|p| matches!(p, Piece::Text(t) if blank(t)));
+                    if v09 && blank(&out) && rest_blank {
+                        return Ok(value.into_owned());
+                    }
+                    let text = match value.as_ref() {
                         Value::String(text) => {
                             budget.charge_output(text.len()).map_err(exhausted)?;
-                            out.push_str(text);
+                            std::borrow::Cow::Borrowed(text.as_str())
                         }
                         other => {
                             budget.charge_output(super::size_of(other)).map_err(exhausted)?;
-                            out.push_str(&embedded_text(other));
+                            std::borrow::Cow::Owned(embedded_text(other))
                         }
+                    };
+                    if v09 && text.contains('\n') {
+                        embed_indented(&mut out, &text);
+                    } else {
+                        out.push_str(&text);
                     }
                 }
             }

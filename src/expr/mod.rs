@@ -113,6 +113,11 @@ pub trait Host {
     fn string_as_yaml(&self) -> bool {
         false
     }
+    /// Windsor v0.9's interpolation: an expression with only blanks around it keeps its type,
+    /// and text of several lines is put in indented (`indentForEmbeddedYAML`).
+    fn interpolates_as_v09(&self) -> bool {
+        false
+    }
     /// Windsor's `env(name)`: the variable from the environment the render was given (the
     /// command line's snapshot; nothing here reads the process environment), `None` when unset.
     fn env(&self, _name: &str) -> Option<String> {

@@ -134,6 +134,10 @@ impl Host for PackageHost<'_> {
         self.yaml_string
     }
 
+    fn interpolates_as_v09(&self) -> bool {
+        self.yaml_string
+    }
+
     fn env(&self, name: &str) -> Option<String> {
         self.environment.get(name).cloned()
     }
