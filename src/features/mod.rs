@@ -321,7 +321,8 @@ impl<'a> Step<'a> {
         let mut inputs = Map::new();
         for (key, value) in std::mem::take(&mut component.inputs) {
             match self.interpolate_value(&value, origin) {
-                Ok(Value::Null) => {}
+                // v0.8.1 drops an input that is nil; v0.9's `EvaluateMap` keeps its key (null).
+                Ok(Value::Null) if !self.facets => {}
                 Ok(value) => {
                     inputs.insert(key, value);
                 }
