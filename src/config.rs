@@ -299,6 +299,12 @@ pub struct WindsorSettings {
     /// and Features read as facets) or "0.8" (Features as v0.8.1 applies them) [default: 0.9].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub version: Option<WindsorVersion>,
+    /// The Windsor context's name (what `windsor context set` chose; Windsor reads it from its
+    /// project, a render has none): `CONTEXT` in `values-common`, and with "0.9" `${context}` in
+    /// expressions and the `windsorcli.dev/context` and `windsorcli.dev/context-id` labels on
+    /// each Flux Kustomization and its `commonMetadata`. Unset: none of these.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context: Option<String>,
     /// Terraform outputs by component and key, for `terraform_output(component, key)`, as
     /// `windsor test` mocks them. Without them a `${…}` calling it is kept as written (Windsor
     /// evaluates it once terraform has run); with them it gives the output, or nil for a key not

@@ -82,6 +82,18 @@ pub fn apply_windsor_derived(values: &mut Value, sources: &mut Sources) {
     }
 }
 
+/// Windsor's runtime key `context` (`injectRuntimeKeys`): the context's name over whatever the
+/// values hold there, as every expression sees it.
+pub fn apply_windsor_context(values: &mut Value, sources: &mut Sources, name: &str) {
+    let mut layer = Map::new();
+    layer.insert("context".into(), Value::from(name));
+    let layer = Value::Object(layer);
+    sources.record(values, &layer, Source { label: "spec.windsor.context".into(), secret: false });
+    if let Value::Object(map) = values {
+        map.insert("context".into(), Value::from(name));
+    }
+}
+
 /// What Windsor v0.9's `GetContextValues` derives over the schema defaults and what is set
 /// (resolve.go: `applyPlatformDerivedDefaults`, `ensureClusterStructure`), as a layer to merge
 /// over `values`: `cluster.driver`, when no key is there (even a null one), from `platform`

@@ -44,6 +44,7 @@ pub fn objects(
     blueprint: &Blueprint,
     settings: &FluxSettings,
     shared: &[(String, Map)],
+    labels: Option<&Map>,
     flavor: Flavor,
     exists: &dyn Fn(&str, &str, &str) -> bool,
 ) -> Vec<Value> {
@@ -75,7 +76,12 @@ pub fn objects(
             objects.push(config_map(&own, namespace, data));
         }
         if !destroy_only {
-            objects.push(kustomization(blueprint, k, namespace, prefix, &names, flavor));
+            let mut object = kustomization(blueprint, k, namespace, prefix, &names, flavor);
+            if let Some(labels) = labels {
+                object["metadata"]["labels"] = Value::Object(labels.clone());
+                object["spec"]["commonMetadata"] = json!({"labels": labels});
+            }
+            objects.push(object);
         }
     }
     objects
@@ -84,9 +90,10 @@ pub fn objects(
 const COMMON: &str = "values-common";
 
 /// The `values-common` data: `values.substitutions.common`, then the variables Windsor derives
-/// from its configuration (`mergeLegacySpecialVariables`), which win on a shared key. Windsor's
-/// `CONTEXT` and `BUILD_ID` come from its context and build-id file, which a render does not have.
-pub fn common_values(values: &Value, flavor: Flavor) -> Map {
+/// from its configuration (`mergeLegacySpecialVariables`), which win on a shared key: `CONTEXT`
+/// from `spec.windsor.context`. Windsor's `BUILD_ID` comes from its build-id file, which a render
+/// does not have.
+pub fn common_values(values: &Value, context: Option<&str>, flavor: Flavor) -> Map {
     let common = values.get("substitutions").and_then(|s| s.get("common")).and_then(Value::as_object);
     let mut data: Map = common.into_iter().flatten().map(|(k, v)| (k.clone(), Value::String(to_text(v)))).collect();
     // Windsor's GetString: `%v` of the value, empty when unset.
@@ -100,6 +107,7 @@ pub fn common_values(values: &Value, flavor: Flavor) -> Map {
         }
     };
     set("DOMAIN", text("dns.domain"));
+    set("CONTEXT", context.unwrap_or_default().to_string());
     set("CONTEXT_ID", text("id"));
     let (start, end) = (text("network.loadbalancer_ips.start"), text("network.loadbalancer_ips.end"));
     // v0.9 leaves the load balancer variables out on Docker Desktop, which has no such range.

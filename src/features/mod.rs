@@ -498,6 +498,9 @@ pub fn run(render: &mut Render, files: &dyn Files) -> Report {
     }
     if v09 {
         crate::values::apply_windsor_derived(&mut render.values, &mut render.value_sources);
+        if let Some(name) = &render.config.spec.windsor.context {
+            crate::values::apply_windsor_context(&mut render.values, &mut render.value_sources, name);
+        }
     }
     let spec = &render.config.spec;
     let mut step = Step {
@@ -607,7 +610,8 @@ pub fn run(render: &mut Render, files: &dyn Files) -> Report {
     // as Windsor's `applyCommonSubstitutions` layers them.
     let mut common = blueprint.substitutions.clone();
     let flavor = if v09 { flux::Flavor::V09 } else { flux::Flavor::V08 };
-    common.extend(flux::common_values(step.values, flavor));
+    let context = spec.windsor.context.as_deref();
+    common.extend(flux::common_values(step.values, context, flavor));
     // The ConfigMaps every Kustomization reads (Windsor's `blueprint.ConfigMaps`): values-common
     // when it has data before empty fragments are dropped; with v0.9 also values-<name> for each
     // kustomization `values.substitutions.<name>` sets (Go map order there; sorted here).
@@ -687,7 +691,15 @@ pub fn run(render: &mut Render, files: &dyn Files) -> Report {
                     && krm::namespace_of(item.header()) == namespace
             })
         };
-        let objects = flux::objects(&compiled, settings, &shared, flavor, &exists);
+        // v0.9's `ownershipLabels`, stamped by `ApplyBlueprint`, when the render knows the context.
+        let labels = context.filter(|_| v09).map(|name| {
+            let id = step.values.get("id").map(crate::expr::go_format).unwrap_or_default();
+            let mut labels = Map::new();
+            labels.insert("windsorcli.dev/context".into(), Value::from(name));
+            labels.insert("windsorcli.dev/context-id".into(), Value::from(id));
+            labels
+        });
+        let objects = flux::objects(&compiled, settings, &shared, labels.as_ref(), flavor, &exists);
         render.generated.extend(objects.into_iter().map(|item| Generated { item, substitute: false }));
     }
     render.results.append(&mut step.results);
