@@ -311,6 +311,12 @@ pub struct WindsorSettings {
     /// listed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub terraform_outputs: Option<std::collections::BTreeMap<String, std::collections::BTreeMap<String, Value>>>,
+    /// The blueprint's `sources` entry (an `oci://` source) this package is the artifact of, as
+    /// Windsor v0.9 loads an OCI source: the package's terraform components and kustomizations
+    /// (the Blueprint item's and the facets'), and its facets' Flux systems, without a `source`
+    /// get this one, and its facets' `crds` become the source's (its `crds-<name>` layer).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
 }
 
 /// A Windsor CLI release line. Written as text (`"0.9"`); an unquoted `0.9` (a YAML number) is

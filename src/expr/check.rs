@@ -416,6 +416,8 @@ fn overloads(name: &str, functions: Functions) -> Vec<(Vec<Ty>, Ty)> {
         ("jsonString", Functions::Windsor) => vec![(vec![Any], Str)],
         // Windsor's `terraform_output(string, string) any`.
         ("terraform_output", Functions::Windsor) => vec![(vec![Str, Str], Any)],
+        // Windsor's `secret(string, string, string) any` (pkg/runtime/runtime.go registerSecretHelper).
+        ("secret", Functions::Windsor) => vec![(vec![Str, Str, Str], Any)],
         _ => Vec::new(),
     }
 }

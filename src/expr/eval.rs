@@ -595,6 +595,20 @@ fn call(
                 }
             }
         }
+        // Windsor's secret helper (pkg/runtime/secrets/secrets.go EvaluateHelper, parseHelperParams):
+        // deferred while a blueprint is composed, resolved only when Windsor applies it.
+        "secret" => {
+            if args.len() != 3 {
+                let message = format!("secret() requires exactly 3 arguments (vault, item, field), got {}", args.len());
+                return Err(error(message, span));
+            }
+            for (i, which) in ["vault", "item", "field"].into_iter().enumerate() {
+                if !arg(i).is_string() {
+                    return Err(error(format!("secret() {which} must be a string, got {}", go_type(arg(i))), span));
+                }
+            }
+            return Err(ExprError { deferred: true, ..error("secret expression is deferred".to_string(), span) });
+        }
         "toJSON" => Value::String(serde_json::to_string(arg(0)).unwrap_or_default()),
         // Windsor v0.9's helpers (pkg/runtime/evaluator/evaluator.go, buildExprEnvironment), with
         // its messages.

@@ -14,6 +14,9 @@ use crate::limits::{Budget, MAX_DEPTH};
 enum Piece {
     Text(String),
     Expr(Expression),
+    /// A secret notation (`${sops.db.password}`): Windsor's `secret(…)` call, always deferred,
+    /// kept as written ([`super::secret`]).
+    Secret(String),
 }
 
 /// The text of a value inside a longer string, as Windsor's `InterpolateString` writes it: maps
@@ -78,6 +81,16 @@ impl std::fmt::Display for InterpolationError {
 impl Template {
     /// Compiles `text`; `Ok(None)` when it holds no `${` (the common case costs one scan).
     pub fn compile(text: &str) -> Result<Option<Self>, InterpolationError> {
+        Self::compile_with(text, false)
+    }
+
+    /// Compiles `text` as Windsor v0.9 does: a `${…}` that is a secret notation is its deferred
+    /// `secret(…)` call ([`super::secret`]).
+    pub fn compile_windsor(text: &str) -> Result<Option<Self>, InterpolationError> {
+        Self::compile_with(text, true)
+    }
+
+    fn compile_with(text: &str, secrets: bool) -> Result<Option<Self>, InterpolationError> {
         if !text.contains("${") {
             return Ok(None);
         }
@@ -105,14 +118,18 @@ impl Template {
                 });
             };
             let source = &body[..end];
-            let expression = Expression::compile_value(source).map_err(|err| InterpolationError {
-                expression: Some(source.to_string()),
-                message: err.render(source),
-            })?;
             if !literal.is_empty() {
                 pieces.push(Piece::Text(std::mem::take(&mut literal)));
             }
-            pieces.push(Piece::Expr(expression));
+            if secrets && super::secret::notation(source).is_some() {
+                pieces.push(Piece::Secret(source.to_string()));
+            } else {
+                let expression = Expression::compile_value(source).map_err(|err| InterpolationError {
+                    expression: Some(source.to_string()),
+                    message: err.render(source),
+                })?;
+                pieces.push(Piece::Expr(expression));
+            }
             rest = &body[end + 1..];
         }
         literal.push_str(rest);
@@ -131,11 +148,15 @@ impl Template {
         };
         // A deferred expression stays as written, `${…}` and all (Windsor's DeferredValue).
         let kept = |expression: &Expression| format!("${{{}}}", expression.source());
-        if let [Piece::Expr(expression)] = self.pieces.as_slice() {
-            return match expression.eval(env, host, budget) {
-                Err(err) if err.deferred => Ok(Value::String(kept(expression))),
-                other => other.map_err(failed(expression)),
-            };
+        match self.pieces.as_slice() {
+            [Piece::Expr(expression)] => {
+                return match expression.eval(env, host, budget) {
+                    Err(err) if err.deferred => Ok(Value::String(kept(expression))),
+                    other => other.map_err(failed(expression)),
+                };
+            }
+            [Piece::Secret(source)] => return Ok(Value::String(format!("${{{source}}}"))),
+            _ => {}
         }
         let exhausted =
             |err: crate::limits::Exhausted| InterpolationError { expression: None, message: err.to_string() };
@@ -146,6 +167,10 @@ impl Template {
                 Piece::Text(text) => {
                     budget.charge_output(text.len()).map_err(exhausted)?;
                     out.push_str(text);
+                }
+                Piece::Secret(source) => {
+                    budget.charge_output(source.len() + 3).map_err(exhausted)?;
+                    out.push_str(&format!("${{{source}}}"));
                 }
                 Piece::Expr(expression) => {
                     let value = match expression.eval_borrowed(env, host, budget) {
@@ -186,14 +211,14 @@ impl Template {
 
     /// Whether the text is one `${expr}` and nothing else (its value keeps its type).
     pub fn is_single(&self) -> bool {
-        matches!(self.pieces.as_slice(), [Piece::Expr(_)])
+        matches!(self.pieces.as_slice(), [Piece::Expr(_) | Piece::Secret(_)])
     }
 
     /// Expressions in this template, for `explain`.
     pub fn expressions(&self) -> impl Iterator<Item = &Expression> {
         self.pieces.iter().filter_map(|p| match p {
             Piece::Expr(e) => Some(e),
-            Piece::Text(_) => None,
+            Piece::Text(_) | Piece::Secret(_) => None,
         })
     }
 }

@@ -15,6 +15,7 @@ pub mod interpolate;
 mod lex;
 mod parse;
 mod predicates;
+pub mod secret;
 
 pub use eval::{go_float, go_format, size_of, to_text, type_name};
 

@@ -89,18 +89,18 @@ pub enum NodeKind {
 
 /// The functions there are; their arguments are checked with their types (check.rs).
 #[rustfmt::skip]
-pub const FUNCTIONS: [&str; 24] = [
+pub const FUNCTIONS: [&str; 25] = [
     "len", "lower", "upper", "trim", "split", "join", "keys", "values", "abs", "int", "float", "string", "file",
     "jsonnet", "toJSON", "cidrhost", "cidrsubnet", "cidrsubnets", "cidrnetmask", "terraform_output", "env", "yaml",
-    "yamlString", "jsonString",
+    "yamlString", "jsonString", "secret",
 ];
 
 /// The functions Windsor v0.9 registers with `expr.Function` for a `${…}` (its evaluator's
 /// buildExprEnvironment and the helpers registered on it); the rest are expr's builtins.
 #[rustfmt::skip]
-pub const WINDSOR_FUNCTIONS: [&str; 13] = [
+pub const WINDSOR_FUNCTIONS: [&str; 14] = [
     "string", "jsonnet", "file", "env", "yaml", "yamlString", "jsonString", "split", "cidrhost", "cidrsubnet",
-    "cidrsubnets", "cidrnetmask", "terraform_output",
+    "cidrsubnets", "cidrnetmask", "terraform_output", "secret",
 ];
 
 /// expr-lang's builtins besides those above (builtin/builtin.go), as expr v1.17 evaluates them.

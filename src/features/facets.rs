@@ -257,6 +257,10 @@ pub(super) fn compile_tiers(system: &FluxSystem) -> Vec<Kustomization> {
         if k.destroy.is_none() {
             k.destroy = system.destroy;
         }
+        // `applySystemTierDefaults`: a tier without `enabled` takes its system's.
+        if let (false, Some(enabled)) = (k.extra.contains_key("enabled"), &system.enabled) {
+            k.extra.insert("enabled".into(), enabled.clone());
+        }
         (k.when, k.strategy, k.ordinal, k.requires) = (String::new(), Strategy::Merge, None, Vec::new());
     };
     let mut out = Vec::new();
@@ -533,7 +537,12 @@ impl super::config::Eval for ConfigEval<'_, '_> {
 /// facets winning per key), and `messages` as info results (`resolveMessages`: `when` gates,
 /// text interpolated, empty and repeated texts dropped).
 fn emit_facet_fields(step: &mut Step, blueprint: &mut super::model::Blueprint, facets: &[Facet], included: &[usize]) {
-    let mut crds: Vec<String> = std::mem::take(&mut blueprint.crds);
+    // A source's facets list its CRDs, not the blueprint's (`setCrdLayer`).
+    let source = step.source.as_deref().and_then(|name| blueprint.sources.iter().position(|s| s.name == name));
+    let mut crds: Vec<String> = match source {
+        Some(i) => std::mem::take(&mut blueprint.sources[i].crds),
+        None => std::mem::take(&mut blueprint.crds),
+    };
     let mut shown: Vec<String> = Vec::new();
     for &index in included {
         let facet = &facets[index];
@@ -598,7 +607,10 @@ fn emit_facet_fields(step: &mut Step, blueprint: &mut super::model::Blueprint, f
         }
     }
     crds.sort();
-    blueprint.crds = crds;
+    match source {
+        Some(i) => blueprint.sources[i].crds = crds,
+        None => blueprint.crds = crds,
+    }
 }
 
 /// A facet the last round left out, and what it would have provided (Windsor's `ExcludedFacet`),
@@ -705,6 +717,8 @@ pub(super) fn compose(
                     evaluate_strings(step, &prepared.depends_on, origin, &format!("{field}.dependsOn"));
                 (prepared.when, prepared.strategy, prepared.ordinal, prepared.requires) =
                     (String::new(), Strategy::Merge, None, Vec::new());
+                // The loader's source, on an entry without its own (`resolveSourceName`).
+                prepared.source = prepared.source.or_else(|| step.source.clone());
                 let key = prepared.id().to_string();
                 let entry = Entry { item: prepared, strategy, ordinal, from: vec![(index, i)] };
                 collect(&mut terraform, key, entry);
@@ -730,6 +744,7 @@ pub(super) fn compose(
                 evaluate_kustomization_lists(step, &mut prepared, origin, &field);
                 (prepared.when, prepared.strategy, prepared.ordinal, prepared.requires) =
                     (String::new(), Strategy::Merge, None, Vec::new());
+                prepared.source = prepared.source.or_else(|| step.source.clone());
                 let key = prepared.name.clone();
                 let entry = Entry { item: prepared, strategy, ordinal, from: vec![(index, offset + i)] };
                 collect(&mut kustomize, key, entry);
@@ -750,7 +765,8 @@ pub(super) fn compose(
                 continue;
             };
             if decision.enabled {
-                if let Some(prepared) = prepare_flux_system(step, system, when, origin, &field) {
+                if let Some(mut prepared) = prepare_flux_system(step, system, when, origin, &field) {
+                    prepared.source = prepared.source.or_else(|| step.source.clone());
                     let ordinal = system.ordinal.unwrap_or(facet.ordinal);
                     let entry =
                         Entry { item: prepared, strategy: system.strategy, ordinal, from: vec![(index, offset + i)] };

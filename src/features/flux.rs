@@ -405,8 +405,9 @@ fn kustomization(
         }
         substitute_from.push(json!({"kind": "ConfigMap", "name": name}));
     }
-    // Windsor's CRD layer takes no post-build substitution: CRD descriptions hold `${…}` text.
-    let crd_layer = k.name == super::barriers::CRD_LAYER && !blueprint.crds.is_empty();
+    // Windsor's CRD layers take no post-build substitution: CRD descriptions hold `${…}` text.
+    // (v0.9 reserves their names, so no other kustomization is named so.)
+    let crd_layer = flavor == Flavor::V09 && super::barriers::is_crd_layer_name(&k.name);
     if !substitute_from.is_empty() && !crd_layer {
         spec.insert("postBuild".into(), json!({"substituteFrom": substitute_from}));
     }

@@ -36,7 +36,8 @@ pub struct Report {
     pub facets: bool,
     /// The Kustomizations Flux systems compile to (after the blueprint's own).
     pub flux_tiers: Vec<Kustomization>,
-    /// The Kustomization that installs the blueprint's `crds` (before the blueprint's own).
+    /// The Kustomizations that install the CRDs: the blueprint's `crds`, then each source's
+    /// (before the blueprint's own).
     pub crd_layers: Vec<Kustomization>,
 }
 
@@ -182,6 +183,8 @@ struct Step<'a> {
     terraform_outputs: Option<&'a TerraformOutputs>,
     /// The environment variables `env()` reads.
     environment: std::sync::Arc<crate::render::Environment>,
+    /// `spec.windsor.source` (v0.9): the source the package's entries come from.
+    source: Option<String>,
 }
 
 impl<'a> Step<'a> {
@@ -194,7 +197,7 @@ impl<'a> Step<'a> {
         if let Some(cached) = self.templates.borrow().get(text) {
             return cached.clone();
         }
-        let compiled = Template::compile(text).map(|t| t.map(Rc::new));
+        let compiled = Template::compile_windsor(text).map(|t| t.map(Rc::new));
         self.templates.borrow_mut().insert(text.to_string(), compiled.clone());
         compiled
     }
@@ -515,6 +518,7 @@ pub fn run(render: &mut Render, files: &dyn Files) -> Report {
         templates: RefCell::new(HashMap::new()),
         terraform_outputs: spec.windsor.terraform_outputs.as_ref(),
         environment: render.environment.clone(),
+        source: spec.windsor.source.clone().filter(|_| v09),
     };
 
     // The base: the Blueprint item, then spec.blueprint merged over it.
@@ -531,6 +535,10 @@ pub fn run(render: &mut Render, files: &dyn Files) -> Report {
     if let Some(item) = blueprint_items.first() {
         let origin = Declared::of_item(item);
         base = parse_blueprint(&mut step, item, &origin).map(|b| (b, origin));
+        // The item is the source's own blueprint, stamped before the operator's overlay.
+        if let (Some(source), Some((blueprint, _))) = (step.source.as_deref(), base.as_mut()) {
+            stamp_source(blueprint, source);
+        }
     }
     if !spec.blueprint.is_empty() {
         let origin = config_origin.at(config_origin.origin.field.clone().key("blueprint"));
@@ -549,6 +557,7 @@ pub fn run(render: &mut Render, files: &dyn Files) -> Report {
     if blueprint.metadata.name.is_empty() {
         blueprint.metadata.name = render.config.name.clone();
     }
+    check_package_source(&mut step, &blueprint, spec.windsor.source.as_deref(), v09, &config_origin);
 
     // Features, items and inline alike, in order of metadata.name.
     let mut features: Vec<(Feature, Declared)> = Vec::new();
@@ -632,20 +641,23 @@ pub fn run(render: &mut Render, files: &dyn Files) -> Report {
     facets::resolve_tier_dependencies(&mut blueprint);
     // v0.9's composer, in its order: the `crds` layer ahead of every root, then each
     // globalDependency system ahead of everything outside its own closure.
-    let crd_layer = if v09 { barriers::crd_layer(&blueprint) } else { None };
+    let mut crd_layers = Vec::new();
     if v09 {
+        barriers::finalize_crd_layers(&mut blueprint);
+        crd_layers = barriers::crd_layers(&blueprint);
         reserved_names(&mut step, &blueprint, &config_origin);
-        barriers::crd_layer_barrier(&mut blueprint);
+        validate_sources(&mut step, &blueprint, &config_origin);
+        barriers::crd_layer_barrier(&mut blueprint, &crd_layers);
         barriers::global_dependency_barrier(&mut blueprint);
     }
     // Windsor v0.9 gives a Flux Kustomization without a path its name (v0.8.1: the prefix alone).
     let v09_paths = step.facets && blueprint.kustomize.iter().any(|k| k.path.is_empty());
-    let compiled: std::borrow::Cow<Blueprint> = if blueprint.flux.is_empty() && !v09_paths && crd_layer.is_none() {
+    let compiled: std::borrow::Cow<Blueprint> = if blueprint.flux.is_empty() && !v09_paths && crd_layers.is_empty() {
         std::borrow::Cow::Borrowed(&blueprint)
     } else {
         let mut compiled = blueprint.clone();
         // The provisioner's `withCrdLayer`: the CRD layer first, then every kustomization.
-        compiled.kustomize = crd_layer.iter().cloned().chain(facets::all_kustomizations(&blueprint)).collect();
+        compiled.kustomize = crd_layers.iter().cloned().chain(facets::all_kustomizations(&blueprint)).collect();
         if step.facets {
             for k in compiled.kustomize.iter_mut().filter(|k| k.path.is_empty()) {
                 k.path = k.name.clone();
@@ -704,7 +716,7 @@ pub fn run(render: &mut Render, files: &dyn Files) -> Report {
     }
     render.results.append(&mut step.results);
     report.flux_tiers = blueprint.flux.iter().flat_map(facets::compile_tiers).collect();
-    report.crd_layers = crd_layer.into_iter().collect();
+    report.crd_layers = crd_layers;
     report.blueprint = Some(blueprint);
     report
 }
@@ -1172,8 +1184,69 @@ fn reserved_names(step: &mut Step, blueprint: &Blueprint, config: &Declared) {
     }
 }
 
+/// Windsor v0.9's `injectOCISource`: an OCI source's blueprint gives its terraform components and
+/// kustomizations without a `source` that source's name (its Flux systems keep theirs).
+fn stamp_source(blueprint: &mut Blueprint, source: &str) {
+    for component in &mut blueprint.terraform {
+        component.source.get_or_insert_with(|| source.to_string());
+    }
+    for kustomization in &mut blueprint.kustomize {
+        kustomization.source.get_or_insert_with(|| source.to_string());
+    }
+}
+
+/// `spec.windsor.source` names a `sources` entry Windsor would load the package from: one with
+/// an `oci://` URL (Windsor's `loadSources` loads no other kind) that installs (`orderSources`
+/// composes in only installing sources; here leaving the package out would render nothing of it).
+fn check_package_source(step: &mut Step, blueprint: &Blueprint, source: Option<&str>, v09: bool, config: &Declared) {
+    let Some(name) = source else { return };
+    let field = "windsor.source";
+    let message = if !v09 {
+        Some(
+            "follows Windsor v0.9's loader, and spec.windsor.version is \"0.8\": set the version to \"0.9\", or \
+             remove source"
+                .to_string(),
+        )
+    } else {
+        match blueprint.sources.iter().find(|s| s.name == name) {
+            None => Some(format!(
+                "{name:?} is not listed in the blueprint's sources: add {{name: {name}, url: oci://<registry>/<repository>:<tag>}} \
+                 to spec.blueprint.sources, as the operator's blueprint lists it for Windsor"
+            )),
+            Some(entry) if !entry.url.starts_with("oci://") => Some(format!(
+                "source {name:?} has url {:?}, not an OCI artifact: Windsor loads a source's blueprint and facets only \
+                 from an oci:// URL",
+                entry.url
+            )),
+            Some(entry) if !entry.installs() => Some(format!(
+                "source {name:?} does not install (install is not true): Windsor would leave the package's blueprint \
+                 out of the composition; remove install or set it to true"
+            )),
+            Some(_) => None,
+        }
+    };
+    if let Some(message) = message {
+        step.results.push(config.diagnostic(Severity::Error, message, field));
+    }
+}
+
+/// Windsor v0.9's `validateSources`: `install: true` is for OCI sources only (their blueprint is
+/// what gets composed in); a source without a URL is not checked.
+fn validate_sources(step: &mut Step, blueprint: &Blueprint, config: &Declared) {
+    for source in blueprint.sources.iter().filter(|s| !s.name.is_empty() && !s.url.is_empty()) {
+        if source.install_set_true() && !source.url.starts_with("oci://") {
+            let message = format!(
+                "source {:?} has install: true but URL {:?} is not an OCI source (oci://); install is only supported \
+                 for OCI sources",
+                source.name, source.url
+            );
+            step.results.push(graph_diagnostic(config, Severity::Error, message));
+        }
+    }
+}
+
 /// Windsor v0.9's `validateDependencies`: a terraform `dependsOn` naming no component, or a
-/// kustomization's naming no kustomization (Flux system tiers and the `crds` layer count), is an
+/// kustomization's naming no kustomization (Flux system tiers and the CRD layers count), is an
 /// error, worded as `describeMissingDependency` words it: naming the facet that would have
 /// provided it when one was left out. v0.9 stops at the first; each is reported here.
 fn missing_dependencies(
@@ -1206,10 +1279,8 @@ fn missing_dependencies(
             step.results.push(graph_diagnostic(config, Severity::Error, message));
         }
     }
-    let mut names: std::collections::HashSet<&str> = kustomizations.iter().map(|k| k.name.as_str()).collect();
-    if !blueprint.crds.is_empty() {
-        names.insert("crds");
-    }
+    // The CRD layers are among `kustomizations` (the compiled list starts with them).
+    let names: std::collections::HashSet<&str> = kustomizations.iter().map(|k| k.name.as_str()).collect();
     for k in kustomizations {
         for dependency in k.depends_on.iter().filter(|d| !names.contains(d.as_str())) {
             let message = format!("kustomization {:?} depends on {}", k.name, describe(dependency, "kustomization"));

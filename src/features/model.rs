@@ -66,6 +66,38 @@ pub struct Source {
     pub url: String,
     #[serde(flatten)]
     pub extra: Map,
+    /// v0.9: whether the source's own blueprint is composed in (a boolean, or text: `"true"`, or
+    /// a `${…}` Windsor reads as not installed); unset, an `oci://` source is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub install: Option<Value>,
+    /// v0.9: the CRD references the source's facets list, installed by its `crds-<name>` layer.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub crds: Vec<String>,
+}
+
+impl Source {
+    /// Windsor v0.9's `sourceInstalls`: `install` unset means an `oci://` source installs;
+    /// otherwise only `true` (or the text `"true"`) does (`BoolExpression.IsInstalled`: an
+    /// expression is not evaluated there and reads as false).
+    pub fn installs(&self) -> bool {
+        match &self.install {
+            None | Some(Value::Null) => self.url.starts_with("oci://"),
+            Some(value) => install_is_true(value),
+        }
+    }
+
+    /// `install` explicitly true (`BoolExpression.IsInstalled`), as `validateSources` reads it.
+    pub fn install_set_true(&self) -> bool {
+        self.install.as_ref().is_some_and(install_is_true)
+    }
+}
+
+fn install_is_true(value: &Value) -> bool {
+    match value {
+        Value::Bool(b) => *b,
+        Value::String(text) => !text.contains("${") && text == "true",
+        _ => false,
+    }
 }
 
 #[derive(Clone, Debug, Default, Deserialize, Serialize)]
@@ -455,9 +487,10 @@ pub fn closest<'a>(unknown: &str, known: &[&'a str]) -> Option<&'a str> {
 }
 
 /// Kustomization fields Windsor v0.9 added: read with version "0.9" (kept in `extra`, as a v0.8.1
-/// render keeps them unread, with the unknown-field warning).
+/// render keeps them unread, with the unknown-field warning). `enabled` is kept as written and
+/// merged (the overlay's wins when set): v0.9 acts on it for no kustomization.
 pub const V09_KUSTOMIZATION_FIELDS: &[&str] =
-    &["namespace", "targetNamespace", "decryption", "destroyOnly", "substitute"];
+    &["namespace", "targetNamespace", "decryption", "destroyOnly", "substitute", "enabled"];
 
 /// `(field path, unknown key, closest known)` for every unmodelled field of a feature or blueprint.
 pub fn unknown_fields(
