@@ -976,7 +976,7 @@ fn apply_flux_system(list: &mut Vec<FluxSystem>, system: FluxSystem, strategy: S
 
 /// Windsor v0.9's `ReplaceTerraformComponent`, `strategicMergeTerraformComponent` and
 /// `RemoveTerraformComponent`: matched by identity (name, else path), then re-sorted.
-fn apply_terraform(
+pub(super) fn apply_terraform(
     list: &mut Vec<TerraformComponent>,
     component: TerraformComponent,
     strategy: Strategy,

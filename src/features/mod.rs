@@ -416,6 +416,10 @@ impl<'a> Step<'a> {
             if self.facets && kustomization && model::V09_KUSTOMIZATION_FIELDS.contains(&key.as_str()) {
                 continue;
             }
+            let terraform = path.starts_with("terraform[");
+            if self.facets && terraform && model::V09_TERRAFORM_FIELDS.contains(&key.as_str()) {
+                continue;
+            }
             let field = if path.is_empty() { key.clone() } else { format!("{path}.{key}") };
             let message = match closest {
                 Some(known) => {
@@ -546,7 +550,7 @@ pub fn run(render: &mut Render, files: &dyn Files) -> Report {
             base = Some(match base {
                 None => (inline, origin),
                 Some((mut blueprint, item_origin)) => {
-                    overlay_blueprint(&mut blueprint, inline);
+                    overlay_blueprint(&mut blueprint, inline, v09);
                     (blueprint, item_origin)
                 }
             });
@@ -864,8 +868,9 @@ fn warn_facet_only_fields(step: &mut Step, feature: &Feature, origin: &Declared)
 }
 
 /// `spec.blueprint` over a Blueprint item: metadata, repository and sources replace when set;
-/// components merge as a feature's would.
-fn overlay_blueprint(base: &mut Blueprint, overlay: Blueprint) {
+/// components merge as a feature's would. With v0.9 a terraform component matches by its `GetID` (name, else path), as v0.9's
+/// `strategicMergeTerraformComponent` matches it (v0.8.1: path and source).
+fn overlay_blueprint(base: &mut Blueprint, overlay: Blueprint, v09: bool) {
     if !overlay.metadata.name.is_empty() {
         base.metadata.name = overlay.metadata.name;
     }
@@ -879,7 +884,11 @@ fn overlay_blueprint(base: &mut Blueprint, overlay: Blueprint) {
         base.sources = overlay.sources;
     }
     for component in overlay.terraform {
-        merge_terraform(&mut base.terraform, component);
+        if v09 {
+            facets::apply_terraform(&mut base.terraform, component, Strategy::Merge);
+        } else {
+            merge_terraform(&mut base.terraform, component);
+        }
     }
     for kustomization in overlay.kustomize {
         merge_kustomization(&mut base.kustomize, kustomization);

@@ -492,6 +492,11 @@ pub fn closest<'a>(unknown: &str, known: &[&'a str]) -> Option<&'a str> {
 pub const V09_KUSTOMIZATION_FIELDS: &[&str] =
     &["namespace", "targetNamespace", "decryption", "destroyOnly", "substitute", "enabled"];
 
+/// Terraform component fields Windsor v0.9 added, read with version "0.9" as above: `enabled` is
+/// kept and merged; v0.9 skips a disabled component only when running terraform, which a render
+/// does not do.
+pub const V09_TERRAFORM_FIELDS: &[&str] = &["enabled"];
+
 /// `(field path, unknown key, closest known)` for every unmodelled field of a feature or blueprint.
 pub fn unknown_fields(
     top: &Map,
