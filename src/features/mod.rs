@@ -1276,6 +1276,12 @@ fn missing_dependencies(
                 "{dependency:?}, which is not in the composition: it is contributed by facet {:?}, which was excluded",
                 facet.name
             ),
+            // A CRD layer's name is reserved: the layer exists when its source lists crds and installs.
+            None if kind == "kustomization" && barriers::is_crd_layer_name(dependency) => format!(
+                "non-existent {kind} {dependency:?}: remove it from dependsOn; a CRD layer exists only with CRDs to \
+                 install: \"crds\" when the blueprint lists crds, \"crds-<source>\" when that source lists crds and \
+                 installs"
+            ),
             None => format!(
                 "non-existent {kind} {dependency:?}: remove it from dependsOn, or add a {kind} named {dependency:?}"
             ),
