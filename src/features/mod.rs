@@ -562,6 +562,9 @@ pub fn run(render: &mut Render, files: &dyn Files) -> Report {
         blueprint.metadata.name = render.config.name.clone();
     }
     check_package_source(&mut step, &blueprint, spec.windsor.source.as_deref(), v09, &config_origin);
+    if v09 {
+        normalize_oci_refs(&mut blueprint);
+    }
 
     // Features, items and inline alike, in order of metadata.name.
     let mut features: Vec<(Feature, Declared)> = Vec::new();
@@ -1201,6 +1204,17 @@ fn stamp_source(blueprint: &mut Blueprint, source: &str) {
     }
     for kustomization in &mut blueprint.kustomize {
         kustomization.source.get_or_insert_with(|| source.to_string());
+    }
+}
+
+/// Windsor v0.9's `normalizeOCISourceRefs` (on every blueprint it loads): an `oci://` source whose
+/// URL carries a tag (a `:` after the host's `/`; a port is not a tag) drops its `ref`.
+fn normalize_oci_refs(blueprint: &mut Blueprint) {
+    for source in &mut blueprint.sources {
+        let Some(rest) = source.url.strip_prefix("oci://") else { continue };
+        if rest.split_once('/').is_some_and(|(_, path)| path.contains(':')) {
+            source.extra.remove("ref");
+        }
     }
 }
 
