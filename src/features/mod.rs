@@ -1256,6 +1256,16 @@ fn check_package_source(step: &mut Step, blueprint: &Blueprint, source: Option<&
 /// Windsor v0.9's `validateSources`: `install: true` is for OCI sources only (their blueprint is
 /// what gets composed in); a source without a URL is not checked.
 fn validate_sources(step: &mut Step, blueprint: &Blueprint, config: &Declared) {
+    for source in &blueprint.sources {
+        // v0.9 reads `install` as a `BoolExpression`, which refuses anything but a boolean or text.
+        if matches!(source.install, Some(Value::Array(_) | Value::Object(_))) {
+            let message = format!(
+                "source {:?}: install: bool expression must be a boolean or string (true, false, or a ${{…}} text)",
+                source.name
+            );
+            step.results.push(graph_diagnostic(config, Severity::Error, message));
+        }
+    }
     for source in blueprint.sources.iter().filter(|s| !s.name.is_empty() && !s.url.is_empty()) {
         if source.install_set_true() && !source.url.starts_with("oci://") {
             let message = format!(
