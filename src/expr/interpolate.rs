@@ -142,6 +142,18 @@ impl Template {
     /// One `${expr}` and nothing else keeps the value's type; anything else is text. What is
     /// produced is charged to the render's `budget` before it is appended.
     pub fn eval(&self, env: &Value, host: &dyn Host, budget: &Budget) -> Result<Value, InterpolationError> {
+        self.eval_whole(env, host, budget).map(|(value, _)| value)
+    }
+
+    /// [`Template::eval`], and whether one expression's value was the whole result (the text was
+    /// one `${expr}`, with v0.9 also with only blanks around what was left of it): Windsor then
+    /// evaluates a text result holding `${` again.
+    pub fn eval_whole(
+        &self,
+        env: &Value,
+        host: &dyn Host,
+        budget: &Budget,
+    ) -> Result<(Value, bool), InterpolationError> {
         let failed = |expression: &Expression| {
             let source = expression.source().to_string();
             move |err: ExprError| InterpolationError { message: err.render(&source), expression: Some(source) }
@@ -151,11 +163,11 @@ impl Template {
         match self.pieces.as_slice() {
             [Piece::Expr(expression)] => {
                 return match expression.eval(env, host, budget) {
-                    Err(err) if err.deferred => Ok(Value::String(kept(expression))),
-                    other => other.map_err(failed(expression)),
+                    Err(err) if err.deferred => Ok((Value::String(kept(expression)), false)),
+                    other => other.map(|value| (value, true)).map_err(failed(expression)),
                 };
             }
-            [Piece::Secret(source)] => return Ok(Value::String(format!("${{{source}}}"))),
+            [Piece::Secret(source)] => return Ok((Value::String(format!("${{{source}}}")), false)),
             _ => {}
         }
         let exhausted =
@@ -186,7 +198,7 @@ impl Template {
                     let blank = |text: &str| text.trim().is_empty();
                     let rest_blank = self.pieces[at + 1..].iter().all(|p| matches!(p, Piece::Text(t) if blank(t)));
                     if v09 && blank(&out) && rest_blank {
-                        return Ok(value.into_owned());
+                        return Ok((value.into_owned(), true));
                     }
                     let text = match value.as_ref() {
                         Value::String(text) => {
@@ -198,6 +210,11 @@ impl Template {
                             std::borrow::Cow::Owned(embedded_text(other))
                         }
                     };
+                    // v0.9 keeps a map or list still holding a deferred `${…}` whole, rather than
+                    // flattening it into the text where it could no longer be resolved.
+                    if v09 && matches!(value.as_ref(), Value::Object(_) | Value::Array(_)) && text.contains("${") {
+                        return Ok((value.into_owned(), false));
+                    }
                     if v09 && text.contains('\n') {
                         embed_indented(&mut out, &text);
                     } else {
@@ -206,7 +223,7 @@ impl Template {
                 }
             }
         }
-        Ok(Value::String(out))
+        Ok((Value::String(out), false))
     }
 
     /// Whether the text is one `${expr}` and nothing else (its value keeps its type).

@@ -214,9 +214,9 @@ impl<'a> Step<'a> {
                         return Ok(Value::String(text.into_owned()));
                     };
                     let host = PackageHost { values: scope, ..self.host(origin) };
-                    let result = template.eval(scope, &host, &self.budget)?;
+                    let (result, whole) = template.eval_whole(scope, &host, &self.budget)?;
                     match result {
-                        Value::String(next) if template.is_single() && next.contains("${") && next != *text => {
+                        Value::String(next) if whole && next.contains("${") && next != *text => {
                             text = std::borrow::Cow::Owned(next);
                         }
                         other => return Ok(other),
@@ -504,6 +504,11 @@ pub fn run(render: &mut Render, files: &dyn Files) -> Report {
         return Report::default();
     }
     if v09 {
+        // The facets' overlay is what was set (`GetSetValues`), never what is derived: without
+        // a schema that is the values as they are before deriving.
+        if render.set_values.is_none() {
+            render.set_values = Some(render.values.clone());
+        }
         crate::values::apply_windsor_derived(&mut render.values, &mut render.value_sources);
         if let Some(name) = &render.config.spec.windsor.context {
             crate::values::apply_windsor_context(&mut render.values, &mut render.value_sources, name);

@@ -36,6 +36,9 @@ pub(super) fn plain_text_key(key: &str, style: ScalarStyle) -> bool {
         && (style != ScalarStyle::Plain
             || match resolve(key) {
                 Resolved::Text => true,
+                // The full reader refuses any spelling of `null` as a key (`nULL` reads as text
+                // elsewhere): leave those to it.
+                Resolved::Ask if key.eq_ignore_ascii_case("null") => false,
                 Resolved::Ask => matches!(ask(key), Some(Value::String(text)) if text == key),
                 Resolved::Null | Resolved::Bool(_) => false,
             })
@@ -382,7 +385,7 @@ mod key_tests {
     fn plain_keys_taken_as_text_are_what_the_full_reader_reads() {
         let keys = [
             "y", "Y", "n", "yes", "No", "on", "OFF", "true", "False", "null", "Null", "~", "1", "0644", "1e3", "0x1F",
-            "1_000", "12:30", ".5", "+1", "-", ".inf", "inf", "nan", "a", "100m", "2.2.0",
+            "1_000", "12:30", ".5", "+1", "-", ".inf", "inf", "nan", "a", "100m", "2.2.0", "nULL", "NuLl", "nuLL",
         ];
         for key in keys {
             let text = format!("{key}: v\n");
@@ -394,5 +397,6 @@ mod key_tests {
         }
         assert!(plain_text_key("y", ScalarStyle::Plain));
         assert!(plain_text_key("on", ScalarStyle::Plain));
+        assert!(!plain_text_key("nULL", ScalarStyle::Plain));
     }
 }
