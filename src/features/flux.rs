@@ -60,13 +60,19 @@ pub fn objects(
         );
     }
     let shared_data: HashMap<&str, &Map> = shared.iter().map(|(name, data)| (name.as_str(), data)).collect();
-    if let Some(common) = shared_data.get(COMMON) {
+    let destroy_only =
+        |k: &Kustomization| flavor == Flavor::V09 && k.extra.get("destroyOnly") == Some(&Value::Bool(true));
+    // A kustomization named `common` writes values-common again with its own substitutions, and
+    // Windsor's second write wins: one object, the last data.
+    let common_overwritten =
+        blueprint.kustomize.iter().any(|k| k.name == "common" && !k.substitutions.is_empty() && !destroy_only(k));
+    if let Some(common) = shared_data.get(COMMON).filter(|_| !common_overwritten) {
         objects.push(config_map(COMMON, namespace, common));
     }
     let names: Vec<&str> = shared.iter().map(|(name, _)| name.as_str()).collect();
     for k in &blueprint.kustomize {
         // v0.9's `destroyOnly` kustomizations run only at `windsor down`: `ApplyBlueprint` skips them.
-        let destroy_only = flavor == Flavor::V09 && k.extra.get("destroyOnly") == Some(&Value::Bool(true));
+        let destroy_only = destroy_only(k);
         let own = format!("values-{}", k.name);
         // `ApplyBlueprint` writes the shared ConfigMaps, then a kustomization's own over its
         // shared one: the own data (features' and the values' substitutions) win when it has any.
