@@ -561,7 +561,7 @@ fn call(
             }
             (other, _) => return Err(error(format!("invalid operation: float({})", type_name(other)), span)),
         },
-        "string" if host.string_as_yaml() => Value::String(match arg(0) {
+        "string" if host.windsor_v09() => Value::String(match arg(0) {
             Value::Null => String::new(),
             value @ (Value::Object(_) | Value::Array(_)) => super::interpolate::embedded_text(value),
             value => go_format(value),

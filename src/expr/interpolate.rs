@@ -172,7 +172,7 @@ impl Template {
         }
         let exhausted =
             |err: crate::limits::Exhausted| InterpolationError { expression: None, message: err.to_string() };
-        let v09 = host.interpolates_as_v09();
+        let v09 = host.windsor_v09();
         let mut out = String::new();
         for (at, piece) in self.pieces.iter().enumerate() {
             match piece {
@@ -224,11 +224,6 @@ impl Template {
             }
         }
         Ok((Value::String(out), false))
-    }
-
-    /// Whether the text is one `${expr}` and nothing else (its value keeps its type).
-    pub fn is_single(&self) -> bool {
-        matches!(self.pieces.as_slice(), [Piece::Expr(_) | Piece::Secret(_)])
     }
 
     /// Expressions in this template, for `explain`.

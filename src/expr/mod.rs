@@ -110,13 +110,10 @@ impl fmt::Display for ExprError {
 pub trait Host {
     fn file(&self, path: &str) -> Result<String, String>;
     fn jsonnet(&self, path: &str) -> Result<Value, String>;
-    /// Windsor v0.9's `string()`: maps and lists as YAML, nil as "" (v0.8.1's is expr's `%v`).
-    fn string_as_yaml(&self) -> bool {
-        false
-    }
-    /// Windsor v0.9's interpolation: an expression with only blanks around it keeps its type,
-    /// and text of several lines is put in indented (`indentForEmbeddedYAML`).
-    fn interpolates_as_v09(&self) -> bool {
+    /// Evaluating as Windsor v0.9 does: `string()` gives maps and lists as YAML and nil as ""
+    /// (v0.8.1's is expr's `%v`); in interpolation an expression with only blanks around it
+    /// keeps its type, and text of several lines is put in indented (`indentForEmbeddedYAML`).
+    fn windsor_v09(&self) -> bool {
         false
     }
     /// Windsor's `env(name)`: the variable from the environment the render was given (the

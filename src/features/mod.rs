@@ -120,8 +120,8 @@ struct PackageHost<'a> {
     values: &'a Value,
     jsonnet_cache: &'a RefCell<HashMap<String, Result<Value, String>>>,
     jsonnet: &'a crate::jsonnet::Session,
-    /// Windsor v0.9's `string()` (facets).
-    yaml_string: bool,
+    /// Evaluating as Windsor v0.9 does (facets): [`Host::windsor_v09`].
+    v09: bool,
     /// `spec.windsor.terraformOutputs`, when given.
     terraform_outputs: Option<&'a TerraformOutputs>,
     /// What `env()` reads.
@@ -131,12 +131,8 @@ struct PackageHost<'a> {
 type TerraformOutputs = std::collections::BTreeMap<String, std::collections::BTreeMap<String, Value>>;
 
 impl Host for PackageHost<'_> {
-    fn string_as_yaml(&self) -> bool {
-        self.yaml_string
-    }
-
-    fn interpolates_as_v09(&self) -> bool {
-        self.yaml_string
+    fn windsor_v09(&self) -> bool {
+        self.v09
     }
 
     fn env(&self, name: &str) -> Option<String> {
@@ -252,7 +248,7 @@ impl<'a> Step<'a> {
             values: self.env(origin),
             jsonnet_cache: &self.jsonnet_cache,
             jsonnet: &self.jsonnet,
-            yaml_string: self.facets,
+            v09: self.facets,
             terraform_outputs: self.terraform_outputs,
             environment: &self.environment,
         }
