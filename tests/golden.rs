@@ -26,7 +26,6 @@ use libtest_mimic::{Arguments, Failed, Trial};
 use render_blueprint::doc::{read_yaml_documents, to_yaml, Value};
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
-use std::sync::{PoisonError, RwLock};
 
 struct Run {
     stdout: String,
@@ -300,14 +299,6 @@ fn kpt_annotations_problem(input: &str, output: &str) -> Option<String> {
     None
 }
 
-/// Cases whose outcome depends on how fast they run: each runs while no other case does. A
-/// render's Jsonnet evaluations have 10 s together (`jsonnet::TIME_LIMIT`), and a debug build
-/// spends about 6 s of them on `limits/jsonnet-deep-result` when it has a core to itself.
-const ALONE: [&str; 1] = ["limits/jsonnet-deep-result"];
-
-/// Held for reading by every case while it runs, and for writing by the cases in [`ALONE`].
-static RUNNING: RwLock<()> = RwLock::new(());
-
 /// The tools a case needs: its `requires` file, one per line. `kustomize` is the kubectl that
 /// `scripts/install-kubectl` pins in `.tools/`: its kustomize made the expectations.
 fn requires(case: &Path) -> Vec<String> {
@@ -340,12 +331,6 @@ fn trial(name: String, case: PathBuf, bless: bool) -> Trial {
         return Trial::test(name, || Ok(())).with_kind(reason).with_ignored_flag(true);
     }
     Trial::test(name.clone(), move || {
-        // A case that panicked while holding the lock poisoned it; that case has failed already.
-        let (_shared, _alone) = if ALONE.contains(&name.as_str()) {
-            (None, Some(RUNNING.write().unwrap_or_else(PoisonError::into_inner)))
-        } else {
-            (Some(RUNNING.read().unwrap_or_else(PoisonError::into_inner)), None)
-        };
         // Fixtures nest up to the reader's 256 levels; a debug build's recursive YAML reader needs
         // more than a test thread's 2 MiB of stack for them (the release binary runs on 8 MiB).
         let thread = std::thread::Builder::new().name(name).stack_size(64 << 20).spawn(move || check(&case, bless));

@@ -19,15 +19,16 @@ use std::time::Duration;
 pub(super) const JSONNET_WORKER: &str = "__jsonnet-worker";
 
 /// Runs each `jsonnet()` evaluation in a child process of this binary, limited to
-/// [`jsonnet::MEMORY_LIMIT`] of address space and killed when the render's time runs out:
-/// jrsonnet cannot be interrupted or limited in memory from inside the process, and an abandoned
-/// thread would go on allocating. The child reads the package through the same root and limits.
-/// It also dies with this process (a SIGKILL to the parent, as CI timeouts and Go's
-/// `exec.CommandContext` send, leaves nobody to kill it at the deadline) and may spend no more
-/// CPU time than the time left (see [`run`]).
+/// [`jsonnet::MEMORY_LIMIT`] of address space and to the render's CPU time left: jrsonnet cannot
+/// be interrupted or limited in memory from inside the process, and an abandoned thread would go
+/// on allocating. The child reads the package through the same root and limits, and reports the
+/// CPU time it spent. It also dies with this process (a SIGKILL to the parent, as CI timeouts and
+/// Go's `exec.CommandContext` send, leaves nobody to wait for it). No wall clock is involved: the
+/// worker cannot block (it reads only its request and regular files, see
+/// [`crate::package::read_regular_file`]), so its CPU limit ends every evaluation.
 pub(super) fn isolate(root: PathBuf, max_file_bytes: u64, max_output_bytes: u64) -> jsonnet::Isolate {
-    use jsonnet::Stopped;
-    Arc::new(move |path: &str, values: &Value, time_left: Duration| {
+    use jsonnet::{Evaluated, Stopped};
+    Arc::new(move |path: &str, values: &Value, cpu_left: Duration| {
         // A root that is not UTF-8 cannot travel in JSON: evaluate here instead.
         let root = root.to_str().ok_or(Stopped::Unavailable)?;
         // Without the binary to start (a bare chroot has no /proc), the evaluation runs here.
@@ -40,8 +41,8 @@ pub(super) fn isolate(root: PathBuf, max_file_bytes: u64, max_output_bytes: u64)
             .stderr(Stdio::piped())
             .spawn()
             .map_err(|_| Stopped::Unavailable)?;
-        // Whole seconds (the kernel's unit), rounded up, and one more for the worker's start.
-        let cpu_seconds = time_left.as_secs().saturating_add(2);
+        // Whole seconds (the kernel's unit), rounded up; the time it reports is charged exactly.
+        let cpu_seconds = cpu_left.as_secs() + u64::from(cpu_left.subsec_nanos() > 0);
         let request = json!({
             "root": root, "maxFileBytes": max_file_bytes, "cpuSeconds": cpu_seconds, "path": path, "values": values
         });
@@ -54,31 +55,34 @@ pub(super) fn isolate(root: PathBuf, max_file_bytes: u64, max_output_bytes: u64)
             let _ = child.wait();
             return Err(Stopped::Failed(format!("jsonnet {path:?}: cannot talk to the evaluation")));
         };
-        let (sender, receiver) = std::sync::mpsc::sync_channel(1);
-        std::thread::spawn(move || {
-            let (mut out, mut err) = (Vec::new(), Vec::new());
-            // Output beyond the budget is refused anyway: read one byte more to know it was exceeded.
-            let _ = stdout.take(max_output_bytes.saturating_add(1)).read_to_end(&mut out);
+        // Both pipes at once, so that neither fills while the other is read.
+        let errors = std::thread::spawn(move || {
+            let mut err = Vec::new();
             let _ = stderr.take(1 << 16).read_to_end(&mut err);
-            let _ = sender.send((out, err));
+            err
         });
-        let Ok((out, err)) = receiver.recv_timeout(time_left) else {
+        let mut out = Vec::new();
+        // Output beyond the budget is refused anyway: read one byte more to know it was exceeded.
+        let _ = stdout.take(max_output_bytes.saturating_add(1)).read_to_end(&mut out);
+        if out.len() as u64 > max_output_bytes {
             let _ = child.kill();
-            let _ = child.wait();
-            return Err(Stopped::TimedOut);
-        };
+        }
+        let err = errors.join().unwrap_or_default();
         if stopped_by_cpu_limit(child.wait()) {
-            return Err(Stopped::TimedOut);
+            return Err(Stopped::OutOfTime);
         }
         if String::from_utf8_lossy(&err).contains("memory allocation") {
             return Err(Stopped::OutOfMemory);
         }
         match crate::doc::from_own_json(&String::from_utf8_lossy(&out)) {
-            Ok(Value::Object(mut answer)) => match (answer.remove("value"), answer.remove("error")) {
-                (Some(value), None) => Ok(value),
-                (_, Some(Value::String(message))) => Err(Stopped::Failed(message)),
-                _ => Err(Stopped::Failed(format!("jsonnet {path:?}: the evaluation gave no answer"))),
-            },
+            Ok(Value::Object(mut answer)) => {
+                let cpu = Duration::from_nanos(answer.get("cpuNanos").and_then(Value::as_u64).unwrap_or_default());
+                match (answer.remove("value"), answer.remove("error")) {
+                    (Some(value), None) => Ok(Evaluated { value, cpu }),
+                    (_, Some(Value::String(message))) => Err(Stopped::Failed(message)),
+                    _ => Err(Stopped::Failed(format!("jsonnet {path:?}: the evaluation gave no answer"))),
+                }
+            }
             _ if out.len() as u64 > max_output_bytes => Err(Stopped::Failed(format!(
                 "jsonnet {path:?}: the result is larger than {} (--max-output-size)",
                 crate::limits::human_bytes(max_output_bytes)
@@ -115,20 +119,21 @@ pub(super) fn run(parent: Option<&std::ffi::OsStr>) -> Exit {
         Ok(request) => request,
         Err(err) => return Exit::Unusable(format!("the Jsonnet request is not JSON: {err}")),
     };
-    // CPU time as well as the parent's wall clock: should the parent stop without dying (SIGSTOP,
-    // a debugger), the worker still ends. The kernel sends SIGXCPU at the soft limit and SIGKILL
-    // a second later.
-    let cpu = request["cpuSeconds"].as_u64().unwrap_or(jsonnet::TIME_LIMIT.as_secs().saturating_add(2));
+    // The kernel sends SIGXCPU at the soft limit and SIGKILL a second later.
+    let cpu = request["cpuSeconds"].as_u64().unwrap_or(jsonnet::CPU_LIMIT.as_secs());
     if let Err(err) = rlimit::setrlimit(rlimit::Resource::CPU, cpu, cpu.saturating_add(1)) {
         return Exit::Unusable(format!("cannot limit the Jsonnet worker's CPU time: {err}"));
     }
     let root = PathBuf::from(request["root"].as_str().unwrap_or("."));
     let files = DiskFiles::new(&root, request["maxFileBytes"].as_u64().unwrap_or(Limits::default().max_file_bytes));
     let path = request["path"].as_str().unwrap_or_default();
-    let answer = match jsonnet::evaluate_unbounded(&files, path, &request["values"]) {
+    let mut answer = match jsonnet::evaluate_unbounded(&files, path, &request["values"]) {
         Ok(value) => json!({ "value": value }),
         Err(message) => json!({ "error": message }),
     };
+    // Everything this worker spent, its start included: the render's budget is charged with it.
+    let cpu = u64::try_from(crate::limits::process_cpu_time().as_nanos()).unwrap_or(u64::MAX);
+    answer["cpuNanos"] = json!(cpu);
     write_stdout(&answer.to_string())
 }
 

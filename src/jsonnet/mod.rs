@@ -8,10 +8,12 @@
 //! (`std.range(1, 1e9)`) or a value that grows without recursing (`std.repeat`) is not: jrsonnet
 //! 0.5.0-pre98 has no interrupt, step or allocation hook (its only per-call check is the
 //! stack-depth counter). So the caller may run each evaluation in an [`Isolate`] (the CLI uses a
-//! child process with a memory limit, killed at the deadline); without one, it runs on a thread
-//! of its own, abandoned at the deadline. One deadline covers the whole render ([`Session`]:
-//! [`TIME_LIMIT`] for all files together). Time is the one limit that depends on the machine's
-//! speed. Every evaluation is a step and its result's bytes are output charged to the budget.
+//! child process with a memory and a CPU-time limit); without one, it runs on a thread of its
+//! own, abandoned once the process has spent the CPU time left. One CPU-time budget covers the
+//! whole render ([`Session`]: [`CPU_LIMIT`] for all files together). It counts CPU time, never
+//! the wall clock, so a busy machine cannot make a render fail; only a slower processor can move
+//! a program near the limit across it. Every evaluation is a step and its result's bytes are
+//! output charged to the budget.
 
 use crate::doc::Value;
 use crate::limits::{Budget, MAX_DEPTH};
@@ -23,8 +25,8 @@ use jrsonnet_gcmodule::Acyclic;
 use jrsonnet_ir::{SourceFifo, SourceFile, SourcePath};
 use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::{mpsc, Arc};
-use std::time::{Duration, Instant};
+use std::sync::{mpsc, Arc, Mutex};
+use std::time::Duration;
 
 /// Resolves and loads imports by package-relative path.
 #[derive(Acyclic)]
@@ -64,18 +66,24 @@ const HELPERS: &str = include_str!("helpers.libsonnet");
 /// Windsor's `std.extVar('ociUrl')` in its unpinned builds: the core blueprint it pulls by default.
 const WINDSOR_OCI_URL: &str = "oci://ghcr.io/windsorcli/core:latest";
 
-/// How long all `jsonnet()` evaluations of one render may take together. Configuration programs
+/// CPU time all `jsonnet()` evaluations of one render may spend together. Configuration programs
 /// finish in milliseconds; this only stops a hostile or mistaken endless loop from hanging the
 /// pipeline.
-pub const TIME_LIMIT: Duration = Duration::from_secs(10);
+pub const CPU_LIMIT: Duration = Duration::from_secs(10);
 
 /// Memory one evaluation may use when it runs in an [`Isolate`] that can enforce it.
 pub const MEMORY_LIMIT: u64 = 1 << 30;
 
+/// An isolated evaluation's value and the CPU time it spent.
+pub struct Evaluated {
+    pub value: Value,
+    pub cpu: Duration,
+}
+
 /// Why an isolated evaluation gave no value of its own.
 pub enum Stopped {
-    /// The time given ran out; the evaluation was stopped.
-    TimedOut,
+    /// The CPU time given ran out; the evaluation was stopped.
+    OutOfTime,
     /// It needed more than [`MEMORY_LIMIT`].
     OutOfMemory,
     /// Anything else, said in a sentence (Jsonnet's own errors included).
@@ -85,21 +93,33 @@ pub enum Stopped {
     Unavailable,
 }
 
-/// Evaluates `path` with `values` somewhere it can be stopped: given the time left, it returns
-/// the value or why there is none.
-pub type Isolate = Arc<dyn Fn(&str, &Value, Duration) -> Result<Value, Stopped> + Send + Sync>;
+/// Evaluates `path` with `values` somewhere it can be stopped: given the CPU time left, it
+/// returns the value and the CPU time it spent, or why there is none.
+pub type Isolate = Arc<dyn Fn(&str, &Value, Duration) -> Result<Evaluated, Stopped> + Send + Sync>;
 
-/// One render's Jsonnet evaluations: its budget, the deadline they share, and where they run.
+/// One render's Jsonnet evaluations: its budget, the CPU time they have spent together, and
+/// where they run.
 pub struct Session {
     budget: Arc<Budget>,
-    deadline: Instant,
+    spent: Mutex<Duration>,
     isolate: Option<Isolate>,
 }
 
 impl Session {
-    /// The deadline starts now: [`TIME_LIMIT`] for every evaluation of the render together.
+    /// [`CPU_LIMIT`] for every evaluation of the render together.
     pub fn new(budget: Arc<Budget>, isolate: Option<Isolate>) -> Self {
-        Self { budget, deadline: Instant::now() + TIME_LIMIT, isolate }
+        Self { budget, spent: Mutex::new(Duration::ZERO), isolate }
+    }
+
+    fn cpu_left(&self) -> Duration {
+        CPU_LIMIT.saturating_sub(*self.spent.lock().unwrap_or_else(|poisoned| poisoned.into_inner()))
+    }
+
+    /// Adds an evaluation's CPU time; whether the render is still within [`CPU_LIMIT`].
+    fn charge_cpu(&self, cpu: Duration) -> bool {
+        let mut spent = self.spent.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        *spent = spent.saturating_add(cpu);
+        *spent <= CPU_LIMIT
     }
 }
 
@@ -110,22 +130,30 @@ const STACK_BYTES: usize = 64 << 20;
 /// session's deadline, charging one step and the result's size to the render's budget.
 pub fn evaluate(session: &Session, files: &dyn Files, path: &str, values: &Value) -> Result<Value, String> {
     session.budget.charge_steps(1).map_err(|err| format!("jsonnet {path:?}: {err}"))?;
-    let remaining = session.deadline.saturating_duration_since(Instant::now());
+    let remaining = session.cpu_left();
     if remaining.is_zero() {
         return Err(too_long(path));
     }
-    let value = match session.isolate.as_ref().map(|isolate| isolate(path, values, remaining)) {
-        None | Some(Err(Stopped::Unavailable)) => evaluate_by(session.deadline, files, path, values)?,
-        Some(Ok(value)) => value,
-        Some(Err(Stopped::TimedOut)) => return Err(too_long(path)),
-        Some(Err(Stopped::OutOfMemory)) => {
+    let evaluated = match session.isolate.as_ref().map(|isolate| isolate(path, values, remaining)) {
+        None | Some(Err(Stopped::Unavailable)) => evaluate_on_thread(Some(remaining), files, path, values),
+        Some(result) => result,
+    };
+    let value = match evaluated {
+        Ok(Evaluated { value, cpu }) if session.charge_cpu(cpu) => value,
+        Ok(_) => return Err(too_long(path)),
+        Err(Stopped::OutOfTime) => {
+            session.charge_cpu(CPU_LIMIT);
+            return Err(too_long(path));
+        }
+        Err(Stopped::OutOfMemory) => {
             return Err(format!(
                 "jsonnet {path:?}: the evaluation needed more than {} of memory: look for a value that grows \
                  without end (such as std.repeat or std.makeArray over a huge count)",
                 crate::limits::human_bytes(MEMORY_LIMIT)
             ))
         }
-        Some(Err(Stopped::Failed(message))) => return Err(message),
+        Err(Stopped::Failed(message)) => return Err(message),
+        Err(Stopped::Unavailable) => return Err(format!("jsonnet {path:?}: cannot start the evaluation")),
     };
     if crate::doc::deeper_than(&value, MAX_DEPTH) {
         return Err(format!("jsonnet {path:?}: the result nests deeper than {MAX_DEPTH} levels: flatten it"));
@@ -140,36 +168,60 @@ pub fn evaluate(session: &Session, files: &dyn Files, path: &str, values: &Value
 
 fn too_long(path: &str) -> String {
     format!(
-        "jsonnet {path:?}: the render's Jsonnet evaluations did not finish within {} s together: look for a loop \
-         that does not end (such as std.range over a huge count)",
-        TIME_LIMIT.as_secs()
+        "jsonnet {path:?}: the render's Jsonnet evaluations used more than {} s of CPU time together: look for a \
+         loop that does not end (such as std.range over a huge count)",
+        CPU_LIMIT.as_secs()
     )
 }
 
-/// Evaluates on a thread of this process, with no deadline: for an [`Isolate`]'s worker, which
-/// its caller stops from outside.
+/// Evaluates on a thread of this process with no limit: for an [`Isolate`]'s worker, whose CPU
+/// time the kernel limits.
 pub fn evaluate_unbounded(files: &dyn Files, path: &str, values: &Value) -> Result<Value, String> {
-    evaluate_by(Instant::now() + Duration::from_secs(365 * 24 * 3600), files, path, values)
+    match evaluate_on_thread(None, files, path, values) {
+        Ok(Evaluated { value, .. }) => Ok(value),
+        Err(Stopped::Failed(message)) => Err(message),
+        Err(_) => Err(too_long(path)),
+    }
 }
 
-fn evaluate_by(deadline: Instant, files: &dyn Files, path: &str, values: &Value) -> Result<Value, String> {
-    let remaining = deadline.saturating_duration_since(Instant::now());
-    if remaining.is_zero() {
-        return Err(too_long(path));
-    }
+/// How often the waiting thread reads the process's CPU clock. Only how soon a runaway
+/// evaluation is abandoned depends on it, never whether.
+const CPU_POLL: Duration = Duration::from_millis(20);
+
+/// Evaluates on a thread of its own, abandoned once this process has spent `cpu_limit` of CPU
+/// time since it started (the process's clock: a thread's cannot be read from another thread
+/// without unsafe code; the waiting thread itself spends nothing).
+fn evaluate_on_thread(
+    cpu_limit: Option<Duration>,
+    files: &dyn Files,
+    path: &str,
+    values: &Value,
+) -> Result<Evaluated, Stopped> {
+    let started = crate::limits::process_cpu_time();
     let (sender, receiver) = mpsc::sync_channel(1);
     let (files, owned_path, values) = (files.share(), path.to_string(), values.clone());
     let spawned = std::thread::Builder::new().name("jsonnet".into()).stack_size(STACK_BYTES).spawn(move || {
+        let result = evaluate_here(files, &owned_path, values);
         // The receiver may have given up; nobody is left to tell.
-        let _ = sender.send(evaluate_here(files, &owned_path, values));
+        let _ = sender.send((result, crate::limits::thread_cpu_time()));
     });
     if let Err(err) = spawned {
-        return Err(format!("jsonnet {path:?}: cannot start the evaluation: {err}"));
+        return Err(Stopped::Failed(format!("jsonnet {path:?}: cannot start the evaluation: {err}")));
     }
-    match receiver.recv_timeout(remaining) {
-        Ok(result) => result,
-        Err(mpsc::RecvTimeoutError::Timeout) => Err(too_long(path)),
-        Err(mpsc::RecvTimeoutError::Disconnected) => Err(format!("jsonnet {path:?}: the evaluation stopped abruptly")),
+    loop {
+        match receiver.recv_timeout(CPU_POLL) {
+            Ok((Ok(value), cpu)) => return Ok(Evaluated { value, cpu }),
+            Ok((Err(message), _)) => return Err(Stopped::Failed(message)),
+            Err(mpsc::RecvTimeoutError::Timeout) => {
+                let spent = crate::limits::process_cpu_time().saturating_sub(started);
+                if cpu_limit.is_some_and(|limit| spent > limit) {
+                    return Err(Stopped::OutOfTime);
+                }
+            }
+            Err(mpsc::RecvTimeoutError::Disconnected) => {
+                return Err(Stopped::Failed(format!("jsonnet {path:?}: the evaluation stopped abruptly")))
+            }
+        }
     }
 }
 
@@ -284,6 +336,19 @@ mod tests {
         );
         let err = evaluate(&session, &package, "f/bad.jsonnet", &values).err().unwrap_or_default();
         assert!(err.contains("Expected string for 'a' but got number: 3"), "{err}");
+    }
+
+    /// The thread fallback (no isolate) stops on CPU time spent, not on time passed: a program
+    /// that needs seconds of CPU time is abandoned at a 1 ms limit, however busy the machine (it
+    /// would have to finish within the first 20 ms poll to pass unnoticed).
+    #[test]
+    fn thread_fallback_counts_cpu_time() {
+        let package = files(&[("slow.jsonnet", "std.foldl(function(sum, x) sum + x, std.range(1, 3000000), 0)")]);
+        let stopped = evaluate_on_thread(Some(Duration::from_millis(1)), &package, "slow.jsonnet", &json!({}));
+        assert!(matches!(stopped, Err(Stopped::OutOfTime)));
+        let quick = files(&[("quick.jsonnet", "1 + 1")]);
+        let done = evaluate_on_thread(Some(CPU_LIMIT), &quick, "quick.jsonnet", &json!({}));
+        assert!(matches!(done, Ok(Evaluated { ref value, .. }) if *value == json!(2)));
     }
 
     #[test]
