@@ -10,7 +10,9 @@
 //! Both envelopes give one document value: an integer keeps its digits (within 128 bits, as the
 //! YAML reader keeps them), anything else is the nearest 64-bit float, as YAML reads it.
 
+use super::Value;
 use serde_json::Number;
+use std::borrow::Cow;
 
 /// The private key serde_json's `arbitrary_precision` gives a number under when it hands it to
 /// a visitor that is not its own (`serde_json::number::TOKEN`, not public).
@@ -60,6 +62,27 @@ impl Num {
     /// Whether it is an integer of the document (not a float, even a whole one).
     pub fn is_integer(self) -> bool {
         !matches!(self, Num::Float(_))
+    }
+}
+
+/// `value` for an engine whose numbers are all float64 and whose reader takes no integer beyond
+/// 64 bits (Jsonnet: jrsonnet refuses one, go-jsonnet reads it as the nearest double): such
+/// integers become that double. Borrowed, without a copy, when there is none.
+pub fn wide_integers_as_floats(value: &Value) -> Cow<'_, Value> {
+    fn convert(value: &Value) -> Value {
+        match value {
+            Value::Number(n) if matches!(Num::of(n), Num::Wide(_) | Num::WideUnsigned(_)) => {
+                Number::from_f64(Num::of(n).to_f64()).map_or(Value::Null, Value::Number)
+            }
+            Value::Array(items) => Value::Array(items.iter().map(convert).collect()),
+            Value::Object(map) => Value::Object(map.iter().map(|(k, v)| (k.clone(), convert(v))).collect()),
+            other => other.clone(),
+        }
+    }
+    if super::holds_wide_integer(value) {
+        Cow::Owned(convert(value))
+    } else {
+        Cow::Borrowed(value)
     }
 }
 
