@@ -1,14 +1,16 @@
 //! The differential test of Go templates against real Go and Sprig (issue 35). Go's side comes
 //! from `tests/gotemplate/runner.go` (built and run by `scripts/go-template-diff`), which writes
 //! each case with what Go made of it on both paths: Landscaper's (`{{ }}`, data, missingkey=zero)
-//! and KOTS's (`repl{{ }}`, no data). This runs the same cases through our two paths and reports
+//! and KOTS's (`repl{{ }}`, no data). This runs the same cases through our two paths (the
+//! Landscaper path twice: its data read from YAML and from JSON, the two envelopes of a
+//! ResourceList, both compared with Go's one answer) and reports
 //! every difference: the documented ones (docs/templates.md) by rule, not counted, the others by
 //! cause; any of those fails.
 //!
 //! Without `GO_TEMPLATE_DIFF` (the runner's output) it says so and passes: `cargo test` alone has
 //! no Go to compare with.
 
-use render_blueprint::doc::Value;
+use render_blueprint::doc::{read_yaml_documents, to_yaml, Strict, Value};
 use render_blueprint::imports::files::BlueprintFs;
 use render_blueprint::imports::gotemplate::{to_go_json, Descriptors, GoTemplates};
 use render_blueprint::limits::Budget;
@@ -176,6 +178,15 @@ fn kots(src: &str) -> Outcome {
     }
 }
 
+/// A case's data as KRM mode reads it from a ResourceList in each envelope: written as YAML and
+/// read by the YAML reader, and written as JSON and read by the JSON reader. Both must give
+/// Go's answer (issue 49: JSON's floats once reached templates as serde_json's private map).
+fn envelopes(data: &Value) -> (Value, Value) {
+    let yaml = read_yaml_documents(&to_yaml(data)).ok().and_then(|mut docs| docs.pop()).unwrap_or(Value::Null);
+    let json = serde_json::to_string(data).ok().and_then(|text| serde_json::from_str::<Strict>(&text).ok());
+    (yaml, json.map_or(Value::Null, |strict| strict.0))
+}
+
 fn go_outcome(value: &Value) -> Outcome {
     match value.get("err").and_then(Value::as_str) {
         Some(err) => Outcome::Error(err.to_string()),
@@ -237,11 +248,16 @@ fn main() {
         let id = result.get("id").and_then(Value::as_str).unwrap_or_default().to_string();
         let src = result.get("src").and_then(Value::as_str).unwrap_or_default().to_string();
         let data = result.get("data").cloned().unwrap_or(Value::Null);
+        let (yaml_data, json_data) = envelopes(&data);
         let source = id.split('/').next().unwrap_or_default().to_string();
-        for path in ["landscaper", "kots"] {
+        for path in ["landscaper", "landscaper (JSON)", "kots"] {
             runs += 1;
-            let go = go_outcome(result.get(path).unwrap_or(&Value::Null));
-            let ours = if path == "landscaper" { landscaper(&src, &data) } else { kots(&src) };
+            let go = go_outcome(result.get(path.split(' ').next().unwrap_or(path)).unwrap_or(&Value::Null));
+            let ours = match path {
+                "landscaper" => landscaper(&src, &yaml_data),
+                "landscaper (JSON)" => landscaper(&src, &json_data),
+                _ => kots(&src),
+            };
             let entry = by_source.entry(source.clone()).or_default();
             entry.0 += 1;
             if matches!((&go, &ours), (Outcome::Text(a), Outcome::Text(b)) if a == b) {
@@ -259,7 +275,7 @@ fn main() {
     }
     let different: usize = causes.values().map(Vec::len).sum();
     let allowed: usize = documented.values().map(Vec::len).sum();
-    println!("go_template_diff: {cases} templates, {runs} runs (Landscaper and KOTS paths)");
+    println!("go_template_diff: {cases} templates, {runs} runs (Landscaper from YAML and JSON, and KOTS)");
     println!("  same text as Go: {same}; documented differences: {allowed}; undocumented differences: {different}");
     for (source, (n, bad)) in &by_source {
         println!("  {source}: {n} runs, {bad} undocumented differences");

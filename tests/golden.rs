@@ -20,7 +20,9 @@
 //! all of them without one); review every diff.
 //! KRM cases are also rendered a second time, from their own output plus the same functionConfig,
 //! and must come out the same, items and results: running the function on its own output must
-//! not change it (docs/krm.md, "Running twice").
+//! not change it (docs/krm.md, "Running twice"). And every case whose input is a ResourceList
+//! is run once more with that list written as JSON, and must give the same items, results and
+//! exit code (docs/krm.md, "JSON input").
 
 use libtest_mimic::{Arguments, Failed, Trial};
 use render_blueprint::doc::{read_yaml_documents, to_yaml, Value};
@@ -95,15 +97,21 @@ fn examples(root: &Path) -> Vec<PathBuf> {
     subdirs(root).into_iter().flat_map(case_or_cases).collect()
 }
 
-fn run_case(case: &Path) -> Run {
+/// A `cmd` case's arguments, one per line (blank lines and `#` comments left out).
+fn args(case: &Path) -> Vec<String> {
+    read(&case.join("cmd"))
+        .unwrap_or_default()
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .map(str::to_string)
+        .collect()
+}
+
+/// Runs a case, with `stdin` in place of its own input when given.
+fn run_case(case: &Path, stdin: Option<&[u8]>) -> Run {
     if case.join("cmd").is_file() {
-        let args: Vec<String> = read(&case.join("cmd"))
-            .unwrap_or_default()
-            .lines()
-            .map(str::trim)
-            .filter(|l| !l.is_empty() && !l.starts_with('#'))
-            .map(str::to_string)
-            .collect();
+        let args = args(case);
         let env: Vec<(String, String)> = read(&case.join("env"))
             .unwrap_or_default()
             .lines()
@@ -118,11 +126,92 @@ fn run_case(case: &Path) -> Run {
             let path = std::env::var("PATH").unwrap_or_default();
             env.push(("PATH".into(), format!("{}:{path}", pinned_kubectl().display())));
         }
-        let stdin = std::fs::read(case.join("stdin")).unwrap_or_default();
-        run(case, &args, &env, &stdin)
+        let own = || std::fs::read(case.join("stdin")).unwrap_or_default();
+        run(case, &args, &env, &stdin.map_or_else(own, <[u8]>::to_vec))
     } else {
-        let stdin = std::fs::read(case.join("input.yaml")).unwrap_or_default();
-        run(case, &[], &[], &stdin)
+        let own = || std::fs::read(case.join("input.yaml")).unwrap_or_default();
+        run(case, &[], &[], &stdin.map_or_else(own, <[u8]>::to_vec))
+    }
+}
+
+/// The ResourceList a KRM-mode case reads (`input.yaml`, or the `stdin` of a `cmd` that names
+/// no subcommand), when it reads as one.
+fn resource_list_input(case: &Path) -> Option<Value> {
+    let text = if case.join("cmd").is_file() {
+        // KRM mode takes options only: every argument is an option or an option's value.
+        if args(case).first().is_some_and(|arg| !arg.starts_with('-')) {
+            return None;
+        }
+        read(&case.join("stdin"))?
+    } else {
+        read(&case.join("input.yaml"))?
+    };
+    let mut documents = read_yaml_documents(&text).ok()?;
+    let list = documents.pop().filter(|_| documents.is_empty())?;
+    (list.get("kind").and_then(Value::as_str) == Some("ResourceList")).then_some(list)
+}
+
+/// YAML style that JSON cannot carry: Flux substitutes a resource's text, so in YAML a plain
+/// `${n}` takes the type its new text reads as and a quoted one stays a string; a JSON string is
+/// a quoted one (kyaml reads it double-quoted, and so does Flux's kustomize).
+const PLAIN_SUBSTITUTION: &str = "a plain ${…} in the YAML is retyped by Flux; its JSON string stays a string";
+/// KOTS renders a file's text as written: a quoted template in the YAML gives a string whatever
+/// it renders to. JSON has no such text; its YAML form is the one Go's writer gives (plain where
+/// it can be), as for a copy, so a template whose result is not a plain scalar breaks that form.
+const QUOTED_KOTS_TEMPLATE: &str =
+    "a quoted KOTS template in the YAML is written plain in the item's YAML form, and its result reads otherwise";
+
+/// Cases whose answer to the same ResourceList written as JSON may differ, each with the reason:
+/// the YAML holds what JSON cannot say (docs/krm.md, "JSON input"). A listed case that gives
+/// the same answer fails, so the list only shrinks.
+const JSON_ENVELOPE_EXCEPTIONS: [(&str, &str); 10] = [
+    ("krm/alias-of-quoted-template-stays-quoted", PLAIN_SUBSTITUTION),
+    ("krm/quoted-scalars-without-own-source", PLAIN_SUBSTITUTION),
+    ("patches/no-metadata-added", PLAIN_SUBSTITUTION),
+    ("substitution/flux-post-build", PLAIN_SUBSTITUTION),
+    ("substitution/patched-and-substituted", PLAIN_SUBSTITUTION),
+    // `count: ${unset}`: plain and empty is null in YAML; the JSON string stays "".
+    ("substitution/strict-off", PLAIN_SUBSTITUTION),
+    // Flux's own test: values holding quote characters, substituted into plain scalars, whose
+    // text then reads as quoted strings; into the JSON strings they stay characters.
+    ("substitution/fluxcd-pkg-varsub-quoted-values", PLAIN_SUBSTITUTION),
+    ("repeat/kots/go-template-semantics", QUOTED_KOTS_TEMPLATE),
+    ("repeat/kots/static-functions", QUOTED_KOTS_TEMPLATE),
+    // The same limit is reached and reported for the same field; rendering the template string
+    // by string first (the YAML-form path) spends part of the output budget, so the message
+    // names the limit without the function that crossed it.
+    ("limits/gotemplate-doubling-text", "the output limit is crossed in another function"),
+];
+
+/// Envelope invariance: the case's ResourceList written as JSON gives the same items, results
+/// and exit code as its YAML (docs/krm.md, "JSON input"). The JSON is the value the YAML reads
+/// as, so any style the YAML text had (quotes, anchors, comments) is gone, as it is for a client
+/// that sends JSON.
+fn json_envelope_problem(case: &Path, name: &str, yaml_run: &Run) -> Option<String> {
+    let list = resource_list_input(case)?;
+    let json = serde_json::to_string_pretty(&list).ok()?;
+    let json_run = run_case(case, Some(json.as_bytes()));
+    let outcome = |run: &Run| {
+        let list = read_yaml_documents(&run.stdout).ok().and_then(|mut docs| docs.pop());
+        let field = |key: &str| list.as_ref().and_then(|l| l.get(key)).cloned().unwrap_or(Value::Null);
+        (field("items"), field("results"), run.code)
+    };
+    let (yaml, json) = (outcome(yaml_run), outcome(&json_run));
+    let excepted = JSON_ENVELOPE_EXCEPTIONS.iter().any(|(case, _)| *case == name);
+    match (yaml == json, excepted) {
+        (true, false) | (false, true) => None,
+        (true, true) => Some(format!(
+            "{}: gives the same answer as JSON now: remove it from JSON_ENVELOPE_EXCEPTIONS",
+            case.display()
+        )),
+        (false, false) => Some(format!(
+            "{}: the same ResourceList as JSON gives another answer (exit {} then {})\n--- YAML\n{}\n--- JSON\n{}",
+            case.display(),
+            yaml_run.code,
+            json_run.code,
+            yaml_run.stdout,
+            json_run.stdout
+        )),
     }
 }
 
@@ -157,6 +246,10 @@ fn rerun_input(input: &str, output: &str) -> Option<String> {
     if let Some(config) = parsed_input.get("functionConfig") {
         object.insert("functionConfig".into(), config.clone());
     }
+    // A JSON list runs again as JSON: its envelope is the client's, not ours to change.
+    if !yaml_input {
+        return serde_json::to_string_pretty(&Value::Object(object.clone())).ok();
+    }
     Some(to_yaml(&Value::Object(object.clone())))
 }
 
@@ -170,9 +263,10 @@ fn results(output: &str) -> Vec<String> {
 
 /// Runs one case and compares (or, blessing, writes) its expectations; the problems found, each
 /// naming the case's directory.
-fn check(case: &Path, bless: bool) -> Vec<String> {
+fn check(case: &Path, name: &str, bless: bool) -> Vec<String> {
     let mut failures = Vec::new();
-    let got = run_case(case);
+    let got = run_case(case, None);
+    failures.extend(json_envelope_problem(case, name, &got));
     let expected_files = [
         ("expected.yaml", got.stdout.clone()),
         ("expected.stderr", got.stderr.clone()),
@@ -333,7 +427,10 @@ fn trial(name: String, case: PathBuf, bless: bool) -> Trial {
     Trial::test(name.clone(), move || {
         // Fixtures nest up to the reader's 256 levels; a debug build's recursive YAML reader needs
         // more than a test thread's 2 MiB of stack for them (the release binary runs on 8 MiB).
-        let thread = std::thread::Builder::new().name(name).stack_size(64 << 20).spawn(move || check(&case, bless));
+        let thread = std::thread::Builder::new()
+            .name(name.clone())
+            .stack_size(64 << 20)
+            .spawn(move || check(&case, &name, bless));
         let joined = thread.map_err(|err| format!("cannot start the case's thread: {err}"))?.join();
         let failures = joined.unwrap_or_else(|panic| std::panic::resume_unwind(panic));
         if failures.is_empty() {

@@ -6,6 +6,7 @@
 mod integers;
 mod locate;
 mod nodes;
+mod number;
 mod path;
 mod scalars;
 mod strict;
@@ -14,6 +15,7 @@ mod yaml;
 pub use integers::{oversized_integer_message, oversized_json_integer};
 pub use locate::{locate, Position};
 pub use nodes::quoted_template_scalars;
+pub use number::{wide_integers_as_floats, Num};
 pub use path::{pointer_mut, pointer_segment, FieldPath};
 pub use scalars::{defined_non_finite, non_finite_message, plainly_integer, plainly_text};
 pub use strict::{duplicate_key_message, from_own_json, json_too_deep, Strict};

@@ -124,12 +124,27 @@ impl<'de> Visitor<'de> for StrictVisitor {
 
     fn visit_map<A: MapAccess<'de>>(self, mut access: A) -> Result<Value, A::Error> {
         let mut map = Map::new();
-        while let Some(key) = access.next_key::<String>()? {
+        let mut next = access.next_key::<String>()?;
+        if next.as_deref() == Some(super::number::PRIVATE_NUMBER_KEY) {
+            // serde_json's number beyond 64 bits or with a fraction (`doc::number`); a mapping
+            // that only looks like one (more keys, or no number text) stays a mapping.
+            let Strict(value) = access.next_value()?;
+            let following = access.next_key::<String>()?;
+            if let (Value::String(literal), None) = (&value, &following) {
+                if literal.parse::<f64>().is_ok() {
+                    return super::number::from_literal(literal).map(Value::Number).map_err(A::Error::custom);
+                }
+            }
+            map.insert(super::number::PRIVATE_NUMBER_KEY.to_string(), value);
+            next = following;
+        }
+        while let Some(key) = next {
             if map.contains_key(&key) {
                 return Err(A::Error::custom(duplicate_key_message(&key)));
             }
             let Strict(value) = access.next_value()?;
             map.insert(key, value);
+            next = access.next_key::<String>()?;
         }
         Ok(Value::Object(map))
     }
@@ -179,6 +194,7 @@ pub fn from_own_json(text: &str) -> Result<Value, String> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::number::PRIVATE_NUMBER_KEY;
     use super::*;
 
     fn strict(text: &str) -> Result<Value, String> {
@@ -189,6 +205,24 @@ mod tests {
     fn duplicate_keys_are_refused_at_any_depth() {
         assert!(strict(r#"{"a": {"b": 1, "b": 2}}"#).is_err_and(|e| e.contains("duplicate key \"b\"")));
         assert_eq!(strict(r#"{"a": [1, {"b": null}]}"#), Ok(serde_json::json!({"a": [1, {"b": null}]})));
+    }
+
+    #[test]
+    fn json_numbers_are_numbers() {
+        let value = strict(r#"{"f": 2.5, "e": 1e3, "z": -0.0, "big": 12345678901234567890123, "i": [7, -7]}"#);
+        assert_eq!(
+            value.as_ref().map(ToString::to_string).ok().as_deref(),
+            Some(r#"{"f":2.5,"e":1000.0,"z":-0.0,"big":12345678901234567890123,"i":[7,-7]}"#)
+        );
+        assert!(value.is_ok_and(|v| v["f"].is_f64()
+            && v["big"].as_number().and_then(serde_json::Number::as_i128) == Some(12_345_678_901_234_567_890_123)));
+        assert!(strict(r#"{"a": 1e400}"#).is_err_and(|e| e.contains("64-bit float")));
+        // Only serde_json's own form is a number; a mapping that looks like it is data.
+        let key = PRIVATE_NUMBER_KEY;
+        for text in [format!(r#"{{"{key}": "x"}}"#), format!(r#"{{"{key}": "1", "b": 2}}"#)] {
+            assert_eq!(strict(&text).map(|v| v.is_object()), Ok(true), "{text}");
+        }
+        assert_eq!(strict(&format!(r#"{{"{key}": "2.5"}}"#)), Ok(serde_json::json!(2.5)));
     }
 
     #[test]

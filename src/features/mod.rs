@@ -154,7 +154,8 @@ impl Host for PackageHost<'_> {
         if let Some(cached) = self.jsonnet_cache.borrow().get(&resolved) {
             return cached.clone();
         }
-        let result = crate::jsonnet::evaluate(self.jsonnet, self.files, &resolved, self.values);
+        let values = crate::doc::wide_integers_as_floats(self.values);
+        let result = crate::jsonnet::evaluate(self.jsonnet, self.files, &resolved, &values);
         self.jsonnet_cache.borrow_mut().insert(resolved, result.clone());
         result
     }

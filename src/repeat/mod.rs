@@ -859,7 +859,10 @@ impl Step<'_> {
         // quoted templates written back quoted so the next run types them as this one did.
         let quoted = quoted_templates(item, &|p| quotes.is_quoted(p));
         if let Some(copies) = self.copies(&matches, item, is_target) {
-            let text = copies.iter().any(|copy| copy.as_read).then(|| source.yaml_text(Some(&quoted)));
+            // An item read as JSON has no text KOTS could have rendered (it renders YAML files):
+            // its as-read copy is rendered from its YAML form, as every other copy is.
+            let text = (source.has_source() && copies.iter().any(|copy| copy.as_read))
+                .then(|| source.yaml_text(Some(&quoted)));
             self.emit_copies(copies, item, text.as_deref());
         }
         source.set_keep_quoted(quoted);
