@@ -230,6 +230,18 @@ pub fn to_yaml_single_quoting(value: &Value, single: &dyn Fn(&str) -> bool) -> S
     text
 }
 
+/// Whether `text` must be written double-quoted because the literal block the writer would
+/// choose does not read back in every reader. A block takes its indentation from its first
+/// non-empty line; the writer adds an indentation indicator only when that line starts with a
+/// space, so one starting with a tab sits where libyaml and Go's YAML readers (kubectl,
+/// kustomize, kyaml) expect indentation, and they refuse the document ("found a tab character
+/// where an indentation space is expected"). YAML 1.2 readers, ours included, take the tab as
+/// text. Double quotes hold any string (kyaml's writer double-quotes a string its block cannot
+/// hold).
+fn block_unreadable(text: &str) -> bool {
+    text.contains('\n') && text.split('\n').find(|line| !line.is_empty()).is_some_and(|line| line.starts_with('\t'))
+}
+
 /// Whether the writer writes `text` as a plain scalar in a mapping value.
 pub fn writes_plain(text: &str) -> bool {
     serde_saphyr::to_string(&text).is_ok_and(|written| !written.starts_with(['"', '\'']))
@@ -242,6 +254,7 @@ impl serde::Serialize for SingleQuoting<'_> {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::{SerializeMap, SerializeSeq};
         match self.0 {
+            Value::String(s) if block_unreadable(s) => serde_saphyr::DoubleQuoted(s.as_str()).serialize(serializer),
             Value::String(s) if (self.1)(s) && !s.chars().any(char::is_control) && !writes_plain(s) => {
                 serde_saphyr::SingleQuoted(s.as_str()).serialize(serializer)
             }
@@ -274,6 +287,7 @@ impl serde::Serialize for Plain<'_> {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::{SerializeMap, SerializeSeq};
         match self.0 {
+            Value::String(s) if block_unreadable(s) => serde_saphyr::DoubleQuoted(s.as_str()).serialize(serializer),
             Value::Number(number) => serialize_number(number, serializer),
             Value::Object(map) => {
                 let mut out = serializer.serialize_map(Some(map.len()))?;
@@ -334,7 +348,9 @@ impl serde::Serialize for Styled<'_> {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::{SerializeMap, SerializeSeq};
         match self.value {
-            Value::String(s) if !s.contains('\n') && self.pointers.contains(self.pointer.as_str()) => {
+            Value::String(s)
+                if block_unreadable(s) || (!s.contains('\n') && self.pointers.contains(self.pointer.as_str())) =>
+            {
                 serde_saphyr::DoubleQuoted(s.as_str()).serialize(serializer)
             }
             Value::Number(number) => serialize_number(number, serializer),
@@ -426,6 +442,24 @@ mod tests {
     fn multi_line_strings_are_block_scalars() {
         assert_eq!(to_yaml(&json!({"k": "a\nb\n"})), "k: |\n  a\n  b\n");
         assert_eq!(to_yaml(&json!({"k": "a\nb"})), "k: |-\n  a\n  b\n");
+    }
+
+    /// Go's readers refuse a block whose first text line starts with a tab; double quotes
+    /// hold it. A tab after the first line, or after a space the indicator accounts for, stays.
+    #[test]
+    fn a_block_starting_with_a_tab_is_double_quoted() {
+        let cases = [
+            ("\tline1\nline2", "k: \"\\tline1\\nline2\"\n"),
+            ("\n\tline", "k: \"\\n\\tline\"\n"),
+            ("line1\n\tline2", "k: |-\n  line1\n  \tline2\n"),
+        ];
+        for (s, written) in cases {
+            for text in [to_yaml(&json!({ "k": s })), to_yaml_keeping_quotes(&json!({ "k": s }), &[])] {
+                assert_eq!(text, written, "{s:?}");
+                assert_eq!(read_one(&text), json!({ "k": s }));
+            }
+            assert_eq!(to_yaml_single_quoting(&json!({ "k": s }), &|_| true), written, "{s:?}");
+        }
     }
 
     #[test]

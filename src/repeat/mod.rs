@@ -190,6 +190,8 @@ pub fn load(render: &mut Render) -> Loaded {
             ),
         }
     }
+    // The Config items' specs come first; `spec.config` is ours, where numbers are fine.
+    let kots_specs = specs.len();
     if !render.config.spec.config.is_empty() {
         match parse_section::<ConfigSpec>(&Value::Object(render.config.spec.config.clone())) {
             Ok(spec) => specs.push((spec, Origin::of(&render.config.item).at(groups_field(&render.config.item)))),
@@ -267,7 +269,7 @@ pub fn load(render: &mut Render) -> Loaded {
             }
         }
     }
-    resolve_items(render, &specs, &given, &mut engine, &mut sources);
+    resolve_items(render, &specs, kots_specs, &given, &mut engine, &mut sources);
     // What the Config's own templates read that nothing declares.
     let noticed = std::mem::take(&mut engine.shared.lock().noticed);
     if let Some((_, origin)) = specs.first() {
@@ -291,6 +293,38 @@ pub fn load(render: &mut Render) -> Loaded {
     Loaded { specs, engine, values, defaulted }
 }
 
+/// A Config item's `default` or `value` as KOTS's config context holds it: its field is a
+/// `BoolOrString` (kotskinds `multitype`), whose `String()` gives `"1"`/`"0"` for a boolean.
+/// A number is not one of its types (KOTS refuses to decode that Config): its digits are kept,
+/// with a warning from [`item_field_problems`].
+fn item_text(value: &Value) -> String {
+    match value {
+        Value::Bool(true) => "1".to_string(),
+        Value::Bool(false) => "0".to_string(),
+        other => text(other),
+    }
+}
+
+/// Warnings for a KOTS Config item's `default`/`value` fields KOTS cannot decode: numbers,
+/// lists and mappings (its `BoolOrString` takes a string or a boolean only; KOTS refuses the
+/// whole Config).
+fn item_field_problems(item: &Item) -> impl Iterator<Item = String> + '_ {
+    [("default", &item.default), ("value", &item.value)].into_iter().filter_map(|(field, value)| {
+        let kind = match value {
+            Value::Number(_) => "a number",
+            Value::Array(_) => "a list",
+            Value::Object(_) => "a mapping",
+            _ => return None,
+        };
+        Some(format!(
+            "config item {:?}: its {field} is {kind}, which KOTS refuses (its Config fails to decode: \
+             a default or value is a string or a boolean); it is used as the text {:?} here: quote it",
+            item.name,
+            text(value)
+        ))
+    })
+}
+
 /// The names a templated default or value reads, for the order they are resolved in.
 fn dependencies(text: &str) -> impl Iterator<Item = &str> {
     static CALL: LazyLock<Option<Regex>> = LazyLock::new(|| {
@@ -305,6 +339,7 @@ fn dependencies(text: &str) -> impl Iterator<Item = &str> {
 fn resolve_items(
     render: &mut Render,
     specs: &[(ConfigSpec, Origin)],
+    kots_specs: usize,
     given: &HashMap<String, Given>,
     engine: &mut Engine,
     sources: &mut HashMap<String, Source>,
@@ -346,8 +381,11 @@ fn resolve_items(
     let budget = render.budget.clone();
     while let Some(i) = ready.pop_front() {
         let (s, _, item) = items[i];
+        for message in item_field_problems(item).filter(|_| s < kots_specs) {
+            render.results.push(Diagnostic::warning(Kind::Config, message).about_origin(&specs[s].1));
+        }
         let mut render_field = |field: &str, template: &Value| -> String {
-            let source = text(template);
+            let source = item_text(template);
             if !has_template(&source) {
                 return source;
             }
