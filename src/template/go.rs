@@ -15,6 +15,7 @@
 pub mod check;
 pub mod comments;
 pub mod fmt;
+pub mod pipes;
 pub mod refs;
 pub mod strconv;
 pub mod typed;
@@ -56,6 +57,7 @@ const MAX_EXPANSION: u64 = 100_000;
 /// that is not handed over fails as an unknown function would.)
 pub fn compile(source: &str, (left, right): (&str, &str), funcs: &FuncMap) -> Result<Compiled, String> {
     let source = &*comments::normalize(source, left, right)?;
+    let source = &*pipes::normalize(source, left, right);
     let used: FuncMap = source
         .split(|c: char| !(c.is_alphanumeric() || c == '_'))
         .filter_map(|word| funcs.get_key_value(word))
