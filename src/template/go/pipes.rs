@@ -74,7 +74,10 @@ mod tests {
     #[test]
     fn trailing_pipes_become_spaces() {
         let n = |s| normalize(s, "{{repl", "}}").into_owned();
-        assert_eq!(n(r#"{{repl if (ConfigOption "x" | ParseBool)|}}a{{repl end}}"#), r#"{{repl if (ConfigOption "x" | ParseBool) }}a{{repl end}}"#);
+        assert_eq!(
+            n(r#"{{repl if (ConfigOption "x" | ParseBool)|}}a{{repl end}}"#),
+            r#"{{repl if (ConfigOption "x" | ParseBool) }}a{{repl end}}"#
+        );
         assert_eq!(n(r#"{{repl (x | f |) }}"#), r#"{{repl (x | f  ) }}"#);
         assert_eq!(n("{{repl x |\n -}}"), "{{repl x  \n -}}");
         // Pipes inside quotes, between commands, and outside actions stay.
