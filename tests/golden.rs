@@ -151,45 +151,14 @@ fn resource_list_input(case: &Path) -> Option<Value> {
     (list.get("kind").and_then(Value::as_str) == Some("ResourceList")).then_some(list)
 }
 
-/// YAML style that JSON cannot carry: Flux substitutes a resource's text, so in YAML a plain
-/// `${n}` takes the type its new text reads as and a quoted one stays a string; a JSON string is
-/// a quoted one (kyaml reads it double-quoted, and so does Flux's kustomize).
-const PLAIN_SUBSTITUTION: &str = "a plain ${…} in the YAML is retyped by Flux; its JSON string stays a string";
-/// KOTS renders a file's text as written: a quoted template in the YAML gives a string whatever
-/// it renders to. JSON has no such text; its YAML form is the one Go's writer gives (plain where
-/// it can be), as for a copy, so a template whose result is not a plain scalar breaks that form.
-const QUOTED_KOTS_TEMPLATE: &str =
-    "a quoted KOTS template in the YAML is written plain in the item's YAML form, and its result reads otherwise";
-
-/// Cases whose answer to the same ResourceList written as JSON may differ, each with the reason:
-/// the YAML holds what JSON cannot say (docs/krm.md, "JSON input"). A listed case that gives
-/// the same answer fails, so the list only shrinks.
-const JSON_ENVELOPE_EXCEPTIONS: [(&str, &str); 12] = [
-    ("krm/alias-of-quoted-template-stays-quoted", PLAIN_SUBSTITUTION),
-    ("krm/quoted-scalars-without-own-source", PLAIN_SUBSTITUTION),
-    ("patches/no-metadata-added", PLAIN_SUBSTITUTION),
-    ("substitution/flux-post-build", PLAIN_SUBSTITUTION),
-    ("substitution/patched-and-substituted", PLAIN_SUBSTITUTION),
-    // `count: ${unset}`: plain and empty is null in YAML; the JSON string stays "".
-    ("substitution/strict-off", PLAIN_SUBSTITUTION),
-    // Flux's own test: values holding quote characters, substituted into plain scalars, whose
-    // text then reads as quoted strings; into the JSON strings they stay characters.
-    ("substitution/fluxcd-pkg-varsub-quoted-values", PLAIN_SUBSTITUTION),
-    ("repeat/kots/go-template-semantics", QUOTED_KOTS_TEMPLATE),
-    ("repeat/kots/static-functions", QUOTED_KOTS_TEMPLATE),
-    ("repeat/platform-examples-gitea", QUOTED_KOTS_TEMPLATE),
-    ("repeat/platform-examples-akkoma", QUOTED_KOTS_TEMPLATE),
-    // The same limit is reached and reported for the same field; rendering the template string
-    // by string first (the YAML-form path) spends part of the output budget, so the message
-    // names the limit without the function that crossed it.
-    ("limits/gotemplate-doubling-text", "the output limit is crossed in another function"),
-];
-
 /// Envelope invariance: the case's ResourceList written as JSON gives the same items, results
 /// and exit code as its YAML (docs/krm.md, "JSON input"). The JSON is the value the YAML reads
 /// as, so any style the YAML text had (quotes, anchors, comments) is gone, as it is for a client
-/// that sends JSON.
-fn json_envelope_problem(case: &Path, name: &str, yaml_run: &Run) -> Option<String> {
+/// that sends JSON. One style means something: a plain `${n}` (Flux) or KOTS template is typed
+/// by what it becomes, a quoted one stays a string, and every JSON string is a quoted one (kyaml
+/// reads it double-quoted). Where the YAML leaves such a string plain, the JSON must give what
+/// the same YAML with every string quoted gives ([`quoted_yaml`]): no case is exempt.
+fn json_envelope_problem(case: &Path, yaml_run: &Run) -> Option<String> {
     let list = resource_list_input(case)?;
     let json = serde_json::to_string_pretty(&list).ok()?;
     let json_run = run_case(case, Some(json.as_bytes()));
@@ -198,22 +167,81 @@ fn json_envelope_problem(case: &Path, name: &str, yaml_run: &Run) -> Option<Stri
         let field = |key: &str| list.as_ref().and_then(|l| l.get(key)).cloned().unwrap_or(Value::Null);
         (field("items"), field("results"), run.code)
     };
-    let (yaml, json) = (outcome(yaml_run), outcome(&json_run));
-    let excepted = JSON_ENVELOPE_EXCEPTIONS.iter().any(|(case, _)| *case == name);
-    match (yaml == json, excepted) {
-        (true, false) | (false, true) => None,
-        (true, true) => Some(format!(
-            "{}: gives the same answer as JSON now: remove it from JSON_ENVELOPE_EXCEPTIONS",
-            case.display()
-        )),
-        (false, false) => Some(format!(
-            "{}: the same ResourceList as JSON gives another answer (exit {} then {})\n--- YAML\n{}\n--- JSON\n{}",
-            case.display(),
-            yaml_run.code,
-            json_run.code,
-            yaml_run.stdout,
-            json_run.stdout
-        )),
+    if outcome(yaml_run) == outcome(&json_run) {
+        return None;
+    }
+    let mut quoted = String::new();
+    quoted_yaml(&list, 0, &mut quoted);
+    let quoted_run = run_case(case, Some(quoted.as_bytes()));
+    if outcome(&quoted_run) == outcome(&json_run) {
+        return None;
+    }
+    Some(format!(
+        "{}: the same ResourceList as JSON gives another answer than as YAML with every string quoted (exit {} \
+         then {})\n--- YAML, strings quoted\n{}\n--- its output\n{}\n--- JSON's output\n{}",
+        case.display(),
+        quoted_run.code,
+        json_run.code,
+        quoted,
+        quoted_run.stdout,
+        json_run.stdout
+    ))
+}
+
+/// `value` as block YAML in which every string, keys included, is quoted: single-quoted where
+/// that holds it as it is (one line, no `'`, no control character), else double-quoted with
+/// JSON's escapes. It says what JSON says, in YAML's syntax: the reference for a JSON input.
+fn quoted_yaml(value: &Value, indent: usize, out: &mut String) {
+    let pad = " ".repeat(indent);
+    match value {
+        Value::Object(map) if !map.is_empty() => {
+            for (key, value) in map {
+                out.push_str(&pad);
+                out.push_str(&quoted_scalar(&Value::String(key.clone())));
+                out.push(':');
+                nested(value, indent, out);
+            }
+        }
+        Value::Array(list) if !list.is_empty() => {
+            for value in list {
+                out.push_str(&pad);
+                out.push('-');
+                nested(value, indent, out);
+            }
+        }
+        scalar => {
+            out.push_str(&pad);
+            out.push_str(&quoted_scalar(scalar));
+            out.push('\n');
+        }
+    }
+}
+
+/// The value after a key's `:` or a list's `-`: a scalar on the same line, a collection below.
+fn nested(value: &Value, indent: usize, out: &mut String) {
+    match value {
+        Value::Object(map) if !map.is_empty() => {
+            out.push('\n');
+            quoted_yaml(value, indent + 2, out);
+        }
+        Value::Array(list) if !list.is_empty() => {
+            out.push('\n');
+            quoted_yaml(value, indent + 2, out);
+        }
+        scalar => {
+            out.push(' ');
+            out.push_str(&quoted_scalar(scalar));
+            out.push('\n');
+        }
+    }
+}
+
+fn quoted_scalar(value: &Value) -> String {
+    match value {
+        Value::String(s) if !s.contains('\'') && !s.chars().any(char::is_control) => format!("'{s}'"),
+        Value::Object(_) => "{}".into(),
+        Value::Array(_) => "[]".into(),
+        other => serde_json::to_string(other).unwrap_or_default(),
     }
 }
 
@@ -265,10 +293,10 @@ fn results(output: &str) -> Vec<String> {
 
 /// Runs one case and compares (or, blessing, writes) its expectations; the problems found, each
 /// naming the case's directory.
-fn check(case: &Path, name: &str, bless: bool) -> Vec<String> {
+fn check(case: &Path, bless: bool) -> Vec<String> {
     let mut failures = Vec::new();
     let got = run_case(case, None);
-    failures.extend(json_envelope_problem(case, name, &got));
+    failures.extend(json_envelope_problem(case, &got));
     let expected_files = [
         ("expected.yaml", got.stdout.clone()),
         ("expected.stderr", got.stderr.clone()),
@@ -429,10 +457,8 @@ fn trial(name: String, case: PathBuf, bless: bool) -> Trial {
     Trial::test(name.clone(), move || {
         // Fixtures nest up to the reader's 256 levels; a debug build's recursive YAML reader needs
         // more than a test thread's 2 MiB of stack for them (the release binary runs on 8 MiB).
-        let thread = std::thread::Builder::new()
-            .name(name.clone())
-            .stack_size(64 << 20)
-            .spawn(move || check(&case, &name, bless));
+        let thread =
+            std::thread::Builder::new().name(name.clone()).stack_size(64 << 20).spawn(move || check(&case, bless));
         let joined = thread.map_err(|err| format!("cannot start the case's thread: {err}"))?.join();
         let failures = joined.unwrap_or_else(|panic| std::panic::resume_unwind(panic));
         if failures.is_empty() {

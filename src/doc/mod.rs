@@ -135,7 +135,8 @@ pub fn oversized_message(place: &str, field: &FieldPath, len: usize, limit: u64)
 
 pub use yaml::{
     declares_tag_handles, parse_scalar, read_yaml_documents, read_yaml_documents_as, read_yaml_documents_with_starts,
-    start_of, to_yaml, to_yaml_keeping_quotes, to_yaml_single_quoting, to_yaml_stream, writes_plain, Start, YamlError,
+    start_of, to_yaml, to_yaml_keeping_quotes, to_yaml_quoting_templates, to_yaml_single_quoting, to_yaml_stream,
+    writes_plain, Start, YamlError,
 };
 
 /// A document node. Mappings keep their key order.

@@ -223,7 +223,21 @@ pub fn to_yaml_keeping_quotes(value: &Value, pointers: &[String]) -> String {
 /// are written as [`to_yaml`] writes them.
 pub fn to_yaml_single_quoting(value: &Value, single: &dyn Fn(&str) -> bool) -> String {
     let mut text =
-        serde_saphyr::to_string_with_options(&SingleQuoting(value, single), write_options()).unwrap_or_default();
+        serde_saphyr::to_string_with_options(&SingleQuoting(value, single, false), write_options()).unwrap_or_default();
+    if !text.ends_with('\n') {
+        text.push('\n');
+    }
+    text
+}
+
+/// [`to_yaml_single_quoting`], but every single-line string for which `single` holds is
+/// single-quoted even where it could be plain (unless it holds `'`, which single quotes would
+/// double): what a JSON string (always a quoted string) is in YAML text that a template engine
+/// reads first.
+pub fn to_yaml_quoting_templates(value: &Value, single: &dyn Fn(&str) -> bool) -> String {
+    let always = |s: &str| single(s) && !s.contains('\'');
+    let mut text =
+        serde_saphyr::to_string_with_options(&SingleQuoting(value, &always, true), write_options()).unwrap_or_default();
     if !text.ends_with('\n') {
         text.push('\n');
     }
@@ -247,29 +261,29 @@ pub fn writes_plain(text: &str) -> bool {
     serde_saphyr::to_string(&text).is_ok_and(|written| !written.starts_with(['"', '\'']))
 }
 
-/// See [`to_yaml_single_quoting`].
-struct SingleQuoting<'a>(&'a Value, &'a dyn Fn(&str) -> bool);
+/// See [`to_yaml_single_quoting`]; the flag: single-quote even what could be plain.
+struct SingleQuoting<'a>(&'a Value, &'a dyn Fn(&str) -> bool, bool);
 
 impl serde::Serialize for SingleQuoting<'_> {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::{SerializeMap, SerializeSeq};
         match self.0 {
             Value::String(s) if block_unreadable(s) => serde_saphyr::DoubleQuoted(s.as_str()).serialize(serializer),
-            Value::String(s) if (self.1)(s) && !s.chars().any(char::is_control) && !writes_plain(s) => {
+            Value::String(s) if (self.1)(s) && !s.chars().any(char::is_control) && (self.2 || !writes_plain(s)) => {
                 serde_saphyr::SingleQuoted(s.as_str()).serialize(serializer)
             }
             Value::Number(number) => serialize_number(number, serializer),
             Value::Object(map) => {
                 let mut out = serializer.serialize_map(Some(map.len()))?;
                 for (key, value) in map {
-                    out.serialize_entry(key, &SingleQuoting(value, self.1))?;
+                    out.serialize_entry(key, &SingleQuoting(value, self.1, self.2))?;
                 }
                 out.end()
             }
             Value::Array(items) => {
                 let mut out = serializer.serialize_seq(Some(items.len()))?;
                 for value in items {
-                    out.serialize_element(&SingleQuoting(value, self.1))?;
+                    out.serialize_element(&SingleQuoting(value, self.1, self.2))?;
                 }
                 out.end()
             }

@@ -293,6 +293,28 @@ pub struct QuotedScalars<'a> {
     scanned: OnceCell<HashSet<String>>,
 }
 
+/// The JSON pointers of the strings of `value` holding `$` or a KOTS template: those whose quotes
+/// matter ([`crate::doc::quoted_template_scalars`] finds the same in YAML text).
+fn template_strings(value: &Value) -> HashSet<String> {
+    let mut found = HashSet::new();
+    let mut stack = vec![(String::new(), value)];
+    while let Some((pointer, value)) = stack.pop() {
+        match value {
+            Value::String(s) if s.contains('$') || s.contains("repl{{") || s.contains("{{repl") => {
+                found.insert(pointer);
+            }
+            Value::Object(map) => stack.extend(
+                map.iter().map(|(key, value)| (format!("{pointer}/{}", crate::doc::pointer_segment(key)), value)),
+            ),
+            Value::Array(list) => {
+                stack.extend(list.iter().enumerate().map(|(index, value)| (format!("{pointer}/{index}"), value)));
+            }
+            _ => {}
+        }
+    }
+    found
+}
+
 impl QuotedScalars<'_> {
     /// Whether the scalar at JSON pointer `pointer` (from the item's root) was quoted.
     pub fn is_quoted(&self, pointer: &str) -> bool {
@@ -647,6 +669,17 @@ impl Item {
         let changed = {
             let given = self.extra.as_ref().and_then(|extra| extra.quoted.as_ref());
             let (full, read) = built(&mut self.state);
+            // A JSON item's strings were all quoted: the ones it holds now, not what a patch puts
+            // in (whose own text, YAML, says how it is quoted), as for the same item in YAML
+            // with every string quoted.
+            let strings;
+            let given = match given {
+                Some(Quoted::All) => {
+                    strings = Quoted::At(template_strings(full));
+                    Some(&strings)
+                }
+                other => other,
+            };
             change(full, &QuotedScalars { source: read.as_ref().map(Read::source), given, scanned: OnceCell::new() })
         };
         self.compact_over(tree.as_ref());

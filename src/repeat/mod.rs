@@ -901,7 +901,7 @@ impl Step<'_> {
             // its as-read copy is rendered from its YAML form, as every other copy is.
             let text = (source.has_source() && copies.iter().any(|copy| copy.as_read))
                 .then(|| source.yaml_text(Some(&quoted)));
-            self.emit_copies(copies, item, text.as_deref());
+            self.emit_copies(copies, item, text.as_deref(), !source.has_source());
         }
         source.set_keep_quoted(quoted);
         set_annotation(source.header_mut(), ann::LOCAL_CONFIG, "true");
@@ -1066,11 +1066,11 @@ impl Step<'_> {
 
     /// Renders and generates each copy of `item` until one fails, then reports the warnings
     /// their templates gave.
-    fn emit_copies(&mut self, copies: Vec<Copy>, item: &Value, text: Option<&str>) {
+    fn emit_copies(&mut self, copies: Vec<Copy>, item: &Value, text: Option<&str>, json: bool) {
         let kind = type_of(item).1.to_string();
         let mut noticed = Noticed::default();
         for copy in copies {
-            if !self.emit(copy, &kind, text, item, &mut noticed) {
+            if !self.emit(copy, &kind, (text, json), item, &mut noticed) {
                 break;
             }
         }
@@ -1109,9 +1109,21 @@ impl Step<'_> {
 
     /// Renders a copy's templates, then `kots.io/exclude` / `kots.io/when`, and generates it
     /// unless excluded; `source`'s `text` (its YAML as written now) is what an as-read copy
-    /// renders. `false` after an error.
-    fn emit(&mut self, copy: Copy, kind: &str, text: Option<&str>, source: &Value, noticed: &mut Noticed) -> bool {
+    /// renders, or, for an item read as `json`, its YAML with every template single-quoted.
+    /// `false` after an error.
+    fn emit(
+        &mut self,
+        copy: Copy,
+        kind: &str,
+        (text, json): (Option<&str>, bool),
+        source: &Value,
+        noticed: &mut Noticed,
+    ) -> bool {
         let Copy { mut value, scope, as_read } = copy;
+        // A JSON string is a quoted string (kyaml reads it double-quoted): a JSON item's
+        // as-read copy is rendered as the same item in YAML with every template single-quoted,
+        // so what a template renders to reads as it would inside quotes in a YAML file.
+        let quoting = json && as_read;
         self.engine.shared.lock().clone = scope;
         let written;
         let mut keys = Ok(());
@@ -1120,11 +1132,12 @@ impl Step<'_> {
             Some(text) => text,
             None => {
                 keys = kots::render_keys(&mut value, self.engine, self.budget);
-                if keys.is_ok() {
+                if keys.is_ok() && !quoting {
                     strings = kots::render_strings(&value, self.engine, self.budget);
                 }
                 written = match strings {
                     Some(_) => String::new(),
+                    None if quoting => crate::doc::to_yaml_quoting_templates(&value, &has_template),
                     None => crate::doc::to_yaml_single_quoting(&value, &has_template),
                 };
                 written.as_str()
