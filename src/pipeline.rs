@@ -321,12 +321,7 @@ mod tests {
         let items: Vec<Item> = (0..count)
             .map(|i| {
                 let kind = if i % 3 == 0 { "ConfigMap" } else { "Deployment" };
-                let mut item = json!({"apiVersion": "apps/v1", "kind": kind, "metadata": {"name": format!("r{i}")}});
-                if i == 5 {
-                    // Marked by an earlier run with other patches: patched again.
-                    item["metadata"]["annotations"] = json!({ann::APPLIED: "0000000000000000"});
-                }
-                Item::from(item)
+                Item::from(json!({"apiVersion": "apps/v1", "kind": kind, "metadata": {"name": format!("r{i}")}}))
             })
             .collect();
         let input = Input { items, function_config: Some(config), ..Default::default() };
@@ -351,6 +346,77 @@ mod tests {
             let label = item.header()["metadata"]["labels"]["patched"].clone();
             assert_eq!(label, if i % 3 == 0 { Value::Null } else { json!(1) }, "r{i}");
         }
+    }
+
+    /// A run over an earlier run's output with another config (kpt writes the output over the
+    /// files): an item patched but not substituted takes the new variables; one the changed
+    /// part of the config changed is refused, naming it and the way back; one no step changed
+    /// takes the new config as the files would.
+    #[test]
+    fn a_changed_config_over_marked_items_gives_the_fresh_result_or_refuses() {
+        let config = |tag: &str, extra: &str| {
+            json!({
+                "apiVersion": crate::config::API_VERSION, "kind": crate::config::KIND, "metadata": {"name": "p"},
+                "spec": {"patches": [{
+                    "target": {"kind": "Deployment", "name": "web"},
+                    "patch": "[{\"op\": \"add\", \"path\": \"/spec/args/-\", \"value\": \"--verbose\"}]",
+                }, {
+                    "target": {"kind": "Deployment", "name": "api"},
+                    "patch": format!("[{{\"op\": \"add\", \"path\": \"/spec/args/-\", \"value\": \"{extra}\"}}]"),
+                }], "substitute": {"tag": tag}},
+            })
+        };
+        let items = || {
+            vec![
+                json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web"},
+                       "spec": {"image": "nginx:${tag}", "args": ["--port=80"]}}),
+                json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "api"},
+                       "spec": {"args": ["--port=81"]}}),
+                json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "tag"}, "data": {"t": "${tag}"}}),
+                json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "plain"}, "data": {"t": "x"}}),
+            ]
+        };
+        let run = |items: Vec<Value>, config: Value| {
+            let items = items.into_iter().map(Item::from).collect();
+            render(
+                Input { items, function_config: Some(config), ..Default::default() },
+                &crate::package::MemoryFiles::default(),
+            )
+        };
+        let values = |output: &Output| -> Vec<Value> {
+            output.items.clone().unwrap_or_default().into_iter().map(Item::into_value).collect()
+        };
+        let errors = |output: &Output| -> Vec<String> {
+            output.results.iter().filter(|r| r.is_error()).map(|r| r.message.clone()).collect()
+        };
+        let first = values(&run(items(), config("1.27", "-v")));
+        assert!(first.iter().take(3).all(|item| krm::annotation(item, ann::APPLIED).is_some()));
+        assert_eq!(krm::annotation(&first[3], ann::APPLIED), None, "no step changed it: no mark");
+        // The same config: nothing changes (kpt's rule).
+        assert_eq!(values(&run(first.clone(), config("1.27", "-v"))), first);
+        // Another tag: web and the tag ConfigMap were substituted, their ${tag} is gone.
+        let refused = run(first.clone(), config("1.28", "-v"));
+        let refused_errors = errors(&refused);
+        assert_eq!(refused_errors.len(), 2, "{refused_errors:?}");
+        assert!(refused_errors[0].starts_with("Deployment web holds the output of an earlier render"));
+        assert!(refused_errors[1].starts_with("ConfigMap tag holds the output of an earlier render"));
+        assert!(refused_errors.iter().all(|e| e.contains("restore the package's files as committed")));
+        assert!(refused.results.iter().all(|r| r.is_error()), "no warning about patches matching nothing");
+        // Without the substituted items, the patched-only api and the untouched ConfigMap take
+        // the new tag as a render of the files does.
+        let fresh = values(&run(vec![items()[1].clone(), items()[3].clone()], config("1.28", "-v")));
+        assert_eq!(values(&run(vec![first[1].clone(), first[3].clone()], config("1.28", "-v"))), fresh);
+        // Another patch for api: api is refused; the substituted ConfigMap, which no patch
+        // selects, is still what the files give.
+        let refused = errors(&run(first[1..].to_vec(), config("1.27", "-x")));
+        assert_eq!(refused.len(), 1, "{refused:?}");
+        assert!(refused[0].starts_with("Deployment api holds"), "{refused:?}");
+        let kept = values(&run(first[2..].to_vec(), config("1.27", "-x")));
+        assert_eq!(kept, first[2..].to_vec());
+        // No patches nor variables any more: every marked item holds stale values.
+        let bare = json!({"apiVersion": crate::config::API_VERSION, "kind": crate::config::KIND,
+                          "metadata": {"name": "p"}, "spec": {}});
+        assert_eq!(errors(&run(first.clone(), bare)).len(), 3);
     }
 
     /// A second run over the first's output, on two threads: items the first marked (a JSON patch
@@ -437,7 +503,10 @@ mod tests {
         // Fixture items of Kubernetes kinds without KOTS templates or variables (other steps' kinds,
         // templates and variables fail renders on their own), half of them kinds the patches target.
         let core = |item: &&String| ["apiVersion: v1\n", "apiVersion: apps/v1\n"].iter().any(|a| item.contains(a));
-        let plain = |item: &&String| !item.contains("kots.io") && !item.contains("repl") && !item.contains('$');
+        // Items an expectation marked are another config's output, which this one refuses.
+        let plain = |item: &&String| {
+            !["kots.io", "repl", "$", "fn.blueprint.dev/applied"].iter().any(|text| item.contains(text))
+        };
         let kubernetes: Vec<&String> = pool().iter().filter(core).filter(plain).collect();
         let targeted: Vec<&String> = kubernetes
             .iter()

@@ -22,7 +22,11 @@
 //! and must come out the same, items and results: running the function on its own output must
 //! not change it (docs/krm.md, "Running twice"). And every case whose input is a ResourceList
 //! is run once more with that list written as JSON, and must give the same items, results and
-//! exit code (docs/krm.md, "JSON input").
+//! exit code (docs/krm.md, "JSON input"). And every KRM case whose functionConfig has a
+//! `spec.substitute` or `spec.values` leaf is rendered once more over its own output with that
+//! leaf changed, as kpt renders a package after a config edit: it must give what a render of
+//! the input with the changed config gives, or refuse with the documented error
+//! (docs/patches.md, "Running twice").
 
 use libtest_mimic::{Arguments, Failed, Trial};
 use render_blueprint::doc::{read_yaml_documents, to_yaml, Value};
@@ -247,33 +251,45 @@ fn quoted_scalar(value: &Value) -> String {
 
 /// The output of a KRM run with the input's functionConfig put back, as the next run's input.
 fn rerun_input(input: &str, output: &str) -> Option<String> {
+    let config = read_yaml_documents(input).ok()?.into_iter().next()?.get("functionConfig").cloned();
+    rerun_input_with(input, output, config.as_ref())
+}
+
+/// The text of a YAML list's top-level `functionConfig:` entry, to the next top-level key.
+fn config_section(input: &str) -> Option<(usize, usize)> {
+    let start = input.find("\nfunctionConfig:")? + 1;
+    let rest = &input[start..];
+    let mut end = 0;
+    for (i, line) in rest.split_inclusive('\n').enumerate() {
+        if i > 0 && line.starts_with(|c: char| c.is_ascii_alphabetic()) {
+            break;
+        }
+        end += line.len();
+    }
+    Some((start, start + end))
+}
+
+/// The output of a KRM run with `config` as its functionConfig, as the next run's input: the
+/// input's own text when `config` is the input's, else `config` written as YAML.
+fn rerun_input_with(input: &str, output: &str, config: Option<&Value>) -> Option<String> {
     let parsed_input = read_yaml_documents(input).ok()?.into_iter().next()?;
+    let own = parsed_input.get("functionConfig") == config;
     let mut parsed = read_yaml_documents(output).ok()?.into_iter().next()?;
     // Our YAML output as written (kpt keeps its quoting when it writes the package back), with
     // the results dropped and the input's functionConfig text appended.
     let yaml_input = !input.trim_start().starts_with('{');
     if yaml_input && output.starts_with("apiVersion:") && !output.contains("\nfunctionConfig:") {
         let body = output.find("\nresults:\n").map_or(output, |at| &output[..=at]);
-        let config = match input.find("\nfunctionConfig:") {
-            Some(start) => {
-                // The functionConfig runs to the next top-level key.
-                let rest = &input[start + 1..];
-                let mut end = 0;
-                for (i, line) in rest.split_inclusive('\n').enumerate() {
-                    if i > 0 && line.starts_with(|c: char| c.is_ascii_alphabetic()) {
-                        break;
-                    }
-                    end += line.len();
-                }
-                &rest[..end]
-            }
-            None => "",
+        let config = match (own, config) {
+            (true, _) => config_section(input).map_or(String::new(), |(start, end)| input[start..end].to_string()),
+            (false, Some(config)) => config_yaml(config),
+            (false, None) => String::new(),
         };
         return Some(format!("{body}{config}"));
     }
     let object = parsed.as_object_mut()?;
     object.shift_remove("results");
-    if let Some(config) = parsed_input.get("functionConfig") {
+    if let Some(config) = config {
         object.insert("functionConfig".into(), config.clone());
     }
     // A JSON list runs again as JSON: its envelope is the client's, not ours to change.
@@ -281,6 +297,119 @@ fn rerun_input(input: &str, output: &str) -> Option<String> {
         return serde_json::to_string_pretty(&Value::Object(object.clone())).ok();
     }
     Some(to_yaml(&Value::Object(object.clone())))
+}
+
+/// `functionConfig:` and the config under it, as the last entry of a YAML list.
+fn config_yaml(config: &Value) -> String {
+    let mut wrapped = render_blueprint::doc::Map::new();
+    wrapped.insert("functionConfig".into(), config.clone());
+    to_yaml(&Value::Object(wrapped))
+}
+
+/// The refusal of an item an earlier render with another config changed (docs/patches.md,
+/// "Running twice").
+const REFUSAL: &str = "holds the output of an earlier render with other patches or variables";
+
+/// Cases whose render over their own output with one config value changed gives neither what
+/// a render of the input with that config gives nor the refusal, each with the reason. Empty.
+const RERENDER_EXCEPTIONS: [(&str, &str); 0] = [];
+
+/// The config with one value changed: the first `spec.substitute` variable, else the first
+/// scalar leaf of `spec.values`; `None` when it has neither. The field it changed is returned
+/// too, for the failure message.
+fn changed_config(config: &Value) -> Option<(Value, String)> {
+    fn change(value: &mut Value) -> bool {
+        match value {
+            Value::String(text) => text.push_str("-changed"),
+            Value::Bool(flag) => *flag = !*flag,
+            Value::Number(number) => match number.as_i64() {
+                Some(n) => *value = Value::from(n.wrapping_add(1)),
+                None => *value = Value::from(number.as_f64().unwrap_or_default() + 1.0),
+            },
+            _ => return false,
+        }
+        true
+    }
+    fn first_leaf(value: &mut Value, path: &mut String) -> bool {
+        match value {
+            Value::Object(map) => map.iter_mut().any(|(key, value)| {
+                let len = path.len();
+                path.push('.');
+                path.push_str(key);
+                let found = first_leaf(value, path);
+                if !found {
+                    path.truncate(len);
+                }
+                found
+            }),
+            Value::Array(items) => items.iter_mut().enumerate().any(|(i, value)| {
+                let len = path.len();
+                path.push_str(&format!("[{i}]"));
+                let found = first_leaf(value, path);
+                if !found {
+                    path.truncate(len);
+                }
+                found
+            }),
+            other => change(other),
+        }
+    }
+    let mut changed = config.clone();
+    let spec = changed.get_mut("spec")?;
+    let mut field = String::from("spec.substitute");
+    if let Some(Value::Object(variables)) = spec.get_mut("substitute") {
+        if let Some((name, value)) = variables.iter_mut().next() {
+            if change(value) {
+                field.push_str(&format!(".{name}"));
+                return Some((changed, field));
+            }
+        }
+    }
+    field = String::from("spec.values");
+    let values = spec.get_mut("values")?;
+    first_leaf(values, &mut field).then_some((changed, field))
+}
+
+/// A render over the case's own output with one config value changed, as kpt renders a package
+/// after a config edit: the same items, results and exit code as a render of the input with the
+/// changed config, or the refusal (exit 1).
+fn changed_config_problem(case: &Path, name: &str, input: &str, got: &Run) -> Option<String> {
+    if input.trim_start().starts_with('{') {
+        return None;
+    }
+    let list = read_yaml_documents(input).ok()?.into_iter().next()?;
+    let (config, field) = changed_config(list.get("functionConfig")?)?;
+    let fresh_input = match config_section(input) {
+        Some((start, end)) => format!("{}{}{}", &input[..start], &input[end..], config_yaml(&config)),
+        None => return None,
+    };
+    let fresh = run(case, &[], &[], fresh_input.as_bytes());
+    let over_output = rerun_input_with(input, &got.stdout, Some(&config))?;
+    let again = run(case, &[], &[], over_output.as_bytes());
+    let outcome = |run: &Run| {
+        let list = read_yaml_documents(&run.stdout).ok().and_then(|mut docs| docs.pop());
+        let field = |key: &str| list.as_ref().and_then(|l| l.get(key)).cloned().unwrap_or(Value::Null);
+        (field("items"), field("results"), run.code)
+    };
+    let refused = again.code == 1 && results(&again.stdout).iter().any(|r| r.contains(REFUSAL));
+    // A failed render writes nothing (kpt keeps the files, and the items are each run's input):
+    // its results are its answer.
+    let failed = fresh.code == 1 && again.code == 1;
+    let same = outcome(&fresh) == outcome(&again) || failed && results(&fresh.stdout) == results(&again.stdout);
+    let excepted = RERENDER_EXCEPTIONS.iter().any(|(case, _)| *case == name);
+    match (same || refused, excepted) {
+        (true, false) | (false, true) => None,
+        (true, true) => Some(format!("{}: re-renders right now: remove it from RERENDER_EXCEPTIONS", case.display())),
+        (false, false) => Some(format!(
+            "{}: rendered over its own output with {field} changed, it gives neither what the input with that \
+             change gives nor the refusal (exit {} then {})\n--- fresh\n{}\n--- over the output\n{}",
+            case.display(),
+            fresh.code,
+            again.code,
+            fresh.stdout,
+            again.stdout
+        )),
+    }
 }
 
 /// The severity and message of each result of a KRM run, in order.
@@ -339,6 +468,7 @@ fn check(case: &Path, bless: bool) -> Vec<String> {
         failures.push(format!("{}: output is not a ResourceList", case.display()));
         return failures;
     };
+    failures.extend(changed_config_problem(case, name, &input, &got));
     let again = run(case, &[], &[], second_input.as_bytes());
     let first = rerun_input(&input, &got.stdout);
     let second = rerun_input(&input, &again.stdout);

@@ -67,14 +67,17 @@ pub(super) fn report(
 }
 
 /// Removes the file-tracking annotations kpt and kustomize add while a package is in flight,
-/// as `kpt fn sink` and kustomize's build do before writing manifests out.
+/// as `kpt fn sink` and kustomize's build do before writing manifests out, and our
+/// `fn.blueprint.dev/applied` mark: printed manifests are never the next run's input, as kpt's
+/// files are.
 fn strip_build_annotations(mut item: Value) -> Value {
     let Some(metadata) = item.get_mut("metadata").and_then(Value::as_object_mut) else {
         return item;
     };
     if let Some(annotations) = metadata.get_mut("annotations").and_then(Value::as_object_mut) {
         annotations.retain(|key, _| {
-            !key.starts_with("internal.config.kubernetes.io/") && key != ann::LEGACY_PATH && key != ann::LEGACY_INDEX
+            !key.starts_with("internal.config.kubernetes.io/")
+                && ![ann::LEGACY_PATH, ann::LEGACY_INDEX, ann::APPLIED].contains(&key.as_str())
         });
         if annotations.is_empty() {
             metadata.shift_remove("annotations");

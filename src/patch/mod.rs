@@ -363,6 +363,27 @@ impl NotApplied {
 }
 
 impl Tally {
+    /// Records document `d` of patch `p`'s warnings (message, pointer) about `item`, each once
+    /// per patch ([`Tally::not_applied`]).
+    fn warn(&mut self, p: usize, d: usize, patch: &Patch, item: &Value, warnings: Vec<(String, &'static str)>) {
+        for (message, pointer) in warnings {
+            if let Some(seen) = self.not_applied.iter_mut().find(|seen| seen.is(p, d, pointer)) {
+                seen.more += 1;
+                continue;
+            }
+            let at = self.results[p].len();
+            self.not_applied.push(NotApplied { patch: p, document: d, pointer, at, more: 0 });
+            let mut warning =
+                Diagnostic::warning(Kind::Render, format!("patch {}: {message}", patch.field)).about(item);
+            if !pointer.is_empty() {
+                warning = warning.at(pointer_to_field(pointer));
+            }
+            self.results[p].push(warning);
+        }
+    }
+}
+
+impl Tally {
     /// Whether the render's budget ran out while patching.
     pub fn is_exhausted(&self) -> bool {
         self.exhausted
@@ -406,8 +427,6 @@ impl Tally {
 /// What the patches did to one item.
 #[derive(Default)]
 pub struct Applied {
-    /// Applying the patches again would change the item again.
-    pub repeatable: bool,
     /// A `$patch: delete` patch removed it: it leaves the output.
     pub deleted: bool,
     /// The patches changed its apiVersion, kind, name or namespace: what they were before, as
@@ -525,7 +544,12 @@ impl Patches {
                 }
                 _ => selects(patch, document, item, None),
             };
-            let matched = patch.documents.iter().filter(selected).count();
+            let mut matched = 0;
+            for (d, document) in patch.documents.iter().enumerate().filter(|(_, document)| selected(document)) {
+                matched += 1;
+                // What the item's identity makes a strategic merge warn about: the first run's.
+                tally.warn(p, d, patch, item, document.warnings(patch, item));
+            }
             tally.matched[p] += matched;
             if matched > 0 {
                 patch.note(item, &mut tally.names[p]);
@@ -586,23 +610,7 @@ impl Patches {
                 let before = id_key(item);
                 let (message, pointer) = match apply_document(document, patch, item, budget) {
                     Ok(outcome) => {
-                        applied.repeatable |= outcome.repeatable;
-                        for (message, pointer) in outcome.warnings {
-                            let seen = tally.not_applied.iter_mut().find(|seen| seen.is(p, d, pointer));
-                            if let Some(seen) = seen {
-                                seen.more += 1;
-                                continue;
-                            }
-                            let at = tally.results[p].len();
-                            tally.not_applied.push(NotApplied { patch: p, document: d, pointer, at, more: 0 });
-                            let mut warning =
-                                Diagnostic::warning(Kind::Render, format!("patch {}: {message}", patch.field))
-                                    .about(item);
-                            if !pointer.is_empty() {
-                                warning = warning.at(pointer_to_field(pointer));
-                            }
-                            tally.results[p].push(warning);
-                        }
+                        tally.warn(p, d, patch, item, outcome.warnings);
                         if id_key(item) != before {
                             renamed_by = Some(p);
                         }
@@ -748,11 +756,9 @@ impl From<Exhausted> for Failure {
     }
 }
 
-/// What applying one document did besides patching: whether applying it again would change the
-/// item again (an `add` to the end of a list, a `remove`…), and warnings (message, pointer).
+/// What applying one document did besides patching: warnings (message, pointer).
 #[derive(Default)]
 struct Outcome {
-    repeatable: bool,
     warnings: Vec<(String, &'static str)>,
 }
 
@@ -761,16 +767,13 @@ fn apply_document(document: &Document, patch: &Patch, item: &mut Value, budget: 
     budget.charge_steps(1)?;
     match document {
         Document::Json6902(operations) => {
-            let repeatable = apply_6902(&operations.0, patch, item, budget)?;
-            Ok(Outcome { repeatable, warnings: Vec::new() })
+            apply_6902(&operations.0, patch, item, budget)?;
+            Ok(Outcome::default())
         }
         Document::Strategic(map) => {
-            if map.get("$patch").and_then(Value::as_str) == Some("replace") {
+            if top_level_replace(map) {
                 // kyaml returns the patch as a new node and kustomize keeps the resource's own.
-                let message = "$patch: replace at the top of a patch is ignored, as kustomize ignores it: the \
-                               resource is unchanged; to replace a field, put $patch: replace in it (spec: \
-                               {$patch: replace, …})";
-                return Ok(Outcome { repeatable: false, warnings: vec![(message.into(), "")] });
+                return Ok(Outcome { warnings: vec![(TOP_LEVEL_REPLACE.into(), "")] });
             }
             let before = Identity::of(item);
             // kustomize gives the patch the resource's apiVersion (with the patch's kind), and
@@ -787,7 +790,30 @@ fn apply_document(document: &Document, patch: &Patch, item: &mut Value, budget: 
             };
             strategic::apply(target, map, schema).map_err(|err| locate_strategic_error(&err))?;
             let warnings = before.settle(target, map, patch);
-            Ok(Outcome { repeatable: false, warnings })
+            Ok(Outcome { warnings })
+        }
+    }
+}
+
+const TOP_LEVEL_REPLACE: &str = "$patch: replace at the top of a patch is ignored, as kustomize ignores it: \
+                                 the resource is unchanged; to replace a field, put $patch: replace in it (spec: \
+                                 {$patch: replace, …})";
+
+fn top_level_replace(map: &Map) -> bool {
+    map.get("$patch").and_then(Value::as_str) == Some("replace")
+}
+
+impl Document {
+    /// The warnings applying this document to `item` gives that its identity alone decides: what
+    /// a run that leaves an already patched item as it is reports, as the run that patched it did.
+    fn warnings(&self, patch: &Patch, item: &Value) -> Vec<(String, &'static str)> {
+        match self {
+            Document::Json6902(_) => Vec::new(),
+            Document::Strategic(map) if top_level_replace(map) => vec![(TOP_LEVEL_REPLACE.into(), "")],
+            Document::Strategic(map) => {
+                let (api_version, kind) = type_of(item);
+                identity_warnings(map, patch, api_version, krm::name_of(item), kind)
+            }
         }
     }
 }
@@ -835,47 +861,7 @@ impl Identity {
         if !(options.allow_kind_change && kept(item, "kind")) {
             restore(item, "kind", self.kind);
         }
-        let mut warnings = Vec::new();
-        if patch.target.is_none() {
-            // An untargeted patch's name and kind are how it found the resource, not a change.
-            return warnings;
-        }
-        let own_name = patch_map.get("metadata").and_then(|m| m.get("name")).and_then(Value::as_str);
-        if let Some(name) = own_name.filter(|name| !options.allow_name_change && *name != old_name) {
-            warnings.push((
-                format!(
-                    "its metadata.name {name:?} is not applied: the resource keeps the name {old_name:?} (as in \
-                     kustomize); set options.allowNameChange: true to rename it, or leave metadata.name out of \
-                     the patch"
-                ),
-                "/metadata/name",
-            ));
-        }
-        let own_kind = patch_map.get("kind").and_then(Value::as_str);
-        if let Some(kind) = own_kind.filter(|kind| !options.allow_kind_change && *kind != old_kind) {
-            let own_api = patch_map.get("apiVersion").and_then(Value::as_str).unwrap_or_default();
-            // Which schema the merge used (see `apply_document`) is part of what the kind did.
-            let how = if strategic::schema_of(&old_api, &old_kind).is_some() {
-                String::new()
-            } else if strategic::schema_of(&old_api, kind).is_some() {
-                format!(", merged with the schema of {old_api} {kind}")
-            } else if strategic::schema_of(own_api, kind).is_some() {
-                format!(
-                    ", and its lists are replaced, not merged by key: the patch takes the resource's apiVersion, \
-                     and {old_api} {kind} has no schema ({own_api} {kind} has)"
-                )
-            } else {
-                String::new()
-            };
-            warnings.push((
-                format!(
-                    "its kind {kind:?} is not applied: the resource stays a {old_kind} (as in kustomize){how}; set \
-                     options.allowKindChange: true to change the kind, or leave kind out of the patch"
-                ),
-                "/kind",
-            ));
-        }
-        warnings
+        identity_warnings(patch_map, patch, &old_api, &old_name, &old_kind)
     }
 }
 
@@ -895,12 +881,7 @@ fn restore(map: &mut Map, key: &str, value: Option<Value>) {
 /// crate undoes a failed patch itself, so the item is not cloned per patch (10 000 patches on one
 /// item stay linear). Otherwise operation by operation on a copy, charging each copied value
 /// before it is made, so doubling copies end at the output budget rather than in memory.
-fn apply_6902(
-    operations: &[PatchOperation],
-    patch: &Patch,
-    item: &mut Value,
-    budget: &Budget,
-) -> Result<bool, Failure> {
+fn apply_6902(operations: &[PatchOperation], patch: &Patch, item: &mut Value, budget: &Budget) -> Result<(), Failure> {
     let tracking = Tracking::of(item);
     let copies = operations.iter().any(|op| matches!(op, PatchOperation::Copy(_)));
     if !copies && !operations.iter().any(touches_identity) {
@@ -915,20 +896,7 @@ fn apply_6902(
         *item = result;
     }
     tracking.put_back(item);
-    if idempotent(operations) {
-        return Ok(false);
-    }
-    // Whether a second run would change the item again: applied once more to a copy, within
-    // the same budget (a copy doubles again there).
-    let mut again = item.clone();
-    match apply_one_by_one(&mut again, operations, budget) {
-        Ok(()) => {
-            tracking.put_back(&mut again);
-            Ok(again != *item)
-        }
-        Err(Failure::Budget(exhausted)) => Err(Failure::Budget(exhausted)),
-        Err(Failure::Patch(..)) => Ok(true),
-    }
+    Ok(())
 }
 
 /// The annotations kpt and kustomize track an item's file with (`internal.config.kubernetes.io/…`,
@@ -1047,26 +1015,57 @@ fn touches_identity(operation: &PatchOperation) -> bool {
     }
 }
 
-/// Operations that a second application leaves as they are, known without applying them: adds
-/// and replaces of constant values at fixed places (no list insertion), none inside another's.
-fn idempotent(operations: &[PatchOperation]) -> bool {
-    let mut paths = std::collections::HashSet::new();
-    for operation in operations {
-        match operation {
-            PatchOperation::Replace(op) => paths.insert(op.path.as_str()),
-            PatchOperation::Add(op) => {
-                let last = op.path.as_str().rsplit('/').next().unwrap_or_default();
-                if op.path.as_str().is_empty() || last == "-" || last.bytes().all(|b| b.is_ascii_digit()) {
-                    return false;
-                }
-                paths.insert(op.path.as_str())
-            }
-            _ => return false,
-        };
+/// A targeted strategic merge patch's name and kind that are not applied (see
+/// [`Identity::settle`]), about a resource of `old_api`, `old_name` and `old_kind`.
+fn identity_warnings(
+    patch_map: &Map,
+    patch: &Patch,
+    old_api: &str,
+    old_name: &str,
+    old_kind: &str,
+) -> Vec<(String, &'static str)> {
+    let options = &patch.options;
+    let mut warnings = Vec::new();
+    if patch.target.is_none() {
+        // An untargeted patch's name and kind are how it found the resource, not a change.
+        return warnings;
     }
-    let root_and_more = paths.contains("") && paths.len() > 1;
-    !root_and_more
-        && paths.iter().all(|path| path.match_indices('/').skip(1).all(|(at, _)| !paths.contains(&path[..at])))
+    let own_name = patch_map.get("metadata").and_then(|m| m.get("name")).and_then(Value::as_str);
+    if let Some(name) = own_name.filter(|name| !options.allow_name_change && *name != old_name) {
+        warnings.push((
+            format!(
+                "its metadata.name {name:?} is not applied: the resource keeps the name {old_name:?} (as in \
+                 kustomize); set options.allowNameChange: true to rename it, or leave metadata.name out of \
+                 the patch"
+            ),
+            "/metadata/name",
+        ));
+    }
+    let own_kind = patch_map.get("kind").and_then(Value::as_str);
+    if let Some(kind) = own_kind.filter(|kind| !options.allow_kind_change && *kind != old_kind) {
+        let own_api = patch_map.get("apiVersion").and_then(Value::as_str).unwrap_or_default();
+        // Which schema the merge used (see `apply_document`) is part of what the kind did.
+        let how = if strategic::schema_of(old_api, old_kind).is_some() {
+            String::new()
+        } else if strategic::schema_of(old_api, kind).is_some() {
+            format!(", merged with the schema of {old_api} {kind}")
+        } else if strategic::schema_of(own_api, kind).is_some() {
+            format!(
+                ", and its lists are replaced, not merged by key: the patch takes the resource's apiVersion, \
+                 and {old_api} {kind} has no schema ({own_api} {kind} has)"
+            )
+        } else {
+            String::new()
+        };
+        warnings.push((
+            format!(
+                "its kind {kind:?} is not applied: the resource stays a {old_kind} (as in kustomize){how}; set \
+                 options.allowKindChange: true to change the kind, or leave kind out of the patch"
+            ),
+            "/kind",
+        ));
+    }
+    warnings
 }
 
 /// A strategic merge error reads `/spec/template/spec/$setElementOrder/containers: …`: its plain

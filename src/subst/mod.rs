@@ -278,11 +278,23 @@ impl Walk<'_> {
     }
 }
 
-/// What substituting did: problems, and the items whose result would change again if
-/// substituted again (it still holds `${…}`, e.g. from `$${`), which need the idempotency marker.
+/// What substituting did: its problems.
 pub struct Applied {
     pub results: Vec<Diagnostic>,
-    pub repeatable: Vec<bool>,
+}
+
+/// Whether substitution changes this item: it is not opted out and some string holds `${` or
+/// `$$` (every such string changes, but for a variable whose value is its own reference). The
+/// caller marks an input item so changed, since its `${…}` are gone after this run.
+pub fn touches(item: &Value) -> bool {
+    !disabled(item) && contains_candidate(item)
+}
+
+/// Whether substitution changes what patches select an item by (`apiVersion`, `kind`,
+/// `metadata`): a patch's target may name the item as it was before.
+pub fn touches_header(item: &Value) -> bool {
+    !disabled(item)
+        && ["apiVersion", "kind", "metadata"].iter().any(|key| item.get(*key).is_some_and(contains_candidate))
 }
 
 /// Substitutes every item handed over, charging the render's `budget`; `quoted(i, pointer)` says
@@ -294,7 +306,6 @@ pub fn apply(
     quoted: &mut dyn FnMut(usize, &str) -> bool,
 ) -> Applied {
     let mut results = Vec::new();
-    let mut repeatable = vec![false; items.len()];
     for (i, item) in items.iter_mut().enumerate() {
         if disabled(item) || !contains_candidate(item) {
             continue;
@@ -303,12 +314,7 @@ pub fn apply(
         let mut walk = Walk { variables, budget, quoted: &mut quoted_here };
         // In place: an error fails the render, which then writes its input unchanged.
         match walk.value(item, &mut String::new()) {
-            Ok(()) => {
-                repeatable[i] = contains_candidate(item) && {
-                    let mut again = (**item).clone();
-                    walk.value(&mut again, &mut String::new()).map_or(true, |_| again != **item)
-                };
-            }
+            Ok(()) => {}
             Err((message, pointer)) => {
                 let field = pointer.split('/').skip(1).fold(FieldPath::root(), |path, token| {
                     let token = token.replace("~1", "/").replace("~0", "~");
@@ -321,7 +327,7 @@ pub fn apply(
             }
         }
     }
-    Applied { results, repeatable }
+    Applied { results }
 }
 
 #[cfg(test)]
@@ -399,12 +405,17 @@ mod tests {
     }
 
     #[test]
-    fn escaped_output_is_marked_repeatable() {
+    fn escapes_and_opt_outs_decide_what_is_touched() {
         let vars = variables(&[], false);
         let mut item = json!({"data": {"x": "$${kept}"}});
-        let applied = apply(&vars, &Budget::default(), &mut [&mut item], &mut |_, _| false);
+        assert!(touches(&item) && !touches_header(&item));
+        apply(&vars, &Budget::default(), &mut [&mut item], &mut |_, _| false);
         assert_eq!(item, json!({"data": {"x": "${kept}"}}));
-        assert_eq!(applied.repeatable, vec![true]);
+        let named = json!({"metadata": {"name": "${app}"}});
+        assert!(touches(&named) && touches_header(&named));
+        let off = json!({"metadata": {"name": "${app}", "labels": {DISABLE_KEY: "disabled"}}});
+        assert!(!touches(&off) && !touches_header(&off));
+        assert!(!touches(&json!({"data": {"x": "$v and $"}})));
     }
 
     #[test]
