@@ -310,10 +310,6 @@ fn config_yaml(config: &Value) -> String {
 /// "Running twice").
 const REFUSAL: &str = "holds the output of an earlier render with other patches or variables";
 
-/// Cases whose render over their own output with one config value changed gives neither what
-/// a render of the input with that config gives nor the refusal, each with the reason. Empty.
-const RERENDER_EXCEPTIONS: [(&str, &str); 0] = [];
-
 /// The config with one value changed: the first `spec.substitute` variable, else the first
 /// scalar leaf of `spec.values`; `None` when it has neither. The field it changed is returned
 /// too, for the failure message.
@@ -373,7 +369,7 @@ fn changed_config(config: &Value) -> Option<(Value, String)> {
 /// A render over the case's own output with one config value changed, as kpt renders a package
 /// after a config edit: the same items, results and exit code as a render of the input with the
 /// changed config, or the refusal (exit 1).
-fn changed_config_problem(case: &Path, name: &str, input: &str, got: &Run) -> Option<String> {
+fn changed_config_problem(case: &Path, input: &str, got: &Run) -> Option<String> {
     if input.trim_start().starts_with('{') {
         return None;
     }
@@ -396,20 +392,18 @@ fn changed_config_problem(case: &Path, name: &str, input: &str, got: &Run) -> Op
     // its results are its answer.
     let failed = fresh.code == 1 && again.code == 1;
     let same = outcome(&fresh) == outcome(&again) || failed && results(&fresh.stdout) == results(&again.stdout);
-    let excepted = RERENDER_EXCEPTIONS.iter().any(|(case, _)| *case == name);
-    match (same || refused, excepted) {
-        (true, false) | (false, true) => None,
-        (true, true) => Some(format!("{}: re-renders right now: remove it from RERENDER_EXCEPTIONS", case.display())),
-        (false, false) => Some(format!(
-            "{}: rendered over its own output with {field} changed, it gives neither what the input with that \
-             change gives nor the refusal (exit {} then {})\n--- fresh\n{}\n--- over the output\n{}",
-            case.display(),
-            fresh.code,
-            again.code,
-            fresh.stdout,
-            again.stdout
-        )),
+    if same || refused {
+        return None;
     }
+    Some(format!(
+        "{}: rendered over its own output with {field} changed, it gives neither what the input with that \
+             change gives nor the refusal (exit {} then {})\n--- fresh\n{}\n--- over the output\n{}",
+        case.display(),
+        fresh.code,
+        again.code,
+        fresh.stdout,
+        again.stdout
+    ))
 }
 
 /// The severity and message of each result of a KRM run, in order.
@@ -468,7 +462,7 @@ fn check(case: &Path, bless: bool) -> Vec<String> {
         failures.push(format!("{}: output is not a ResourceList", case.display()));
         return failures;
     };
-    failures.extend(changed_config_problem(case, name, &input, &got));
+    failures.extend(changed_config_problem(case, &input, &got));
     let again = run(case, &[], &[], second_input.as_bytes());
     let first = rerun_input(&input, &got.stdout);
     let second = rerun_input(&input, &again.stdout);
