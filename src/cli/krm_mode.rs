@@ -31,6 +31,7 @@ pub(super) fn run(root: Option<PathBuf>, limits: Limits) -> Exit {
         Err(err) => return Exit::Unusable(err.to_string()),
     };
     let package = Package::new(root_or_cwd(root), limits);
+    let under_kustomize = list.function_config.as_ref().is_some_and(super::output::is_kustomize_function_config);
     let input = package.input(std::mem::take(&mut list.items), list.function_config.take(), vec![]);
     let output = pipeline::render(input, &package.files);
     report_results(&output.results, None);
@@ -39,7 +40,12 @@ pub(super) fn run(root: Option<PathBuf>, limits: Limits) -> Exit {
     // A failed render writes the input items back unchanged. Parsing stdin again (only on this
     // path) is cheaper than keeping a copy of every item on the path that succeeds.
     let items = match output.items {
-        Some(items) => items,
+        Some(mut items) => {
+            if under_kustomize {
+                super::output::without_marks(&mut items);
+            }
+            items
+        }
         None => match ResourceList::parse_shared(&text, limits.max_file_bytes) {
             Ok(original) => original.items,
             // The same bytes parsed a moment ago; never write an empty package instead.

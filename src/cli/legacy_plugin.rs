@@ -75,7 +75,10 @@ pub(super) fn run(config_file: &Path) -> Exit {
     let output = pipeline::render(input, &package.files);
     report_results(&output.results, None);
     match output.items {
-        Some(items) => write_with(|out| write_stream(out, items.into_iter())),
+        Some(mut items) => {
+            super::output::without_marks(&mut items);
+            write_with(|out| write_stream(out, items.into_iter()))
+        }
         None => Exit::Errors,
     }
 }

@@ -80,3 +80,22 @@ pub(super) fn write_stream(out: &mut dyn Write, items: impl Iterator<Item = Item
     }
     Ok(())
 }
+
+/// The output cannot come back as the next render's input (kustomize builds from the files each
+/// time; the legacy exec plugin runs only under it): the `fn.blueprint.dev/applied` marks, which
+/// only guard kpt's in-place renders, are left out, so they never reach the cluster.
+pub(super) fn without_marks(items: &mut [Item]) {
+    use crate::krm::{annotations as ann, remove_annotation};
+    for item in items.iter_mut().filter(|item| item.header_contains(ann::APPLIED)) {
+        remove_annotation(item.header_mut(), ann::APPLIED);
+        item.compact();
+    }
+}
+
+/// Whether a functionConfig is kustomize's: kustomize finds its container functions by this
+/// annotation (kpt ignores it), and builds from the files every time.
+pub(super) fn is_kustomize_function_config(config: &crate::doc::Value) -> bool {
+    ["config.kubernetes.io/function", "config.k8s.io/function"]
+        .iter()
+        .any(|key| crate::krm::annotation(config, key).is_some())
+}
