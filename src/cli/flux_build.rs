@@ -346,14 +346,30 @@ fn scan_manifests(base: &Path, dir: &Path, limits: Limits, copy: &Path) -> Resul
     Ok(found)
 }
 
-/// `--output-dir`: one file per Kustomization, `NAMESPACE_NAME.yaml` (object names cannot hold
-/// `_`, so no two Kustomizations share a file).
+/// `--output-dir`: one file per Kustomization, `NAMESPACE_NAME.yaml`. Every file name is checked
+/// ([`fluxbuild::output_file_name`]) and two Kustomizations that would share one are refused,
+/// before anything is written: the names come from the package, and a bad one must neither
+/// write outside `dir` nor overwrite another's objects.
 fn write_files(dir: &Path, built: Vec<(Name, Vec<Item>)>) -> Exit {
+    let mut files: Vec<(PathBuf, Vec<Item>)> = Vec::with_capacity(built.len());
+    let mut seen = std::collections::HashMap::new();
+    for (name, objects) in built {
+        let file = match fluxbuild::output_file_name(&name) {
+            Ok(file) => file,
+            Err(message) => return Exit::Unusable(message),
+        };
+        if let Some(first) = seen.insert(file.clone(), name.clone()) {
+            return Exit::Unusable(format!(
+                "Kustomizations {first} and {name} would both be written to {file} in --output-dir: rename one, or \
+                 build one at a time with --kustomization"
+            ));
+        }
+        files.push((dir.join(file), objects));
+    }
     if let Err(err) = std::fs::create_dir_all(dir) {
         return Exit::Unusable(format!("{}: {err}", dir.display()));
     }
-    for (name, objects) in built {
-        let path = dir.join(format!("{}_{}.yaml", name.namespace, name.name));
+    for (path, objects) in files {
         let mut text = Vec::new();
         if let Err(err) = write_stream(&mut text, objects.into_iter()) {
             return Exit::Unusable(format!("{}: {err}", path.display()));

@@ -109,3 +109,14 @@ fn remote_components_are_refused_and_missing_ones_may_be_skipped() {
     let file = kustomization_file(None, &none, &missing, &|c| c == "here").unwrap_or_else(|err| panic!("{err}"));
     assert_eq!(file.get("components"), Some(&json!(["here"])));
 }
+
+#[test]
+fn output_file_names_are_kubernetes_names() {
+    let name = |namespace: &str, name: &str| Name { namespace: namespace.into(), name: name.into() };
+    assert_eq!(output_file_name(&name("flux-system", "apps.v1")), Ok("flux-system_apps.v1.yaml".to_string()));
+    for (namespace, object) in
+        [("../x", "a"), ("/tmp", "a"), ("a_b", "c"), ("a", "b_c"), ("A", "a"), ("a", ".."), ("a", "x/y"), ("", "a")]
+    {
+        assert!(output_file_name(&name(namespace, object)).is_err(), "{namespace}/{object}");
+    }
+}
