@@ -652,3 +652,69 @@ fn diff_against_a_git_revision_reads_the_revision_and_leaves_the_tree() {
     let _ = std::fs::remove_dir_all(&dir);
     assert_eq!(after, manifest(2), "the working tree is untouched");
 }
+
+/// Runs git in `dir` for a test (author given, no signing), returning its stdout.
+fn git_in(dir: &std::path::Path, args: &[&str], stdin: &str) -> String {
+    let output = Command::new("git")
+        .args(["-c", "user.name=t", "-c", "user.email=t@example.com", "-c", "commit.gpgsign=false"])
+        .args(args)
+        .current_dir(dir)
+        .write_stdin(stdin.to_string())
+        .output()
+        .unwrap_or_else(|err| panic!("{err}"));
+    assert!(output.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&output.stderr));
+    String::from_utf8_lossy(&output.stdout).trim().to_string()
+}
+
+/// `diff --git`: a commit whose tree holds entries named `..` (git stores them if given them)
+/// wrote `package/../../pwned.yaml` outside the temporary directory and said "no differences";
+/// the PATH `:/other` (git's from-the-root pathspec) passed the "inside the current directory"
+/// check. Both are refused, and nothing is written outside.
+#[test]
+fn diff_git_refuses_tree_entries_and_paths_that_lead_out() {
+    let git_here = std::process::Command::new("git").arg("--version").output().is_ok_and(|o| o.status.success());
+    if !git_here {
+        eprintln!("SKIP diff --git: git is not installed");
+        return;
+    }
+    let dir = scratch("diff-git-escape");
+    let tmp = dir.join("tmp");
+    std::fs::create_dir_all(dir.join("repo/package")).unwrap_or_else(|err| panic!("{err}"));
+    std::fs::create_dir_all(tmp.join("inner")).unwrap_or_else(|err| panic!("{err}"));
+    let repo = dir.join("repo");
+    let manifest = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: evil\n";
+    std::fs::write(repo.join("package/cm.yaml"), manifest).unwrap_or_else(|err| panic!("{err}"));
+    git_in(&repo, &["init", "-q"], "");
+    let blob = git_in(&repo, &["hash-object", "-w", "--stdin"], manifest);
+    let leaf = git_in(&repo, &["mktree"], &format!("100644 blob {blob}\tpwned.yaml\n"));
+    let up = git_in(&repo, &["mktree"], &format!("040000 tree {leaf}\t..\n"));
+    let package = git_in(&repo, &["mktree"], &format!("040000 tree {up}\t..\n100644 blob {blob}\tcm.yaml\n"));
+    // Run from a/b, `package/../../pwned.yaml` is a/pwned.yaml to git, and $TMPDIR/pwned.yaml,
+    // beside the temporary directory, to a writer that trusts it.
+    let b = git_in(&repo, &["mktree"], &format!("040000 tree {package}\tpackage\n"));
+    let a = git_in(&repo, &["mktree"], &format!("040000 tree {b}\tb\n100644 blob {blob}\tpwned.yaml\n"));
+    let root = git_in(&repo, &["mktree"], &format!("040000 tree {a}\ta\n040000 tree {package}\tother\n"));
+    let commit = git_in(&repo, &["commit-tree", &root, "-m", "hostile"], "");
+    std::fs::create_dir_all(repo.join("a/b/package")).unwrap_or_else(|err| panic!("{err}"));
+    std::fs::write(repo.join("a/b/package/cm.yaml"), manifest).unwrap_or_else(|err| panic!("{err}"));
+    let run = |path: &str| {
+        let output = bin()
+            .current_dir(repo.join("a/b"))
+            .env("TMPDIR", tmp.join("inner"))
+            .args(["diff", "--git", &commit, path])
+            .output()
+            .unwrap_or_else(|err| panic!("{err}"));
+        (output.status.code(), String::from_utf8_lossy(&output.stderr).into_owned())
+    };
+    let (code, stderr) = run("package");
+    let escaped = tmp.join("inner/pwned.yaml").exists();
+    let (magic_code, magic_stderr) = run(":/other");
+    let leftovers = std::fs::read_dir(tmp.join("inner")).map(|d| d.count()).unwrap_or(0);
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(!escaped, "a tree entry wrote outside the temporary directory");
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("not a plain relative path"), "{stderr}");
+    assert_eq!(magic_code, Some(2), "{magic_stderr}");
+    assert!(magic_stderr.contains("must be inside the current directory"), "{magic_stderr}");
+    assert_eq!(leftovers, 0, "the temporary directory is removed");
+}

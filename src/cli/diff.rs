@@ -93,11 +93,19 @@ fn objects(args: &DiffArgs, side: Side, flux: Option<&flux_build::Options>, limi
 /// The files under `path` as of `revision`, read with `git` (never touching the working tree)
 /// into a temporary directory that stands for the current directory.
 fn checkout(revision: &str, path: &Path) -> Result<tempfile::TempDir, String> {
-    if path.is_absolute() || path.components().any(|c| matches!(c, Component::ParentDir)) {
+    // `:` starts git's pathspec magic (`:/other` is "other" from the repository's root), which
+    // the check of the path as a directory would not see; git is also told to take it literally.
+    if path.is_absolute()
+        || path.components().any(|c| matches!(c, Component::ParentDir))
+        || path.to_string_lossy().starts_with(':')
+    {
         return Err(format!("diff --git: {} must be inside the current directory", path.display()));
     }
+    if revision.starts_with('-') {
+        return Err(format!("diff --git {revision}: a revision cannot start with '-'"));
+    }
     let git = |args: &[&str]| -> Result<Vec<u8>, String> {
-        let output = Command::new("git").args(args).output().map_err(|err| {
+        let output = Command::new("git").env("GIT_LITERAL_PATHSPECS", "1").args(args).output().map_err(|err| {
             format!("diff --git runs git, which cannot be started ({err}): install git, or compare two paths")
         })?;
         if !output.status.success() {
@@ -112,6 +120,15 @@ fn checkout(revision: &str, path: &Path) -> Result<tempfile::TempDir, String> {
     let listing = git(&["ls-tree", "-r", "-z", "--name-only", revision, "--", &shown])?;
     let names: Vec<String> =
         listing.split(|b| *b == 0).filter(|n| !n.is_empty()).map(|n| String::from_utf8_lossy(n).into_owned()).collect();
+    // A tree is data from whoever made the commit: git stores an entry named `..` or `.` if it is
+    // given one, and writing it would leave the temporary directory. Every name is checked
+    // before anything is written.
+    if let Some(name) = names.iter().find(|name| !is_plain_relative(name)) {
+        return Err(format!(
+            "diff --git {revision}: the revision's tree holds {name:?}, which is not a plain relative path (an entry \
+             named '..' or '.', or an empty one): it cannot be read safely; compare two directories instead"
+        ));
+    }
     if names.is_empty() {
         return Err(format!("diff --git {revision}: {shown} does not exist at that revision"));
     }
@@ -128,4 +145,10 @@ fn checkout(revision: &str, path: &Path) -> Result<tempfile::TempDir, String> {
         std::fs::write(&target, content).map_err(|err| format!("{}: {err}", target.display()))?;
     }
     Ok(dir)
+}
+
+/// A path `git ls-tree` may list and we may write under a directory: relative, each part a
+/// plain name (not empty, `.` or `..`).
+fn is_plain_relative(name: &str) -> bool {
+    !name.is_empty() && name.split('/').all(|part| !matches!(part, "" | "." | ".."))
 }
