@@ -245,6 +245,8 @@ fn build(kustomization: &Kustomization, source: &Path, tool: &[String], limits: 
     let component_exists = |component: &str| dir.join(component).exists();
     let value = fluxbuild::kustomization_file(existing_value, &generated, kustomization, &component_exists)?;
     std::fs::write(&file, to_yaml(&value)).map_err(|err| format!("cannot write the kustomization file: {err}"))?;
+    let base = fluxbuild::path_in_source(&kustomization.path).into_iter().map(String::from).collect();
+    confine(&copy, base, &mut Vec::new(), limits)?;
     let output = Command::new(&tool[0])
         .args(&tool[1..])
         .arg("--load-restrictor")
@@ -308,6 +310,69 @@ fn copy_tree(from: &Path, to: &Path, source: &Path) -> Result<(), String> {
             copy_tree(&path, &target, source)?;
         } else if path.is_file() {
             std::fs::copy(&path, &target).map_err(|err| format!("cannot copy {}: {err}", path.display()))?;
+        }
+    }
+    Ok(())
+}
+
+/// Refuses a build that would read outside the source, as kustomize-controller's filesystem
+/// rooted at the source does: every path the kustomization in `base` (parts below `copy`)
+/// names, the plugin configuration files it names, and the kustomizations its `resources`,
+/// `bases` and `components` lead to, must resolve inside `copy` ([`fluxbuild::named_paths`]).
+/// Only what the build reaches is checked, as only that is read.
+fn confine(copy: &Path, base: Vec<String>, visited: &mut Vec<Vec<String>>, limits: Limits) -> Result<(), String> {
+    if visited.contains(&base) {
+        return Ok(());
+    }
+    let dir = base.iter().fold(copy.to_path_buf(), |path, part| path.join(part));
+    visited.push(base.clone());
+    let Some(path) = KUSTOMIZATION_FILES.iter().map(|name| dir.join(name)).find(|path| path.is_file()) else {
+        return Ok(());
+    };
+    let documents = read_documents(&path, copy, limits)?;
+    let mut configs = Vec::new();
+    let mut directories = Vec::new();
+    for document in &documents {
+        check_paths(&path, copy, &base, document)?;
+        configs.extend(fluxbuild::config_files(document));
+        for field in ["resources", "bases", "components"] {
+            let entries = document.get(field).and_then(Value::as_array).into_iter().flatten();
+            directories.extend(entries.filter_map(Value::as_str).map(String::from));
+        }
+    }
+    for config in configs {
+        // Checked above to be inside; one that is not a local file is not configuration.
+        let Some(parts) = fluxbuild::resolve(&base, &config) else { continue };
+        let config_path = parts.iter().fold(copy.to_path_buf(), |path, part| path.join(part));
+        if config_path.is_file() {
+            let config_base = &parts[..parts.len().saturating_sub(1)];
+            for document in &read_documents(&config_path, copy, limits)? {
+                check_paths(&config_path, copy, config_base, document)?;
+            }
+        }
+    }
+    for entry in directories {
+        let Some(parts) = fluxbuild::resolve(&base, &entry) else { continue };
+        if parts.iter().fold(copy.to_path_buf(), |path, part| path.join(part)).is_dir() {
+            confine(copy, parts, visited, limits)?;
+        }
+    }
+    Ok(())
+}
+
+fn read_documents(path: &Path, copy: &Path, limits: Limits) -> Result<Vec<Value>, String> {
+    let text = read_regular_file(path, limits.max_file_bytes).map_err(|err| format!("{}: {err}", shown(path, copy)))?;
+    read_yaml_documents(&text).map_err(|err| format!("{}: {}", shown(path, copy), err.message))
+}
+
+fn check_paths(file: &Path, copy: &Path, base: &[String], document: &Value) -> Result<(), String> {
+    for (field, named) in fluxbuild::named_paths(document) {
+        if fluxbuild::resolve(base, &named).is_none() {
+            return Err(format!(
+                "{} names {named:?} in {field}, which is outside the source: kustomize-controller builds on a \
+                 filesystem rooted at the source and cannot read it; keep every path inside the source",
+                shown(file, copy)
+            ));
         }
     }
     Ok(())

@@ -10,9 +10,11 @@
 //! which order, from which source, with which kustomization file, and what becomes of the objects
 //! kustomize prints.
 
+mod confine;
 mod generate;
 mod post;
 
+pub use confine::{config_files, named_paths, resolve};
 pub use generate::{kustomization_file, GeneratedResources};
 pub use post::{post_build, redact_secrets, variables, Variables};
 

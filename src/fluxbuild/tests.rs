@@ -120,3 +120,18 @@ fn output_file_names_are_kubernetes_names() {
         assert!(output_file_name(&name(namespace, object)).is_err(), "{namespace}/{object}");
     }
 }
+
+#[test]
+fn paths_are_resolved_against_the_source_root() {
+    let base = vec!["apps".to_string(), "web".to_string()];
+    assert_eq!(resolve(&base, "../../shared/cm.yaml"), Some(vec!["shared".to_string(), "cm.yaml".to_string()]));
+    assert_eq!(resolve(&base, "../../../etc"), None);
+    assert_eq!(resolve(&base, "/etc/passwd"), None);
+    let kustomization = json!({
+        "resources": ["a.yaml", "github.com/org/repo//x?ref=v1"],
+        "patches": [{"path": "p.yaml"}, {"patch": "- op: add\n  path: /x\n"}],
+        "configMapGenerator": [{"name": "c", "files": ["k=../f"], "envs": ["e.env"]}],
+    });
+    let named: Vec<String> = named_paths(&kustomization).into_iter().map(|(_, path)| path).collect();
+    assert_eq!(named, ["a.yaml", "github.com/org/repo//x?ref=v1", "p.yaml", "../f", "e.env"]);
+}
