@@ -18,7 +18,10 @@ pub(super) fn run(args: DiffArgs, root: Option<PathBuf>, limits: Limits) -> Exit
         false => None,
         true => {
             match flux_build::Options::new(&args.sources, args.skip_missing_sources, None, args.strict_substitutions) {
-                Ok(options) => Some(options),
+                Ok(mut options) => {
+                    options.show_secrets = args.show_secrets;
+                    Some(options)
+                }
                 Err(exit) => return exit,
             }
         }

@@ -26,6 +26,8 @@ pub(super) struct Options {
     /// `--kustomization`: the flag as given, and its namespace and name.
     only: Option<(String, Option<String>, String)>,
     strict_substitutions: bool,
+    /// `--show-secrets`: kustomize's messages are printed with Secret values left in.
+    pub(super) show_secrets: bool,
 }
 
 impl Options {
@@ -47,12 +49,12 @@ impl Options {
             }
             None => None,
         };
-        Ok(Options { sources: parsed, skip_missing_sources, only, strict_substitutions })
+        Ok(Options { sources: parsed, skip_missing_sources, only, strict_substitutions, show_secrets: false })
     }
 }
 
 pub(super) fn run(args: FluxBuildArgs, root: Option<PathBuf>, limits: Limits) -> Exit {
-    let options = match Options::new(
+    let mut options = match Options::new(
         &args.sources,
         args.skip_missing_sources,
         args.kustomization.as_deref(),
@@ -61,6 +63,7 @@ pub(super) fn run(args: FluxBuildArgs, root: Option<PathBuf>, limits: Limits) ->
         Ok(options) => options,
         Err(exit) => return exit,
     };
+    options.show_secrets = args.show_secrets;
     let (input, files) = match from_paths(&args.input, root, limits) {
         Ok(loaded) => loaded,
         Err(exit) => return exit,
@@ -154,7 +157,7 @@ pub(super) fn build_all(
     let mut built: Vec<(Name, Vec<Item>)> = Vec::new();
     for (i, dir) in plan {
         let kustomization = &kustomizations[i];
-        let mut objects = match build(kustomization, &dir, &tool, limits) {
+        let mut objects = match build(kustomization, &dir, &tool, limits, options.show_secrets) {
             Ok(objects) => objects,
             Err(message) => {
                 let message = format!("source {}, path {:?}: {message}", kustomization.source, kustomization.path);
@@ -209,8 +212,15 @@ fn kustomize_tool() -> Option<Vec<String>> {
     }
 }
 
-/// Builds one Kustomization in a fresh copy of its source: the objects kustomize prints.
-fn build(kustomization: &Kustomization, source: &Path, tool: &[String], limits: Limits) -> Result<Vec<Item>, String> {
+/// Builds one Kustomization in a fresh copy of its source: the objects kustomize prints. A
+/// failure's message has the values of the source's Secrets taken out unless `show_secrets`.
+fn build(
+    kustomization: &Kustomization,
+    source: &Path,
+    tool: &[String],
+    limits: Limits,
+    show_secrets: bool,
+) -> Result<Vec<Item>, String> {
     if !source.is_dir() {
         return Err(format!("the source directory {} does not exist", source.display()));
     }
@@ -219,6 +229,20 @@ fn build(kustomization: &Kustomization, source: &Path, tool: &[String], limits: 
         .tempdir()
         .map_err(|err| format!("cannot make a temporary directory: {err}"))?;
     let copy = work.path().join("source");
+    build_in(kustomization, source, &copy, tool, limits).map_err(|message| match show_secrets {
+        true => message,
+        false => fluxbuild::redact_message(&message, &secret_values_in(&copy, &copy, limits)),
+    })
+}
+
+fn build_in(
+    kustomization: &Kustomization,
+    source: &Path,
+    copy: &Path,
+    tool: &[String],
+    limits: Limits,
+) -> Result<Vec<Item>, String> {
+    let copy = copy.to_path_buf();
     copy_tree(source, &copy, source)?;
     let mut dir = copy.clone();
     for part in fluxbuild::path_in_source(&kustomization.path) {
@@ -376,6 +400,50 @@ fn check_paths(file: &Path, copy: &Path, base: &[String], document: &Value) -> R
         }
     }
     Ok(())
+}
+
+/// Every value a Secret under `dir` of the copy may hold: Secret manifests, `secretGenerator`
+/// literals and the files and env files generators read ([`fluxbuild::secret_values`]). Read only
+/// when a build failed, to take them out of its message; what cannot be read holds nothing.
+fn secret_values_in(copy: &Path, dir: &Path, limits: Limits) -> Vec<String> {
+    let mut found = Vec::new();
+    let Ok(entries) = std::fs::read_dir(dir) else { return found };
+    for path in entries.filter_map(|entry| entry.ok().map(|e| e.path())) {
+        if path.is_dir() {
+            found.extend(secret_values_in(copy, &path, limits));
+            continue;
+        }
+        let is_kustomization = path.file_name().is_some_and(|name| KUSTOMIZATION_FILES.iter().any(|k| name == *k));
+        if !is_kustomization && !path.extension().is_some_and(|ext| ext == "yaml" || ext == "yml") {
+            continue;
+        }
+        let Ok(text) = read_regular_file(&path, limits.max_file_bytes) else { continue };
+        let Ok(documents) = read_yaml_documents(&text) else { continue };
+        for document in &documents {
+            found.extend(fluxbuild::secret_values(document));
+            let generators = document.get("secretGenerator").and_then(Value::as_array).into_iter().flatten();
+            for generator in generators {
+                let named = |key: &str| generator.get(key).and_then(Value::as_array).into_iter().flatten();
+                for file in named("files").filter_map(Value::as_str) {
+                    let file = file.split_once('=').map_or(file, |(_, path)| path);
+                    found.extend(read_inside(copy, dir, file, limits));
+                }
+                for file in named("envs").chain(generator.get("env")).filter_map(Value::as_str) {
+                    let lines = read_inside(copy, dir, file, limits).unwrap_or_default();
+                    found.extend(lines.lines().filter_map(|line| line.split_once('=')).map(|(_, v)| v.to_string()));
+                }
+            }
+        }
+    }
+    found
+}
+
+/// The text of `file`, named from `dir`, if it is inside `copy` (nothing outside is ever read).
+fn read_inside(copy: &Path, dir: &Path, file: &str, limits: Limits) -> Option<String> {
+    let base: Vec<String> =
+        dir.strip_prefix(copy).ok()?.components().map(|c| c.as_os_str().to_string_lossy().into_owned()).collect();
+    let parts = fluxbuild::resolve(&base, file)?;
+    read_regular_file(&parts.iter().fold(copy.to_path_buf(), |path, part| path.join(part)), limits.max_file_bytes).ok()
 }
 
 /// Every manifest under `dir` for the kustomization file Flux generates (`scanManifests`): files

@@ -13,10 +13,12 @@
 mod confine;
 mod generate;
 mod post;
+mod redact;
 
 pub use confine::{config_files, named_paths, resolve};
 pub use generate::{kustomization_file, GeneratedResources};
 pub use post::{post_build, redact_secrets, variables, Variables};
+pub use redact::{redact_message, secret_values};
 
 use crate::diag::{Diagnostic, Kind};
 use crate::doc::{FieldPath, Value};

@@ -135,3 +135,18 @@ fn paths_are_resolved_against_the_source_root() {
     let named: Vec<String> = named_paths(&kustomization).into_iter().map(|(_, path)| path).collect();
     assert_eq!(named, ["a.yaml", "github.com/org/repo//x?ref=v1", "p.yaml", "../f", "e.env"]);
 }
+
+#[test]
+fn secret_values_leave_messages() {
+    let secret =
+        json!({"apiVersion": "v1", "kind": "Secret", "data": {"k": "aHVudGVyMg=="}, "stringData": {"s": "pw\nline2"}});
+    let generator = json!({"secretGenerator": [{"name": "g", "literals": ["token=t0k3n"]}]});
+    let mut values = secret_values(&secret);
+    values.extend(secret_values(&generator));
+    let message = "got hunter2, aHVudGVyMg==, pw and line2, t0k3n; e";
+    assert_eq!(
+        redact_message(message, &values),
+        "got <redacted>, <redacted>, <redacted> and <redacted>, <redacted>; e"
+    );
+    assert_eq!(redact_message("every e", &["e".to_string()]), "<redacted>v<redacted>ry <redacted>");
+}
