@@ -54,6 +54,7 @@ impl Options {
 }
 
 pub(super) fn run(args: FluxBuildArgs, root: Option<PathBuf>, limits: Limits) -> Exit {
+    super::cleanup::on_signals_remove_temporaries();
     let mut options = match Options::new(
         &args.sources,
         args.skip_missing_sources,
@@ -228,6 +229,7 @@ fn build(
         .prefix("render-blueprint-flux-")
         .tempdir()
         .map_err(|err| format!("cannot make a temporary directory: {err}"))?;
+    let _removed_on_signals = super::cleanup::Temporary::new(work.path());
     let copy = work.path().join("source");
     build_in(kustomization, source, &copy, tool, limits).map_err(|message| match show_secrets {
         true => message,
@@ -271,13 +273,9 @@ fn build_in(
     std::fs::write(&file, to_yaml(&value)).map_err(|err| format!("cannot write the kustomization file: {err}"))?;
     let base = fluxbuild::path_in_source(&kustomization.path).into_iter().map(String::from).collect();
     confine(&copy, base, &mut Vec::new(), limits)?;
-    let output = Command::new(&tool[0])
-        .args(&tool[1..])
-        .arg("--load-restrictor")
-        .arg("LoadRestrictionsNone")
-        .arg(&dir)
-        .output()
-        .map_err(|err| format!("cannot run {}: {err}", tool[0]))?;
+    let mut command = Command::new(&tool[0]);
+    command.args(&tool[1..]).arg("--load-restrictor").arg("LoadRestrictionsNone").arg(&dir);
+    let output = super::cleanup::output(&mut command).map_err(|err| format!("cannot run {}: {err}", tool[0]))?;
     if !output.status.success() {
         let stderr = String::from_utf8_lossy(&output.stderr);
         let stderr = stderr.trim().replace(&*copy.to_string_lossy(), "<source>");
