@@ -55,7 +55,8 @@ fn collect(value: &Value, field: Option<&str>, found: &mut Vec<(String, String)>
         }
         Value::Array(list) => list.iter().for_each(|entry| collect(entry, field, found)),
         Value::Object(map) => {
-            for (key, entry) in map {
+            // Helm values are the chart's data, not paths kustomize reads.
+            for (key, entry) in map.iter().filter(|(key, _)| *key != "valuesInline") {
                 collect(entry, PATH_FIELDS.contains(&key.as_str()).then_some(key.as_str()), found);
             }
         }

@@ -131,6 +131,7 @@ fn paths_are_resolved_against_the_source_root() {
         "resources": ["a.yaml", "github.com/org/repo//x?ref=v1"],
         "patches": [{"path": "p.yaml"}, {"patch": "- op: add\n  path: /x\n"}],
         "configMapGenerator": [{"name": "c", "files": ["k=../f"], "envs": ["e.env"]}],
+        "helmCharts": [{"name": "c", "valuesInline": {"path": "/var/log"}}],
     });
     let named: Vec<String> = named_paths(&kustomization).into_iter().map(|(_, path)| path).collect();
     assert_eq!(named, ["a.yaml", "github.com/org/repo//x?ref=v1", "p.yaml", "../f", "e.env"]);
