@@ -652,3 +652,191 @@ fn diff_against_a_git_revision_reads_the_revision_and_leaves_the_tree() {
     let _ = std::fs::remove_dir_all(&dir);
     assert_eq!(after, manifest(2), "the working tree is untouched");
 }
+
+/// Runs git in `dir` for a test (author given, no signing), returning its stdout.
+fn git_in(dir: &std::path::Path, args: &[&str], stdin: &str) -> String {
+    let output = Command::new("git")
+        .args(["-c", "user.name=t", "-c", "user.email=t@example.com", "-c", "commit.gpgsign=false"])
+        .args(args)
+        .current_dir(dir)
+        .write_stdin(stdin.to_string())
+        .output()
+        .unwrap_or_else(|err| panic!("{err}"));
+    assert!(output.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&output.stderr));
+    String::from_utf8_lossy(&output.stdout).trim().to_string()
+}
+
+/// `diff --git`: a commit whose tree holds entries named `..` (git stores them if given them)
+/// wrote `package/../../pwned.yaml` outside the temporary directory and said "no differences";
+/// the PATH `:/other` (git's from-the-root pathspec) passed the "inside the current directory"
+/// check. Both are refused, and nothing is written outside.
+#[test]
+fn diff_git_refuses_tree_entries_and_paths_that_lead_out() {
+    let git_here = std::process::Command::new("git").arg("--version").output().is_ok_and(|o| o.status.success());
+    if !git_here {
+        eprintln!("SKIP diff --git: git is not installed");
+        return;
+    }
+    let dir = scratch("diff-git-escape");
+    let tmp = dir.join("tmp");
+    std::fs::create_dir_all(dir.join("repo/package")).unwrap_or_else(|err| panic!("{err}"));
+    std::fs::create_dir_all(tmp.join("inner")).unwrap_or_else(|err| panic!("{err}"));
+    let repo = dir.join("repo");
+    let manifest = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: evil\n";
+    std::fs::write(repo.join("package/cm.yaml"), manifest).unwrap_or_else(|err| panic!("{err}"));
+    git_in(&repo, &["init", "-q"], "");
+    let blob = git_in(&repo, &["hash-object", "-w", "--stdin"], manifest);
+    let leaf = git_in(&repo, &["mktree"], &format!("100644 blob {blob}\tpwned.yaml\n"));
+    let up = git_in(&repo, &["mktree"], &format!("040000 tree {leaf}\t..\n"));
+    let package = git_in(&repo, &["mktree"], &format!("040000 tree {up}\t..\n100644 blob {blob}\tcm.yaml\n"));
+    // Run from a/b, `package/../../pwned.yaml` is a/pwned.yaml to git, and $TMPDIR/pwned.yaml,
+    // beside the temporary directory, to a writer that trusts it.
+    let b = git_in(&repo, &["mktree"], &format!("040000 tree {package}\tpackage\n"));
+    let a = git_in(&repo, &["mktree"], &format!("040000 tree {b}\tb\n100644 blob {blob}\tpwned.yaml\n"));
+    let root = git_in(&repo, &["mktree"], &format!("040000 tree {a}\ta\n040000 tree {package}\tother\n"));
+    let commit = git_in(&repo, &["commit-tree", &root, "-m", "hostile"], "");
+    std::fs::create_dir_all(repo.join("a/b/package")).unwrap_or_else(|err| panic!("{err}"));
+    std::fs::write(repo.join("a/b/package/cm.yaml"), manifest).unwrap_or_else(|err| panic!("{err}"));
+    let run = |path: &str| {
+        let output = bin()
+            .current_dir(repo.join("a/b"))
+            .env("TMPDIR", tmp.join("inner"))
+            .args(["diff", "--git", &commit, path])
+            .output()
+            .unwrap_or_else(|err| panic!("{err}"));
+        (output.status.code(), String::from_utf8_lossy(&output.stderr).into_owned())
+    };
+    let (code, stderr) = run("package");
+    let escaped = tmp.join("inner/pwned.yaml").exists();
+    let (magic_code, magic_stderr) = run(":/other");
+    let leftovers = std::fs::read_dir(tmp.join("inner")).map(|d| d.count()).unwrap_or(0);
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(!escaped, "a tree entry wrote outside the temporary directory");
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("not a plain relative path"), "{stderr}");
+    assert_eq!(magic_code, Some(2), "{magic_stderr}");
+    assert!(magic_stderr.contains("must be inside the current directory"), "{magic_stderr}");
+    assert_eq!(leftovers, 0, "the temporary directory is removed");
+}
+
+/// SIGTERM or SIGINT during `flux-build` left the temporary copy of the source (Secrets
+/// included) in `$TMPDIR`. A `kustomize` that waits stands in for a slow build: the signal
+/// removes the copy, kills kustomize, and then ends the command.
+#[cfg(target_os = "linux")]
+#[test]
+fn flux_build_removes_its_copy_on_sigterm_and_sigint() {
+    use std::os::unix::fs::PermissionsExt;
+    use std::os::unix::process::ExitStatusExt;
+    for (signal, number) in [("TERM", 15), ("INT", 2)] {
+        let dir = scratch(&format!("flux-signal-{signal}"));
+        let (bin_dir, tmp, source) = (dir.join("bin"), dir.join("tmp"), dir.join("source/app"));
+        for d in [&bin_dir, &tmp, &source] {
+            std::fs::create_dir_all(d).unwrap_or_else(|err| panic!("{err}"));
+        }
+        let started = dir.join("started");
+        let script = format!("#!/bin/sh\necho $$ > {}\nexec sleep 60\n", started.display());
+        std::fs::write(bin_dir.join("kustomize"), script).unwrap_or_else(|err| panic!("{err}"));
+        std::fs::set_permissions(bin_dir.join("kustomize"), std::fs::Permissions::from_mode(0o755))
+            .unwrap_or_else(|err| panic!("{err}"));
+        let secret = "apiVersion: v1\nkind: Secret\nmetadata:\n  name: s\nstringData:\n  k: v\n";
+        std::fs::write(source.join("secret.yaml"), secret).unwrap_or_else(|err| panic!("{err}"));
+        let flux = "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata:\n  name: app\n  \
+                    namespace: flux-system\nspec:\n  sourceRef:\n    kind: GitRepository\n    name: platform\n  \
+                    path: ./app\n";
+        std::fs::write(dir.join("features/flux.yaml"), flux).unwrap_or_else(|err| panic!("{err}"));
+        let path = format!("{}:{}", bin_dir.display(), std::env::var("PATH").unwrap_or_default());
+        let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("render-blueprint"))
+            .args(["flux-build", "features", "--source", "platform=source"])
+            .current_dir(&dir)
+            .env("PATH", path)
+            .env("TMPDIR", &tmp)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap_or_else(|err| panic!("{err}"));
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        while !started.exists() && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        let copies_before = std::fs::read_dir(&tmp).map(|d| d.count()).unwrap_or(0);
+        let kill = std::process::Command::new("kill").args([&format!("-{signal}"), &child.id().to_string()]).status();
+        let status = child.wait().unwrap_or_else(|err| panic!("{err}"));
+        let kustomize = std::fs::read_to_string(&started).unwrap_or_default();
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        // Killed, it may stay a zombie until whoever adopted it reaps it.
+        let kustomize_alive = kustomize
+            .trim()
+            .parse()
+            .ok()
+            .and_then(ppid_state_and_ticks)
+            .is_some_and(|(_, state, _)| state != 'Z' && state != 'X');
+        let copies_after = std::fs::read_dir(&tmp).map(|d| d.count()).unwrap_or(0);
+        let _ = std::fs::remove_dir_all(&dir);
+        assert!(kill.is_ok_and(|s| s.success()), "kill -{signal}");
+        assert_eq!(copies_before, 1, "the copy exists while kustomize runs");
+        assert_eq!(copies_after, 0, "SIG{signal} left the copy in $TMPDIR");
+        assert!(!kustomize_alive, "SIG{signal} left kustomize running");
+        assert_eq!(status.signal(), Some(number), "SIG{signal} ends the command: {status:?}");
+    }
+}
+
+/// The same for `diff --git`: a `git` whose `show` waits stands in for a slow read of the
+/// revision; SIGTERM removes the files read so far.
+#[cfg(target_os = "linux")]
+#[test]
+fn diff_git_removes_its_copy_on_sigterm() {
+    use std::os::unix::fs::PermissionsExt;
+    use std::os::unix::process::ExitStatusExt;
+    let real_git = std::env::var_os("PATH")
+        .and_then(|path| std::env::split_paths(&path).map(|dir| dir.join("git")).find(|git| git.is_file()));
+    let Some(real_git) = real_git else {
+        eprintln!("SKIP diff --git: git is not installed");
+        return;
+    };
+    let dir = scratch("diff-git-signal");
+    let (bin_dir, tmp, repo) = (dir.join("bin"), dir.join("tmp"), dir.join("repo"));
+    for d in [&bin_dir, &tmp, &repo.join("package")] {
+        std::fs::create_dir_all(d).unwrap_or_else(|err| panic!("{err}"));
+    }
+    let manifest = "apiVersion: v1\nkind: Secret\nmetadata:\n  name: s\nstringData:\n  k: v\n";
+    std::fs::write(repo.join("package/a.yaml"), manifest).unwrap_or_else(|err| panic!("{err}"));
+    std::fs::write(repo.join("package/b.yaml"), manifest.replace("name: s", "name: t"))
+        .unwrap_or_else(|err| panic!("{err}"));
+    git_in(&repo, &["init", "-q"], "");
+    git_in(&repo, &["add", "."], "");
+    git_in(&repo, &["commit", "-q", "-m", "two"], "");
+    let started = dir.join("started");
+    // The first `show` runs; the second waits.
+    let script = format!(
+        "#!/bin/sh\nif [ \"$1\" = show ] && [ -e {s}.first ]; then echo $$ > {s}; exec sleep 60; fi\n\
+         [ \"$1\" = show ] && touch {s}.first\nexec {git} \"$@\"\n",
+        s = started.display(),
+        git = real_git.display()
+    );
+    std::fs::write(bin_dir.join("git"), script).unwrap_or_else(|err| panic!("{err}"));
+    std::fs::set_permissions(bin_dir.join("git"), std::fs::Permissions::from_mode(0o755))
+        .unwrap_or_else(|err| panic!("{err}"));
+    let path = format!("{}:{}", bin_dir.display(), std::env::var("PATH").unwrap_or_default());
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("render-blueprint"))
+        .args(["diff", "--git", "HEAD", "package"])
+        .current_dir(&repo)
+        .env("PATH", path)
+        .env("TMPDIR", &tmp)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap_or_else(|err| panic!("{err}"));
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while !started.exists() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let copies_before = std::fs::read_dir(&tmp).map(|d| d.count()).unwrap_or(0);
+    let kill = std::process::Command::new("kill").args(["-TERM", &child.id().to_string()]).status();
+    let status = child.wait().unwrap_or_else(|err| panic!("{err}"));
+    let copies_after = std::fs::read_dir(&tmp).map(|d| d.count()).unwrap_or(0);
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(kill.is_ok_and(|s| s.success()), "kill -TERM");
+    assert_eq!(copies_before, 1, "the copy exists while git runs");
+    assert_eq!(copies_after, 0, "SIGTERM left the copy in $TMPDIR");
+    assert_eq!(status.signal(), Some(15), "SIGTERM ends the command: {status:?}");
+}

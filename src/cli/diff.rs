@@ -14,11 +14,17 @@ use std::path::{Component, Path, PathBuf};
 use std::process::Command;
 
 pub(super) fn run(args: DiffArgs, root: Option<PathBuf>, limits: Limits) -> Exit {
+    if args.git.is_some() || args.flux {
+        super::cleanup::on_signals_remove_temporaries();
+    }
     let flux = match args.flux {
         false => None,
         true => {
             match flux_build::Options::new(&args.sources, args.skip_missing_sources, None, args.strict_substitutions) {
-                Ok(options) => Some(options),
+                Ok(mut options) => {
+                    options.show_secrets = args.show_secrets;
+                    Some(options)
+                }
                 Err(exit) => return exit,
             }
         }
@@ -26,13 +32,13 @@ pub(super) fn run(args: DiffArgs, root: Option<PathBuf>, limits: Limits) -> Exit
     let sides = match (&args.git, args.paths.as_slice()) {
         (None, [old, new]) => (Side { path: old.clone(), root: root.clone() }, Side { path: new.clone(), root }),
         (Some(revision), [path]) => {
-            let checkout = match checkout(revision, path) {
+            let (checkout, removed_on_signals) = match checkout(revision, path) {
                 Ok(checkout) => checkout,
                 Err(message) => return Exit::Unusable(message),
             };
             let old = Side { path: checkout.path().join(path), root: Some(checkout.path().to_path_buf()) };
             let result = compare(&args, (old, Side { path: path.clone(), root }), flux.as_ref(), limits);
-            drop(checkout);
+            drop((checkout, removed_on_signals));
             return result;
         }
         (None, _) => return Exit::Unusable("diff compares two inputs: give A and B, or one with --git REV".into()),
@@ -92,12 +98,22 @@ fn objects(args: &DiffArgs, side: Side, flux: Option<&flux_build::Options>, limi
 
 /// The files under `path` as of `revision`, read with `git` (never touching the working tree)
 /// into a temporary directory that stands for the current directory.
-fn checkout(revision: &str, path: &Path) -> Result<tempfile::TempDir, String> {
-    if path.is_absolute() || path.components().any(|c| matches!(c, Component::ParentDir)) {
+fn checkout(revision: &str, path: &Path) -> Result<(tempfile::TempDir, super::cleanup::Temporary), String> {
+    // `:` starts git's pathspec magic (`:/other` is "other" from the repository's root), which
+    // the check of the path as a directory would not see; git is also told to take it literally.
+    if path.is_absolute()
+        || path.components().any(|c| matches!(c, Component::ParentDir))
+        || path.to_string_lossy().starts_with(':')
+    {
         return Err(format!("diff --git: {} must be inside the current directory", path.display()));
     }
+    if revision.starts_with('-') {
+        return Err(format!("diff --git {revision}: a revision cannot start with '-'"));
+    }
     let git = |args: &[&str]| -> Result<Vec<u8>, String> {
-        let output = Command::new("git").args(args).output().map_err(|err| {
+        let mut command = Command::new("git");
+        command.env("GIT_LITERAL_PATHSPECS", "1").args(args);
+        let output = super::cleanup::output(&mut command).map_err(|err| {
             format!("diff --git runs git, which cannot be started ({err}): install git, or compare two paths")
         })?;
         if !output.status.success() {
@@ -112,6 +128,15 @@ fn checkout(revision: &str, path: &Path) -> Result<tempfile::TempDir, String> {
     let listing = git(&["ls-tree", "-r", "-z", "--name-only", revision, "--", &shown])?;
     let names: Vec<String> =
         listing.split(|b| *b == 0).filter(|n| !n.is_empty()).map(|n| String::from_utf8_lossy(n).into_owned()).collect();
+    // A tree is data from whoever made the commit: git stores an entry named `..` or `.` if it is
+    // given one, and writing it would leave the temporary directory. Every name is checked
+    // before anything is written.
+    if let Some(name) = names.iter().find(|name| !is_plain_relative(name)) {
+        return Err(format!(
+            "diff --git {revision}: the revision's tree holds {name:?}, which is not a plain relative path (an entry \
+             named '..' or '.', or an empty one): it cannot be read safely; compare two directories instead"
+        ));
+    }
     if names.is_empty() {
         return Err(format!("diff --git {revision}: {shown} does not exist at that revision"));
     }
@@ -119,6 +144,7 @@ fn checkout(revision: &str, path: &Path) -> Result<tempfile::TempDir, String> {
         .prefix("render-blueprint-diff-")
         .tempdir()
         .map_err(|err| format!("cannot make a temporary directory: {err}"))?;
+    let removed_on_signals = super::cleanup::Temporary::new(dir.path());
     for name in names {
         let content = git(&["show", &format!("{revision}:./{name}")])?;
         let target = dir.path().join(&name);
@@ -127,5 +153,11 @@ fn checkout(revision: &str, path: &Path) -> Result<tempfile::TempDir, String> {
         }
         std::fs::write(&target, content).map_err(|err| format!("{}: {err}", target.display()))?;
     }
-    Ok(dir)
+    Ok((dir, removed_on_signals))
+}
+
+/// A path `git ls-tree` may list and we may write under a directory: relative, each part a
+/// plain name (not empty, `.` or `..`).
+fn is_plain_relative(name: &str) -> bool {
+    !name.is_empty() && name.split('/').all(|part| !matches!(part, "" | "." | ".."))
 }

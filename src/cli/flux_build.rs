@@ -26,6 +26,8 @@ pub(super) struct Options {
     /// `--kustomization`: the flag as given, and its namespace and name.
     only: Option<(String, Option<String>, String)>,
     strict_substitutions: bool,
+    /// `--show-secrets`: kustomize's messages are printed with Secret values left in.
+    pub(super) show_secrets: bool,
 }
 
 impl Options {
@@ -47,12 +49,13 @@ impl Options {
             }
             None => None,
         };
-        Ok(Options { sources: parsed, skip_missing_sources, only, strict_substitutions })
+        Ok(Options { sources: parsed, skip_missing_sources, only, strict_substitutions, show_secrets: false })
     }
 }
 
 pub(super) fn run(args: FluxBuildArgs, root: Option<PathBuf>, limits: Limits) -> Exit {
-    let options = match Options::new(
+    super::cleanup::on_signals_remove_temporaries();
+    let mut options = match Options::new(
         &args.sources,
         args.skip_missing_sources,
         args.kustomization.as_deref(),
@@ -61,6 +64,7 @@ pub(super) fn run(args: FluxBuildArgs, root: Option<PathBuf>, limits: Limits) ->
         Ok(options) => options,
         Err(exit) => return exit,
     };
+    options.show_secrets = args.show_secrets;
     let (input, files) = match from_paths(&args.input, root, limits) {
         Ok(loaded) => loaded,
         Err(exit) => return exit,
@@ -154,7 +158,7 @@ pub(super) fn build_all(
     let mut built: Vec<(Name, Vec<Item>)> = Vec::new();
     for (i, dir) in plan {
         let kustomization = &kustomizations[i];
-        let mut objects = match build(kustomization, &dir, &tool, limits) {
+        let mut objects = match build(kustomization, &dir, &tool, limits, options.show_secrets) {
             Ok(objects) => objects,
             Err(message) => {
                 let message = format!("source {}, path {:?}: {message}", kustomization.source, kustomization.path);
@@ -209,8 +213,15 @@ fn kustomize_tool() -> Option<Vec<String>> {
     }
 }
 
-/// Builds one Kustomization in a fresh copy of its source: the objects kustomize prints.
-fn build(kustomization: &Kustomization, source: &Path, tool: &[String], limits: Limits) -> Result<Vec<Item>, String> {
+/// Builds one Kustomization in a fresh copy of its source: the objects kustomize prints. A
+/// failure's message has the values of the source's Secrets taken out unless `show_secrets`.
+fn build(
+    kustomization: &Kustomization,
+    source: &Path,
+    tool: &[String],
+    limits: Limits,
+    show_secrets: bool,
+) -> Result<Vec<Item>, String> {
     if !source.is_dir() {
         return Err(format!("the source directory {} does not exist", source.display()));
     }
@@ -218,7 +229,22 @@ fn build(kustomization: &Kustomization, source: &Path, tool: &[String], limits: 
         .prefix("render-blueprint-flux-")
         .tempdir()
         .map_err(|err| format!("cannot make a temporary directory: {err}"))?;
+    let _removed_on_signals = super::cleanup::Temporary::new(work.path());
     let copy = work.path().join("source");
+    build_in(kustomization, source, &copy, tool, limits).map_err(|message| match show_secrets {
+        true => message,
+        false => fluxbuild::redact_message(&message, &secret_values_in(&copy, &copy, limits)),
+    })
+}
+
+fn build_in(
+    kustomization: &Kustomization,
+    source: &Path,
+    copy: &Path,
+    tool: &[String],
+    limits: Limits,
+) -> Result<Vec<Item>, String> {
+    let copy = copy.to_path_buf();
     copy_tree(source, &copy, source)?;
     let mut dir = copy.clone();
     for part in fluxbuild::path_in_source(&kustomization.path) {
@@ -245,13 +271,11 @@ fn build(kustomization: &Kustomization, source: &Path, tool: &[String], limits: 
     let component_exists = |component: &str| dir.join(component).exists();
     let value = fluxbuild::kustomization_file(existing_value, &generated, kustomization, &component_exists)?;
     std::fs::write(&file, to_yaml(&value)).map_err(|err| format!("cannot write the kustomization file: {err}"))?;
-    let output = Command::new(&tool[0])
-        .args(&tool[1..])
-        .arg("--load-restrictor")
-        .arg("LoadRestrictionsNone")
-        .arg(&dir)
-        .output()
-        .map_err(|err| format!("cannot run {}: {err}", tool[0]))?;
+    let base = fluxbuild::path_in_source(&kustomization.path).into_iter().map(String::from).collect();
+    confine(&copy, base, &mut Vec::new(), limits)?;
+    let mut command = Command::new(&tool[0]);
+    command.args(&tool[1..]).arg("--load-restrictor").arg("LoadRestrictionsNone").arg(&dir);
+    let output = super::cleanup::output(&mut command).map_err(|err| format!("cannot run {}: {err}", tool[0]))?;
     if !output.status.success() {
         let stderr = String::from_utf8_lossy(&output.stderr);
         let stderr = stderr.trim().replace(&*copy.to_string_lossy(), "<source>");
@@ -313,6 +337,113 @@ fn copy_tree(from: &Path, to: &Path, source: &Path) -> Result<(), String> {
     Ok(())
 }
 
+/// Refuses a build that would read outside the source, as kustomize-controller's filesystem
+/// rooted at the source does: every path the kustomization in `base` (parts below `copy`)
+/// names, the plugin configuration files it names, and the kustomizations its `resources`,
+/// `bases` and `components` lead to, must resolve inside `copy` ([`fluxbuild::named_paths`]).
+/// Only what the build reaches is checked, as only that is read.
+fn confine(copy: &Path, base: Vec<String>, visited: &mut Vec<Vec<String>>, limits: Limits) -> Result<(), String> {
+    if visited.contains(&base) {
+        return Ok(());
+    }
+    let dir = base.iter().fold(copy.to_path_buf(), |path, part| path.join(part));
+    visited.push(base.clone());
+    let Some(path) = KUSTOMIZATION_FILES.iter().map(|name| dir.join(name)).find(|path| path.is_file()) else {
+        return Ok(());
+    };
+    let documents = read_documents(&path, copy, limits)?;
+    let mut configs = Vec::new();
+    let mut directories = Vec::new();
+    for document in &documents {
+        check_paths(&path, copy, &base, document)?;
+        configs.extend(fluxbuild::config_files(document));
+        for field in ["resources", "bases", "components"] {
+            let entries = document.get(field).and_then(Value::as_array).into_iter().flatten();
+            directories.extend(entries.filter_map(Value::as_str).map(String::from));
+        }
+    }
+    for config in configs {
+        // Checked above to be inside; one that is not a local file is not configuration.
+        let Some(parts) = fluxbuild::resolve(&base, &config) else { continue };
+        let config_path = parts.iter().fold(copy.to_path_buf(), |path, part| path.join(part));
+        if config_path.is_file() {
+            let config_base = &parts[..parts.len().saturating_sub(1)];
+            for document in &read_documents(&config_path, copy, limits)? {
+                check_paths(&config_path, copy, config_base, document)?;
+            }
+        }
+    }
+    for entry in directories {
+        let Some(parts) = fluxbuild::resolve(&base, &entry) else { continue };
+        if parts.iter().fold(copy.to_path_buf(), |path, part| path.join(part)).is_dir() {
+            confine(copy, parts, visited, limits)?;
+        }
+    }
+    Ok(())
+}
+
+fn read_documents(path: &Path, copy: &Path, limits: Limits) -> Result<Vec<Value>, String> {
+    let text = read_regular_file(path, limits.max_file_bytes).map_err(|err| format!("{}: {err}", shown(path, copy)))?;
+    read_yaml_documents(&text).map_err(|err| format!("{}: {}", shown(path, copy), err.message))
+}
+
+fn check_paths(file: &Path, copy: &Path, base: &[String], document: &Value) -> Result<(), String> {
+    for (field, named) in fluxbuild::named_paths(document) {
+        if fluxbuild::resolve(base, &named).is_none() {
+            return Err(format!(
+                "{} names {named:?} in {field}, which is outside the source: kustomize-controller builds on a \
+                 filesystem rooted at the source and cannot read it; keep every path inside the source",
+                shown(file, copy)
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Every value a Secret under `dir` of the copy may hold: Secret manifests, `secretGenerator`
+/// literals and the files and env files generators read ([`fluxbuild::secret_values`]). Read only
+/// when a build failed, to take them out of its message; what cannot be read holds nothing.
+fn secret_values_in(copy: &Path, dir: &Path, limits: Limits) -> Vec<String> {
+    let mut found = Vec::new();
+    let Ok(entries) = std::fs::read_dir(dir) else { return found };
+    for path in entries.filter_map(|entry| entry.ok().map(|e| e.path())) {
+        if path.is_dir() {
+            found.extend(secret_values_in(copy, &path, limits));
+            continue;
+        }
+        let is_kustomization = path.file_name().is_some_and(|name| KUSTOMIZATION_FILES.iter().any(|k| name == *k));
+        if !is_kustomization && !path.extension().is_some_and(|ext| ext == "yaml" || ext == "yml") {
+            continue;
+        }
+        let Ok(text) = read_regular_file(&path, limits.max_file_bytes) else { continue };
+        let Ok(documents) = read_yaml_documents(&text) else { continue };
+        for document in &documents {
+            found.extend(fluxbuild::secret_values(document));
+            let generators = document.get("secretGenerator").and_then(Value::as_array).into_iter().flatten();
+            for generator in generators {
+                let named = |key: &str| generator.get(key).and_then(Value::as_array).into_iter().flatten();
+                for file in named("files").filter_map(Value::as_str) {
+                    let file = file.split_once('=').map_or(file, |(_, path)| path);
+                    found.extend(read_inside(copy, dir, file, limits));
+                }
+                for file in named("envs").chain(generator.get("env")).filter_map(Value::as_str) {
+                    let lines = read_inside(copy, dir, file, limits).unwrap_or_default();
+                    found.extend(lines.lines().filter_map(|line| line.split_once('=')).map(|(_, v)| v.to_string()));
+                }
+            }
+        }
+    }
+    found
+}
+
+/// The text of `file`, named from `dir`, if it is inside `copy` (nothing outside is ever read).
+fn read_inside(copy: &Path, dir: &Path, file: &str, limits: Limits) -> Option<String> {
+    let base: Vec<String> =
+        dir.strip_prefix(copy).ok()?.components().map(|c| c.as_os_str().to_string_lossy().into_owned()).collect();
+    let parts = fluxbuild::resolve(&base, file)?;
+    read_regular_file(&parts.iter().fold(copy.to_path_buf(), |path, part| path.join(part)), limits.max_file_bytes).ok()
+}
+
 /// Every manifest under `dir` for the kustomization file Flux generates (`scanManifests`): files
 /// named `*.yaml`/`*.yml` that read as YAML, and directories with a kustomization file of their
 /// own (not descended into), as `./relative` paths in lexical walk order.
@@ -346,14 +477,30 @@ fn scan_manifests(base: &Path, dir: &Path, limits: Limits, copy: &Path) -> Resul
     Ok(found)
 }
 
-/// `--output-dir`: one file per Kustomization, `NAMESPACE_NAME.yaml` (object names cannot hold
-/// `_`, so no two Kustomizations share a file).
+/// `--output-dir`: one file per Kustomization, `NAMESPACE_NAME.yaml`. Every file name is checked
+/// ([`fluxbuild::output_file_name`]) and two Kustomizations that would share one are refused,
+/// before anything is written: the names come from the package, and a bad one must neither
+/// write outside `dir` nor overwrite another's objects.
 fn write_files(dir: &Path, built: Vec<(Name, Vec<Item>)>) -> Exit {
+    let mut files: Vec<(PathBuf, Vec<Item>)> = Vec::with_capacity(built.len());
+    let mut seen = std::collections::HashMap::new();
+    for (name, objects) in built {
+        let file = match fluxbuild::output_file_name(&name) {
+            Ok(file) => file,
+            Err(message) => return Exit::Unusable(message),
+        };
+        if let Some(first) = seen.insert(file.clone(), name.clone()) {
+            return Exit::Unusable(format!(
+                "Kustomizations {first} and {name} would both be written to {file} in --output-dir: rename one, or \
+                 build one at a time with --kustomization"
+            ));
+        }
+        files.push((dir.join(file), objects));
+    }
     if let Err(err) = std::fs::create_dir_all(dir) {
         return Exit::Unusable(format!("{}: {err}", dir.display()));
     }
-    for (name, objects) in built {
-        let path = dir.join(format!("{}_{}.yaml", name.namespace, name.name));
+    for (path, objects) in files {
         let mut text = Vec::new();
         if let Err(err) = write_stream(&mut text, objects.into_iter()) {
             return Exit::Unusable(format!("{}: {err}", path.display()));

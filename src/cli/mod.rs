@@ -4,6 +4,7 @@
 //! results, 2 unusable input) in one place: [`Exit`]. This file holds the arguments, the exit
 //! codes and the dispatch; each way of running the binary has a file of its own.
 
+mod cleanup;
 mod commands;
 mod diff;
 mod flux_build;

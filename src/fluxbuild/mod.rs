@@ -10,11 +10,15 @@
 //! which order, from which source, with which kustomization file, and what becomes of the objects
 //! kustomize prints.
 
+mod confine;
 mod generate;
 mod post;
+mod redact;
 
+pub use confine::{config_files, named_paths, resolve};
 pub use generate::{kustomization_file, GeneratedResources};
 pub use post::{post_build, redact_secrets, variables, Variables};
+pub use redact::{redact_message, secret_values};
 
 use crate::diag::{Diagnostic, Kind};
 use crate::doc::{FieldPath, Value};
@@ -272,3 +276,37 @@ pub fn owner_labels(id: &Name) -> [(String, String); 2] {
 
 #[cfg(test)]
 mod tests;
+
+/// The file `--output-dir` writes a Kustomization's objects to, `NAMESPACE_NAME.yaml`, or why it
+/// cannot: the namespace and name come from the package, so they are checked as the API server
+/// checks them (a namespace is a DNS-1123 label, a name a DNS-1123 subdomain) before they become
+/// a file name. Valid names hold no `/`, `_`, `..` or capitals, so no two Kustomizations share a
+/// file and none is written outside the directory.
+pub fn output_file_name(id: &Name) -> Result<String, String> {
+    let label = |text: &str| {
+        let bytes = text.as_bytes();
+        let alphanumeric = |b: &u8| b.is_ascii_lowercase() || b.is_ascii_digit();
+        !bytes.is_empty()
+            && bytes.len() <= 63
+            && bytes.first().is_some_and(alphanumeric)
+            && bytes.last().is_some_and(alphanumeric)
+            && bytes.iter().all(|b| alphanumeric(b) || *b == b'-')
+    };
+    if !label(&id.namespace) {
+        return Err(format!(
+            "Kustomization {id}: namespace {:?} is not a DNS-1123 label (at most 63 lower case letters, digits and \
+             '-', starting and ending with a letter or digit), so --output-dir cannot name a file after it: change \
+             metadata.namespace",
+            id.namespace
+        ));
+    }
+    if id.name.len() > 253 || !id.name.split('.').all(label) {
+        return Err(format!(
+            "Kustomization {id}: name {:?} is not a DNS-1123 subdomain (at most 253 lower case letters, digits, '-' \
+             and '.', each '.'-separated part starting and ending with a letter or digit), so --output-dir cannot \
+             name a file after it: change metadata.name",
+            id.name
+        ));
+    }
+    Ok(format!("{}_{}.yaml", id.namespace, id.name))
+}

@@ -109,3 +109,45 @@ fn remote_components_are_refused_and_missing_ones_may_be_skipped() {
     let file = kustomization_file(None, &none, &missing, &|c| c == "here").unwrap_or_else(|err| panic!("{err}"));
     assert_eq!(file.get("components"), Some(&json!(["here"])));
 }
+
+#[test]
+fn output_file_names_are_kubernetes_names() {
+    let name = |namespace: &str, name: &str| Name { namespace: namespace.into(), name: name.into() };
+    assert_eq!(output_file_name(&name("flux-system", "apps.v1")), Ok("flux-system_apps.v1.yaml".to_string()));
+    for (namespace, object) in
+        [("../x", "a"), ("/tmp", "a"), ("a_b", "c"), ("a", "b_c"), ("A", "a"), ("a", ".."), ("a", "x/y"), ("", "a")]
+    {
+        assert!(output_file_name(&name(namespace, object)).is_err(), "{namespace}/{object}");
+    }
+}
+
+#[test]
+fn paths_are_resolved_against_the_source_root() {
+    let base = vec!["apps".to_string(), "web".to_string()];
+    assert_eq!(resolve(&base, "../../shared/cm.yaml"), Some(vec!["shared".to_string(), "cm.yaml".to_string()]));
+    assert_eq!(resolve(&base, "../../../etc"), None);
+    assert_eq!(resolve(&base, "/etc/passwd"), None);
+    let kustomization = json!({
+        "resources": ["a.yaml", "github.com/org/repo//x?ref=v1"],
+        "patches": [{"path": "p.yaml"}, {"patch": "- op: add\n  path: /x\n"}],
+        "configMapGenerator": [{"name": "c", "files": ["k=../f"], "envs": ["e.env"]}],
+        "helmCharts": [{"name": "c", "valuesInline": {"path": "/var/log"}}],
+    });
+    let named: Vec<String> = named_paths(&kustomization).into_iter().map(|(_, path)| path).collect();
+    assert_eq!(named, ["a.yaml", "github.com/org/repo//x?ref=v1", "p.yaml", "../f", "e.env"]);
+}
+
+#[test]
+fn secret_values_leave_messages() {
+    let secret =
+        json!({"apiVersion": "v1", "kind": "Secret", "data": {"k": "aHVudGVyMg=="}, "stringData": {"s": "pw\nline2"}});
+    let generator = json!({"secretGenerator": [{"name": "g", "literals": ["token=t0k3n"]}]});
+    let mut values = secret_values(&secret);
+    values.extend(secret_values(&generator));
+    let message = "got hunter2, aHVudGVyMg==, pw and line2, t0k3n; e";
+    assert_eq!(
+        redact_message(message, &values),
+        "got <redacted>, <redacted>, <redacted> and <redacted>, <redacted>; e"
+    );
+    assert_eq!(redact_message("every e", &["e".to_string()]), "<redacted>v<redacted>ry <redacted>");
+}
