@@ -637,7 +637,9 @@ fn call(
             let input = args.get(1).map(|a| a.as_ref()).filter(|input| !input.is_null());
             let value = match name {
                 "yaml" => yaml(text, input, env, host, budget),
-                _ => yaml_template(name, yaml_source(text, host), input, env, host, budget).map(Value::String),
+                _ => yaml_source(text, host)
+                    .and_then(|source| yaml_template(name, source, input, env, host, budget))
+                    .map(Value::String),
             };
             let value = value.map_err(|message| error(message, span))?;
             budget.charge_output(size_of(&value)).map_err(exhausted(span))?;
@@ -832,17 +834,58 @@ fn go_json(value: &Value) -> String {
 }
 
 /// The file `yaml()` and `yamlString()` read for `arg`, resolved next to the declaring file
-/// (text holding a newline is YAML itself, never a path); `None` when there is none.
-fn yaml_file(arg: &str, host: &dyn Host) -> Option<String> {
+/// (text holding a newline is YAML itself, never a path); `None` when there is none. A file that
+/// exists but may not be read is an error, so refused content never passes as literal text.
+fn yaml_file(arg: &str, host: &dyn Host) -> std::result::Result<Option<String>, String> {
     if arg.contains('\n') {
-        return None;
+        return Ok(None);
     }
-    host.file(arg).ok()
+    host.yaml_file(arg)
 }
 
 /// `yamlString(path, input)`'s text: the file, else the argument itself.
-fn yaml_source<'a>(arg: &'a str, host: &dyn Host) -> Cow<'a, str> {
-    yaml_file(arg, host).map_or(Cow::Borrowed(arg), Cow::Owned)
+fn yaml_source<'a>(arg: &'a str, host: &dyn Host) -> std::result::Result<Cow<'a, str>, String> {
+    Ok(yaml_file(arg, host)?.map_or(Cow::Borrowed(arg), Cow::Owned))
+}
+
+thread_local! {
+    /// How many `yaml()`/`yamlString()` templates are being evaluated inside one another: a file
+    /// whose `${…}` calls `yaml()` on itself would otherwise recurse until the stack overflows.
+    static YAML_NESTING: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// The deepest `yaml()`/`yamlString()` nesting: each level is a whole template evaluation
+/// (parser, interpolation, evaluator frames, up to 200 expression levels each): 8 such levels fit
+/// the stack of a debug build, while a value nests 256.
+const MAX_YAML_NESTING: usize = 8;
+
+/// The message for nesting past [`MAX_YAML_NESTING`], passed up unwrapped by every level (so
+/// its size does not grow with the depth).
+fn too_deep() -> String {
+    format!(
+        "yaml() and yamlString() are nested more than {MAX_YAML_NESTING} levels deep (a file or text whose \
+         ${{…}} calls yaml() or yamlString() on itself?): break the cycle"
+    )
+}
+
+/// One level of `yaml()`/`yamlString()` nesting, left however the evaluation ends.
+struct YamlLevel;
+
+impl YamlLevel {
+    fn enter() -> std::result::Result<Self, String> {
+        let depth = YAML_NESTING.with(|n| n.get());
+        if depth >= MAX_YAML_NESTING {
+            return Err(too_deep());
+        }
+        YAML_NESTING.with(|n| n.set(depth + 1));
+        Ok(YamlLevel)
+    }
+}
+
+impl Drop for YamlLevel {
+    fn drop(&mut self) {
+        YAML_NESTING.with(|n| n.set(n.get().saturating_sub(1)));
+    }
 }
 
 /// `text` with its `${…}` evaluated against the values and `input` (Windsor templates the file
@@ -862,6 +905,7 @@ fn yaml_template(
     };
     budget.charge_output(size_of(env).saturating_add(size_of(input))).map_err(|e| e.to_string())?;
     scope.insert("input".into(), input.clone());
+    let _level = YamlLevel::enter()?;
     match super::interpolate::interpolate(&text, &Value::Object(scope), host, budget) {
         Ok(Value::String(text)) => Ok(text),
         Ok(other) if name == "yaml" => {
@@ -870,7 +914,13 @@ fn yaml_template(
         Ok(other) => {
             Err(format!("yamlString(path, input) expects template to evaluate to a string, got {}", type_name(&other)))
         }
-        Err(err) => Err(format!("{name}() failed to template: {err}")),
+        Err(err) => {
+            let deep = too_deep();
+            match err.to_string().contains(&deep) {
+                true => Err(deep),
+                false => Err(format!("{name}() failed to template: {err}")),
+            }
+        }
     }
 }
 
@@ -885,7 +935,7 @@ fn yaml(
     budget: &Budget,
 ) -> std::result::Result<Value, String> {
     let inline = arg.contains('\n');
-    let file = yaml_file(arg, host);
+    let file = yaml_file(arg, host)?;
     let not_found = || format!("yaml() file not found: {arg}");
     let value = match file {
         None if !inline && input.is_some() => return Err(not_found()),
