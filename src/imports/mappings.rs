@@ -223,7 +223,7 @@ mod tests {
 
     fn eval_text(text: &str) -> Result<Value, String> {
         let mapping = json!({"k": text}).as_object().cloned().unwrap_or_default();
-        evaluate(&mapping, &names()).map(|m| m["k"].clone()).map_err(|(_, e)| e)
+        evaluate(&mapping, &names(), &Budget::default()).map(|m| m["k"].clone()).map_err(|(_, e)| e)
     }
 
     #[test]
@@ -237,5 +237,15 @@ mod tests {
         assert_eq!(eval_text("((! temp-name ))"), Ok(json!("((! temp-name ))")));
         assert!(eval_text("(( missing ))").unwrap_err().contains("\"missing\" is not an import"));
         assert!(eval_text("(( n + 1 ))").unwrap_err().contains("'+' is a Spiff operation"));
+    }
+
+    #[test]
+    fn concatenation_is_charged_before_it_is_built() {
+        let limits = crate::limits::Limits { max_output_bytes: 1000, ..Default::default() };
+        let budget = Budget::new(limits);
+        let names = json!({"l": ["x".repeat(100)]}).as_object().cloned().unwrap_or_default();
+        let mapping = json!({"k": format!("(( {} ))", ["l"; 20].join(" "))}).as_object().cloned().unwrap_or_default();
+        let err = evaluate(&mapping, &names, &budget).map(|_| ()).map_err(|(_, e)| e);
+        assert!(err.is_err_and(|e| e.contains("--max-output-size")));
     }
 }
