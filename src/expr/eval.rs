@@ -53,27 +53,41 @@ pub(super) fn exhausted(span: Span) -> impl Fn(Exhausted) -> ExprError {
     move |err| error(err.to_string(), span)
 }
 
-/// About how many bytes a copy of `value` takes, counted without recursion (values are as deep
-/// as their input allows): text, keys, and a few bytes per scalar and container.
+/// About how many bytes of memory a copy of `value` takes, counted without recursion (values
+/// are as deep as their input allows): each value's slot, text, and what lists and maps allocate.
+/// A one-key map is some hundred bytes, not its text: budgets that counted text alone let
+/// `map(1..4000000, {a: #})` reach 2.4 GB.
 pub fn size_of(value: &Value) -> usize {
     let mut size = 0usize;
     let mut pending = vec![value];
     while let Some(value) = pending.pop() {
         size = size.saturating_add(match value {
-            Value::String(s) => s.len(),
+            Value::String(s) => VALUE_BYTES + ALLOCATION_BYTES + s.len(),
             Value::Array(items) => {
                 pending.extend(items);
-                8
+                VALUE_BYTES + ALLOCATION_BYTES
             }
             Value::Object(map) => {
                 pending.extend(map.values());
-                map.keys().map(String::len).fold(8, usize::saturating_add)
+                map.keys().map(|key| key.len() + ENTRY_BYTES).fold(VALUE_BYTES + MAP_BYTES, usize::saturating_add)
             }
-            _ => 8,
+            // A number keeps its text (arbitrary precision).
+            Value::Number(_) => VALUE_BYTES + ALLOCATION_BYTES,
+            Value::Bool(_) | Value::Null => VALUE_BYTES,
         });
     }
     size
 }
+
+/// A value's slot in its list or map.
+const VALUE_BYTES: usize = 32;
+/// What the allocator takes for a small allocation (a string's text, a list's items).
+const ALLOCATION_BYTES: usize = 16;
+/// An empty map's table and entry list, as a map of a few keys allocates them.
+const MAP_BYTES: usize = 256;
+/// One map entry besides its key's text and its value: the key's allocation, the entry (hash,
+/// key, value) and its index, with the room the map keeps for growth.
+const ENTRY_BYTES: usize = 128;
 
 /// An owned copy of an evaluated value, charging the copy when it is one (a borrowed value
 /// from the environment referenced many times is the amplification the budget stops).
@@ -185,7 +199,12 @@ pub fn eval<'a>(node: &Node, env: &'a Value, host: &dyn Host, budget: &Budget) -
             let args = args.iter().map(|a| eval(a, env, host, budget)).collect::<Result<Vec<_>>>()?;
             call(name, &args, env, host, budget, span).map(Cow::Owned)
         }
-        NodeKind::Pointer(name) => super::predicates::pointer(name, span).map(Cow::Owned),
+        NodeKind::Pointer(name) => {
+            // `#` is a copy of the element.
+            let value = super::predicates::pointer(name, span)?;
+            budget.charge_output(size_of(&value)).map_err(exhausted(span))?;
+            Ok(Cow::Owned(value))
+        }
         NodeKind::Let { name, value, body, .. } => {
             let value = owned(eval(value, env, host, budget)?, budget, value.span)?;
             let _bound = Bound::new(name, value);
@@ -206,13 +225,20 @@ pub fn eval<'a>(node: &Node, env: &'a Value, host: &dyn Host, budget: &Budget) -
             eval(last, env, host, budget)
         }
         NodeKind::Closure(body) => eval(body, env, host, budget),
-        NodeKind::Array(items) => Ok(Cow::Owned(Value::Array(
-            items
-                .iter()
-                .map(|i| eval(i, env, host, budget).and_then(|v| owned(v, budget, i.span)))
-                .collect::<Result<_>>()?,
-        ))),
+        NodeKind::Array(items) => {
+            let slots = items.len().saturating_mul(VALUE_BYTES);
+            budget.charge_output(slots.saturating_add(VALUE_BYTES + ALLOCATION_BYTES)).map_err(exhausted(span))?;
+            Ok(Cow::Owned(Value::Array(
+                items
+                    .iter()
+                    .map(|i| eval(i, env, host, budget).and_then(|v| owned(v, budget, i.span)))
+                    .collect::<Result<_>>()?,
+            )))
+        }
         NodeKind::Map(entries) => {
+            // The map itself: a map of one small value is mostly this, not its text.
+            let keys = entries.iter().map(|(key, _)| key.len() + ENTRY_BYTES).fold(0usize, usize::saturating_add);
+            budget.charge_output(keys.saturating_add(VALUE_BYTES + MAP_BYTES)).map_err(exhausted(span))?;
             let mut map = Map::new();
             for (key, value) in entries {
                 map.insert(key.clone(), owned(eval(value, env, host, budget)?, budget, value.span)?);
@@ -637,7 +663,9 @@ fn call(
             let input = args.get(1).map(|a| a.as_ref()).filter(|input| !input.is_null());
             let value = match name {
                 "yaml" => yaml(text, input, env, host, budget),
-                _ => yaml_template(name, yaml_source(text, host), input, env, host, budget).map(Value::String),
+                _ => yaml_source(text, host)
+                    .and_then(|source| yaml_template(name, source, input, env, host, budget))
+                    .map(Value::String),
             };
             let value = value.map_err(|message| error(message, span))?;
             budget.charge_output(size_of(&value)).map_err(exhausted(span))?;
@@ -656,8 +684,8 @@ fn call(
     Ok(value)
 }
 
-/// What one more value in a list takes besides its text.
-pub(super) const PART_BYTES: usize = 32;
+/// What one more value in a list takes besides its text (a number's or a short string's size).
+pub(super) const PART_BYTES: usize = VALUE_BYTES + ALLOCATION_BYTES;
 
 pub(super) fn sorted_entries(map: &Map) -> Vec<(&String, &Value)> {
     let mut entries: Vec<(&String, &Value)> = map.iter().collect();
@@ -832,17 +860,58 @@ fn go_json(value: &Value) -> String {
 }
 
 /// The file `yaml()` and `yamlString()` read for `arg`, resolved next to the declaring file
-/// (text holding a newline is YAML itself, never a path); `None` when there is none.
-fn yaml_file(arg: &str, host: &dyn Host) -> Option<String> {
+/// (text holding a newline is YAML itself, never a path); `None` when there is none. A file that
+/// exists but may not be read is an error, so refused content never passes as literal text.
+fn yaml_file(arg: &str, host: &dyn Host) -> std::result::Result<Option<String>, String> {
     if arg.contains('\n') {
-        return None;
+        return Ok(None);
     }
-    host.file(arg).ok()
+    host.yaml_file(arg)
 }
 
 /// `yamlString(path, input)`'s text: the file, else the argument itself.
-fn yaml_source<'a>(arg: &'a str, host: &dyn Host) -> Cow<'a, str> {
-    yaml_file(arg, host).map_or(Cow::Borrowed(arg), Cow::Owned)
+fn yaml_source<'a>(arg: &'a str, host: &dyn Host) -> std::result::Result<Cow<'a, str>, String> {
+    Ok(yaml_file(arg, host)?.map_or(Cow::Borrowed(arg), Cow::Owned))
+}
+
+thread_local! {
+    /// How many `yaml()`/`yamlString()` templates are being evaluated inside one another: a file
+    /// whose `${…}` calls `yaml()` on itself would otherwise recurse until the stack overflows.
+    static YAML_NESTING: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// The deepest `yaml()`/`yamlString()` nesting: each level is a whole template evaluation
+/// (parser, interpolation, evaluator frames, up to 200 expression levels each): 8 such levels fit
+/// the stack of a debug build, while a value nests 256.
+const MAX_YAML_NESTING: usize = 8;
+
+/// The message for nesting past [`MAX_YAML_NESTING`], passed up unwrapped by every level (so
+/// its size does not grow with the depth).
+fn too_deep() -> String {
+    format!(
+        "yaml() and yamlString() are nested more than {MAX_YAML_NESTING} levels deep (a file or text whose \
+         ${{…}} calls yaml() or yamlString() on itself?): break the cycle"
+    )
+}
+
+/// One level of `yaml()`/`yamlString()` nesting, left however the evaluation ends.
+struct YamlLevel;
+
+impl YamlLevel {
+    fn enter() -> std::result::Result<Self, String> {
+        let depth = YAML_NESTING.with(|n| n.get());
+        if depth >= MAX_YAML_NESTING {
+            return Err(too_deep());
+        }
+        YAML_NESTING.with(|n| n.set(depth + 1));
+        Ok(YamlLevel)
+    }
+}
+
+impl Drop for YamlLevel {
+    fn drop(&mut self) {
+        YAML_NESTING.with(|n| n.set(n.get().saturating_sub(1)));
+    }
 }
 
 /// `text` with its `${…}` evaluated against the values and `input` (Windsor templates the file
@@ -862,6 +931,7 @@ fn yaml_template(
     };
     budget.charge_output(size_of(env).saturating_add(size_of(input))).map_err(|e| e.to_string())?;
     scope.insert("input".into(), input.clone());
+    let _level = YamlLevel::enter()?;
     match super::interpolate::interpolate(&text, &Value::Object(scope), host, budget) {
         Ok(Value::String(text)) => Ok(text),
         Ok(other) if name == "yaml" => {
@@ -870,7 +940,13 @@ fn yaml_template(
         Ok(other) => {
             Err(format!("yamlString(path, input) expects template to evaluate to a string, got {}", type_name(&other)))
         }
-        Err(err) => Err(format!("{name}() failed to template: {err}")),
+        Err(err) => {
+            let deep = too_deep();
+            match err.to_string().contains(&deep) {
+                true => Err(deep),
+                false => Err(format!("{name}() failed to template: {err}")),
+            }
+        }
     }
 }
 
@@ -885,7 +961,7 @@ fn yaml(
     budget: &Budget,
 ) -> std::result::Result<Value, String> {
     let inline = arg.contains('\n');
-    let file = yaml_file(arg, host);
+    let file = yaml_file(arg, host)?;
     let not_found = || format!("yaml() file not found: {arg}");
     let value = match file {
         None if !inline && input.is_some() => return Err(not_found()),

@@ -110,6 +110,12 @@ impl fmt::Display for ExprError {
 pub trait Host {
     fn file(&self, path: &str) -> Result<String, String>;
     fn jsonnet(&self, path: &str) -> Result<Value, String>;
+    /// The file `yaml()`/`yamlString()` read for `path`: `Ok(None)` only when there is no such
+    /// file (the argument is then YAML text itself, as Windsor reads it); a file that exists but
+    /// is refused (outside the package, too large) is `file()`'s error, never read as text.
+    fn yaml_file(&self, path: &str) -> Result<Option<String>, String> {
+        Ok(self.file(path).ok())
+    }
     /// Evaluating as Windsor v0.9 does: `string()` gives maps and lists as YAML and nil as ""
     /// (v0.8.1's is expr's `%v`); in interpolation an expression with only blanks around it
     /// keeps its type, and text of several lines is put in indented (`indentForEmbeddedYAML`).

@@ -149,6 +149,15 @@ impl Host for PackageHost<'_> {
         self.files.read(&resolved).map_err(|err| format!("file({path:?}): {}", self.cannot_read("", &resolved, err)))
     }
 
+    fn yaml_file(&self, path: &str) -> Result<Option<String>, String> {
+        let resolved = resolve(self.from, path).map_err(|err| format!("file({path:?}): {err}"))?;
+        match self.files.read(&resolved) {
+            Ok(text) => Ok(Some(text)),
+            Err(crate::package::FileError::NotFound { .. } | crate::package::FileError::NotInPackage) => Ok(None),
+            Err(err) => Err(format!("file({path:?}): {}", self.cannot_read("", &resolved, err))),
+        }
+    }
+
     fn jsonnet(&self, path: &str) -> Result<Value, String> {
         let resolved = resolve(self.from, path)?;
         if let Some(cached) = self.jsonnet_cache.borrow().get(&resolved) {

@@ -7,33 +7,38 @@
 //! expression is an error that names it.
 
 use crate::doc::{Map, Value};
+use crate::expr::size_of;
+use crate::limits::Budget;
+use std::borrow::Cow;
 
 /// The mapped value of every key, or the first problem as `(field under importDataMappings,
-/// message)`.
-pub(super) fn evaluate(mappings: &Map, names: &Map) -> Result<Map, (String, String)> {
+/// message)`. What concatenation builds is charged to the render's output budget before it is
+/// built: `(( l l l … ))` copies a list once per term.
+pub(super) fn evaluate(mappings: &Map, names: &Map, budget: &Budget) -> Result<Map, (String, String)> {
     let mut out = Map::new();
     for (key, template) in mappings {
-        let value = walk(template, names, key)?;
+        let value = walk(template, names, key, budget)?;
         out.insert(key.clone(), value);
     }
     Ok(out)
 }
 
-fn walk(template: &Value, names: &Map, at: &str) -> Result<Value, (String, String)> {
+fn walk(template: &Value, names: &Map, at: &str, budget: &Budget) -> Result<Value, (String, String)> {
     match template {
         Value::String(text) => match expression(text) {
-            Some(source) => eval(source, names).map_err(|message| (at.to_string(), format!("{text}: {message}"))),
+            Some(source) => eval(source, names, budget)
+                .map_err(|message| (at.to_string(), format!("{}: {message}", crate::doc::excerpt(text)))),
             None => Ok(template.clone()),
         },
         Value::Array(list) => list
             .iter()
             .enumerate()
-            .map(|(i, item)| walk(item, names, &format!("{at}[{i}]")))
+            .map(|(i, item)| walk(item, names, &format!("{at}[{i}]"), budget))
             .collect::<Result<Vec<_>, _>>()
             .map(Value::Array),
         Value::Object(map) => map
             .iter()
-            .map(|(k, v)| Ok((k.clone(), walk(v, names, &format!("{at}.{k}"))?)))
+            .map(|(k, v)| Ok((k.clone(), walk(v, names, &format!("{at}.{k}"), budget)?)))
             .collect::<Result<Map, _>>()
             .map(Value::Object),
         other => Ok(other.clone()),
@@ -106,7 +111,7 @@ fn unsupported(what: &str) -> String {
 }
 
 /// Evaluates alternatives left to right: the first that resolves to a value other than nil.
-fn eval(source: &str, names: &Map) -> Result<Value, String> {
+fn eval(source: &str, names: &Map, budget: &Budget) -> Result<Value, String> {
     let tokens = tokens(source)?;
     if tokens.is_empty() {
         return Err("an empty expression".into());
@@ -116,7 +121,7 @@ fn eval(source: &str, names: &Map) -> Result<Value, String> {
         if alternative.is_empty() {
             return Err(unsupported("an empty side of ||"));
         }
-        last = concatenate(alternative, names);
+        last = concatenate(alternative, names, budget);
         if matches!(&last, Ok(value) if !value.is_null()) {
             return last;
         }
@@ -125,9 +130,17 @@ fn eval(source: &str, names: &Map) -> Result<Value, String> {
 }
 
 /// Juxtaposed terms: one term is its value; several are joined as Spiff concatenates them
-/// (lists appended to a list, anything else as text).
-fn concatenate(terms: &[Token], names: &Map) -> Result<Value, String> {
-    let values = terms.iter().map(|t| term(t, names)).collect::<Result<Vec<_>, _>>()?;
+/// (lists appended to a list, anything else as text). Each term is a copy of its value, so every
+/// copy is charged to the output budget before it is made.
+fn concatenate(terms: &[Token], names: &Map, budget: &Budget) -> Result<Value, String> {
+    let values = terms
+        .iter()
+        .map(|t| {
+            let value = term(t, names)?;
+            budget.charge_output(size_of(&value)).map_err(|err| err.to_string())?;
+            Ok(value.into_owned())
+        })
+        .collect::<Result<Vec<_>, String>>()?;
     match values.as_slice() {
         [one] => Ok(one.clone()),
         [Value::Array(_), ..] => {
@@ -155,30 +168,31 @@ fn concatenate(terms: &[Token], names: &Map) -> Result<Value, String> {
     }
 }
 
-fn term(token: &Token, names: &Map) -> Result<Value, String> {
+/// A term's value: literals built, references borrowed (the caller charges their copy).
+fn term<'a>(token: &Token, names: &'a Map) -> Result<Cow<'a, Value>, String> {
     let word = match token {
-        Token::Str(text) => return Ok(Value::String(text.clone())),
+        Token::Str(text) => return Ok(Cow::Owned(Value::String(text.clone()))),
         Token::Word(word) => word,
         Token::Or => return Err(unsupported("||")),
     };
     match word.as_str() {
-        "nil" | "~" => return Ok(Value::Null),
-        "true" => return Ok(Value::Bool(true)),
-        "false" => return Ok(Value::Bool(false)),
+        "nil" | "~" => return Ok(Cow::Owned(Value::Null)),
+        "true" => return Ok(Cow::Owned(Value::Bool(true))),
+        "false" => return Ok(Cow::Owned(Value::Bool(false))),
         _ => {}
     }
     if let Ok(number) = word.parse::<i64>() {
-        return Ok(Value::from(number));
+        return Ok(Cow::Owned(Value::from(number)));
     }
     if word.starts_with(|c: char| c.is_ascii_digit()) {
         return Err(unsupported(word));
     }
-    reference(word, names)
+    reference(word, names).map(Cow::Borrowed)
 }
 
 /// `a.b.[0]` / `a.b[0]`: the first name is an import of the template, the rest fields and list
 /// indexes inside its value.
-fn reference(path: &str, names: &Map) -> Result<Value, String> {
+fn reference<'a>(path: &str, names: &'a Map) -> Result<&'a Value, String> {
     let normalized = path.replace(".[", "[").replace('[', ".[");
     let mut parts = normalized.split('.');
     let first = parts.next().unwrap_or_default();
@@ -195,7 +209,7 @@ fn reference(path: &str, names: &Map) -> Result<Value, String> {
         };
         value = next.ok_or_else(|| format!("{path:?} is not found: {part:?} is not in the value"))?;
     }
-    Ok(value.clone())
+    Ok(value)
 }
 
 #[cfg(test)]
@@ -209,7 +223,7 @@ mod tests {
 
     fn eval_text(text: &str) -> Result<Value, String> {
         let mapping = json!({"k": text}).as_object().cloned().unwrap_or_default();
-        evaluate(&mapping, &names()).map(|m| m["k"].clone()).map_err(|(_, e)| e)
+        evaluate(&mapping, &names(), &Budget::default()).map(|m| m["k"].clone()).map_err(|(_, e)| e)
     }
 
     #[test]
@@ -223,5 +237,15 @@ mod tests {
         assert_eq!(eval_text("((! temp-name ))"), Ok(json!("((! temp-name ))")));
         assert!(eval_text("(( missing ))").unwrap_err().contains("\"missing\" is not an import"));
         assert!(eval_text("(( n + 1 ))").unwrap_err().contains("'+' is a Spiff operation"));
+    }
+
+    #[test]
+    fn concatenation_is_charged_before_it_is_built() {
+        let limits = crate::limits::Limits { max_output_bytes: 1000, ..Default::default() };
+        let budget = Budget::new(limits);
+        let names = json!({"l": ["x".repeat(100)]}).as_object().cloned().unwrap_or_default();
+        let mapping = json!({"k": format!("(( {} ))", ["l"; 20].join(" "))}).as_object().cloned().unwrap_or_default();
+        let err = evaluate(&mapping, &names, &budget).map(|_| ()).map_err(|(_, e)| e);
+        assert!(err.is_err_and(|e| e.contains("--max-output-size")));
     }
 }

@@ -151,6 +151,8 @@ struct Step<'a> {
     implementation: Option<Value>,
     engine: Engine,
     /// GoTemplate executions: Landscaper's functions and the compiled templates.
+    /// The render's budget, which importDataMappings' concatenations are charged to.
+    budget: std::sync::Arc<crate::limits::Budget>,
     go: gotemplate::GoTemplates,
     descriptors: gotemplate::Descriptors,
     /// What deployers would read back, by `[<subinstallation>/…]<deploy item>` (`deployitems`).
@@ -187,7 +189,8 @@ impl<'a> Step<'a> {
             kots_config: Value::Object(kots_config.clone()),
             implementation: None,
             engine: Engine::new(resources, backends, budget.clone()),
-            go: gotemplate::GoTemplates::new(files.share(), &descriptors, budget),
+            go: gotemplate::GoTemplates::new(files.share(), &descriptors, budget.clone()),
+            budget,
             descriptors,
             deploy_item_exports: Map::new(),
             descriptor_file: None,

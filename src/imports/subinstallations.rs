@@ -309,7 +309,7 @@ pub(super) fn render(
         // importDataMappings replace the child's data imports they name, computed from what the
         // template imports (Landscaper's Construct: mapping first, then the data object).
         if wired && !child.mappings.is_empty() {
-            match super::mappings::evaluate(&child.mappings, &source) {
+            match super::mappings::evaluate(&child.mappings, &source, &step.budget) {
                 Ok(mapped) => {
                     let secret = wiring.values().any(|w: &Wire| !w.secret.is_empty());
                     for (key, value) in mapped {

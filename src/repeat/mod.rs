@@ -474,6 +474,20 @@ fn padded_name(item: &str, index: usize, taken: &dyn Fn(&str) -> bool) -> String
         .unwrap_or_else(|| format!("{item}-{index}"))
 }
 
+/// The first few of `names`, and how many more (a message stays short however many were padded).
+fn shown_names(names: &[String]) -> String {
+    const SHOWN: usize = 10;
+    let first = names.iter().take(SHOWN).map(String::as_str).collect::<Vec<_>>().join(", ");
+    match names.len().checked_sub(SHOWN) {
+        Some(more) if more > 0 => format!("{first} and {more} more"),
+        _ => first,
+    }
+}
+
+/// What one padded value costs besides its name: its entry (the item's default) and its place
+/// among the values.
+const PADDED_BYTES: usize = 128;
+
 /// Each repeatable item's value names: its group's `valuesByGroup` and the ConfigValues entries
 /// whose `repeatableItem` names it, by name; then padding up to `minimumCount` (at least one), as
 /// KOTS pads. A padded value is the item's default.
@@ -496,6 +510,27 @@ fn repeat_values(
                 }
                 let mut values: Values = names.into_iter().map(|(n, o)| (n.to_string(), o)).collect();
                 let target = item.minimum_count.unwrap_or(0).max(1);
+                let field = origin.field.clone().index(g).key("items").index(i);
+                // Each padded value is an entry and, later, a copy of every target: charged
+                // before any is made, so `minimumCount: 1000000000` stops at a limit.
+                let missing = target.saturating_sub(values.len());
+                let default_len = engine.shared.lock().entries.get(&item.name).map_or(0, |e| e.default.len());
+                let each = PADDED_BYTES.saturating_add(item.name.len()).saturating_add(default_len);
+                let charged = render
+                    .budget
+                    .charge_steps(missing as u64)
+                    .and_then(|()| render.budget.charge_output(missing.saturating_mul(each)));
+                if let Err(err) = charged {
+                    let message = format!(
+                        "config item {:?} would be padded to {target} values (its minimumCount): {err}",
+                        item.name
+                    );
+                    render.results.push(
+                        Diagnostic::error(Kind::Config, message).about_origin(origin).at(field.key("minimumCount")),
+                    );
+                    out.insert(ItemAt { spec: s, group: g, item: i }, values);
+                    continue;
+                }
                 if values.len() < target {
                     let mut state = engine.shared.lock();
                     let default = state.entries.get(&item.name).map(|e| e.default.clone()).unwrap_or_default();
@@ -513,9 +548,8 @@ fn repeat_values(
                         target - padded.len(),
                         target,
                         if item.minimum_count.is_some_and(|m| m > 1) { " (its minimumCount)" } else { "" },
-                        padded.join(", ")
+                        shown_names(&padded)
                     );
-                    let field = origin.field.clone().index(g).key("items").index(i);
                     render
                         .results
                         .push(Diagnostic::new(Severity::Info, Kind::Config, message).about_origin(origin).at(field));
@@ -1166,7 +1200,9 @@ impl Step<'_> {
             // template that fails in the text fails in its string too, unless it spans fields.
             Err(kots::TextFailure::Template(message)) => Err(kots::first_failure(&value, self.engine, self.budget)
                 .unwrap_or_else(|| (FieldPath::root(), format!("template: {message}")))),
-            Err(kots::TextFailure::Yaml(message)) => Err((FieldPath::root(), message)),
+            Err(kots::TextFailure::Yaml(message) | kots::TextFailure::Budget(message)) => {
+                Err((FieldPath::root(), message))
+            }
         };
         {
             let mut state = self.engine.shared.lock();

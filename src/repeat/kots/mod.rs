@@ -152,6 +152,19 @@ pub enum TextFailure {
     Template(String),
     /// The rendered text is not YAML.
     Yaml(String),
+    /// The documents it renders to would pass the render's budget (the message names the flag).
+    Budget(String),
+}
+
+/// What one generated resource costs besides its text: its value, its item and its annotations
+/// (a template that writes `---` in a loop turns a few bytes into many resources).
+pub const DOCUMENT_BYTES: usize = 2048;
+
+/// How many documents `text` holds at most: one, plus one per line that starts with `---`.
+fn documents_in(text: &str) -> usize {
+    let separator =
+        |line: &str| line.strip_prefix("---").is_some_and(|rest| rest.is_empty() || rest.starts_with([' ', '\t']));
+    1 + text.lines().filter(|line| separator(line)).count()
 }
 
 /// A resource's YAML text rendered as KOTS renders a manifest file: both passes over the whole
@@ -160,6 +173,11 @@ pub enum TextFailure {
 /// documents the text renders to (a template may write `---`), empty ones left out.
 pub fn render_resource(text: &str, engine: &mut Engine, budget: &Budget) -> Result<Vec<Value>, TextFailure> {
     let rendered = engine.passes(text, [0, 1], &GoValue::Nil, budget, false).map_err(TextFailure::Template)?;
+    let count = documents_in(&rendered);
+    budget
+        .charge_steps(count as u64)
+        .and_then(|()| budget.charge_output(count.saturating_mul(DOCUMENT_BYTES)))
+        .map_err(|err| TextFailure::Budget(format!("the resource's text renders to {count} documents: {err}")))?;
     let documents = read_yaml_documents(&rendered).map_err(|err| {
         let place = match (err.line, err.column) {
             (Some(line), Some(column)) => {
