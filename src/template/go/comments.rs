@@ -87,10 +87,16 @@ fn right_trim_marker(text: &str) -> bool {
 
 /// Where the action starting at `pos` ends (after its right delimiter), quoted text skipped;
 /// the end of the text when it does not (the crate's parser says what is wrong).
-fn action_end(source: &str, mut pos: usize, right: &str) -> usize {
+fn action_end(source: &str, pos: usize, right: &str) -> usize {
+    walk_action(source, pos, right, &mut |_| {})
+}
+
+/// [`action_end`], showing `outside` each byte position outside quoted text. Compares bytes, so
+/// a position inside a multi-byte character is never sliced at.
+pub(super) fn walk_action(source: &str, mut pos: usize, right: &str, outside: &mut dyn FnMut(usize)) -> usize {
     let bytes = source.as_bytes();
     while pos < bytes.len() {
-        if source[pos..].starts_with(right) {
+        if bytes[pos..].starts_with(right.as_bytes()) {
             return pos + right.len();
         }
         match bytes[pos] {
@@ -108,7 +114,10 @@ fn action_end(source: &str, mut pos: usize, right: &str) -> usize {
                 }
                 pos += 1;
             }
-            _ => pos += 1,
+            _ => {
+                outside(pos);
+                pos += 1;
+            }
         }
     }
     // Stay on a character boundary for the caller's slicing.

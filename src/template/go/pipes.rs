@@ -14,62 +14,49 @@ pub fn normalize<'a>(source: &'a str, left: &str, right: &str) -> Cow<'a, str> {
     let bytes = source.as_bytes();
     let mut blank: Vec<usize> = Vec::new();
     let mut at = 0;
-    while let Some(found) = source[at..].find(left) {
-        let mut pos = at + found + left.len();
+    while let Some(found) = source.get(at..).and_then(|rest| rest.find(left)) {
+        let start = at + found + left.len();
         // Inside an action: Go's lexer ends it at the first right delimiter outside a quote.
-        loop {
-            if pos >= bytes.len() {
-                break;
+        at = super::comments::walk_action(source, start, right, &mut |pos| {
+            if bytes[pos] != b'|' {
+                return;
             }
-            if source[pos..].starts_with(right) {
-                pos += right.len();
-                break;
+            // After an ASCII `|`: a character boundary.
+            let rest = source.get(pos + 1..).unwrap_or_default();
+            let trimmed = rest.trim_start_matches([' ', '\t', '\r', '\n']);
+            let spaced = trimmed.len() < rest.len();
+            if trimmed.starts_with(')')
+                || trimmed.starts_with(right)
+                || (spaced && trimmed.strip_prefix('-').is_some_and(|after| after.starts_with(right)))
+            {
+                blank.push(pos);
             }
-            match bytes[pos] {
-                q @ (b'"' | b'\'') => {
-                    pos += 1;
-                    while pos < bytes.len() && bytes[pos] != q && bytes[pos] != b'\n' {
-                        pos += if bytes[pos] == b'\\' { 2 } else { 1 };
-                    }
-                    pos += 1;
-                }
-                b'`' => {
-                    pos += 1;
-                    while pos < bytes.len() && bytes[pos] != b'`' {
-                        pos += 1;
-                    }
-                    pos += 1;
-                }
-                b'|' => {
-                    let rest = &source[pos + 1..];
-                    let trimmed = rest.trim_start_matches([' ', '\t', '\r', '\n']);
-                    let spaced = trimmed.len() < rest.len();
-                    if trimmed.starts_with(')')
-                        || trimmed.starts_with(right)
-                        || (spaced && trimmed.starts_with('-') && trimmed[1..].starts_with(right))
-                    {
-                        blank.push(pos);
-                    }
-                    pos += 1;
-                }
-                _ => pos += 1,
-            }
-        }
-        at = pos.min(source.len());
+        })
+        .min(source.len());
     }
     if blank.is_empty() {
         return Cow::Borrowed(source);
     }
-    let mut out = source.as_bytes().to_vec();
+    let mut out = source.to_string();
+    // Each position holds the one-byte `|`: replacing it keeps the text UTF-8.
     for i in blank {
-        out[i] = b' ';
+        out.replace_range(i..=i, " ");
     }
-    Cow::Owned(String::from_utf8(out).expect("a '|' replaced by a space keeps UTF-8"))
+    Cow::Owned(out)
 }
 
 #[cfg(test)]
 mod tests {
     use super::normalize;
+
+    /// Positions inside a multi-byte character are compared as bytes, never sliced at.
+    #[test]
+    fn non_ascii_inside_an_action() {
+        let n = |s| normalize(s, "{{", "}}").into_owned();
+        assert_eq!(n("{{ é | print |}}"), "{{ é | print  }}");
+        assert_eq!(n("{{ print \"|é\" }}é|"), "{{ print \"|é\" }}é|");
+        assert_eq!(n("{{ é"), "{{ é");
+    }
 
     #[test]
     fn trailing_pipes_become_spaces() {
