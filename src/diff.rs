@@ -233,8 +233,15 @@ fn count(n: usize, kind: &str, verb: &str) -> String {
     }
 }
 
-/// The report as text, as dyff lays it out.
+/// The report as text, as dyff lays it out. Every value, key and name in it comes from the
+/// input, so its control characters are made visible ([`crate::diag::escape_controls`]): a
+/// carriage return or an ANSI escape would otherwise make a changed value look unchanged or
+/// hide a line of the report.
 pub fn text(report: &Report, show_secrets: bool) -> String {
+    crate::diag::escape_controls(&raw_text(report, show_secrets)).into_owned()
+}
+
+fn raw_text(report: &Report, show_secrets: bool) -> String {
     let mut out = String::new();
     let documents = |values: &[(Id, Value)]| -> String {
         values
@@ -277,9 +284,11 @@ fn entries_change(out: &mut String, sign: &str, verb: &str, value: &Value) {
     out.push_str(&indented(&to_yaml(value), 4));
 }
 
+/// A scalar as dyff shows it: a string as it is, unless it holds control characters; then as
+/// `render` prints it, quoted with YAML escapes (`"shop:2.0\rshop:1.0"`).
 fn scalar_text(value: &Value) -> String {
     match value {
-        Value::String(text) => text.clone(),
+        Value::String(text) if !text.chars().any(char::is_control) => text.clone(),
         other => to_yaml(other).trim_end().to_string(),
     }
 }
