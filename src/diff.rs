@@ -5,7 +5,7 @@
 //! lines. No I/O: the CLI renders both sides and prints the report.
 
 use crate::doc::{to_yaml, Value};
-use crate::krm::{name_of, namespace_of, redact_secret_values, Item, REDACTED};
+use crate::krm::{name_of, namespace_of, Item, REDACTED};
 use serde_json::json;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt::Write;
@@ -179,10 +179,21 @@ fn walk(old: &Value, new: &Value, path: &str, changes: &mut Vec<(String, Change)
     }
 }
 
-/// A Secret with its `data` and `stringData` values redacted.
+/// A Secret (or a map of entries at a Secret's root) with its `data` and `stringData` redacted
+/// whatever their shape: each value of a map, and a string, a list or any other value whole. The
+/// API server refuses those shapes, but the input is not the API server's: a `stringData` given
+/// as a string was printed in full.
 fn redacted(value: &Value) -> Value {
     let mut value = value.clone();
-    redact_secret_values(&mut value);
+    if let Value::Object(map) = &mut value {
+        for field in ["data", "stringData"] {
+            match map.get_mut(field) {
+                Some(Value::Object(entries)) => entries.values_mut().for_each(|v| *v = json!(REDACTED)),
+                None | Some(Value::Null) => {}
+                Some(other) => *other = json!(REDACTED),
+            }
+        }
+    }
     value
 }
 
