@@ -63,6 +63,9 @@ pub struct Report {
     pub removed: Vec<(Id, Value)>,
     /// Each changed resource, with its changes by path (`spec.replicas`).
     pub changed: Vec<(Id, Vec<(String, Change)>)>,
+    /// Identities that more than one resource of the old (then the new) side carries, with how
+    /// many, in the order they first appear: not a difference, but the pairing is a guess.
+    pub duplicates: [Vec<(Id, usize)>; 2],
 }
 
 impl Report {
@@ -71,30 +74,52 @@ impl Report {
     }
 }
 
+/// The identities of `items` that repeat, with how many carry each, in order of first appearance.
+fn repeated(ids: &[Id]) -> Vec<(Id, usize)> {
+    let mut counts: HashMap<&Id, usize> = HashMap::new();
+    ids.iter().for_each(|id| *counts.entry(id).or_default() += 1);
+    let mut seen = HashSet::new();
+    ids.iter()
+        .filter(|id| counts.get(id).is_some_and(|n| *n > 1) && seen.insert(*id))
+        .map(|id| (id.clone(), counts.get(id).copied().unwrap_or_default()))
+        .collect()
+}
+
 /// Compares the resources of two renders; the report lists them in the order of `new`, then the
-/// removed ones in the order of `old`.
+/// removed ones in the order of `old`. Resources that share an identity are paired by position
+/// among them (the second `v1/ConfigMap/a` of one side with the second of the other), so two
+/// identical inputs compare equal; the repeats are listed in [`Report::duplicates`].
 pub fn compare(old: &[Item], new: &[Item]) -> Report {
-    let old_by_id: HashMap<Id, &Value> = old.iter().map(|item| (Id::of(item), &**item)).collect();
-    let new_ids: std::collections::HashSet<Id> = new.iter().map(|item| Id::of(item)).collect();
-    let mut report = Report::default();
-    for item in new {
-        let id = Id::of(item);
-        match old_by_id.get(&id) {
-            None => report.added.push((id, (**item).clone())),
+    let old_ids: Vec<Id> = old.iter().map(|item| Id::of(item)).collect();
+    let new_ids: Vec<Id> = new.iter().map(|item| Id::of(item)).collect();
+    let mut old_by_id: HashMap<&Id, Vec<&Value>> = HashMap::new();
+    for (id, item) in old_ids.iter().zip(old) {
+        old_by_id.entry(id).or_default().push(&**item);
+    }
+    let mut new_count: HashMap<&Id, usize> = HashMap::new();
+    let mut report = Report { duplicates: [repeated(&old_ids), repeated(&new_ids)], ..Report::default() };
+    for (id, item) in new_ids.iter().zip(new) {
+        let nth = new_count.entry(id).or_default();
+        let before = old_by_id.get(id).and_then(|values| values.get(*nth));
+        *nth += 1;
+        match before {
+            None => report.added.push((id.clone(), (**item).clone())),
             Some(before) => {
                 let mut changes = Vec::new();
                 walk(before, item, "", &mut changes);
                 if !changes.is_empty() {
-                    report.changed.push((id, changes));
+                    report.changed.push((id.clone(), changes));
                 }
             }
         }
     }
-    for item in old {
-        let id = Id::of(item);
-        if !new_ids.contains(&id) {
-            report.removed.push((id, (**item).clone()));
+    let mut old_count: HashMap<&Id, usize> = HashMap::new();
+    for (id, item) in old_ids.iter().zip(old) {
+        let nth = old_count.entry(id).or_default();
+        if *nth >= new_count.get(id).copied().unwrap_or_default() {
+            report.removed.push((id.clone(), (**item).clone()));
         }
+        *nth += 1;
     }
     report
 }
