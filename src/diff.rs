@@ -5,7 +5,7 @@
 //! lines. No I/O: the CLI renders both sides and prints the report.
 
 use crate::doc::{to_yaml, Value};
-use crate::krm::{name_of, namespace_of, redact_secret_values, Item, REDACTED};
+use crate::krm::{name_of, namespace_of, Item, REDACTED};
 use serde_json::json;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt::Write;
@@ -63,6 +63,9 @@ pub struct Report {
     pub removed: Vec<(Id, Value)>,
     /// Each changed resource, with its changes by path (`spec.replicas`).
     pub changed: Vec<(Id, Vec<(String, Change)>)>,
+    /// Identities that more than one resource of the old (then the new) side carries, with how
+    /// many, in the order they first appear: not a difference, but the pairing is a guess.
+    pub duplicates: [Vec<(Id, usize)>; 2],
 }
 
 impl Report {
@@ -71,30 +74,52 @@ impl Report {
     }
 }
 
+/// The identities of `items` that repeat, with how many carry each, in order of first appearance.
+fn repeated(ids: &[Id]) -> Vec<(Id, usize)> {
+    let mut counts: HashMap<&Id, usize> = HashMap::new();
+    ids.iter().for_each(|id| *counts.entry(id).or_default() += 1);
+    let mut seen = HashSet::new();
+    ids.iter()
+        .filter(|id| counts.get(id).is_some_and(|n| *n > 1) && seen.insert(*id))
+        .map(|id| (id.clone(), counts.get(id).copied().unwrap_or_default()))
+        .collect()
+}
+
 /// Compares the resources of two renders; the report lists them in the order of `new`, then the
-/// removed ones in the order of `old`.
+/// removed ones in the order of `old`. Resources that share an identity are paired by position
+/// among them (the second `v1/ConfigMap/a` of one side with the second of the other), so two
+/// identical inputs compare equal; the repeats are listed in [`Report::duplicates`].
 pub fn compare(old: &[Item], new: &[Item]) -> Report {
-    let old_by_id: HashMap<Id, &Value> = old.iter().map(|item| (Id::of(item), &**item)).collect();
-    let new_ids: std::collections::HashSet<Id> = new.iter().map(|item| Id::of(item)).collect();
-    let mut report = Report::default();
-    for item in new {
-        let id = Id::of(item);
-        match old_by_id.get(&id) {
-            None => report.added.push((id, (**item).clone())),
+    let old_ids: Vec<Id> = old.iter().map(|item| Id::of(item)).collect();
+    let new_ids: Vec<Id> = new.iter().map(|item| Id::of(item)).collect();
+    let mut old_by_id: HashMap<&Id, Vec<&Value>> = HashMap::new();
+    for (id, item) in old_ids.iter().zip(old) {
+        old_by_id.entry(id).or_default().push(&**item);
+    }
+    let mut new_count: HashMap<&Id, usize> = HashMap::new();
+    let mut report = Report { duplicates: [repeated(&old_ids), repeated(&new_ids)], ..Report::default() };
+    for (id, item) in new_ids.iter().zip(new) {
+        let nth = new_count.entry(id).or_default();
+        let before = old_by_id.get(id).and_then(|values| values.get(*nth));
+        *nth += 1;
+        match before {
+            None => report.added.push((id.clone(), (**item).clone())),
             Some(before) => {
                 let mut changes = Vec::new();
                 walk(before, item, "", &mut changes);
                 if !changes.is_empty() {
-                    report.changed.push((id, changes));
+                    report.changed.push((id.clone(), changes));
                 }
             }
         }
     }
-    for item in old {
-        let id = Id::of(item);
-        if !new_ids.contains(&id) {
-            report.removed.push((id, (**item).clone()));
+    let mut old_count: HashMap<&Id, usize> = HashMap::new();
+    for (id, item) in old_ids.iter().zip(old) {
+        let nth = old_count.entry(id).or_default();
+        if *nth >= new_count.get(id).copied().unwrap_or_default() {
+            report.removed.push((id.clone(), (**item).clone()));
         }
+        *nth += 1;
     }
     report
 }
@@ -179,10 +204,21 @@ fn walk(old: &Value, new: &Value, path: &str, changes: &mut Vec<(String, Change)
     }
 }
 
-/// A Secret with its `data` and `stringData` values redacted.
+/// A Secret (or a map of entries at a Secret's root) with its `data` and `stringData` redacted
+/// whatever their shape: each value of a map, and a string, a list or any other value whole. The
+/// API server refuses those shapes, but the input is not the API server's: a `stringData` given
+/// as a string was printed in full.
 fn redacted(value: &Value) -> Value {
     let mut value = value.clone();
-    redact_secret_values(&mut value);
+    if let Value::Object(map) = &mut value {
+        for field in ["data", "stringData"] {
+            match map.get_mut(field) {
+                Some(Value::Object(entries)) => entries.values_mut().for_each(|v| *v = json!(REDACTED)),
+                None | Some(Value::Null) => {}
+                Some(other) => *other = json!(REDACTED),
+            }
+        }
+    }
     value
 }
 
@@ -233,8 +269,15 @@ fn count(n: usize, kind: &str, verb: &str) -> String {
     }
 }
 
-/// The report as text, as dyff lays it out.
+/// The report as text, as dyff lays it out. Every value, key and name in it comes from the
+/// input, so its control characters are made visible ([`crate::diag::escape_controls`]): a
+/// carriage return or an ANSI escape would otherwise make a changed value look unchanged or
+/// hide a line of the report.
 pub fn text(report: &Report, show_secrets: bool) -> String {
+    crate::diag::escape_controls(&raw_text(report, show_secrets)).into_owned()
+}
+
+fn raw_text(report: &Report, show_secrets: bool) -> String {
     let mut out = String::new();
     let documents = |values: &[(Id, Value)]| -> String {
         values
@@ -277,9 +320,11 @@ fn entries_change(out: &mut String, sign: &str, verb: &str, value: &Value) {
     out.push_str(&indented(&to_yaml(value), 4));
 }
 
+/// A scalar as dyff shows it: a string as it is, unless it holds control characters; then as
+/// `render` prints it, quoted with YAML escapes (`"shop:2.0\rshop:1.0"`).
 fn scalar_text(value: &Value) -> String {
     match value {
-        Value::String(text) => text.clone(),
+        Value::String(text) if !text.chars().any(char::is_control) => text.clone(),
         other => to_yaml(other).trim_end().to_string(),
     }
 }

@@ -5,7 +5,7 @@
 use super::commands::final_items;
 use super::flux_build;
 use super::input::from_paths;
-use super::output::{report_results, write_stdout};
+use super::output::{eprint_line, report_results, write_stdout};
 use super::{DiffArgs, DiffFormat, Exit, InputArgs};
 use crate::krm::Item;
 use crate::limits::Limits;
@@ -30,14 +30,22 @@ pub(super) fn run(args: DiffArgs, root: Option<PathBuf>, limits: Limits) -> Exit
         }
     };
     let sides = match (&args.git, args.paths.as_slice()) {
-        (None, [old, new]) => (Side { path: old.clone(), root: root.clone() }, Side { path: new.clone(), root }),
+        (None, [old, new]) => (
+            Side { shown: old.display().to_string(), path: old.clone(), root: root.clone() },
+            Side { shown: new.display().to_string(), path: new.clone(), root },
+        ),
         (Some(revision), [path]) => {
             let (checkout, removed_on_signals) = match checkout(revision, path) {
                 Ok(checkout) => checkout,
                 Err(message) => return Exit::Unusable(message),
             };
-            let old = Side { path: checkout.path().join(path), root: Some(checkout.path().to_path_buf()) };
-            let result = compare(&args, (old, Side { path: path.clone(), root }), flux.as_ref(), limits);
+            let old = Side {
+                shown: format!("{} as of {revision}", path.display()),
+                path: checkout.path().join(path),
+                root: Some(checkout.path().to_path_buf()),
+            };
+            let new = Side { shown: path.display().to_string(), path: path.clone(), root };
+            let result = compare(&args, (old, new), flux.as_ref(), limits);
             drop((checkout, removed_on_signals));
             return result;
         }
@@ -50,11 +58,14 @@ pub(super) fn run(args: DiffArgs, root: Option<PathBuf>, limits: Limits) -> Exit
 }
 
 struct Side {
+    /// How the warnings name this side.
+    shown: String,
     path: PathBuf,
     root: Option<PathBuf>,
 }
 
 fn compare(args: &DiffArgs, (old, new): (Side, Side), flux: Option<&flux_build::Options>, limits: Limits) -> Exit {
+    let shown = [old.shown.clone(), new.shown.clone()];
     let old = match objects(args, old, flux, limits) {
         Ok(items) => items,
         Err(exit) => return exit,
@@ -64,6 +75,16 @@ fn compare(args: &DiffArgs, (old, new): (Side, Side), flux: Option<&flux_build::
         Err(exit) => return exit,
     };
     let report = diff::compare(&old, &new);
+    // Repeated identities are not a difference, but which resource is compared with which is a
+    // guess (by position), so the user is told.
+    for (side, duplicates) in shown.iter().zip(&report.duplicates) {
+        for (id, n) in duplicates {
+            eprint_line(&format!(
+                "warning: {side}: {n} resources are {}; they are compared by position with the other side's",
+                id.label()
+            ));
+        }
+    }
     let text = match args.output {
         DiffFormat::Text => diff::text(&report, args.show_secrets),
         DiffFormat::Json => {
