@@ -147,6 +147,9 @@ struct FluxBuildArgs {
     /// StrictPostBuildSubstitutions feature gate makes it
     #[arg(long)]
     strict_substitutions: bool,
+    /// Most Kustomizations one run builds (each a kustomize run); more are refused before any build
+    #[arg(long, value_name = "N", default_value_t = flux_build::DEFAULT_MAX_BUILDS)]
+    max_builds: usize,
 }
 
 #[derive(Args)]
