@@ -922,3 +922,23 @@ fn flux_build_copies_each_source_once() {
     assert!(built.iter().all(|d| *d == built[0]), "one copy for every build: {built:?}");
     assert_eq!(leftovers, 0, "the copy is removed");
 }
+
+/// `diff`'s line-diff cap was a constant: it is `--max-diff-lines`, and the note on a string
+/// shown whole names it.
+#[test]
+fn diff_max_diff_lines_is_a_setting_the_note_names() {
+    let dir = scratch("diff-max-lines");
+    for (side, tag) in [("a", "old"), ("b", "new")] {
+        let lines: String = (0..20).map(|i| format!("    {tag} {i}\n")).collect();
+        let configmap = format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\ndata:\n  t: |\n{lines}");
+        std::fs::create_dir_all(dir.join(side)).unwrap_or_else(|err| panic!("{err}"));
+        std::fs::write(dir.join(side).join("c.yaml"), configmap).unwrap_or_else(|err| panic!("{err}"));
+    }
+    let (code, stdout, stderr) = bin_output(&["diff", "a", "b", "--max-diff-lines", "39"], Some(&dir));
+    let (default_code, default_stdout, _) = bin_output(&["diff", "a", "b"], Some(&dir));
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(stdout.contains("more than 39 lines together") && stdout.contains("raise --max-diff-lines"), "{stdout}");
+    assert_eq!(default_code, Some(1));
+    assert!(default_stdout.contains("(20 inserts, 20 deletions)"), "{default_stdout}");
+}

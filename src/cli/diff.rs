@@ -63,7 +63,8 @@ fn compare(args: &DiffArgs, (old, new): (Side, Side), flux: Option<&flux_build::
         Ok(items) => items,
         Err(exit) => return exit,
     };
-    let report = diff::compare(&old, &new);
+    let mut report = diff::compare(&old, &new);
+    report.max_diff_lines = args.max_diff_lines;
     let text = match args.output {
         DiffFormat::Text => diff::text(&report, args.show_secrets),
         DiffFormat::Json => {

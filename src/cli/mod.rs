@@ -179,6 +179,10 @@ struct DiffArgs {
     /// Print Secret values instead of <redacted>
     #[arg(long)]
     show_secrets: bool,
+    /// Most lines (both sides together) of a changed multi-line string diffed line by line; a
+    /// longer one is shown whole, before and after
+    #[arg(long, value_name = "N", default_value_t = crate::diff::MAX_LINE_DIFF_LINES)]
+    max_diff_lines: usize,
     /// Output format
     #[arg(short = 'o', long = "output", value_enum, default_value_t = DiffFormat::Text)]
     output: DiffFormat,
