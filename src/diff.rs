@@ -66,6 +66,8 @@ pub struct Report {
     /// Identities that more than one resource of the old (then the new) side carries, with how
     /// many, in the order they first appear: not a difference, but the pairing is a guess.
     pub duplicates: [Vec<(Id, usize)>; 2],
+    /// `--max-diff-lines`: the text report diffs longer multi-line strings whole, not by line.
+    pub max_diff_lines: usize,
 }
 
 impl Report {
@@ -97,7 +99,11 @@ pub fn compare(old: &[Item], new: &[Item]) -> Report {
         old_by_id.entry(id).or_default().push(&**item);
     }
     let mut new_count: HashMap<&Id, usize> = HashMap::new();
-    let mut report = Report { duplicates: [repeated(&old_ids), repeated(&new_ids)], ..Report::default() };
+    let mut report = Report {
+        duplicates: [repeated(&old_ids), repeated(&new_ids)],
+        max_diff_lines: MAX_LINE_DIFF_LINES,
+        ..Report::default()
+    };
     for (id, item) in new_ids.iter().zip(new) {
         let nth = new_count.entry(id).or_default();
         let before = old_by_id.get(id).and_then(|values| values.get(*nth));
@@ -303,7 +309,7 @@ fn raw_text(report: &Report, show_secrets: bool) -> String {
             let shown_path = if path.is_empty() { "(root level)" } else { path.as_str() };
             let _ = writeln!(out, "{shown_path}  ({})", id.label());
             match shown_change(id, path, change, show_secrets) {
-                Change::Value { old, new } => value_change(&mut out, &old, &new),
+                Change::Value { old, new } => value_change(&mut out, &old, &new, report.max_diff_lines),
                 Change::Added(value) => entries_change(&mut out, "+", "added", &value),
                 Change::Removed(value) => entries_change(&mut out, "-", "removed", &value),
             }
@@ -331,17 +337,18 @@ fn scalar_text(value: &Value) -> String {
 
 /// The most lines (both sides together) a multi-line string is diffed line by line: the line
 /// diff takes time in proportion to the lines times the changed lines (50 000 changed lines took
-/// 48 s); a longer text is shown whole, before and after, with a note saying so.
+/// 48 s); a longer text is shown whole, before and after, with a note saying so and naming
+/// `--max-diff-lines`, whose default this is.
 pub const MAX_LINE_DIFF_LINES: usize = 10_000;
 
-fn value_change(out: &mut String, old: &Value, new: &Value) {
+fn value_change(out: &mut String, old: &Value, new: &Value, max_lines: usize) {
     if let (Value::String(a), Value::String(b)) = (old, new) {
         let lines = a.lines().count().saturating_add(b.lines().count());
-        if (a.contains('\n') || b.contains('\n')) && lines > MAX_LINE_DIFF_LINES {
+        if (a.contains('\n') || b.contains('\n')) && lines > max_lines {
             let _ = writeln!(
                 out,
-                "  ± value change in multiline text ({} lines before, {} after: more than {MAX_LINE_DIFF_LINES} \
-                 lines together, so shown whole, not line by line)",
+                "  ± value change in multiline text ({} lines before, {} after: more than {max_lines} lines \
+                 together, so shown whole, not line by line; raise --max-diff-lines to diff it)",
                 a.lines().count(),
                 b.lines().count()
             );
@@ -427,12 +434,12 @@ mod tests {
     fn long_multiline_text_is_shown_whole_not_line_diffed() {
         let side = |tag: &str| (0..6_000).map(|i| format!("{tag} {i}\n")).collect::<String>();
         let mut out = String::new();
-        value_change(&mut out, &Value::String(side("old")), &Value::String(side("new")));
+        value_change(&mut out, &Value::String(side("old")), &Value::String(side("new")), MAX_LINE_DIFF_LINES);
         let first = out.lines().next().unwrap_or_default();
         assert!(first.contains("6000 lines before, 6000 after") && first.contains("not line by line"), "{first}");
         assert!(out.contains("    - old 0\n      old 1\n") && out.contains("    + new 0\n      new 1\n"));
         let mut short = String::new();
-        value_change(&mut short, &Value::String("a\nb\n".into()), &Value::String("a\nc\n".into()));
+        value_change(&mut short, &Value::String("a\nb\n".into()), &Value::String("a\nc\n".into()), MAX_LINE_DIFF_LINES);
         assert!(short.starts_with("  ± value change in multiline text (one insert, one deletion)"), "{short}");
     }
 

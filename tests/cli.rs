@@ -840,3 +840,105 @@ fn diff_git_removes_its_copy_on_sigterm() {
     assert_eq!(copies_after, 0, "SIGTERM left the copy in $TMPDIR");
     assert_eq!(status.signal(), Some(15), "SIGTERM ends the command: {status:?}");
 }
+
+/// A `kustomize` that logs the directory it builds and prints nothing, and a package of `n`
+/// Flux Kustomizations of one source: `flux-build`'s work without real kustomize.
+#[cfg(target_os = "linux")]
+fn many_kustomizations(name: &str, n: usize) -> (std::path::PathBuf, String) {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = scratch(name);
+    let (bin_dir, tmp) = (dir.join("bin"), dir.join("tmp"));
+    for d in [&bin_dir, &tmp, &dir.join("source/app")] {
+        std::fs::create_dir_all(d).unwrap_or_else(|err| panic!("{err}"));
+    }
+    let script = format!("#!/bin/sh\necho \"$4\" >> {}\n", dir.join("built").display());
+    std::fs::write(bin_dir.join("kustomize"), script).unwrap_or_else(|err| panic!("{err}"));
+    std::fs::set_permissions(bin_dir.join("kustomize"), std::fs::Permissions::from_mode(0o755))
+        .unwrap_or_else(|err| panic!("{err}"));
+    let configmap = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n";
+    std::fs::write(dir.join("source/app/c.yaml"), configmap).unwrap_or_else(|err| panic!("{err}"));
+    let flux: String = (0..n)
+        .map(|i| {
+            format!(
+                "---\napiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata:\n  name: k{i}\n  \
+                 namespace: flux-system\nspec:\n  sourceRef:\n    kind: GitRepository\n    name: platform\n  \
+                 path: ./app\n"
+            )
+        })
+        .collect();
+    std::fs::write(dir.join("features/flux.yaml"), flux).unwrap_or_else(|err| panic!("{err}"));
+    let path = format!("{}:{}", bin_dir.display(), std::env::var("PATH").unwrap_or_default());
+    (dir, path)
+}
+
+/// 800 bytes of package gave 300 Kustomizations and 300 kustomize runs with no budget: more
+/// than `--max-builds` (default 200) are refused before any build, naming the setting.
+#[cfg(target_os = "linux")]
+#[test]
+fn flux_build_refuses_more_kustomizations_than_max_builds() {
+    let (dir, path) = many_kustomizations("flux-max-builds", 201);
+    let run = |extra: &[&str]| {
+        let output = bin()
+            .current_dir(&dir)
+            .env("PATH", &path)
+            .env("TMPDIR", dir.join("tmp"))
+            .args(["flux-build", "features", "--source", "platform=source"])
+            .args(extra)
+            .output()
+            .unwrap_or_else(|err| panic!("{err}"));
+        (output.status.code(), String::from_utf8_lossy(&output.stderr).into_owned())
+    };
+    let (code, stderr) = run(&[]);
+    let built_by_default = dir.join("built").exists();
+    let (raised_code, raised_stderr) = run(&["--max-builds", "201"]);
+    let built = std::fs::read_to_string(dir.join("built")).unwrap_or_default();
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("201 Kustomizations to build, more than --max-builds (200)"), "{stderr}");
+    assert!(!built_by_default, "refused before any build");
+    assert_eq!(raised_code, Some(0), "{raised_stderr}");
+    assert_eq!(built.lines().count(), 201);
+}
+
+/// Every Kustomization made a copy of its source: a source is copied once per run, and each
+/// build leaves the copy as it found it (the kustomization file it generated is removed).
+#[cfg(target_os = "linux")]
+#[test]
+fn flux_build_copies_each_source_once() {
+    let (dir, path) = many_kustomizations("flux-copy-once", 3);
+    let output = bin()
+        .current_dir(&dir)
+        .env("PATH", &path)
+        .env("TMPDIR", dir.join("tmp"))
+        .args(["flux-build", "features", "--source", "platform=source"])
+        .output()
+        .unwrap_or_else(|err| panic!("{err}"));
+    let built = std::fs::read_to_string(dir.join("built")).unwrap_or_default();
+    let leftovers = std::fs::read_dir(dir.join("tmp")).map(|d| d.count()).unwrap_or(0);
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let built: Vec<&str> = built.lines().collect();
+    assert_eq!(built.len(), 3);
+    assert!(built.iter().all(|d| *d == built[0]), "one copy for every build: {built:?}");
+    assert_eq!(leftovers, 0, "the copy is removed");
+}
+
+/// `diff`'s line-diff cap was a constant: it is `--max-diff-lines`, and the note on a string
+/// shown whole names it.
+#[test]
+fn diff_max_diff_lines_is_a_setting_the_note_names() {
+    let dir = scratch("diff-max-lines");
+    for (side, tag) in [("a", "old"), ("b", "new")] {
+        let lines: String = (0..20).map(|i| format!("    {tag} {i}\n")).collect();
+        let configmap = format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\ndata:\n  t: |\n{lines}");
+        std::fs::create_dir_all(dir.join(side)).unwrap_or_else(|err| panic!("{err}"));
+        std::fs::write(dir.join(side).join("c.yaml"), configmap).unwrap_or_else(|err| panic!("{err}"));
+    }
+    let (code, stdout, stderr) = bin_output(&["diff", "a", "b", "--max-diff-lines", "39"], Some(&dir));
+    let (default_code, default_stdout, _) = bin_output(&["diff", "a", "b"], Some(&dir));
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(stdout.contains("more than 39 lines together") && stdout.contains("raise --max-diff-lines"), "{stdout}");
+    assert_eq!(default_code, Some(1));
+    assert!(default_stdout.contains("(20 inserts, 20 deletions)"), "{default_stdout}");
+}

@@ -74,7 +74,8 @@ fn compare(args: &DiffArgs, (old, new): (Side, Side), flux: Option<&flux_build::
         Ok(items) => items,
         Err(exit) => return exit,
     };
-    let report = diff::compare(&old, &new);
+    let mut report = diff::compare(&old, &new);
+    report.max_diff_lines = args.max_diff_lines;
     // Repeated identities are not a difference, but which resource is compared with which is a
     // guess (by position), so the user is told.
     for (side, duplicates) in shown.iter().zip(&report.duplicates) {

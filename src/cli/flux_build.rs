@@ -28,7 +28,13 @@ pub(super) struct Options {
     strict_substitutions: bool,
     /// `--show-secrets`: kustomize's messages are printed with Secret values left in.
     pub(super) show_secrets: bool,
+    /// `--max-builds`: a few hundred bytes of package can declare hundreds of Kustomizations, each
+    /// a kustomize run, so their number is the operator's to bound.
+    pub(super) max_builds: usize,
 }
+
+/// `--max-builds`' default: far more Kustomizations than a real cluster's render holds.
+pub(super) const DEFAULT_MAX_BUILDS: usize = 200;
 
 impl Options {
     pub(super) fn new(
@@ -49,7 +55,14 @@ impl Options {
             }
             None => None,
         };
-        Ok(Options { sources: parsed, skip_missing_sources, only, strict_substitutions, show_secrets: false })
+        Ok(Options {
+            sources: parsed,
+            skip_missing_sources,
+            only,
+            strict_substitutions,
+            show_secrets: false,
+            max_builds: DEFAULT_MAX_BUILDS,
+        })
     }
 }
 
@@ -65,6 +78,7 @@ pub(super) fn run(args: FluxBuildArgs, root: Option<PathBuf>, limits: Limits) ->
         Err(exit) => return exit,
     };
     options.show_secrets = args.show_secrets;
+    options.max_builds = args.max_builds;
     let (input, files) = match from_paths(&args.input, root, limits) {
         Ok(loaded) => loaded,
         Err(exit) => return exit,
@@ -150,15 +164,26 @@ pub(super) fn build_all(
             results.push(Diagnostic::warning(Kind::Render, format!("not built: no --source for {entry}")));
         }
     }
+    if plan.len() > options.max_builds {
+        return Err(Exit::Unusable(format!(
+            "the render holds {} Kustomizations to build, more than --max-builds ({}): raise --max-builds, or build \
+             one with --kustomization",
+            plan.len(),
+            options.max_builds
+        )));
+    }
     let tool = match plan.is_empty() {
         true => Vec::new(),
         false => kustomize_tool().ok_or_else(|| Exit::Unusable(NO_KUSTOMIZE.to_string()))?,
     };
     let budget = Budget::new(limits);
+    let mut copies = Copies::default();
     let mut built: Vec<(Name, Vec<Item>)> = Vec::new();
     for (i, dir) in plan {
         let kustomization = &kustomizations[i];
-        let mut objects = match build(kustomization, &dir, &tool, limits, options.show_secrets) {
+        let built_objects =
+            copies.copy_of(&dir).and_then(|copy| build(kustomization, &copy, &tool, limits, options.show_secrets));
+        let mut objects = match built_objects {
             Ok(objects) => objects,
             Err(message) => {
                 let message = format!("source {}, path {:?}: {message}", kustomization.source, kustomization.path);
@@ -213,39 +238,85 @@ fn kustomize_tool() -> Option<Vec<String>> {
     }
 }
 
-/// Builds one Kustomization in a fresh copy of its source: the objects kustomize prints. A
+/// The temporary copies of the sources. Each source is copied once per run, however many
+/// Kustomizations it serves (a copy per build made a few hundred bytes of package cost a copy of
+/// the source each); a build puts back the one file it writes, so each sees the source as it is.
+#[derive(Default)]
+struct Copies {
+    /// Made with the first copy; the guard removes it on SIGINT and SIGTERM.
+    work: Option<(tempfile::TempDir, super::cleanup::Temporary)>,
+    /// Each source directory as given, and its copy.
+    copied: Vec<(PathBuf, PathBuf)>,
+}
+
+impl Copies {
+    fn copy_of(&mut self, source: &Path) -> Result<PathBuf, String> {
+        if let Some((_, copy)) = self.copied.iter().find(|(dir, _)| dir == source) {
+            return Ok(copy.clone());
+        }
+        if !source.is_dir() {
+            return Err(format!("the source directory {} does not exist", source.display()));
+        }
+        let work = match &self.work {
+            Some((work, _)) => work.path().to_path_buf(),
+            None => {
+                let work = tempfile::Builder::new()
+                    .prefix("render-blueprint-flux-")
+                    .tempdir()
+                    .map_err(|err| format!("cannot make a temporary directory: {err}"))?;
+                let path = work.path().to_path_buf();
+                let guard = super::cleanup::Temporary::new(&path);
+                self.work = Some((work, guard));
+                path
+            }
+        };
+        let copy = work.join(format!("source-{}", self.copied.len()));
+        if let Err(message) = copy_tree(source, &copy, source) {
+            let _ = std::fs::remove_dir_all(&copy);
+            return Err(message);
+        }
+        self.copied.push((source.to_path_buf(), copy.clone()));
+        Ok(copy)
+    }
+}
+
+/// The kustomization file a build wrote, and its text before (`None`: there was none).
+type Written = Option<(PathBuf, Option<String>)>;
+
+/// Builds one Kustomization in the copy of its source: the objects kustomize prints. A
 /// failure's message has the values of the source's Secrets taken out unless `show_secrets`.
+/// The copy is left as it was found, for the next Kustomization of the same source.
 fn build(
     kustomization: &Kustomization,
-    source: &Path,
+    copy: &Path,
     tool: &[String],
     limits: Limits,
     show_secrets: bool,
 ) -> Result<Vec<Item>, String> {
-    if !source.is_dir() {
-        return Err(format!("the source directory {} does not exist", source.display()));
-    }
-    let work = tempfile::Builder::new()
-        .prefix("render-blueprint-flux-")
-        .tempdir()
-        .map_err(|err| format!("cannot make a temporary directory: {err}"))?;
-    let _removed_on_signals = super::cleanup::Temporary::new(work.path());
-    let copy = work.path().join("source");
-    build_in(kustomization, source, &copy, tool, limits).map_err(|message| match show_secrets {
+    let mut written = None;
+    let result = build_in(kustomization, copy, tool, limits, &mut written).map_err(|message| match show_secrets {
         true => message,
-        false => fluxbuild::redact_message(&message, &secret_values_in(&copy, &copy, limits)),
-    })
+        false => fluxbuild::redact_message(&message, &secret_values_in(copy, copy, limits)),
+    });
+    let restored = match written {
+        Some((file, Some(text))) => std::fs::write(&file, text),
+        Some((file, None)) => std::fs::remove_file(&file),
+        None => Ok(()),
+    };
+    match restored {
+        Err(err) if result.is_ok() => Err(format!("cannot restore the copy of the source: {err}")),
+        _ => result,
+    }
 }
 
 fn build_in(
     kustomization: &Kustomization,
-    source: &Path,
     copy: &Path,
     tool: &[String],
     limits: Limits,
+    written: &mut Written,
 ) -> Result<Vec<Item>, String> {
     let copy = copy.to_path_buf();
-    copy_tree(source, &copy, source)?;
     let mut dir = copy.clone();
     for part in fluxbuild::path_in_source(&kustomization.path) {
         dir.push(part);
@@ -260,16 +331,19 @@ fn build_in(
                 .map_err(|err| format!("{}: {err}", shown(path, &copy)))?;
             let mut documents =
                 read_yaml_documents(&text).map_err(|err| format!("{}: {}", shown(path, &copy), err.message))?;
-            (Some(documents.pop().unwrap_or(Value::Null)), path.clone())
+            (Some((documents.pop().unwrap_or(Value::Null), text)), path.clone())
         }
         None => (None, dir.join(KUSTOMIZATION_FILES[0])),
     };
+    let (existing_value, existing_text) =
+        existing_value.map_or((None, None), |(value, text)| (Some(value), Some(text)));
     let generated = match existing {
         Some(_) => GeneratedResources(Vec::new()),
         None => GeneratedResources(scan_manifests(&dir, &dir, limits, &copy)?),
     };
     let component_exists = |component: &str| dir.join(component).exists();
     let value = fluxbuild::kustomization_file(existing_value, &generated, kustomization, &component_exists)?;
+    *written = Some((file.clone(), existing_text));
     std::fs::write(&file, to_yaml(&value)).map_err(|err| format!("cannot write the kustomization file: {err}"))?;
     let base = fluxbuild::path_in_source(&kustomization.path).into_iter().map(String::from).collect();
     confine(&copy, base, &mut Vec::new(), limits)?;

@@ -147,6 +147,9 @@ struct FluxBuildArgs {
     /// StrictPostBuildSubstitutions feature gate makes it
     #[arg(long)]
     strict_substitutions: bool,
+    /// Most Kustomizations one run builds (each a kustomize run); more are refused before any build
+    #[arg(long, value_name = "N", default_value_t = flux_build::DEFAULT_MAX_BUILDS)]
+    max_builds: usize,
 }
 
 #[derive(Args)]
@@ -176,6 +179,10 @@ struct DiffArgs {
     /// Print Secret values instead of <redacted>
     #[arg(long)]
     show_secrets: bool,
+    /// Most lines (both sides together) of a changed multi-line string diffed line by line; a
+    /// longer one is shown whole, before and after
+    #[arg(long, value_name = "N", default_value_t = crate::diff::MAX_LINE_DIFF_LINES)]
+    max_diff_lines: usize,
     /// Output format
     #[arg(short = 'o', long = "output", value_enum, default_value_t = DiffFormat::Text)]
     output: DiffFormat,

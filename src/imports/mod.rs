@@ -212,9 +212,10 @@ pub fn run(render: &mut Render, files: &dyn Files) -> Report {
     // A blueprint that another blueprint's subinstallation names by file is that
     // subinstallation's, not a second top level.
     let (descriptors, cd_file) = load_descriptors(render, files, &mut results);
+    let mut parsed = subinstallations::Parsed::new();
     let referenced: HashSet<String> = candidates
         .iter()
-        .flat_map(|item| referenced_files(item, files, (&descriptors.cd, cd_file.as_deref())))
+        .flat_map(|item| referenced_files(item, files, (&descriptors.cd, cd_file.as_deref()), &mut parsed))
         .collect();
     let items: Vec<&Value> = candidates
         .into_iter()

@@ -22,6 +22,19 @@ const MAX_INSTALLATIONS: usize = 1000;
 /// How an inclusion cycle's message starts (reported once per render, not once per path).
 const FILE_CYCLE: &str = "subinstallation files include each other";
 
+/// The files the search for the top-level blueprint reads, each read and parsed once (`None`:
+/// not one YAML document): it starts from every Blueprint item, and 1 000 blueprint files that
+/// chain by `blueprint.file` were each read again from every item above them.
+pub(super) type Parsed = HashMap<String, Result<Option<Value>, crate::package::FileError>>;
+
+fn parsed<'a>(
+    files: &dyn Files,
+    cache: &'a mut Parsed,
+    path: &str,
+) -> &'a Result<Option<Value>, crate::package::FileError> {
+    cache.entry(path.to_string()).or_insert_with(|| files.read(path).map(|text| single_document(&text).ok()))
+}
+
 /// Files a blueprint item's subinstallations read (`file:` templates, `blueprint.file` and the
 /// `blueprint.yaml` a `blueprint.ref` names in the component descriptor `cd`, declared in the
 /// file `cd_file`), following nested references, each through its blueprint's filesystem.
@@ -29,6 +42,7 @@ pub(super) fn referenced_files(
     item: &Value,
     files: &dyn Files,
     (cd, cd_file): (&Value, Option<&str>),
+    cache: &mut Parsed,
 ) -> HashSet<String> {
     let mut found = HashSet::new();
     let from = krm::item_location(item).0;
@@ -47,7 +61,7 @@ pub(super) fn referenced_files(
                 if !found.insert(resolved.clone()) {
                     continue;
                 }
-                let Some(document) = files.read(&resolved).ok().and_then(|t| single_document(&t).ok()) else {
+                let Some(document) = parsed(files, cache, &resolved).as_ref().ok().cloned().flatten() else {
                     continue;
                 };
                 template = document;
@@ -57,13 +71,12 @@ pub(super) fn referenced_files(
                 Some(Value::Object(inline)) if inline.contains_key("file") => {
                     let path = inline.get("file").and_then(Value::as_str).unwrap_or_default();
                     let Ok(mut resolved) = fs.resolve_blueprint(template_from.as_deref(), path) else { continue };
-                    let mut read = files.read(&resolved);
-                    if read == Err(crate::package::FileError::NotRegular { directory: true }) {
+                    let directory = Err(crate::package::FileError::NotRegular { directory: true });
+                    if *parsed(files, cache, &resolved) == directory {
                         resolved = format!("{resolved}/{BLUEPRINT_FILE}");
-                        read = files.read(&resolved);
                     }
                     if found.insert(resolved.clone()) {
-                        if let Some(document) = read.ok().and_then(|t| single_document(&t).ok()) {
+                        if let Some(document) = parsed(files, cache, &resolved).as_ref().ok().cloned().flatten() {
                             let child = fs.at_file(&resolved);
                             pending.push((document, Some(resolved), child));
                         }
@@ -74,7 +87,7 @@ pub(super) fn referenced_files(
                     let Ok(dir) = referenced_blueprint(cd, cd_file, reference) else { continue };
                     let resolved = format!("{dir}/{BLUEPRINT_FILE}");
                     if found.insert(resolved.clone()) {
-                        if let Some(document) = files.read(&resolved).ok().and_then(|t| single_document(&t).ok()) {
+                        if let Some(document) = parsed(files, cache, &resolved).as_ref().ok().cloned().flatten() {
                             pending.push((document, Some(resolved), BlueprintFs::package(&dir)));
                         }
                     }
@@ -825,6 +838,49 @@ mod tests {
         assert!(is_optional_parent_import("opt", &decls, false));
         assert!(is_optional_parent_import("cond", &decls, false));
         assert!(!is_optional_parent_import("other", &decls, false));
+    }
+
+    /// Reads of each path, over a package in memory.
+    #[derive(Default)]
+    struct Counting(crate::package::MemoryFiles, std::sync::Mutex<HashMap<String, usize>>);
+
+    impl Files for Counting {
+        fn read(&self, path: &str) -> Result<String, crate::package::FileError> {
+            *self.1.lock().unwrap_or_else(|p| p.into_inner()).entry(path.to_string()).or_default() += 1;
+            self.0.read(path)
+        }
+        fn share(&self) -> std::sync::Arc<dyn Files> {
+            self.0.share()
+        }
+    }
+
+    /// Blueprint files that chain by `blueprint.file`, each also an item of the render: finding
+    /// the top one read each file again from every item above it; now each is read once.
+    #[test]
+    fn blueprint_chain_files_are_read_once() {
+        let files = Counting::default();
+        let mut packaged = files.0.clone();
+        let mut items = Vec::new();
+        for i in 0..20 {
+            let text = format!(
+                "apiVersion: landscaper.gardener.cloud/v1alpha1\nkind: Blueprint\nsubinstallations:\n- name: s\n  \
+                 blueprint:\n    file: b{}.yaml\n",
+                i + 1
+            );
+            let mut item = single_document(&text).unwrap_or_default();
+            krm::set_annotation(&mut item, krm::annotations::PATH, &format!("b{i}.yaml"));
+            packaged.0.insert(format!("b{i}.yaml"), text);
+            items.push(item);
+        }
+        let files = Counting(packaged, Default::default());
+        let mut cache = Parsed::new();
+        let mut referenced = HashSet::new();
+        for item in &items {
+            referenced.extend(referenced_files(item, &files, (&Value::Null, None), &mut cache));
+        }
+        assert!(referenced.contains("b1.yaml") && referenced.contains("b19.yaml") && !referenced.contains("b0.yaml"));
+        let reads = files.1.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        assert!(reads.values().all(|n| *n == 1), "{reads:?}");
     }
 
     #[test]
