@@ -250,6 +250,10 @@ pub struct KotsSettings {
     /// they are, as for an online install.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub local_registry: Option<LocalRegistrySettings>,
+    /// The application's slug, which `ImagePullSecretName` gives as `<slug>-registry`
+    /// [default: the name of the package's `kots.io/v1beta1` `Application`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub app_slug: Option<String>,
 }
 
 /// A registry for `spec.kots.localRegistry`.

@@ -221,6 +221,11 @@ pub fn load(render: &mut Render) -> Loaded {
             username: r.username.clone(),
             password: r.password.clone(),
         }),
+        app_slug: kots.app_slug.clone().map(|slug| (slug, None)).or_else(|| {
+            let application = render.items.iter().find(|i| i.type_of() == (KOTS_API_VERSION, "Application"))?;
+            let name = application.header().get("metadata")?.get("name")?.as_str()?.to_string();
+            Some((name.clone(), Some(name)))
+        }),
         defaulted: kots::statics::Defaulted::default(),
     };
     let defaulted = statics.defaulted.clone();

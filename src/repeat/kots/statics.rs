@@ -35,6 +35,9 @@ pub struct Statics {
     /// The registry KOTS pushes images to (`spec.kots.localRegistry`), for `LocalImageName` and
     /// its siblings; none: images are pulled from where they are.
     pub local_registry: Option<LocalRegistry>,
+    /// The application's slug (`spec.kots.appSlug`, else its `Application`'s name, with the
+    /// item's name when so) for `ImagePullSecretName`.
+    pub app_slug: Option<(String, Option<String>)>,
     /// Which functions answered from a default this render.
     pub defaulted: Defaulted,
 }
@@ -97,7 +100,6 @@ const CLUSTER: &[&str] = &[
     "IdentityServiceRoles",
     "IdentityServiceName",
     "IdentityServicePort",
-    "ImagePullSecretName",
 ];
 
 /// Functions whose result differs on every call (random values, generated keys).
@@ -269,6 +271,31 @@ fn version_functions(funcs: &mut FuncMap, options: &Statics) {
         })))
     });
     funcs.insert("IsKurl".into(), is_kurl_fn);
+    // KOTS names the pull secret after the app's slug alone (`<slug>-registry`, "" for none).
+    let slug = options.app_slug.clone();
+    let defaulted = options.defaulted.clone();
+    let pull_secret: go::ValueFunc = std::sync::Arc::new(move |values: &[GoValue]| {
+        Args::exact("ImagePullSecretName", values, 0)?;
+        match &slug {
+            Some((slug, from)) => {
+                if let Some(application) = from {
+                    let message = format!(
+                        "ImagePullSecretName gives \"{slug}-registry\": the app slug is the name of Application \
+                         {application:?}; set spec.kots.appSlug to name it otherwise"
+                    );
+                    defaulted.note("ImagePullSecretName", false, message);
+                }
+                Ok(go::string(if slug.is_empty() { String::new() } else { format!("{slug}-registry") }))
+            }
+            None => Err(go::fail(
+                "ImagePullSecretName",
+                "ImagePullSecretName is made of the app's slug, and the package says none: set spec.kots.appSlug, \
+                 or add the app's kots.io/v1beta1 Application (its metadata.name is the slug)"
+                    .to_string(),
+            )),
+        }
+    });
+    funcs.insert("ImagePullSecretName".into(), pull_secret);
 }
 
 /// The local-registry functions (KOTS's config context). With `spec.kots.localRegistry` they
