@@ -734,7 +734,8 @@ fn flux_build_removes_its_copy_on_sigterm_and_sigint() {
             std::fs::create_dir_all(d).unwrap_or_else(|err| panic!("{err}"));
         }
         let started = dir.join("started");
-        let script = format!("#!/bin/sh\necho $$ > {}\nexec sleep 60\n", started.display());
+        // Busy, not sleeping: one that survived the command would be seen computing.
+        let script = format!("#!/bin/sh\necho $$ > {}\nwhile :; do :; done\n", started.display());
         std::fs::write(bin_dir.join("kustomize"), script).unwrap_or_else(|err| panic!("{err}"));
         std::fs::set_permissions(bin_dir.join("kustomize"), std::fs::Permissions::from_mode(0o755))
             .unwrap_or_else(|err| panic!("{err}"));
@@ -754,22 +755,12 @@ fn flux_build_removes_its_copy_on_sigterm_and_sigint() {
             .stderr(std::process::Stdio::null())
             .spawn()
             .unwrap_or_else(|err| panic!("{err}"));
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
-        while !started.exists() && std::time::Instant::now() < deadline {
-            std::thread::sleep(std::time::Duration::from_millis(20));
-        }
+        wait_for_stand_in(&started, &mut child);
         let copies_before = std::fs::read_dir(&tmp).map(|d| d.count()).unwrap_or(0);
         let kill = std::process::Command::new("kill").args([&format!("-{signal}"), &child.id().to_string()]).status();
         let status = child.wait().unwrap_or_else(|err| panic!("{err}"));
         let kustomize = std::fs::read_to_string(&started).unwrap_or_default();
-        std::thread::sleep(std::time::Duration::from_millis(100));
-        // Killed, it may stay a zombie until whoever adopted it reaps it.
-        let kustomize_alive = kustomize
-            .trim()
-            .parse()
-            .ok()
-            .and_then(ppid_state_and_ticks)
-            .is_some_and(|(_, state, _)| state != 'Z' && state != 'X');
+        let kustomize_alive = kustomize.trim().parse().is_ok_and(computes_on);
         let copies_after = std::fs::read_dir(&tmp).map(|d| d.count()).unwrap_or(0);
         let _ = std::fs::remove_dir_all(&dir);
         assert!(kill.is_ok_and(|s| s.success()), "kill -{signal}");
@@ -808,7 +799,7 @@ fn diff_git_removes_its_copy_on_sigterm() {
     let started = dir.join("started");
     // The first `show` runs; the second waits.
     let script = format!(
-        "#!/bin/sh\nif [ \"$1\" = show ] && [ -e {s}.first ]; then echo $$ > {s}; exec sleep 60; fi\n\
+        "#!/bin/sh\nif [ \"$1\" = show ] && [ -e {s}.first ]; then echo $$ > {s}; while :; do :; done; fi\n\
          [ \"$1\" = show ] && touch {s}.first\nexec {git} \"$@\"\n",
         s = started.display(),
         git = real_git.display()
@@ -826,19 +817,50 @@ fn diff_git_removes_its_copy_on_sigterm() {
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap_or_else(|err| panic!("{err}"));
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
-    while !started.exists() && std::time::Instant::now() < deadline {
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
+    wait_for_stand_in(&started, &mut child);
     let copies_before = std::fs::read_dir(&tmp).map(|d| d.count()).unwrap_or(0);
     let kill = std::process::Command::new("kill").args(["-TERM", &child.id().to_string()]).status();
     let status = child.wait().unwrap_or_else(|err| panic!("{err}"));
+    let git = std::fs::read_to_string(&started).unwrap_or_default();
+    let git_alive = git.trim().parse().is_ok_and(computes_on);
     let copies_after = std::fs::read_dir(&tmp).map(|d| d.count()).unwrap_or(0);
     let _ = std::fs::remove_dir_all(&dir);
     assert!(kill.is_ok_and(|s| s.success()), "kill -TERM");
     assert_eq!(copies_before, 1, "the copy exists while git runs");
     assert_eq!(copies_after, 0, "SIGTERM left the copy in $TMPDIR");
+    assert!(!git_alive, "SIGTERM left git running");
     assert_eq!(status.signal(), Some(15), "SIGTERM ends the command: {status:?}");
+}
+
+/// Waits, without a clock, until a stand-in tool wrote its process id to `started` or the
+/// command ended without starting it (the assertions then say what went wrong).
+#[cfg(target_os = "linux")]
+fn wait_for_stand_in(started: &std::path::Path, child: &mut std::process::Child) {
+    while !std::fs::read_to_string(started).is_ok_and(|pid| pid.ends_with('\n'))
+        && child.try_wait().is_ok_and(|status| status.is_none())
+    {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+/// Whether a busy stand-in is still computing after the command that started it ended: it is
+/// gone or a zombie, or it computes for another second of CPU time (counted in its own ticks,
+/// so a busy machine cannot fail this; a survivor would compute forever). Killed by pid, it may
+/// stay a zombie until whoever adopted it reaps it.
+#[cfg(target_os = "linux")]
+fn computes_on(pid: u32) -> bool {
+    let Some((_, _, at_end)) = ppid_state_and_ticks(pid) else { return false };
+    while let Some((_, state, ticks)) = ppid_state_and_ticks(pid) {
+        if state == 'Z' || state == 'X' {
+            return false;
+        }
+        if ticks.saturating_sub(at_end) > 100 {
+            let _ = std::process::Command::new("kill").args(["-9", &pid.to_string()]).status();
+            return true;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    false
 }
 
 /// A `kustomize` that logs the directory it builds and prints nothing, and a package of `n`
