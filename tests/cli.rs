@@ -912,12 +912,25 @@ fn flux_build_refuses_more_kustomizations_than_max_builds() {
     };
     let (code, stderr) = run(&[]);
     let built_by_default = dir.join("built").exists();
+    // diff --flux builds through the same code, with the same setting.
+    let diff = bin()
+        .current_dir(&dir)
+        .env("PATH", &path)
+        .env("TMPDIR", dir.join("tmp"))
+        .args(["diff", "features", "features", "--flux", "--source", "platform=source"])
+        .output()
+        .unwrap_or_else(|err| panic!("{err}"));
+    let diff_stderr = String::from_utf8_lossy(&diff.stderr).into_owned();
+    let built_by_diff = dir.join("built").exists();
     let (raised_code, raised_stderr) = run(&["--max-builds", "201"]);
     let built = std::fs::read_to_string(dir.join("built")).unwrap_or_default();
     let _ = std::fs::remove_dir_all(&dir);
     assert_eq!(code, Some(2), "{stderr}");
     assert!(stderr.contains("201 Kustomizations to build, more than --max-builds (200)"), "{stderr}");
     assert!(!built_by_default, "refused before any build");
+    assert_eq!(diff.status.code(), Some(2), "{diff_stderr}");
+    assert!(diff_stderr.contains("more than --max-builds (200)"), "{diff_stderr}");
+    assert!(!built_by_diff, "diff --flux refused before any build");
     assert_eq!(raised_code, Some(0), "{raised_stderr}");
     assert_eq!(built.lines().count(), 201);
 }

@@ -23,6 +23,7 @@ pub(super) fn run(args: DiffArgs, root: Option<PathBuf>, limits: Limits) -> Exit
             match flux_build::Options::new(&args.sources, args.skip_missing_sources, None, args.strict_substitutions) {
                 Ok(mut options) => {
                     options.show_secrets = args.show_secrets;
+                    options.max_builds = args.max_builds;
                     Some(options)
                 }
                 Err(exit) => return exit,

@@ -176,6 +176,10 @@ struct DiffArgs {
     /// With --flux: a variable no source sets fails the build
     #[arg(long)]
     strict_substitutions: bool,
+    /// With --flux: most Kustomizations each side builds (each a kustomize run); more are refused
+    /// before any build
+    #[arg(long, value_name = "N", default_value_t = flux_build::DEFAULT_MAX_BUILDS)]
+    max_builds: usize,
     /// Print Secret values instead of <redacted>
     #[arg(long)]
     show_secrets: bool,
