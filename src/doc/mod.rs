@@ -3,6 +3,7 @@
 //!
 //! Nothing here knows about Kubernetes kinds or about files; it turns text into values and back.
 
+mod go_yaml;
 mod integers;
 mod locate;
 mod nodes;
@@ -12,6 +13,7 @@ mod scalars;
 mod strict;
 mod yaml;
 
+pub use go_yaml::to_go_yaml;
 pub use integers::{oversized_integer_message, oversized_json_integer};
 pub use locate::{locate, Position};
 pub use nodes::quoted_template_scalars;

@@ -23,7 +23,7 @@
 //! `include` reads from).
 
 use super::files::BlueprintFs;
-use crate::doc::{read_yaml_documents, to_yaml, Map, Value};
+use crate::doc::{read_yaml_documents, Map, Value};
 use crate::limits::Budget;
 use crate::package::Files;
 use crate::template::go::{self, define, Args, Arity, Compiled, FuncMap, GoValue, TemplateError, ValueFunc};
@@ -238,7 +238,8 @@ pub fn functions(descriptors: &Descriptors) -> FuncMap {
         ))
     });
     define(&mut funcs, "toYaml", Arity::Exact(1), |args| {
-        Ok(go::string(to_yaml(&to_json_value(args.any(0))).trim_end_matches('\n')))
+        // sigs.k8s.io/yaml's text, as Landscaper's toYaml writes it (yaml.v2's choices).
+        Ok(go::string(crate::doc::to_go_yaml(&to_json_value(args.any(0))).trim_end_matches('\n')))
     });
     define(&mut funcs, "fromYaml", Arity::Exact(1), |args| {
         let documents = read_yaml_documents(args.string(0)?).map_err(|err| go::fail(args.name(), err.message))?;
