@@ -61,7 +61,10 @@ fn check_every_field() {
                 let at = locate(&text, index, &path);
                 let Some(at) = at else { panic!("{}: document {index}: {path} not found", file.display()) };
                 let line = lines.get(at.line as usize - 1).copied().unwrap_or_default();
-                if let Some(key) = key.filter(|k| !k.contains(['"', '\\', '\'']) && !k.is_empty()) {
+                // A key holding quotes, backslashes or control characters is written escaped, so
+                // its text is not on the line as it reads.
+                let plain_key = |k: &String| !k.contains(['"', '\\', '\'']) && !k.chars().any(char::is_control);
+                if let Some(key) = key.filter(|k| plain_key(k) && !k.is_empty()) {
                     // The key's line, or the value's when it starts on the key's line; a key
                     // written across lines is rare enough to ignore.
                     let column = line.char_indices().nth(at.column as usize - 1).map_or(line.len(), |(i, _)| i);
