@@ -132,10 +132,11 @@ fn go_g(f: f64) -> String {
 /// block cannot hold it), double quotes for text a YAML 1.1 reader would take for another type,
 /// plain where its emitter allows, else single quotes (double where those cannot hold it).
 fn string_text(s: &str, indent: usize, key: bool) -> String {
-    let analysis = analyze(s);
+    let analysis = analyze_scalar(s);
     if s.contains('\n') {
         if !key && analysis.block_allowed {
-            return literal_block(s, indent);
+            // yaml.v2 indents a block by two under its key or `-`.
+            return literal_block(s, indent + 2);
         }
         return double_quoted(s);
     }
@@ -145,113 +146,17 @@ fn string_text(s: &str, indent: usize, key: bool) -> String {
     if analysis.plain_allowed {
         return s.to_string();
     }
-    if analysis.single_allowed {
+    if analysis.single_quoted_allowed {
         return format!("'{}'", s.replace('\'', "''"));
     }
     double_quoted(s)
 }
 
-struct Analysis {
-    plain_allowed: bool,
-    single_allowed: bool,
-    block_allowed: bool,
-}
-
-/// libyaml's `yaml_emitter_analyze_scalar` for a block context (flow indicators do not matter
-/// there), as yaml.v2 runs it (Unicode on).
-fn analyze(s: &str) -> Analysis {
-    if s.is_empty() {
-        return Analysis { plain_allowed: false, single_allowed: true, block_allowed: false };
-    }
-    let chars: Vec<char> = s.chars().collect();
-    let mut block_indicators = false;
-    let mut line_breaks = false;
-    let mut special = false;
-    let (mut leading_space, mut leading_break, mut trailing_space, mut trailing_break) = (false, false, false, false);
-    let (mut break_space, mut space_break) = (false, false);
-    let (mut previous_space, mut previous_break) = (false, false);
-    if s.starts_with("---") || s.starts_with("...") {
-        block_indicators = true;
-    }
-    let mut preceded_by_whitespace = true;
-    for (i, &c) in chars.iter().enumerate() {
-        let next = chars.get(i + 1).copied();
-        let followed_by_whitespace = next.is_none_or(|n| matches!(n, ' ' | '\t' | '\n' | '\r'));
-        let indicator = if i == 0 {
-            match c {
-                '#' | ',' | '[' | ']' | '{' | '}' | '&' | '*' | '!' | '|' | '>' | '\'' | '"' | '%' | '@' | '`' => true,
-                '?' | ':' | '-' => followed_by_whitespace,
-                _ => false,
-            }
-        } else {
-            (c == ':' && followed_by_whitespace) || (c == '#' && preceded_by_whitespace)
-        };
-        block_indicators |= indicator;
-        let printable = matches!(c, '\n' | '\u{20}'..='\u{7e}' | '\u{85}' | '\u{a0}'..='\u{d7ff}' | '\u{e000}'..='\u{fffd}' | '\u{10000}'..)
-            && c != '\u{feff}';
-        if !printable {
-            special = true;
-        }
-        let is_break = matches!(c, '\n' | '\r' | '\u{85}' | '\u{2028}' | '\u{2029}');
-        if is_break {
-            line_breaks = true;
-        }
-        if c == ' ' {
-            if i == 0 {
-                leading_space = true;
-            }
-            if i + 1 == chars.len() {
-                trailing_space = true;
-            }
-            if previous_break {
-                break_space = true;
-            }
-            previous_space = true;
-            previous_break = false;
-        } else if is_break {
-            if i == 0 {
-                leading_break = true;
-            }
-            if i + 1 == chars.len() {
-                trailing_break = true;
-            }
-            if previous_space {
-                space_break = true;
-            }
-            previous_space = false;
-            previous_break = true;
-        } else {
-            previous_space = false;
-            previous_break = false;
-        }
-        preceded_by_whitespace = matches!(c, ' ' | '\t' | '\n' | '\r');
-    }
-    let mut plain = true;
-    let mut single = true;
-    let mut block = true;
-    if leading_space || leading_break || trailing_space || trailing_break {
-        plain = false;
-    }
-    if trailing_space {
-        block = false;
-    }
-    if break_space {
-        plain = false;
-        single = false;
-    }
-    if space_break || special {
-        plain = false;
-        single = false;
-        block = false;
-    }
-    if line_breaks || block_indicators {
-        plain = false;
-    }
-    Analysis { plain_allowed: plain, single_allowed: single, block_allowed: block }
-}
-
 /// Whether yaml.v2's resolver reads `s`, written plain, as a string: not null, a boolean, a
-/// number, a timestamp, or a base-60 float (which yaml.v2 quotes for YAML 1.1 readers).
+/// number, a timestamp, or a base-60 float (which yaml.v2 quotes for YAML 1.1 readers). A float's
+/// syntax counts even where Go cannot parse the value (`1e400`, which yaml.v2 writes plain and
+/// reads as text): this project's reader refuses such a float, so it is quoted
+/// (docs/compatibility.md).
 fn resolves_as_string(s: &str) -> bool {
     const OTHER: &[&str] = &[
         "", "~", "null", "Null", "NULL", "y", "Y", "yes", "Yes", "YES", "n", "N", "no", "No", "NO", "true", "True",
@@ -271,55 +176,10 @@ fn resolves_as_string(s: &str) -> bool {
         _ if unsigned.len() > 1 && unsigned.starts_with('0') => go_int(&unsigned[1..], 8),
         _ => go_int(unsigned, 10),
     };
-    if is_int || yaml_style_float(&plain) || is_base60_float(s) || is_timestamp(s) {
+    if is_int || is_yaml_float(&plain) || is_base60(s) || is_timestamp(s) {
         return false;
     }
     true
-}
-
-/// yaml.v2's `yamlStyleFloat` (`^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$`). Go
-/// also needs the value to parse, so it writes `1e400` plain as a string; here such a string is
-/// quoted too, since this project's reader refuses an out-of-range float rather than read it as
-/// text (docs/compatibility.md).
-fn yaml_style_float(s: &str) -> bool {
-    let body = s.strip_prefix(['+', '-']).unwrap_or(s);
-    let (mantissa, exponent) = match body.split_once(['e', 'E']) {
-        Some((m, e)) => (m, Some(e.strip_prefix(['+', '-']).unwrap_or(e))),
-        None => (body, None),
-    };
-    let digits = |t: &str| !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit());
-    let mantissa_ok = match mantissa.split_once('.') {
-        Some(("", fraction)) => digits(fraction),
-        Some((whole, fraction)) => digits(whole) && (fraction.is_empty() || digits(fraction)),
-        None => digits(mantissa),
-    };
-    mantissa_ok && exponent.is_none_or(digits)
-}
-
-/// yaml.v2's `isBase60Float`: `^[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+(?:\.[0-9_]*)?$`.
-fn is_base60_float(s: &str) -> bool {
-    let body = s.strip_prefix(['+', '-']).unwrap_or(s);
-    let (body, fraction) = body.split_once('.').unwrap_or((body, ""));
-    if !fraction.bytes().all(|b| b.is_ascii_digit() || b == b'_') {
-        return false;
-    }
-    let mut parts = body.split(':');
-    let first = parts.next().unwrap_or_default();
-    let first_ok = first.bytes().next().is_some_and(|b| b.is_ascii_digit())
-        && first.bytes().all(|b| b.is_ascii_digit() || b == b'_');
-    let mut sixties = 0;
-    for part in parts {
-        let ok = match part.as_bytes() {
-            [d] => d.is_ascii_digit(),
-            [a, b] => (b'0'..=b'5').contains(a) && b.is_ascii_digit(),
-            _ => false,
-        };
-        if !ok {
-            return false;
-        }
-        sixties += 1;
-    }
-    first_ok && sixties > 0
 }
 
 /// yaml.v2's timestamp forms: `2006-1-2`, `2006-1-2 15:4:5.999999999`, and the `T`/`t` forms
@@ -360,62 +220,28 @@ fn is_timestamp(s: &str) -> bool {
     false
 }
 
-/// A literal block as yaml.v2 writes it: `|` with `-` (no final line break) or `+` (more than
-/// one), and an indentation indicator when the text starts with a space or a line break.
-fn literal_block(s: &str, indent: usize) -> String {
-    let chomp = if !s.ends_with('\n') {
-        "-"
-    } else if s.ends_with("\n\n") || s == "\n" {
-        "+"
-    } else {
-        ""
-    };
-    let indicator = if s.starts_with([' ', '\n']) { "2" } else { "" };
-    let pad = " ".repeat(indent + 2);
-    let mut out = format!("|{indicator}{chomp}");
-    let body = s.strip_suffix('\n').unwrap_or(s);
-    for line in body.split('\n') {
+/// A literal block as libyaml's emitter writes it, lines indented by `width` spaces: `|` with
+/// `-` (no final line break) or `+` (more than one), and an indentation indicator (`width`) when
+/// the text starts with a space or a line break. No line break after the last line.
+pub fn literal_block(s: &str, width: usize) -> String {
+    let mut out = String::from("|");
+    if s.starts_with([' ', '\n']) {
+        out.push_str(&width.to_string());
+    }
+    let body = s.strip_suffix('\n');
+    match body {
+        None => out.push('-'),
+        Some(body) if body.ends_with('\n') || body.is_empty() => out.push('+'),
+        Some(_) => {}
+    }
+    let pad = " ".repeat(width);
+    for line in body.unwrap_or(s).split('\n') {
         out.push('\n');
         if !line.is_empty() {
             out.push_str(&pad);
             out.push_str(line);
         }
     }
-    out
-}
-
-/// Double quotes with yaml.v2's escapes.
-fn double_quoted(s: &str) -> String {
-    let mut out = String::from("\"");
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\0' => out.push_str("\\0"),
-            '\u{7}' => out.push_str("\\a"),
-            '\u{8}' => out.push_str("\\b"),
-            '\t' => out.push_str("\\t"),
-            '\n' => out.push_str("\\n"),
-            '\u{b}' => out.push_str("\\v"),
-            '\u{c}' => out.push_str("\\f"),
-            '\r' => out.push_str("\\r"),
-            '\u{1b}' => out.push_str("\\e"),
-            '\u{85}' => out.push_str("\\N"),
-            '\u{a0}' => out.push_str("\\_"),
-            '\u{2028}' => out.push_str("\\L"),
-            '\u{2029}' => out.push_str("\\P"),
-            c if c.is_control() || c == '\u{feff}' => {
-                let code = u32::from(c);
-                if code <= 0xff {
-                    out.push_str(&format!("\\x{code:02X}"));
-                } else {
-                    out.push_str(&format!("\\u{code:04X}"));
-                }
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
     out
 }
 
@@ -465,4 +291,152 @@ fn natural(a: &str, b: &str) -> Ordering {
         return ar[i].cmp(&br[i]);
     }
     ar.len().cmp(&br.len())
+}
+
+/// What libyaml's emitter allows for a scalar (`yaml_emitter_analyze_scalar`), in a block context
+/// (flow indicators do not matter there). Shared by yaml.v2's and yaml.v3's writers, which both
+/// run libyaml's emitter.
+pub struct ScalarAnalysis {
+    pub plain_allowed: bool,
+    pub single_quoted_allowed: bool,
+    pub block_allowed: bool,
+}
+
+/// libyaml's `is_printable` as yaml.v3 uses it (with Unicode output).
+fn printable(c: char) -> bool {
+    matches!(c, '\n' | '\u{20}'..='\u{7E}' | '\u{85}' | '\u{A0}'..='\u{D7FF}' | '\u{E000}'..='\u{FFFD}' | '\u{10000}'..)
+        && c != '\u{FEFF}'
+}
+
+fn is_break(c: char) -> bool {
+    matches!(c, '\r' | '\n' | '\u{85}' | '\u{2028}' | '\u{2029}')
+}
+
+/// libyaml's `yaml_emitter_analyze_scalar`, for a block-context scalar.
+pub fn analyze_scalar(s: &str) -> ScalarAnalysis {
+    if s.is_empty() {
+        return ScalarAnalysis { plain_allowed: false, single_quoted_allowed: true, block_allowed: false };
+    }
+    let chars: Vec<char> = s.chars().collect();
+    let mut block_indicators = s.starts_with("---") || s.starts_with("...");
+    let mut special = false;
+    let (mut leading_space, mut leading_break, mut trailing_space, mut trailing_break) = (false, false, false, false);
+    let (mut break_space, mut space_break, mut previous_space, mut previous_break) = (false, false, false, false);
+    let mut preceded_by_whitespace = true;
+    for (i, &c) in chars.iter().enumerate() {
+        let followed_by_whitespace = chars.get(i + 1).is_none_or(|&n| n == ' ' || n == '\t' || is_break(n));
+        if i == 0 {
+            if "#,[]{}&*!|>'\"%@`".contains(c) || (c == '?' || c == ':' || c == '-') && followed_by_whitespace {
+                block_indicators = true;
+            }
+        } else if c == ':' && followed_by_whitespace || c == '#' && preceded_by_whitespace {
+            block_indicators = true;
+        }
+        if !printable(c) {
+            special = true;
+        }
+        let last = i + 1 == chars.len();
+        if c == ' ' {
+            leading_space |= i == 0;
+            trailing_space |= last;
+            break_space |= previous_break;
+            previous_space = true;
+            previous_break = false;
+        } else if is_break(c) {
+            leading_break |= i == 0;
+            trailing_break |= last;
+            space_break |= previous_space;
+            previous_break = true;
+            previous_space = false;
+        } else {
+            previous_space = false;
+            previous_break = false;
+        }
+        preceded_by_whitespace = c == ' ' || c == '\t' || is_break(c);
+    }
+    let line_breaks = chars.iter().any(|&c| is_break(c));
+    let mut plain = !(leading_space || leading_break || trailing_space || trailing_break || line_breaks);
+    let mut single = true;
+    let mut block = !trailing_space;
+    if break_space {
+        plain = false;
+        single = false;
+    }
+    if space_break || special {
+        plain = false;
+        single = false;
+        block = false;
+    }
+    if block_indicators {
+        plain = false;
+    }
+    ScalarAnalysis { plain_allowed: plain, single_quoted_allowed: single, block_allowed: block }
+}
+
+/// The float syntax of yaml.v2's and yaml.v3's resolvers (whether or not Go can parse the value): `[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?`.
+pub fn is_yaml_float(s: &str) -> bool {
+    let s = s.strip_prefix(['-', '+']).unwrap_or(s);
+    let (mantissa, exponent) = match s.find(['e', 'E']) {
+        Some(at) => (&s[..at], Some(&s[at + 1..])),
+        None => (s, None),
+    };
+    let digits = |t: &str| !t.is_empty() && t.bytes().all(|c| c.is_ascii_digit());
+    let mantissa_ok = match mantissa.split_once('.') {
+        Some(("", fraction)) => digits(fraction),
+        Some((whole, fraction)) => digits(whole) && (fraction.is_empty() || digits(fraction)),
+        None => digits(mantissa),
+    };
+    mantissa_ok && exponent.is_none_or(|e| digits(e.strip_prefix(['-', '+']).unwrap_or(e)))
+}
+
+/// YAML 1.1's sexagesimal numbers (`1:20`), which yaml.v2 and yaml.v3 quote.
+pub fn is_base60(s: &str) -> bool {
+    let s = s.strip_prefix(['-', '+']).unwrap_or(s);
+    let (whole, _) = s.split_once('.').unwrap_or((s, ""));
+    let mut parts = whole.split(':');
+    let first = parts.next().unwrap_or_default();
+    let mut count = 0;
+    let rest_ok = parts.all(|p| {
+        count += 1;
+        (1..=2).contains(&p.len()) && p.bytes().all(|c| c.is_ascii_digit()) && p.parse::<u8>().is_ok_and(|n| n < 60)
+    });
+    count > 0
+        && rest_ok
+        && first.starts_with(|c: char| c.is_ascii_digit())
+        && first.bytes().all(|c| c.is_ascii_digit() || c == b'_')
+}
+
+/// A double-quoted scalar with libyaml's escapes.
+pub fn double_quoted(s: &str) -> String {
+    let mut out = String::from("\"");
+    for c in s.chars() {
+        match c {
+            '\0' => out.push_str("\\0"),
+            '\u{7}' => out.push_str("\\a"),
+            '\u{8}' => out.push_str("\\b"),
+            '\t' => out.push_str("\\t"),
+            '\n' => out.push_str("\\n"),
+            '\u{b}' => out.push_str("\\v"),
+            '\u{c}' => out.push_str("\\f"),
+            '\r' => out.push_str("\\r"),
+            '\u{1b}' => out.push_str("\\e"),
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\u{85}' => out.push_str("\\N"),
+            '\u{a0}' => out.push_str("\\_"),
+            '\u{2028}' => out.push_str("\\L"),
+            '\u{2029}' => out.push_str("\\P"),
+            c if !printable(c) => {
+                let code = c as u32;
+                out.push_str(&match code {
+                    0..=0xFF => format!("\\x{code:02X}"),
+                    0x100..=0xFFFF => format!("\\u{code:04X}"),
+                    _ => format!("\\U{code:08X}"),
+                });
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
 }

@@ -13,7 +13,7 @@ mod scalars;
 mod strict;
 mod yaml;
 
-pub use go_yaml::to_go_yaml;
+pub use go_yaml::{analyze_scalar, double_quoted, is_base60, is_yaml_float, literal_block, to_go_yaml, ScalarAnalysis};
 pub use integers::{oversized_integer_message, oversized_json_integer};
 pub use locate::{locate, Position};
 pub use nodes::quoted_template_scalars;

@@ -517,10 +517,11 @@ fn format_g(f: f64, precision: usize) -> String {
 /// Not modelled: the `...` document end yaml.v3 may add after a `|+` block. yaml.v2 (through
 /// sigs.k8s.io/yaml) writes a single-line string the same way.
 pub fn yaml_v3_string(s: &str) -> String {
-    let analysis = analyze(s);
+    let analysis = crate::doc::analyze_scalar(s);
     let plain_ok = resolves_to_string(s);
     if s.contains('\n') && analysis.block_allowed {
-        return literal(s);
+        // At the top of a document yaml.v3 indents a block by four.
+        return format!("{}\n", crate::doc::literal_block(s, 4));
     }
     if !s.contains('\n') && plain_ok && analysis.plain_allowed {
         return format!("{s}\n");
@@ -528,84 +529,7 @@ pub fn yaml_v3_string(s: &str) -> String {
     if !s.contains('\n') && plain_ok && analysis.single_quoted_allowed {
         return format!("'{}'\n", s.replace('\'', "''"));
     }
-    format!("{}\n", double_quoted(s))
-}
-
-struct Analysis {
-    plain_allowed: bool,
-    single_quoted_allowed: bool,
-    block_allowed: bool,
-}
-
-/// libyaml's `is_printable` as yaml.v3 uses it (with Unicode output).
-fn printable(c: char) -> bool {
-    matches!(c, '\n' | '\u{20}'..='\u{7E}' | '\u{85}' | '\u{A0}'..='\u{D7FF}' | '\u{E000}'..='\u{FFFD}' | '\u{10000}'..)
-        && c != '\u{FEFF}'
-}
-
-fn is_break(c: char) -> bool {
-    matches!(c, '\r' | '\n' | '\u{85}' | '\u{2028}' | '\u{2029}')
-}
-
-/// libyaml's `yaml_emitter_analyze_scalar`, for a block-context document scalar.
-fn analyze(s: &str) -> Analysis {
-    if s.is_empty() {
-        return Analysis { plain_allowed: false, single_quoted_allowed: true, block_allowed: false };
-    }
-    let chars: Vec<char> = s.chars().collect();
-    let mut block_indicators = s.starts_with("---") || s.starts_with("...");
-    let mut special = false;
-    let (mut leading_space, mut leading_break, mut trailing_space, mut trailing_break) = (false, false, false, false);
-    let (mut break_space, mut space_break, mut previous_space, mut previous_break) = (false, false, false, false);
-    let mut preceded_by_whitespace = true;
-    for (i, &c) in chars.iter().enumerate() {
-        let followed_by_whitespace = chars.get(i + 1).is_none_or(|&n| n == ' ' || n == '\t' || is_break(n));
-        if i == 0 {
-            if "#,[]{}&*!|>'\"%@`".contains(c) || (c == '?' || c == ':' || c == '-') && followed_by_whitespace {
-                block_indicators = true;
-            }
-        } else if c == ':' && followed_by_whitespace || c == '#' && preceded_by_whitespace {
-            block_indicators = true;
-        }
-        if !printable(c) {
-            special = true;
-        }
-        let last = i + 1 == chars.len();
-        if c == ' ' {
-            leading_space |= i == 0;
-            trailing_space |= last;
-            break_space |= previous_break;
-            previous_space = true;
-            previous_break = false;
-        } else if is_break(c) {
-            leading_break |= i == 0;
-            trailing_break |= last;
-            space_break |= previous_space;
-            previous_break = true;
-            previous_space = false;
-        } else {
-            previous_space = false;
-            previous_break = false;
-        }
-        preceded_by_whitespace = c == ' ' || c == '\t' || is_break(c);
-    }
-    let line_breaks = chars.iter().any(|&c| is_break(c));
-    let mut plain = !(leading_space || leading_break || trailing_space || trailing_break || line_breaks);
-    let mut single = true;
-    let mut block = !trailing_space;
-    if break_space {
-        plain = false;
-        single = false;
-    }
-    if space_break || special {
-        plain = false;
-        single = false;
-        block = false;
-    }
-    if block_indicators {
-        plain = false;
-    }
-    Analysis { plain_allowed: plain, single_quoted_allowed: single, block_allowed: block }
+    format!("{}\n", crate::doc::double_quoted(s))
 }
 
 /// Whether yaml.v3 reads `s`, unquoted, back as the same string (not null, bool, number,
@@ -628,24 +552,8 @@ fn resolves_to_string(s: &str) -> bool {
         || strconv::parse_uint(&plain, 0).is_ok()
         || binary(&plain)
         || plain.strip_prefix(['-', '+']).is_some_and(binary)
-        || is_yaml_float(&plain);
-    !(number || is_timestamp(s) || is_base60(s))
-}
-
-/// yaml.v3's float syntax: `[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?`.
-fn is_yaml_float(s: &str) -> bool {
-    let s = s.strip_prefix(['-', '+']).unwrap_or(s);
-    let (mantissa, exponent) = match s.find(['e', 'E']) {
-        Some(at) => (&s[..at], Some(&s[at + 1..])),
-        None => (s, None),
-    };
-    let digits = |t: &str| !t.is_empty() && t.bytes().all(|c| c.is_ascii_digit());
-    let mantissa_ok = match mantissa.split_once('.') {
-        Some(("", fraction)) => digits(fraction),
-        Some((whole, fraction)) => digits(whole) && (fraction.is_empty() || digits(fraction)),
-        None => digits(mantissa),
-    };
-    mantissa_ok && exponent.is_none_or(|e| digits(e.strip_prefix(['-', '+']).unwrap_or(e)))
+        || crate::doc::is_yaml_float(&plain);
+    !(number || is_timestamp(s) || crate::doc::is_base60(s))
 }
 
 /// A YAML timestamp as yaml.v3 reads one: `2006-1-2`, optionally with a time.
@@ -658,81 +566,6 @@ fn is_timestamp(s: &str) -> bool {
     let mut parts = s[5..date_end].split('-');
     let ok = |p: Option<&str>| p.is_some_and(|p| (1..=2).contains(&p.len()) && p.bytes().all(|c| c.is_ascii_digit()));
     ok(parts.next()) && ok(parts.next()) && parts.next().is_none()
-}
-
-/// YAML 1.1's sexagesimal numbers (`1:20`), which yaml.v3 quotes.
-fn is_base60(s: &str) -> bool {
-    let s = s.strip_prefix(['-', '+']).unwrap_or(s);
-    let (whole, _) = s.split_once('.').unwrap_or((s, ""));
-    let mut parts = whole.split(':');
-    let first = parts.next().unwrap_or_default();
-    let mut count = 0;
-    let rest_ok = parts.all(|p| {
-        count += 1;
-        (1..=2).contains(&p.len()) && p.bytes().all(|c| c.is_ascii_digit()) && p.parse::<u8>().is_ok_and(|n| n < 60)
-    });
-    count > 0
-        && rest_ok
-        && first.starts_with(|c: char| c.is_ascii_digit())
-        && first.bytes().all(|c| c.is_ascii_digit() || c == b'_')
-}
-
-/// A literal block scalar as yaml.v3 writes it at the top of a document.
-fn literal(s: &str) -> String {
-    let mut out = String::from("|");
-    if s.starts_with([' ', '\n']) {
-        out.push('4');
-    }
-    let body = s.strip_suffix('\n');
-    match body {
-        None => out.push('-'),
-        Some(body) if body.ends_with('\n') || body.is_empty() => out.push('+'),
-        Some(_) => {}
-    }
-    out.push('\n');
-    for line in body.unwrap_or(s).split('\n') {
-        if !line.is_empty() {
-            out.push_str("    ");
-            out.push_str(line);
-        }
-        out.push('\n');
-    }
-    out
-}
-
-/// A double-quoted scalar with libyaml's escapes.
-fn double_quoted(s: &str) -> String {
-    let mut out = String::from("\"");
-    for c in s.chars() {
-        match c {
-            '\0' => out.push_str("\\0"),
-            '\u{7}' => out.push_str("\\a"),
-            '\u{8}' => out.push_str("\\b"),
-            '\t' => out.push_str("\\t"),
-            '\n' => out.push_str("\\n"),
-            '\u{b}' => out.push_str("\\v"),
-            '\u{c}' => out.push_str("\\f"),
-            '\r' => out.push_str("\\r"),
-            '\u{1b}' => out.push_str("\\e"),
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\u{85}' => out.push_str("\\N"),
-            '\u{a0}' => out.push_str("\\_"),
-            '\u{2028}' => out.push_str("\\L"),
-            '\u{2029}' => out.push_str("\\P"),
-            c if !printable(c) => {
-                let code = c as u32;
-                out.push_str(&match code {
-                    0..=0xFF => format!("\\x{code:02X}"),
-                    0x100..=0xFFFF => format!("\\u{code:04X}"),
-                    _ => format!("\\U{code:08X}"),
-                });
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
 }
 
 /// Go's `time.RFC3339` layout.
