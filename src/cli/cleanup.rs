@@ -73,9 +73,23 @@ impl Drop for Temporary {
 /// Runs `command` to its end as [`std::process::Command::output`] does, killed on a signal.
 pub(super) fn output(command: &mut std::process::Command) -> std::io::Result<std::process::Output> {
     use std::process::Stdio;
-    let child = command.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn()?;
+    // Started and registered under the lock the signal thread takes the list with, and not at
+    // all once a signal came: a child started between the signal thread's taking the list and
+    // the process's end would outlive it (it ignores the blocked signals), computing on.
+    let child = {
+        let mut children = CHILDREN.lock().unwrap_or_else(|p| p.into_inner());
+        if SIGNALLED.load(Ordering::SeqCst) {
+            drop(children);
+            loop {
+                // The signal thread is ending the process.
+                std::thread::park();
+            }
+        }
+        let child = command.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn()?;
+        children.push(child.id());
+        child
+    };
     let pid = child.id();
-    CHILDREN.lock().unwrap_or_else(|p| p.into_inner()).push(pid);
     let output = child.wait_with_output();
     CHILDREN.lock().unwrap_or_else(|p| p.into_inner()).retain(|p| *p != pid);
     while SIGNALLED.load(Ordering::SeqCst) {
