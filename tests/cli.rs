@@ -745,29 +745,14 @@ fn flux_build_removes_its_copy_on_sigterm_and_sigint() {
                     namespace: flux-system\nspec:\n  sourceRef:\n    kind: GitRepository\n    name: platform\n  \
                     path: ./app\n";
         std::fs::write(dir.join("features/flux.yaml"), flux).unwrap_or_else(|err| panic!("{err}"));
-        let path = format!("{}:{}", bin_dir.display(), std::env::var("PATH").unwrap_or_default());
-        let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("render-blueprint"))
-            .args(["flux-build", "features", "--source", "platform=source"])
-            .current_dir(&dir)
-            .env("PATH", path)
-            .env("TMPDIR", &tmp)
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .unwrap_or_else(|err| panic!("{err}"));
-        wait_for_stand_in(&started, &mut child);
-        let copies_before = std::fs::read_dir(&tmp).map(|d| d.count()).unwrap_or(0);
-        let kill = std::process::Command::new("kill").args([&format!("-{signal}"), &child.id().to_string()]).status();
-        let status = child.wait().unwrap_or_else(|err| panic!("{err}"));
-        let kustomize = std::fs::read_to_string(&started).unwrap_or_default();
-        let kustomize_alive = kustomize.trim().parse().is_ok_and(computes_on);
-        let copies_after = std::fs::read_dir(&tmp).map(|d| d.count()).unwrap_or(0);
+        let args = ["flux-build", "features", "--source", "platform=source"];
+        let run = signal_during(&args, &dir, &bin_dir, &tmp, &started, signal);
         let _ = std::fs::remove_dir_all(&dir);
-        assert!(kill.is_ok_and(|s| s.success()), "kill -{signal}");
-        assert_eq!(copies_before, 1, "the copy exists while kustomize runs");
-        assert_eq!(copies_after, 0, "SIG{signal} left the copy in $TMPDIR");
-        assert!(!kustomize_alive, "SIG{signal} left kustomize running");
-        assert_eq!(status.signal(), Some(number), "SIG{signal} ends the command: {status:?}");
+        assert!(run.killed, "kill -{signal}");
+        assert_eq!(run.copies_before, 1, "the copy exists while kustomize runs");
+        assert_eq!(run.copies_after, 0, "SIG{signal} left the copy in $TMPDIR");
+        assert!(!run.stand_in_alive, "SIG{signal} left kustomize running");
+        assert_eq!(run.status.signal(), Some(number), "SIG{signal} ends the command: {:?}", run.status);
     }
 }
 
@@ -807,29 +792,55 @@ fn diff_git_removes_its_copy_on_sigterm() {
     std::fs::write(bin_dir.join("git"), script).unwrap_or_else(|err| panic!("{err}"));
     std::fs::set_permissions(bin_dir.join("git"), std::fs::Permissions::from_mode(0o755))
         .unwrap_or_else(|err| panic!("{err}"));
+    let run = signal_during(&["diff", "--git", "HEAD", "package"], &repo, &bin_dir, &tmp, &started, "TERM");
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(run.killed, "kill -TERM");
+    assert_eq!(run.copies_before, 1, "the copy exists while git runs");
+    assert_eq!(run.copies_after, 0, "SIGTERM left the copy in $TMPDIR");
+    assert!(!run.stand_in_alive, "SIGTERM left git running");
+    assert_eq!(run.status.signal(), Some(15), "SIGTERM ends the command: {:?}", run.status);
+}
+
+/// What a signal during a command did: whether `kill` sent it, the temporary copies before and
+/// after, whether the stand-in tool outlived the command, and how the command ended.
+#[cfg(target_os = "linux")]
+struct SignalRun {
+    killed: bool,
+    copies_before: usize,
+    copies_after: usize,
+    stand_in_alive: bool,
+    status: std::process::ExitStatus,
+}
+
+/// Runs the binary with `args` in `dir`, the stand-ins of `bin_dir` first on PATH and `tmp` as
+/// `$TMPDIR`; once a stand-in wrote its pid to `started`, sends SIG`signal` to the command.
+#[cfg(target_os = "linux")]
+fn signal_during(
+    args: &[&str],
+    dir: &std::path::Path,
+    bin_dir: &std::path::Path,
+    tmp: &std::path::Path,
+    started: &std::path::Path,
+    signal: &str,
+) -> SignalRun {
     let path = format!("{}:{}", bin_dir.display(), std::env::var("PATH").unwrap_or_default());
     let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("render-blueprint"))
-        .args(["diff", "--git", "HEAD", "package"])
-        .current_dir(&repo)
+        .args(args)
+        .current_dir(dir)
         .env("PATH", path)
-        .env("TMPDIR", &tmp)
+        .env("TMPDIR", tmp)
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap_or_else(|err| panic!("{err}"));
-    wait_for_stand_in(&started, &mut child);
-    let copies_before = std::fs::read_dir(&tmp).map(|d| d.count()).unwrap_or(0);
-    let kill = std::process::Command::new("kill").args(["-TERM", &child.id().to_string()]).status();
+    wait_for_stand_in(started, &mut child);
+    let copies = || std::fs::read_dir(tmp).map(|d| d.count()).unwrap_or(0);
+    let copies_before = copies();
+    let kill = std::process::Command::new("kill").args([&format!("-{signal}"), &child.id().to_string()]).status();
     let status = child.wait().unwrap_or_else(|err| panic!("{err}"));
-    let git = std::fs::read_to_string(&started).unwrap_or_default();
-    let git_alive = git.trim().parse().is_ok_and(computes_on);
-    let copies_after = std::fs::read_dir(&tmp).map(|d| d.count()).unwrap_or(0);
-    let _ = std::fs::remove_dir_all(&dir);
-    assert!(kill.is_ok_and(|s| s.success()), "kill -TERM");
-    assert_eq!(copies_before, 1, "the copy exists while git runs");
-    assert_eq!(copies_after, 0, "SIGTERM left the copy in $TMPDIR");
-    assert!(!git_alive, "SIGTERM left git running");
-    assert_eq!(status.signal(), Some(15), "SIGTERM ends the command: {status:?}");
+    let stand_in = std::fs::read_to_string(started).unwrap_or_default();
+    let stand_in_alive = stand_in.trim().parse().is_ok_and(computes_on);
+    SignalRun { killed: kill.is_ok_and(|s| s.success()), copies_before, copies_after: copies(), stand_in_alive, status }
 }
 
 /// Waits, without a clock, until a stand-in tool wrote its process id to `started` or the
