@@ -22,7 +22,6 @@ pub const MAX_DEPTH: usize = 256;
 pub struct Limits {
     /// The largest file a blueprint may read, and the longest string any input or output holds:
     /// one limit, so a file read into a value never makes output that the next run refuses.
-    /// Not enforced yet: file reads get it (and a `--max-file-size` flag) with issue 13's rest.
     pub max_file_bytes: u64,
     /// Bytes that evaluators may produce in one render (templates, expressions, substitution,
     /// Jsonnet, patches, clones). Items that pass through unchanged do not count.
@@ -30,11 +29,25 @@ pub struct Limits {
     /// Evaluation steps in one render (template blocks and loop rounds, expression nodes,
     /// substitution expansions, patch operations, Jsonnet evaluations).
     pub max_steps: u64,
+    /// Bytes read from stdin (a ResourceList, or the legacy exec plugin's items), counted while
+    /// reading, so an endless or huge stream stops before it fills memory.
+    pub max_input_bytes: u64,
+    /// CPU time every `jsonnet()` evaluation of one render may spend together.
+    pub jsonnet_cpu: std::time::Duration,
 }
+
+/// The YAML reader takes at most this much text in one stream, whatever `--max-input-size` says.
+pub const MAX_INPUT_BYTES: u64 = 256 << 20;
 
 impl Default for Limits {
     fn default() -> Self {
-        Self { max_file_bytes: 8 << 20, max_output_bytes: 256 << 20, max_steps: 10_000_000 }
+        Self {
+            max_file_bytes: 8 << 20,
+            max_output_bytes: 256 << 20,
+            max_steps: 10_000_000,
+            max_input_bytes: MAX_INPUT_BYTES,
+            jsonnet_cpu: std::time::Duration::from_secs(10),
+        }
     }
 }
 
@@ -194,6 +207,35 @@ pub fn human_bytes(bytes: u64) -> String {
         b if b >= 1 << 20 && b % (1 << 20) == 0 => format!("{} MiB", b >> 20),
         b if b >= 1 << 10 && b % (1 << 10) == 0 => format!("{} KiB", b >> 10),
         b => format!("{b} bytes"),
+    }
+}
+
+/// Reads `--max-input-size`: a size no larger than what the YAML reader takes.
+pub fn parse_input_size(text: &str) -> Result<u64, String> {
+    let size = parse_size(text)?;
+    if size > MAX_INPUT_BYTES {
+        return Err(format!(
+            "{text:?} is more than the YAML reader takes in one stream ({}): split the package",
+            human_bytes(MAX_INPUT_BYTES)
+        ));
+    }
+    Ok(size)
+}
+
+/// Reads a CPU time flag: `10s`, `90s`, `2m`, or seconds alone (`10`).
+pub fn parse_cpu_time(text: &str) -> Result<std::time::Duration, String> {
+    let text = text.trim();
+    let (number, unit) = text.split_at(text.find(|c: char| !c.is_ascii_digit()).unwrap_or(text.len()));
+    let number: u64 = number.parse().map_err(|_| format!("{text:?} is not a CPU time: write e.g. 10s or 2m"))?;
+    let seconds = match unit.trim() {
+        "" | "s" => Some(number),
+        "m" => number.checked_mul(60),
+        other => return Err(format!("{other:?} is not a time unit: use s or m")),
+    };
+    match seconds {
+        Some(0) => Err("a CPU time must be at least 1s".into()),
+        Some(seconds) => Ok(std::time::Duration::from_secs(seconds)),
+        None => Err(format!("{text:?} is too large")),
     }
 }
 

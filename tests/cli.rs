@@ -6,6 +6,9 @@ use assert_cmd::Command;
 fn bin() -> Command {
     let mut cmd = Command::cargo_bin("render-blueprint").unwrap_or_else(|err| panic!("binary not built: {err}"));
     cmd.env_remove("KUSTOMIZE_PLUGIN_CONFIG_STRING");
+    for limit in ["FILE_SIZE", "OUTPUT_SIZE", "STEPS", "INPUT_SIZE", "JSONNET_CPU"] {
+        cmd.env_remove(format!("RENDER_BLUEPRINT_MAX_{limit}"));
+    }
     cmd
 }
 
@@ -76,6 +79,65 @@ fn unknown_subcommand_is_a_usage_error() {
 fn legacy_plugin_mode_needs_the_environment() {
     // Without KUSTOMIZE_PLUGIN_CONFIG_STRING a file argument is not a subcommand: usage error.
     bin().arg("plugin.yaml").assert().code(2);
+}
+
+/// Writes an endless stream to the command's stdin until it stops reading, and returns its exit
+/// code and stderr: a reader without a cap would never end (and fill memory), one with a cap stops.
+fn endless_stdin(mut cmd: std::process::Command) -> (Option<i32>, String) {
+    use std::io::Write;
+    let mut child = cmd
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|err| panic!("{err}"));
+    let mut stdin = child.stdin.take().unwrap_or_else(|| panic!("no stdin"));
+    let writer = std::thread::spawn(move || {
+        let line = b"- apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: a}\n".repeat(1000);
+        let _ = stdin.write_all(b"apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n");
+        while stdin.write_all(&line).is_ok() {}
+    });
+    let output = child.wait_with_output().unwrap_or_else(|err| panic!("{err}"));
+    let _ = writer.join();
+    (output.status.code(), String::from_utf8_lossy(&output.stderr).into_owned())
+}
+
+/// stdin is capped while it is read, in KRM mode (a flag) and as kustomize's legacy exec plugin
+/// (the environment: kustomize passes no flags of ours).
+#[test]
+fn stdin_is_capped_while_reading() {
+    let binary = assert_cmd::cargo::cargo_bin("render-blueprint");
+    let mut krm = std::process::Command::new(&binary);
+    krm.env_remove("KUSTOMIZE_PLUGIN_CONFIG_STRING").env_remove("RENDER_BLUEPRINT_MAX_INPUT_SIZE");
+    krm.args(["--max-input-size", "1Mi"]);
+    let (code, stderr) = endless_stdin(krm);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("stdin is larger than 1 MiB (--max-input-size"), "{stderr}");
+    let dir = scratch("legacy-stdin");
+    let mut legacy = std::process::Command::new(&binary);
+    legacy
+        .current_dir(&dir)
+        .env("KUSTOMIZE_PLUGIN_CONFIG_STRING", "apiVersion: fn.blueprint.dev/v1alpha1\nkind: RenderBlueprint\n")
+        .env("RENDER_BLUEPRINT_MAX_INPUT_SIZE", "2Mi")
+        .arg("plugin.yaml");
+    let (code, stderr) = endless_stdin(legacy);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(
+        stderr.contains("stdin is larger than 2 MiB") && stderr.contains("RENDER_BLUEPRINT_MAX_INPUT_SIZE"),
+        "{stderr}"
+    );
+    // A variable that does not parse is refused, naming it.
+    let output = bin()
+        .current_dir(&dir)
+        .env("KUSTOMIZE_PLUGIN_CONFIG_STRING", "kind: RenderBlueprint\n")
+        .env("RENDER_BLUEPRINT_MAX_INPUT_SIZE", "lots")
+        .arg("plugin.yaml")
+        .write_stdin("")
+        .output()
+        .unwrap_or_else(|err| panic!("{err}"));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("--max-input-size") && stderr.contains("lots"), "{stderr}");
 }
 
 /// Too large for a checked-in fixture: the inputs are made here. A 10 MB string is over the

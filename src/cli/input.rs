@@ -165,6 +165,25 @@ fn truncate(text: &str, max: usize) -> String {
     }
 }
 
+/// Reads stdin up to `limit` bytes (`--max-input-size`): the cap holds while reading, so an
+/// endless or huge stream stops at the limit instead of filling memory first.
+pub(super) fn read_stdin(limit: u64) -> Result<Vec<u8>, String> {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    let stdin = std::io::stdin().lock();
+    if let Err(err) = stdin.take(limit.saturating_add(1)).read_to_end(&mut bytes) {
+        return Err(format!("cannot read stdin: {err}"));
+    }
+    if bytes.len() as u64 > limit {
+        let raise = if limit < crate::limits::MAX_INPUT_BYTES { ", or raise the limit" } else { "" };
+        return Err(format!(
+            "stdin is larger than {} (--max-input-size, or RENDER_BLUEPRINT_MAX_INPUT_SIZE): split the package{raise}",
+            crate::limits::human_bytes(limit)
+        ));
+    }
+    Ok(bytes)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

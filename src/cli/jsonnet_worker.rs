@@ -120,7 +120,7 @@ pub(super) fn run(parent: Option<&std::ffi::OsStr>) -> Exit {
         Err(err) => return Exit::Unusable(format!("the Jsonnet request is not JSON: {err}")),
     };
     // The kernel sends SIGXCPU at the soft limit and SIGKILL a second later.
-    let cpu = request["cpuSeconds"].as_u64().unwrap_or(jsonnet::CPU_LIMIT.as_secs());
+    let cpu = request["cpuSeconds"].as_u64().unwrap_or(Limits::default().jsonnet_cpu.as_secs());
     if let Err(err) = rlimit::setrlimit(rlimit::Resource::CPU, cpu, cpu.saturating_add(1)) {
         return Exit::Unusable(format!("cannot limit the Jsonnet worker's CPU time: {err}"));
     }

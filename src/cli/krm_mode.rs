@@ -2,7 +2,7 @@
 //! the file commands': a ResourceList is written back even when the render fails, and stdin's
 //! bytes are shared with the items that are written back unchanged.
 
-use super::input::{root_or_cwd, Package};
+use super::input::{read_stdin, root_or_cwd, Package};
 use super::output::{report_results, write_with};
 use super::Exit;
 use crate::diag::Diagnostic;
@@ -10,16 +10,15 @@ use crate::doc::Value;
 use crate::krm::ResourceList;
 use crate::limits::Limits;
 use crate::pipeline;
-use std::io::Read;
 use std::path::PathBuf;
 use std::sync::Arc;
 
 /// KRM mode: ResourceList in, ResourceList out.
 pub(super) fn run(root: Option<PathBuf>, limits: Limits) -> Exit {
-    let mut bytes = Vec::new();
-    if let Err(err) = std::io::stdin().lock().read_to_end(&mut bytes) {
-        return Exit::Unusable(format!("cannot read stdin: {err}"));
-    }
+    let mut bytes = match read_stdin(limits.max_input_bytes) {
+        Ok(bytes) => bytes,
+        Err(err) => return Exit::Unusable(err),
+    };
     // Shared by the items no step changes, which are written back from it (no copy).
     if let Err(err) = crate::krm::utf8(&bytes) {
         return Exit::Unusable(err.to_string());

@@ -8,11 +8,9 @@ use super::output::{report_results, write_stream, write_with};
 use super::Exit;
 use crate::doc::{read_yaml_documents, Value};
 use crate::krm::{Item, Quoted};
-use crate::limits::Limits;
 use crate::package::read_regular_file;
 use crate::pipeline;
 use std::ffi::OsString;
-use std::io::Read;
 use std::path::{Path, PathBuf};
 
 /// Legacy kustomize exec plugin mode: `render-blueprint <config-file>` with
@@ -33,11 +31,16 @@ pub(super) fn config_file(args: &[OsString]) -> Option<PathBuf> {
 /// Plain YAML items on stdin (empty for a generator), plain YAML items on stdout; errors on
 /// stderr with a non-zero exit, which kustomize reports with our stderr.
 pub(super) fn run(config_file: &Path) -> Exit {
+    // kustomize passes no flags of ours: the limits come from RENDER_BLUEPRINT_MAX_*.
+    let limits = match super::limits_from_env() {
+        Ok(limits) => limits,
+        Err(err) => return Exit::Unusable(err),
+    };
     let config_text = std::env::var("KUSTOMIZE_PLUGIN_CONFIG_STRING")
         .ok()
         .filter(|s| !s.trim().is_empty())
         .map(Ok)
-        .unwrap_or_else(|| read_regular_file(config_file, Limits::default().max_file_bytes));
+        .unwrap_or_else(|| read_regular_file(config_file, limits.max_file_bytes));
     let config_text = match config_text {
         Ok(text) => text,
         Err(err) => return Exit::Unusable(format!("cannot read plugin config {}: {err}", config_file.display())),
@@ -47,18 +50,18 @@ pub(super) fn run(config_file: &Path) -> Exit {
         Ok(_) => return Exit::Unusable("plugin config must be one YAML mapping".into()),
         Err(err) => return Exit::Unusable(yaml_error_in("plugin config", &err)),
     };
-    let mut text = String::new();
-    if let Err(err) = std::io::stdin().lock().read_to_string(&mut text) {
-        return Exit::Unusable(format!("cannot read stdin: {err}"));
-    }
+    let text = match super::input::read_stdin(limits.max_input_bytes).map(String::from_utf8) {
+        Ok(Ok(text)) => text,
+        Ok(Err(_)) => return Exit::Unusable("stdin is not UTF-8 text".into()),
+        Err(err) => return Exit::Unusable(err),
+    };
     let items = match read_yaml_documents(&text) {
         Ok(items) if items.iter().all(Value::is_object) => items,
         Ok(_) => return Exit::Unusable("stdin holds a document that is not a mapping".into()),
         Err(err) => return Exit::Unusable(yaml_error_in("stdin", &err)),
     };
     let root = std::env::var_os("KUSTOMIZE_PLUGIN_CONFIG_ROOT").map(PathBuf::from);
-    // No arguments are parsed in this mode, so no limit flags: the defaults hold.
-    let package = Package::new(root_or_cwd(root), Limits::default());
+    let package = Package::new(root_or_cwd(root), limits);
     // Its items keep no source: which scalars were quoted is read from stdin now.
     let mut quoted = crate::doc::quoted_template_scalars(&text).into_iter();
     let items = items

@@ -37,24 +37,54 @@ struct Cli {
     limits: LimitArgs,
 }
 
-/// The operator's limits (see docs/security.md): flags, never package content, set them.
+/// The operator's limits (see docs/security.md): flags or environment variables, never package
+/// content, set them. The variables reach the legacy exec plugin, which kustomize runs with no
+/// flags of ours.
 #[derive(Args, Clone)]
 struct LimitArgs {
     /// Largest file a blueprint may read, and longest string in input or output (e.g. 8Mi)
-    #[arg(long, global = true, value_name = "SIZE", default_value = "8Mi", value_parser = crate::limits::parse_size)]
+    #[arg(long, global = true, value_name = "SIZE", default_value = "8Mi", value_parser = crate::limits::parse_size, env = "RENDER_BLUEPRINT_MAX_FILE_SIZE")]
     max_file_size: u64,
     /// Output that templates, expressions, substitution, Jsonnet, patches and clones may produce in one render
-    #[arg(long, global = true, value_name = "SIZE", default_value = "256Mi", value_parser = crate::limits::parse_size)]
+    #[arg(long, global = true, value_name = "SIZE", default_value = "256Mi", value_parser = crate::limits::parse_size, env = "RENDER_BLUEPRINT_MAX_OUTPUT_SIZE")]
     max_output_size: u64,
     /// Evaluation steps in one render (loop rounds, expression nodes, patch operations, ...)
-    #[arg(long, global = true, value_name = "N", default_value_t = crate::limits::Limits::default().max_steps)]
+    #[arg(long, global = true, value_name = "N", default_value_t = crate::limits::Limits::default().max_steps, env = "RENDER_BLUEPRINT_MAX_STEPS")]
     max_steps: u64,
+    /// Bytes read from stdin in KRM mode and as a kustomize exec plugin (at most 256Mi)
+    #[arg(long, global = true, value_name = "SIZE", default_value = "256Mi", value_parser = crate::limits::parse_input_size, env = "RENDER_BLUEPRINT_MAX_INPUT_SIZE")]
+    max_input_size: u64,
+    /// CPU time all jsonnet() evaluations of one render may spend together (e.g. 10s, 2m)
+    #[arg(long, global = true, value_name = "TIME", default_value = "10s", value_parser = crate::limits::parse_cpu_time, env = "RENDER_BLUEPRINT_MAX_JSONNET_CPU")]
+    max_jsonnet_cpu: std::time::Duration,
 }
 
 impl LimitArgs {
     fn limits(&self) -> Limits {
-        Limits { max_file_bytes: self.max_file_size, max_output_bytes: self.max_output_size, max_steps: self.max_steps }
+        Limits {
+            max_file_bytes: self.max_file_size,
+            max_output_bytes: self.max_output_size,
+            max_steps: self.max_steps,
+            max_input_bytes: self.max_input_size,
+            jsonnet_cpu: self.max_jsonnet_cpu,
+        }
     }
+}
+
+/// The limits from the environment alone, for the legacy exec plugin (no flags of ours).
+#[derive(Parser)]
+#[command(name = "render-blueprint")]
+struct EnvLimits {
+    #[command(flatten)]
+    limits: LimitArgs,
+}
+
+/// The limits `RENDER_BLUEPRINT_MAX_*` set, else the defaults; a variable that does not parse
+/// is an error saying which.
+fn limits_from_env() -> Result<Limits, String> {
+    EnvLimits::try_parse_from(["render-blueprint"])
+        .map(|parsed| parsed.limits.limits())
+        .map_err(|err| err.to_string().trim().trim_start_matches("error: ").to_string())
 }
 
 #[derive(Subcommand)]

@@ -10,7 +10,7 @@
 //! stack-depth counter). So the caller may run each evaluation in an [`Isolate`] (the CLI uses a
 //! child process with a memory and a CPU-time limit); without one, it runs on a thread of its
 //! own, abandoned once the process has spent the CPU time left. One CPU-time budget covers the
-//! whole render ([`Session`]: [`CPU_LIMIT`] for all files together). It counts CPU time, never
+//! whole render ([`Session`]: `--max-jsonnet-cpu` for all files together). It counts CPU time, never
 //! the wall clock, so a busy machine cannot make a render fail; only a slower processor can move
 //! a program near the limit across it. Every evaluation is a step and its result's bytes are
 //! output charged to the budget.
@@ -66,11 +66,6 @@ const HELPERS: &str = include_str!("helpers.libsonnet");
 /// Windsor's `std.extVar('ociUrl')` in its unpinned builds: the core blueprint it pulls by default.
 const WINDSOR_OCI_URL: &str = "oci://ghcr.io/windsorcli/core:latest";
 
-/// CPU time all `jsonnet()` evaluations of one render may spend together. Configuration programs
-/// finish in milliseconds; this only stops a hostile or mistaken endless loop from hanging the
-/// pipeline.
-pub const CPU_LIMIT: Duration = Duration::from_secs(10);
-
 /// Memory one evaluation may use when it runs in an [`Isolate`] that can enforce it.
 pub const MEMORY_LIMIT: u64 = 1 << 30;
 
@@ -101,25 +96,30 @@ pub type Isolate = Arc<dyn Fn(&str, &Value, Duration) -> Result<Evaluated, Stopp
 /// where they run.
 pub struct Session {
     budget: Arc<Budget>,
+    /// CPU time all evaluations of the render may spend together (`--max-jsonnet-cpu`).
+    /// Configuration programs finish in milliseconds; this stops a hostile or mistaken endless
+    /// loop from hanging the pipeline.
+    cpu_limit: Duration,
     spent: Mutex<Duration>,
     isolate: Option<Isolate>,
 }
 
 impl Session {
-    /// [`CPU_LIMIT`] for every evaluation of the render together.
+    /// The budget's `jsonnet_cpu` for every evaluation of the render together.
     pub fn new(budget: Arc<Budget>, isolate: Option<Isolate>) -> Self {
-        Self { budget, spent: Mutex::new(Duration::ZERO), isolate }
+        let cpu_limit = budget.limits().jsonnet_cpu;
+        Self { budget, cpu_limit, spent: Mutex::new(Duration::ZERO), isolate }
     }
 
     fn cpu_left(&self) -> Duration {
-        CPU_LIMIT.saturating_sub(*self.spent.lock().unwrap_or_else(|poisoned| poisoned.into_inner()))
+        self.cpu_limit.saturating_sub(*self.spent.lock().unwrap_or_else(|poisoned| poisoned.into_inner()))
     }
 
-    /// Adds an evaluation's CPU time; whether the render is still within [`CPU_LIMIT`].
+    /// Adds an evaluation's CPU time; whether the render is still within its CPU limit.
     fn charge_cpu(&self, cpu: Duration) -> bool {
         let mut spent = self.spent.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         *spent = spent.saturating_add(cpu);
-        *spent <= CPU_LIMIT
+        *spent <= self.cpu_limit
     }
 }
 
@@ -132,7 +132,7 @@ pub fn evaluate(session: &Session, files: &dyn Files, path: &str, values: &Value
     session.budget.charge_steps(1).map_err(|err| format!("jsonnet {path:?}: {err}"))?;
     let remaining = session.cpu_left();
     if remaining.is_zero() {
-        return Err(too_long(path));
+        return Err(too_long(session.cpu_limit, path));
     }
     let evaluated = match session.isolate.as_ref().map(|isolate| isolate(path, values, remaining)) {
         None | Some(Err(Stopped::Unavailable)) => evaluate_on_thread(Some(remaining), files, path, values),
@@ -140,10 +140,10 @@ pub fn evaluate(session: &Session, files: &dyn Files, path: &str, values: &Value
     };
     let value = match evaluated {
         Ok(Evaluated { value, cpu }) if session.charge_cpu(cpu) => value,
-        Ok(_) => return Err(too_long(path)),
+        Ok(_) => return Err(too_long(session.cpu_limit, path)),
         Err(Stopped::OutOfTime) => {
-            session.charge_cpu(CPU_LIMIT);
-            return Err(too_long(path));
+            session.charge_cpu(session.cpu_limit);
+            return Err(too_long(session.cpu_limit, path));
         }
         Err(Stopped::OutOfMemory) => {
             return Err(format!(
@@ -166,11 +166,12 @@ pub fn evaluate(session: &Session, files: &dyn Files, path: &str, values: &Value
     Ok(value)
 }
 
-fn too_long(path: &str) -> String {
+fn too_long(limit: Duration, path: &str) -> String {
     format!(
-        "jsonnet {path:?}: the render's Jsonnet evaluations used more than {} s of CPU time together: look for a \
-         loop that does not end (such as std.range over a huge count)",
-        CPU_LIMIT.as_secs()
+        "jsonnet {path:?}: the render's Jsonnet evaluations used more than {} s of CPU time together \
+         (--max-jsonnet-cpu): look for a loop that does not end (such as std.range over a huge count), or raise \
+         the limit",
+        limit.as_secs()
     )
 }
 
@@ -180,7 +181,7 @@ pub fn evaluate_unbounded(files: &dyn Files, path: &str, values: &Value) -> Resu
     match evaluate_on_thread(None, files, path, values) {
         Ok(Evaluated { value, .. }) => Ok(value),
         Err(Stopped::Failed(message)) => Err(message),
-        Err(_) => Err(too_long(path)),
+        Err(_) => Err(format!("jsonnet {path:?}: the evaluation was stopped")),
     }
 }
 
@@ -347,7 +348,7 @@ mod tests {
         let stopped = evaluate_on_thread(Some(Duration::from_millis(1)), &package, "slow.jsonnet", &json!({}));
         assert!(matches!(stopped, Err(Stopped::OutOfTime)));
         let quick = files(&[("quick.jsonnet", "1 + 1")]);
-        let done = evaluate_on_thread(Some(CPU_LIMIT), &quick, "quick.jsonnet", &json!({}));
+        let done = evaluate_on_thread(Some(Duration::from_secs(10)), &quick, "quick.jsonnet", &json!({}));
         assert!(matches!(done, Ok(Evaluated { ref value, .. }) if *value == json!(2)));
     }
 
