@@ -55,11 +55,25 @@ pub(super) fn on_signals_remove_temporaries() {
 /// A temporary directory to remove on a signal, for as long as the value lives.
 pub(super) struct Temporary(PathBuf);
 
-impl Temporary {
-    pub(super) fn new(dir: &std::path::Path) -> Temporary {
-        DIRECTORIES.lock().unwrap_or_else(|p| p.into_inner()).push(dir.to_path_buf());
-        Temporary(dir.to_path_buf())
+/// Makes a temporary directory `$TMPDIR/<prefix>…`, removed when the values are dropped and on a
+/// signal. Made and registered under the lock the signal thread takes the list with, and not at
+/// all once a signal came: a directory made between the two would be left behind.
+pub(super) fn temp_dir(prefix: &str) -> Result<(tempfile::TempDir, Temporary), String> {
+    let mut directories = DIRECTORIES.lock().unwrap_or_else(|p| p.into_inner());
+    if SIGNALLED.load(Ordering::SeqCst) {
+        drop(directories);
+        loop {
+            // The signal thread is ending the process.
+            std::thread::park();
+        }
     }
+    let dir = tempfile::Builder::new()
+        .prefix(prefix)
+        .tempdir()
+        .map_err(|err| format!("cannot make a temporary directory: {err}"))?;
+    directories.push(dir.path().to_path_buf());
+    let registered = Temporary(dir.path().to_path_buf());
+    Ok((dir, registered))
 }
 
 impl Drop for Temporary {

@@ -163,11 +163,7 @@ fn checkout(revision: &str, path: &Path) -> Result<(tempfile::TempDir, super::cl
     if names.is_empty() {
         return Err(format!("diff --git {revision}: {shown} does not exist at that revision"));
     }
-    let dir = tempfile::Builder::new()
-        .prefix("render-blueprint-diff-")
-        .tempdir()
-        .map_err(|err| format!("cannot make a temporary directory: {err}"))?;
-    let removed_on_signals = super::cleanup::Temporary::new(dir.path());
+    let (dir, removed_on_signals) = super::cleanup::temp_dir("render-blueprint-diff-")?;
     for name in names {
         let content = git(&["show", &format!("{revision}:./{name}")])?;
         let target = dir.path().join(&name);

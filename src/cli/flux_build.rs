@@ -260,12 +260,8 @@ impl Copies {
         let work = match &self.work {
             Some((work, _)) => work.path().to_path_buf(),
             None => {
-                let work = tempfile::Builder::new()
-                    .prefix("render-blueprint-flux-")
-                    .tempdir()
-                    .map_err(|err| format!("cannot make a temporary directory: {err}"))?;
+                let (work, guard) = super::cleanup::temp_dir("render-blueprint-flux-")?;
                 let path = work.path().to_path_buf();
-                let guard = super::cleanup::Temporary::new(&path);
                 self.work = Some((work, guard));
                 path
             }
