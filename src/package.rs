@@ -14,7 +14,7 @@ use std::sync::{Arc, Mutex};
 pub enum FileError {
     /// No such file under the package root (`root` as the user gave it); `elsewhere` when the
     /// path names a file from the working directory, so the root is likely the wrong one.
-    NotFound { root: String, elsewhere: bool },
+    NotFound { root: String, elsewhere: bool, not_the_package: bool },
     /// Not in a package held in memory.
     NotInPackage,
     /// The path, or a symlink on it, leads out of the package root.
@@ -36,16 +36,23 @@ pub enum FileError {
 impl std::fmt::Display for FileError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            FileError::NotFound { root, elsewhere: true } => write!(
+            FileError::NotFound { root, elsewhere: true, .. } => write!(
                 f,
                 "no such file in the package root {root} (there is one in the working directory): pass --root \
                  with the package's directory, or run from it (in the container image, mount the package at \
                  {IMAGE_WORKDIR})"
             ),
-            FileError::NotFound { root, elsewhere: false } if root == IMAGE_WORKDIR => {
+            FileError::NotFound { root, not_the_package: true, .. } => write!(
+                f,
+                "no such file in the package root {root}, which holds none of the package's files either: pass \
+                 --root with the package's directory, or run from it (`kpt fn eval DIR --exec` runs the function in \
+                 kpt's working directory: run `kpt fn eval . --exec …` from DIR, or give \
+                 `--exec \"render-blueprint --root DIR\"`)"
+            ),
+            FileError::NotFound { root, .. } if root == IMAGE_WORKDIR => {
                 write!(f, "no such file in the package root {root}: in the container image, mount the package there")
             }
-            FileError::NotFound { root, elsewhere: false } => write!(f, "no such file in the package root {root}"),
+            FileError::NotFound { root, .. } => write!(f, "no such file in the package root {root}"),
             FileError::NotInPackage => f.write_str("no such file in the package"),
             FileError::Escapes { path } => write!(f, "path {path:?} escapes the package root"),
             FileError::Root(why) => f.write_str(why),
@@ -164,6 +171,9 @@ pub struct DiskFiles {
     given: Option<PathBuf>,
     limit: u64,
     read: Arc<Mutex<HashSet<String>>>,
+    /// The items name files (their path annotations) of which the root holds none: the
+    /// function likely runs outside the package (`kpt fn eval DIR --exec` from elsewhere).
+    not_the_package: bool,
 }
 
 impl DiskFiles {
@@ -188,7 +198,25 @@ impl DiskFiles {
             name if name == "." || name.is_empty() => ("(the working directory)".to_string(), None),
             _ => (given.display().to_string(), Some(given.to_path_buf())),
         };
-        Self { root, shown, given, limit, read: Arc::default() }
+        Self { root, shown, given, limit, read: Arc::default(), not_the_package: false }
+    }
+
+    /// Notes whether the root holds the items' own files, given their package paths: when it
+    /// holds none of them, a file not found gets the advice to point at the package. A few
+    /// are looked at, not all: one found settles it.
+    pub fn check_items_are_here(&mut self, paths: impl Iterator<Item = String>) {
+        let Ok(root) = &self.root else { return };
+        let mut looked = 0;
+        for path in paths.take(16) {
+            if check_inside(&path).is_err() {
+                continue;
+            }
+            if root.join(path).exists() {
+                return;
+            }
+            looked += 1;
+        }
+        self.not_the_package = looked > 0;
     }
 
     /// The canonical root, when files can be read.
@@ -218,11 +246,12 @@ impl Files for DiskFiles {
             // is: say where that was and how to point elsewhere (kpt runs functions from the
             // directory it was started in, containers see only what is mounted).
             // The --root advice only where it helps: the path names a file from the working
-            // directory, which is not the root.
+            // directory, which is not the root; or the root holds none of the items' own files.
             std::io::ErrorKind::NotFound => FileError::NotFound {
                 root: self.shown.clone(),
                 elsewhere: Path::new(path).is_file()
                     && std::env::current_dir().ok().and_then(|dir| dir.canonicalize().ok()).as_deref() != Some(root),
+                not_the_package: self.not_the_package,
             },
             _ => FileError::Io(err.to_string()),
         })?;

@@ -450,7 +450,8 @@ fn handlebars_templates_too_costly_to_compile_are_refused() {
 #[test]
 fn a_missing_file_names_the_root_and_the_ways_out() {
     let dir = scratch("missing-file");
-    // Simply missing: the root is right, so no advice to change it.
+    let _ = std::fs::write(dir.join("features/f.yaml"), "# the item's own file\n");
+    // Simply missing: the root is right (it holds the item's file), so no advice to change it.
     let (code, _, stderr) = krm_in(&dir, &[], reading("absent.txt"));
     assert_eq!(code, Some(1), "{stderr}");
     assert!(stderr.contains("no such file in the package root (the working directory)"), "{stderr}");
@@ -465,6 +466,16 @@ fn a_missing_file_names_the_root_and_the_ways_out() {
     assert!(stderr.contains("(there is one in the working directory)"), "{stderr}");
     assert!(stderr.contains("pass --root with the package's directory"), "{stderr}");
     assert!(stderr.contains("mount the package at /package"), "{stderr}");
+    // Run from outside the package (as `kpt fn eval DIR --exec` does, from kpt's working
+    // directory): the root holds none of the items' files, so it is likely the wrong one.
+    let outside = scratch("missing-file-outside");
+    let _ = std::fs::remove_dir_all(outside.join("features"));
+    let (code, _, stderr) = krm_in(&outside, &[], reading("absent.txt"));
+    let _ = std::fs::remove_dir_all(&outside);
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(stderr.contains("which holds none of the package's files either"), "{stderr}");
+    assert!(stderr.contains("pass --root with the package's directory"), "{stderr}");
+    assert!(stderr.contains("--exec \"render-blueprint --root DIR\""), "{stderr}");
 }
 
 /// `explain` prints secret values as `<redacted>` everywhere, messages that quote a rejected
