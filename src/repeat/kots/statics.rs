@@ -98,8 +98,6 @@ const CLUSTER: &[&str] = &[
     "IdentityServiceClientID",
     "IdentityServiceClientSecret",
     "IdentityServiceRoles",
-    "IdentityServiceName",
-    "IdentityServicePort",
 ];
 
 /// Functions whose result differs on every call (random values, generated keys).
@@ -271,31 +269,49 @@ fn version_functions(funcs: &mut FuncMap, options: &Statics) {
         })))
     });
     funcs.insert("IsKurl".into(), is_kurl_fn);
-    // KOTS names the pull secret after the app's slug alone (`<slug>-registry`, "" for none).
+    // Made of the app's slug alone, as KOTS makes them: the pull secret `<slug>-registry` ("" for
+    // no slug), the identity service `<slug>-dex` on port 5556 (pkg/identity/types).
+    slug_function(funcs, options, "ImagePullSecretName", |slug| {
+        if slug.is_empty() {
+            String::new()
+        } else {
+            format!("{slug}-registry")
+        }
+    });
+    slug_function(funcs, options, "IdentityServiceName", |slug| format!("{slug}-dex"));
+    slug_function(funcs, options, "IdentityServicePort", |_| "5556".to_string());
+}
+
+/// A function of no arguments whose value KOTS makes from the app's slug; an info result says
+/// where the slug came from when it is an `Application`'s name, and without a slug it is an
+/// error saying how to give one.
+fn slug_function(funcs: &mut FuncMap, options: &Statics, name: &'static str, make: fn(&str) -> String) {
     let slug = options.app_slug.clone();
     let defaulted = options.defaulted.clone();
-    let pull_secret: go::ValueFunc = std::sync::Arc::new(move |values: &[GoValue]| {
-        Args::exact("ImagePullSecretName", values, 0)?;
+    let function: go::ValueFunc = std::sync::Arc::new(move |values: &[GoValue]| {
+        Args::exact(name, values, 0)?;
         match &slug {
             Some((slug, from)) => {
+                let value = make(slug);
                 if let Some(application) = from {
                     let message = format!(
-                        "ImagePullSecretName gives \"{slug}-registry\": the app slug is the name of Application \
-                         {application:?}; set spec.kots.appSlug to name it otherwise"
+                        "{name} gives \"{value}\": the app slug is the name of Application {application:?}; set \
+                         spec.kots.appSlug to name it otherwise"
                     );
-                    defaulted.note("ImagePullSecretName", false, message);
+                    defaulted.note(name, false, message);
                 }
-                Ok(go::string(if slug.is_empty() { String::new() } else { format!("{slug}-registry") }))
+                Ok(go::string(value))
             }
             None => Err(go::fail(
-                "ImagePullSecretName",
-                "ImagePullSecretName is made of the app's slug, and the package says none: set spec.kots.appSlug, \
-                 or add the app's kots.io/v1beta1 Application (its metadata.name is the slug)"
-                    .to_string(),
+                name,
+                format!(
+                    "{name} is made of the app's slug, and the package says none: set spec.kots.appSlug, or add \
+                     the app's kots.io/v1beta1 Application (its metadata.name is the slug)"
+                ),
             )),
         }
     });
-    funcs.insert("ImagePullSecretName".into(), pull_secret);
+    funcs.insert(name.into(), function);
 }
 
 /// The local-registry functions (KOTS's config context). With `spec.kots.localRegistry` they
@@ -914,7 +930,8 @@ mod tests {
         for (name, call, expected) in [
             ("Distribution", "{{repl Distribution}}", "Distribution is a KOTS function that reads the cluster"),
             ("KurlString", r#"{{repl KurlString "x"}}"#, "KurlString is a KOTS function that reads the cluster"),
-            ("IdentityServiceName", "{{repl IdentityServiceName}}", "IdentityServiceName is a KOTS function"),
+            ("IdentityServiceRoles", "{{repl IdentityServiceRoles}}", "IdentityServiceRoles is a KOTS function"),
+            ("IdentityServiceName", "{{repl IdentityServiceName}}", "IdentityServiceName is made of the app's slug"),
             ("LicenseFieldValue", r#"{{repl LicenseFieldValue "appSlug"}}"#, "LicenseFieldValue needs the license"),
             ("RandomString", "{{repl RandomString 10}}", "RandomString is not available: its result changes"),
             ("Now", "{{repl Now}}", "Now needs a fixed clock so that renders are reproducible: set spec.kots.now"),
