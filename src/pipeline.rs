@@ -108,6 +108,12 @@ pub fn render(mut input: Input, files: &dyn Files) -> Output {
         let transformed = transform::run(&mut render, files);
         (report.patches, report.substitution) = (transformed.patches, transformed.substitution);
     }
+    if !render.failed() {
+        let generated = std::mem::take(&mut render.generated).into_iter().map(|g| g.item).collect();
+        let generated = finish_generated(&render.config.name, generated);
+        render.items.extend(generated.into_iter().map(Item::from));
+        warn_duplicates(&mut render);
+    }
     if render.config.spec.warnings_as_errors {
         warnings_become_errors(&mut render.results);
     }
@@ -118,10 +124,43 @@ pub fn render(mut input: Input, files: &dyn Files) -> Output {
     if render.failed() {
         return Output { items: None, results: render.results, report };
     }
-    let generated = std::mem::take(&mut render.generated).into_iter().map(|g| g.item).collect();
-    let generated = finish_generated(&render.config.name, generated);
-    render.items.extend(generated.into_iter().map(Item::from));
     Output { items: Some(render.items), results: render.results, report }
+}
+
+/// Two output objects with the same apiVersion, kind, namespace and name (two clusters'
+/// packages rendered together, a copy left behind): kustomize refuses the build ("already
+/// registered id") and a cluster keeps only the one applied last, so each repeat is a warning
+/// naming where the first came from. Items that are not applied (local-config) and items
+/// without a name are left out. One pass, a set of identities.
+fn warn_duplicates(render: &mut Render) {
+    let headers: Vec<&Value> = render.items.iter().map(|item| item.header()).collect();
+    let mut first: std::collections::HashMap<(&str, &str, &str, &str), usize> = std::collections::HashMap::new();
+    let mut warnings = Vec::new();
+    for (index, item) in headers.iter().enumerate() {
+        let name = krm::name_of(item);
+        if name.is_empty() || krm::is_local_config(item) {
+            continue;
+        }
+        let (api_version, kind) = krm::type_of(item);
+        let namespace = krm::namespace_of(item);
+        let Some(&earlier) = first.get(&(api_version, kind, namespace, name)) else {
+            first.insert((api_version, kind, namespace, name), index);
+            continue;
+        };
+        let (here, there) = (krm::item_location(item).0, krm::item_location(headers[earlier]).0);
+        let first = match there {
+            Some(path) if here.as_deref() != Some(path.as_str()) => format!("the first is in {path}"),
+            Some(_) => "the first is in this file".to_string(),
+            None => "the first has no file".to_string(),
+        };
+        let message = format!(
+            "another object in the output has the same apiVersion, kind, namespace and name ({first}): \
+             kustomize refuses the build and a cluster keeps only the one applied last; remove one, or give it \
+             another name or namespace"
+        );
+        warnings.push(Diagnostic::warning(Kind::Render, message).about(item));
+    }
+    render.results.extend(warnings);
 }
 
 /// `spec.warningsAsErrors`: each warning becomes an error that says, on its first line (a
