@@ -38,6 +38,10 @@ pub struct Blueprint {
     pub export_executions: Vec<Execution>,
     #[serde(default)]
     pub subinstallations: Vec<Value>,
+    /// Landscaper's `subinstallationExecutions`: templates whose `subinstallations` list adds
+    /// installation templates to the static `subinstallations`.
+    #[serde(default)]
+    pub subinstallation_executions: Vec<Execution>,
 }
 
 impl Blueprint {
@@ -48,6 +52,7 @@ impl Blueprint {
             && self.deploy_executions.is_empty()
             && self.export_executions.is_empty()
             && self.subinstallations.is_empty()
+            && self.subinstallation_executions.is_empty()
             && self.local_types.is_empty()
     }
 
@@ -61,6 +66,7 @@ impl Blueprint {
         self.deploy_executions.extend(other.deploy_executions);
         self.export_executions.extend(other.export_executions);
         self.subinstallations.extend(other.subinstallations);
+        self.subinstallation_executions.extend(other.subinstallation_executions);
     }
 }
 
@@ -191,6 +197,10 @@ pub struct InstallationTemplate {
     /// `(( name ))` name the template's imports.
     #[serde(default)]
     pub import_data_mappings: crate::doc::Map,
+    /// Landscaper's `exportDataMappings`: data export name → a value whose Spiff references
+    /// `(( name ))` name the child's exports (and `exports`, all of them).
+    #[serde(default)]
+    pub export_data_mappings: crate::doc::Map,
 }
 
 #[derive(Clone, Debug, Default, Deserialize)]
