@@ -295,10 +295,17 @@ pub fn run(render: &mut Render, files: &dyn Files) -> Report {
     let mut origin = Declared::in_item(&render.config.item, FieldPath::root().key("spec"));
     let mut name = render.config.name.clone();
     if let [first, second, ..] = items.as_slice() {
+        // A blueprint.yaml as Landscaper writes it has no name: its file tells it apart.
+        let shown = |item: &Value| match (krm::name_of(item), krm::item_location(item).0) {
+            ("", Some(path)) => path,
+            (name, _) => format!("{name:?}"),
+        };
         let message = format!(
-            "more than one Landscaper Blueprint item ({:?} and {:?}): render one blueprint and wire others as subinstallations",
-            krm::name_of(first),
-            krm::name_of(second)
+            "more than one Landscaper Blueprint item ({} and {}): render one blueprint (the top-level one's \
+             directory) and wire others as subinstallations; a subinstallation execution's blueprints are found \
+             only when it renders",
+            shown(first),
+            shown(second)
         );
         results.push(Diagnostic::error(Kind::Render, message).about(second));
     }
