@@ -16,12 +16,7 @@ use std::borrow::Cow;
 /// The mapped value of every key, or the first problem as `(field under importDataMappings,
 /// message)`. What concatenation builds is charged to the render's output budget before it is
 /// built: `(( l l l … ))` copies a list once per term.
-pub(super) fn evaluate(
-    mappings: &Map,
-    names: &Map,
-    what: Names,
-    budget: &Budget,
-) -> Result<Map, (String, String)> {
+pub(super) fn evaluate(mappings: &Map, names: &Map, what: Names, budget: &Budget) -> Result<Map, (String, String)> {
     let scope = Scope { names, what, budget };
     let mut out = Map::new();
     for (key, template) in mappings {
@@ -265,8 +260,22 @@ fn parts(path: &str) -> Result<Vec<Part>, String> {
         }
         let body = after_dot.unwrap_or(rest);
         if let Some(inside) = body.strip_prefix('[') {
-            let Some(close) = (if inside.starts_with('"') { inside[1..].find('"').map(|q| q + 2) } else { inside.find(']') })
-            else {
+            let close = match inside.strip_prefix('"') {
+                // The closing quote: the first not escaped by a backslash.
+                Some(quoted) => {
+                    let mut escaped = false;
+                    quoted
+                        .char_indices()
+                        .find(|&(_, c)| {
+                            let closes = c == '"' && !escaped;
+                            escaped = c == '\\' && !escaped;
+                            closes
+                        })
+                        .map(|(q, _)| q + 2)
+                }
+                None => inside.find(']'),
+            };
+            let Some(close) = close else {
                 return Err(format!("{path:?}: an index is not closed"));
             };
             let (index, after) = inside.split_at(close);
@@ -365,6 +374,10 @@ mod tests {
         let out = evaluate(&mapping, &names, Names::Exports, &Budget::default());
         let expected = json!({"foo": {"some": {"arbitrary": {"struct": {"a": 1}}}}, "dotted": "val-c", "nested": 1});
         assert_eq!(out.map(Value::Object), Ok(expected));
+        let quoted = json!({"k": "(( x[\"say \\\"hi\\\"\"] ))"}).as_object().cloned().unwrap_or_default();
+        let names_quoted = json!({"x": {"say \"hi\"": 5}}).as_object().cloned().unwrap_or_default();
+        let out = evaluate(&quoted, &names_quoted, Names::Exports, &Budget::default()).map(Value::Object);
+        assert_eq!(out, Ok(json!({"k": 5})));
         let missing = json!({"k": "(( nothing ))"}).as_object().cloned().unwrap_or_default();
         let err = evaluate(&missing, &names, Names::Exports, &Budget::default()).map_err(|(_, e)| e);
         assert!(err.is_err_and(|e| e.contains("\"nothing\" is not an export of the installation")));

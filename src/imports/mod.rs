@@ -234,7 +234,7 @@ impl Step<'_> {
             None => gotemplate::GoTemplates::new(self.files.share(), &descriptors, self.budget.clone()),
         };
         let file = self.descriptor_files.get(index).cloned().flatten();
-        let entered = std::mem::replace(&mut self.component, Some(index));
+        let entered = self.component.replace(index);
         Component {
             index: entered,
             descriptors: std::mem::replace(&mut self.descriptors, descriptors),

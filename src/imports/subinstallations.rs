@@ -3,9 +3,9 @@
 //! by those wires and rendered recursively. The limits on that recursion (depth, count, file
 //! cycles) live here with it.
 
+use super::executions::{execute, Phase};
 use super::files::{BlueprintFs, BLUEPRINT_FILE};
 use super::model::{import_type, Blueprint, ImportDecl, InstallationTemplate, TargetRef};
-use super::executions::{execute, Phase};
 use super::{gotemplate, render_blueprint, schema, Declared, ScopeReport, Step, Wire};
 use crate::config::parse_section;
 use crate::doc::{read_yaml_documents, FieldPath, Map, Value};
@@ -97,7 +97,9 @@ pub(super) fn referenced_files(
                     }
                 }
                 Some(Value::Object(inline)) if inline.contains_key("filesystem") || inline.contains_key("inline") => {}
-                Some(inline @ Value::Object(_)) => pending.push((inline.clone(), template_from, fs.clone(), components)),
+                Some(inline @ Value::Object(_)) => {
+                    pending.push((inline.clone(), template_from, fs.clone(), components))
+                }
                 _ => {}
             }
         }
@@ -435,18 +437,14 @@ pub(super) fn render(
                     "the subinstallations expand to more than {MAX_INSTALLATIONS} installations: a file is \
                      included many times over (each level multiplies); include it once and wire its exports"
                 );
-                step.results.push(origin.error(message, &field));
+                step.results.push(origin.error(message, field));
             }
             return None;
         }
         let mut chain = origin.chain.clone();
         chain.extend(child.files.iter().cloned());
         let child_origin = Declared {
-            origin: origin.origin.at(origin
-                .origin
-                .field
-                .clone()
-                .join(&FieldPath::parse(blueprint_at))),
+            origin: origin.origin.at(origin.origin.field.clone().join(&FieldPath::parse(blueprint_at))),
             file: child.file.clone(),
             fs: child.fs.clone(),
             prefix: format!("{}subinstallation {:?}: ", origin.prefix, child.name),
@@ -968,7 +966,9 @@ pub(super) fn referenced_blueprint(components: Components, reference: &str) -> R
     let mut file = components.cd_file;
     let mut index = None;
     if component.is_null() {
-        return fail("no component descriptor defined to resolve the blueprint ref: set spec.componentDescriptor".into());
+        return fail(
+            "no component descriptor defined to resolve the blueprint ref: set spec.componentDescriptor".into(),
+        );
     }
     let shown = |cd: &Value| format!("{}:{}", gotemplate::component_name(cd), gotemplate::component_version(cd));
     for (i, (keyword, name)) in pairs.iter().enumerate() {
@@ -1004,7 +1004,8 @@ pub(super) fn referenced_blueprint(components: Components, reference: &str) -> R
                 index = Some(position);
             }
             "resources" if last => {
-                let resources = gotemplate::spec_of(component).and_then(|c| c.get("resources")).and_then(Value::as_array);
+                let resources =
+                    gotemplate::spec_of(component).and_then(|c| c.get("resources")).and_then(Value::as_array);
                 let resource =
                     resources.into_iter().flatten().find(|r| r.get("name").and_then(Value::as_str) == Some(name));
                 let Some(resource) = resource else {
@@ -1115,7 +1116,12 @@ mod tests {
         let mut cache = Parsed::new();
         let mut referenced = HashSet::new();
         for item in &items {
-            referenced.extend(referenced_files(item, &files, Components { cd: &Value::Null, cd_file: None, list: &[], files: &[] }, &mut cache));
+            referenced.extend(referenced_files(
+                item,
+                &files,
+                Components { cd: &Value::Null, cd_file: None, list: &[], files: &[] },
+                &mut cache,
+            ));
         }
         assert!(referenced.contains("b1.yaml") && referenced.contains("b19.yaml") && !referenced.contains("b0.yaml"));
         let reads = files.1.lock().unwrap_or_else(|p| p.into_inner()).clone();
