@@ -490,6 +490,26 @@ pub(super) fn render(
                 }
             }
             let any_secret = child.blueprint.exports.iter().any(|e| !declared_secret(&e.name).is_empty());
+            // Landscaper's exports Constructor: an `exports` entry naming nothing the installation
+            // exports is an error (exports/constructor.go "data export is not defined").
+            let undefined = |what: &str, list: &str, j: usize, export: &str| {
+                let message = format!(
+                    "subinstallations.{}.exports.{list}.{export}: {what} export is not defined (its blueprint \
+                     declares no export {export:?} and no exportDataMappings key makes it)",
+                    child.name
+                );
+                origin.error(message, &inside(field, &format!("exports.{list}[{j}]")))
+            };
+            for (j, (export, _)) in child.exports.iter().enumerate() {
+                if !exports.contains_key(export) {
+                    step.results.push(undefined("data", "data", j, export));
+                }
+            }
+            for (j, (export, _)) in child.target_exports.iter().enumerate() {
+                if !exports.contains_key(export) {
+                    step.results.push(undefined("target", "targets", j, export));
+                }
+            }
             for (export, data_ref) in &child.exports {
                 if let Some(value) = exports.get(export) {
                     dataobjects.insert(data_ref.clone(), value.clone());
