@@ -18,6 +18,9 @@ pub struct Blueprint {
     pub kind: String,
     #[serde(default, skip_serializing_if = "Map::is_empty")]
     pub metadata: Map,
+    /// Landscaper's blueprint `annotations` (a string map, for tools): accepted and not read.
+    #[serde(default, skip_serializing)]
+    pub annotations: Option<Value>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub json_schema_version: Option<String>,
     /// Accepted and ignored: Landscaper's guided tour sets `jsonSchema`, which Landscaper's
@@ -201,6 +204,10 @@ pub struct InstallationTemplate {
     /// `(( name ))` name the child's exports (and `exports`, all of them).
     #[serde(default)]
     pub export_data_mappings: crate::doc::Map,
+    /// Landscaper's `optimization` hints for its controller: accepted and not read (a render
+    /// has no controller to tune).
+    #[serde(default)]
+    pub optimization: Option<Value>,
 }
 
 #[derive(Clone, Debug, Default, Deserialize)]
