@@ -107,18 +107,20 @@ pub(super) fn referenced_files(
     found
 }
 
+/// An installation template to load, with where it is: the field it is reported at (a templated
+/// one is not in the blueprint: its execution's field), its name in messages and the field of
+/// its blueprint.
+struct Entry {
+    template: Value,
+    field: String,
+    shown: String,
+    blueprint_at: String,
+}
+
 /// The installation templates the subinstallation executions produce (Landscaper's
 /// TemplateSubinstallationExecutions): each execution renders with the binding of a deploy
-/// execution, and its `subinstallations` list is appended in order. Each comes with the field it
-/// is reported at (the execution's: the template is not in the blueprint), its name in messages
-/// and the field of its blueprint.
-fn templated(
-    step: &mut Step,
-    blueprint: &Blueprint,
-    scope: &str,
-    origin: &Declared,
-    imports: &Map,
-) -> Vec<(Value, String, String, String)> {
+/// execution, and its `subinstallations` list is appended in order.
+fn templated(step: &mut Step, blueprint: &Blueprint, scope: &str, origin: &Declared, imports: &Map) -> Vec<Entry> {
     let mut out = Vec::new();
     for (k, execution) in blueprint.subinstallation_executions.iter().enumerate() {
         let field = format!("subinstallationExecutions[{k}]");
@@ -128,8 +130,14 @@ fn templated(
         match rendered.get("subinstallations") {
             None | Some(Value::Null) => {}
             Some(Value::Array(list)) => {
-                for (j, entry) in list.iter().enumerate() {
-                    out.push((entry.clone(), field.clone(), format!("{field}.subinstallations[{j}]"), field.clone()));
+                for (j, template) in list.iter().enumerate() {
+                    let shown = format!("{field}.subinstallations[{j}]");
+                    out.push(Entry {
+                        template: template.clone(),
+                        field: field.clone(),
+                        shown,
+                        blueprint_at: field.clone(),
+                    });
                 }
             }
             Some(_) => {
@@ -214,29 +222,29 @@ pub(super) fn render(
         return None;
     }
     // The static templates, then those the subinstallation executions produce, as Landscaper's
-    // renderer merges them (utils/landscaper/blueprint.go renderSubInstallations); each with the
-    // field it is reported at, its name in messages and the field its blueprint is at.
-    let mut entries: Vec<(Value, String, String, String)> = blueprint
+    // renderer merges them (utils/landscaper/blueprint.go renderSubInstallations).
+    let mut entries: Vec<Entry> = blueprint
         .subinstallations
         .iter()
         .enumerate()
-        .map(|(i, entry)| {
+        .map(|(i, template)| {
             let field = format!("subinstallations[{i}]");
-            (entry.clone(), field.clone(), field.clone(), format!("{field}.blueprint"))
+            let blueprint_at = format!("{field}.blueprint");
+            Entry { template: template.clone(), shown: field.clone(), field, blueprint_at }
         })
         .collect();
     entries.extend(templated(step, blueprint, scope, origin, imports));
     let mut children = Vec::new();
     let mut names = HashSet::new();
-    for (entry, field, shown, at) in &entries {
-        match load_subinstallation(step, entry, origin) {
+    for Entry { template, field, shown, blueprint_at } in &entries {
+        match load_subinstallation(step, template, origin) {
             Ok(child) if !names.insert(child.name.clone()) => {
                 step.results.push(origin.error(
                     format!("subinstallations.{}: Duplicate value: \"duplicated subinstallation\"", child.name),
                     field,
                 ));
             }
-            Ok(child) => children.push(((field.clone(), at.clone()), child)),
+            Ok(child) => children.push(((field.clone(), blueprint_at.clone()), child)),
             Err(message) if message.starts_with(FILE_CYCLE) && !step.cycles.insert(message.clone()) => {}
             Err(message) => {
                 // Landscaper writes a field of the template after a dot: `subinstallations[2].name`.
