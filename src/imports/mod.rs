@@ -1,7 +1,9 @@
 //! The imports step (compat: Gardener Landscaper): declared imports validated
 //! against JSON Schema, defaults and conditional imports, import executions that add bindings or
 //! stop the render, deploy executions that produce resources, export executions, and
-//! subinstallations wired by `dataRef` and rendered in dependency order.
+//! subinstallations (written out or templated by subinstallation executions) wired by `dataRef`
+//! and rendered in dependency order, a blueprint of another component with that component's
+//! descriptor.
 //!
 //! The blueprint comes from a Landscaper `Blueprint` item and/or the same fields inline in the
 //! functionConfig. Import values are `values.<name>`. Error texts follow Landscaper
@@ -282,8 +284,9 @@ pub fn run(render: &mut Render, files: &dyn Files) -> Report {
     let mut parsed = subinstallations::Parsed::new();
     let mut referenced: HashSet<String> =
         candidates.iter().flat_map(|item| referenced_files(item, files, components, &mut parsed)).collect();
-    // The blueprints of the components the blueprint's own references are theirs: reached through
-    // `cd://componentReferences/…` (a subinstallation execution's included), never top level.
+    // A blueprint of a component that the blueprint's own references (spec.componentDescriptors)
+    // is reached through `cd://componentReferences/…`, a subinstallation execution's too: it is
+    // never the top level.
     if !descriptors.cd.is_null() {
         referenced.extend(subinstallations::component_blueprints(components));
     }

@@ -1,6 +1,7 @@
-//! Subinstallations are where a blueprint stops being one scope: children read from files that
-//! may include each other, wired to the parent's imports and to their siblings' exports, ordered
-//! by those wires and rendered recursively. The limits on that recursion (depth, count, file
+//! Subinstallations are where a blueprint stops being one scope: children written out or
+//! templated by subinstallation executions, read from files that may include each other or from
+//! the components the descriptors reference, wired to the parent's imports and to their
+//! siblings' exports (through data mappings too), ordered by those wires and rendered recursively. The limits on that recursion (depth, count, file
 //! cycles) live here with it.
 
 use super::executions::{execute, Phase};
