@@ -1157,6 +1157,33 @@ mod tests {
         assert!(reads.values().all(|n| *n == 1), "{reads:?}");
     }
 
+    /// References through componentReferences follow OCM's v2 descriptors and v3alpha1 ones
+    /// (`metadata`, `spec.references` naming `component`), and resolve the resource's path from
+    /// the file of the descriptor that holds it.
+    #[test]
+    fn component_references_resolve_in_v2_and_v3_descriptors() {
+        let root = json!({"meta": {"schemaVersion": "v2"}, "component": {"name": "r", "version": "1",
+            "componentReferences": [{"name": "mid", "componentName": "m", "version": "2"}], "resources": []}});
+        let mid = json!({"apiVersion": "ocm.software/v3alpha1", "kind": "ComponentVersion",
+            "metadata": {"name": "m", "version": "2"},
+            "spec": {"references": [{"name": "leaf", "component": "l", "version": "3"}], "resources": []}});
+        let leaf = json!({"meta": {"schemaVersion": "v2"}, "component": {"name": "l", "version": "3",
+            "resources": [{"name": "bp", "type": "blueprint", "input": {"type": "dir", "path": "bp"}}]}});
+        let list = vec![mid, leaf];
+        let files = vec![Some("components/mid.yaml".to_string()), Some("components/leaf/cd.yaml".to_string())];
+        let components = Components { cd: &root, cd_file: Some("render.yaml"), list: &list, files: &files };
+        let found =
+            referenced_blueprint(components, "cd://componentReferences/mid/componentReferences/leaf/resources/bp");
+        assert_eq!(found, Ok(Referenced { dir: "components/leaf/bp".into(), component: Some(1) }));
+        // From the leaf's own point of view, its resource is local.
+        assert_eq!(
+            referenced_blueprint(components.of(1), "cd://resources/bp"),
+            Ok(Referenced { dir: "components/leaf/bp".into(), component: None })
+        );
+        let missing = referenced_blueprint(components, "cd://componentReferences/mid/resources/bp");
+        assert!(missing.is_err_and(|e| e.contains("local resource bp cannot be found") && e.contains("m:2")));
+    }
+
     #[test]
     fn siblings_order_and_cycles() {
         let names: Vec<String> = ["c", "a", "b"].iter().map(|s| s.to_string()).collect();
