@@ -356,15 +356,15 @@ fn find(lookup: Lookup, descriptors: &Descriptors, values: &[GoValue]) -> Result
 }
 
 /// The component part of a descriptor: `component` (schema v2) or `spec` (v3alpha1).
-fn spec_of(cd: &Value) -> Option<&Value> {
+pub(super) fn spec_of(cd: &Value) -> Option<&Value> {
     cd.get("component").or_else(|| cd.get("spec"))
 }
 
-fn component_name(cd: &Value) -> &str {
+pub(super) fn component_name(cd: &Value) -> &str {
     cd.get("component").or_else(|| cd.get("metadata")).and_then(|m| m.get("name")).and_then(Value::as_str).unwrap_or("")
 }
 
-fn component_version(cd: &Value) -> &str {
+pub(super) fn component_version(cd: &Value) -> &str {
     cd.get("component")
         .or_else(|| cd.get("metadata"))
         .and_then(|m| m.get("version"))
@@ -483,14 +483,14 @@ fn transitive(cd: &Value, list: &[Value]) -> Vec<Value> {
 }
 
 /// A descriptor's component references (`componentReferences` in v2, `references` in v3alpha1).
-fn references(cd: &Value) -> &[Value] {
+pub(super) fn references(cd: &Value) -> &[Value] {
     let spec = spec_of(cd);
     let list = spec.and_then(|s| s.get("componentReferences").or_else(|| s.get("references")));
     list.and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default()
 }
 
 /// The descriptor a component reference names, by component name and version.
-fn referenced<'l>(list: &'l [Value], reference: &Value) -> Option<&'l Value> {
+pub(super) fn referenced<'l>(list: &'l [Value], reference: &Value) -> Option<&'l Value> {
     let target = reference.get("componentName").or_else(|| reference.get("component")).and_then(Value::as_str)?;
     let version = reference.get("version").and_then(Value::as_str).unwrap_or_default();
     list.iter().find(|d| component_name(d) == target && component_version(d) == version)

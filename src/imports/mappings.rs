@@ -1,10 +1,12 @@
-//! Landscaper's `importDataMappings` (installations/imports/constructor.go templateDataMappings):
-//! each key is a child import, its value a Spiff template over the installation template's
-//! imports (the `name`s of `imports.data` and `imports.targets`), and the result replaces the
-//! data import of that name. There is no Spiff engine here: the part of Spiff that mappings use
-//! is evaluated — `(( name ))` and `(( name.field ))` references, string, number, boolean and
-//! `nil` literals, concatenation (`(( a "-" b ))`) and `||` alternatives — and any other
-//! expression is an error that names it.
+//! Landscaper's data mappings, evaluated with Spiff: `importDataMappings`
+//! (installations/imports/constructor.go templateDataMappings), each key a child import and its
+//! value a template over the installation template's imports (the `name`s of `imports.data` and
+//! `imports.targets`), and `exportDataMappings` (installations/exports/constructor.go), each key
+//! an export and its value a template over the installation's exports (each by name, and all of
+//! them as `exports`). There is no Spiff engine here: the part of Spiff that mappings use is
+//! evaluated — references (`(( name ))`, `(( name.field ))`, `(( name.[0] ))`,
+//! `(( exports["a.b"] ))`), string, number, boolean and `nil` literals, concatenation
+//! (`(( a "-" b ))`) and `||` alternatives — and any other expression is an error that names it.
 
 use crate::doc::{Map, Value};
 use crate::expr::size_of;
@@ -14,31 +16,62 @@ use std::borrow::Cow;
 /// The mapped value of every key, or the first problem as `(field under importDataMappings,
 /// message)`. What concatenation builds is charged to the render's output budget before it is
 /// built: `(( l l l … ))` copies a list once per term.
-pub(super) fn evaluate(mappings: &Map, names: &Map, budget: &Budget) -> Result<Map, (String, String)> {
+pub(super) fn evaluate(mappings: &Map, names: &Map, what: Names, budget: &Budget) -> Result<Map, (String, String)> {
+    let scope = Scope { names, what, budget };
     let mut out = Map::new();
     for (key, template) in mappings {
-        let value = walk(template, names, key, budget)?;
+        let value = walk(template, &scope, key)?;
         out.insert(key.clone(), value);
     }
     Ok(out)
 }
 
-fn walk(template: &Value, names: &Map, at: &str, budget: &Budget) -> Result<Value, (String, String)> {
+/// What the names a mapping refers to are, for messages.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(super) enum Names {
+    /// importDataMappings: the installation template's imports.
+    Imports,
+    /// exportDataMappings: the installation's exports.
+    Exports,
+}
+
+impl Names {
+    fn describe(self, name: &str) -> String {
+        match self {
+            Names::Imports => format!(
+                "{name:?} is not an import of the installation template (the names of imports.data and imports.targets)"
+            ),
+            Names::Exports => format!(
+                "{name:?} is not an export of the installation (the exports its blueprint declares and produces, \
+                 or `exports`)"
+            ),
+        }
+    }
+}
+
+/// What a mapping is evaluated over.
+struct Scope<'a> {
+    names: &'a Map,
+    what: Names,
+    budget: &'a Budget,
+}
+
+fn walk(template: &Value, scope: &Scope, at: &str) -> Result<Value, (String, String)> {
     match template {
         Value::String(text) => match expression(text) {
-            Some(source) => eval(source, names, budget)
+            Some(source) => eval(source, scope)
                 .map_err(|message| (at.to_string(), format!("{}: {message}", crate::doc::excerpt(text)))),
             None => Ok(template.clone()),
         },
         Value::Array(list) => list
             .iter()
             .enumerate()
-            .map(|(i, item)| walk(item, names, &format!("{at}[{i}]"), budget))
+            .map(|(i, item)| walk(item, scope, &format!("{at}[{i}]")))
             .collect::<Result<Vec<_>, _>>()
             .map(Value::Array),
         Value::Object(map) => map
             .iter()
-            .map(|(k, v)| Ok((k.clone(), walk(v, names, &format!("{at}.{k}"), budget)?)))
+            .map(|(k, v)| Ok((k.clone(), walk(v, scope, &format!("{at}.{k}"))?)))
             .collect::<Result<Map, _>>()
             .map(Value::Object),
         other => Ok(other.clone()),
@@ -88,9 +121,26 @@ fn tokens(source: &str) -> Result<Vec<Token>, String> {
         } else if c.is_alphanumeric() || matches!(c, '_' | '-' | '.' | '[' | ']') {
             let mut end = start;
             while let Some(&(i, c)) = chars.peek() {
-                if c.is_alphanumeric() || matches!(c, '_' | '-' | '.' | '[' | ']') {
+                if c.is_alphanumeric() || matches!(c, '_' | '-' | '.' | '[' | ']' | ':') {
                     end = i + c.len_utf8();
                     chars.next();
+                    // A quoted index, `["a.b"]`: everything up to the closing quote is the key.
+                    if c == '[' && chars.peek().is_some_and(|&(_, next)| next == '"') {
+                        chars.next();
+                        loop {
+                            match chars.next() {
+                                Some((_, '\\')) => {
+                                    chars.next();
+                                }
+                                Some((j, '"')) => {
+                                    end = j + 1;
+                                    break;
+                                }
+                                Some(_) => {}
+                                None => return Err("a string literal is not closed".into()),
+                            }
+                        }
+                    }
                 } else {
                     break;
                 }
@@ -105,13 +155,13 @@ fn tokens(source: &str) -> Result<Vec<Token>, String> {
 
 fn unsupported(what: &str) -> String {
     format!(
-        "{what} is a Spiff operation a render does not evaluate: importDataMappings take references \
+        "{what} is a Spiff operation a render does not evaluate: data mappings take references \
          (( name.field )), literals, concatenation and || (there is no Spiff engine here)"
     )
 }
 
 /// Evaluates alternatives left to right: the first that resolves to a value other than nil.
-fn eval(source: &str, names: &Map, budget: &Budget) -> Result<Value, String> {
+fn eval(source: &str, scope: &Scope) -> Result<Value, String> {
     let tokens = tokens(source)?;
     if tokens.is_empty() {
         return Err("an empty expression".into());
@@ -121,7 +171,7 @@ fn eval(source: &str, names: &Map, budget: &Budget) -> Result<Value, String> {
         if alternative.is_empty() {
             return Err(unsupported("an empty side of ||"));
         }
-        last = concatenate(alternative, names, budget);
+        last = concatenate(alternative, scope);
         if matches!(&last, Ok(value) if !value.is_null()) {
             return last;
         }
@@ -132,12 +182,12 @@ fn eval(source: &str, names: &Map, budget: &Budget) -> Result<Value, String> {
 /// Juxtaposed terms: one term is its value; several are joined as Spiff concatenates them
 /// (lists appended to a list, anything else as text). Each term is a copy of its value, so every
 /// copy is charged to the output budget before it is made.
-fn concatenate(terms: &[Token], names: &Map, budget: &Budget) -> Result<Value, String> {
+fn concatenate(terms: &[Token], scope: &Scope) -> Result<Value, String> {
     let values = terms
         .iter()
         .map(|t| {
-            let value = term(t, names)?;
-            budget.charge_output(size_of(&value)).map_err(|err| err.to_string())?;
+            let value = term(t, scope)?;
+            scope.budget.charge_output(size_of(&value)).map_err(|err| err.to_string())?;
             Ok(value.into_owned())
         })
         .collect::<Result<Vec<_>, String>>()?;
@@ -169,7 +219,7 @@ fn concatenate(terms: &[Token], names: &Map, budget: &Budget) -> Result<Value, S
 }
 
 /// A term's value: literals built, references borrowed (the caller charges their copy).
-fn term<'a>(token: &Token, names: &'a Map) -> Result<Cow<'a, Value>, String> {
+fn term<'a>(token: &Token, scope: &Scope<'a>) -> Result<Cow<'a, Value>, String> {
     let word = match token {
         Token::Str(text) => return Ok(Cow::Owned(Value::String(text.clone()))),
         Token::Word(word) => word,
@@ -187,27 +237,97 @@ fn term<'a>(token: &Token, names: &'a Map) -> Result<Cow<'a, Value>, String> {
     if word.starts_with(|c: char| c.is_ascii_digit()) {
         return Err(unsupported(word));
     }
-    reference(word, names).map(Cow::Borrowed)
+    reference(word, scope.names, scope.what).map(Cow::Borrowed)
 }
 
-/// `a.b.[0]` / `a.b[0]`: the first name is an import of the template, the rest fields and list
+/// One step of a reference: a field, or a list index.
+#[derive(Debug, PartialEq)]
+enum Part {
+    Key(String),
+    Index(usize),
+}
+
+/// Spiff's reference syntax: a name, then `.field`, `.[0]` or `[0]`, and `["a.b"]` or `.["a.b"]`
+/// for a field whose name is not a Spiff key (it holds a dot).
+fn parts(path: &str) -> Result<Vec<Part>, String> {
+    let is_key = |c: char| c.is_alphanumeric() || matches!(c, '_' | '-' | ':');
+    let mut out = Vec::new();
+    let mut rest = path;
+    while !rest.is_empty() {
+        let after_dot = rest.strip_prefix('.');
+        if out.is_empty() && after_dot.is_some() {
+            return Err(unsupported(&format!("{path:?} (a reference from the document root)")));
+        }
+        let body = after_dot.unwrap_or(rest);
+        if let Some(inside) = body.strip_prefix('[') {
+            let close = match inside.strip_prefix('"') {
+                // The closing quote: the first not escaped by a backslash.
+                Some(quoted) => {
+                    let mut escaped = false;
+                    quoted
+                        .char_indices()
+                        .find(|&(_, c)| {
+                            let closes = c == '"' && !escaped;
+                            escaped = c == '\\' && !escaped;
+                            closes
+                        })
+                        .map(|(q, _)| q + 2)
+                }
+                None => inside.find(']'),
+            };
+            let Some(close) = close else {
+                return Err(format!("{path:?}: an index is not closed"));
+            };
+            let (index, after) = inside.split_at(close);
+            let Some(after) = after.strip_prefix(']') else {
+                return Err(format!("{path:?}: an index is not closed"));
+            };
+            let part = match index.strip_prefix('"').and_then(|i| i.strip_suffix('"')) {
+                Some(key) => Part::Key(key.replace("\\\"", "\"")),
+                None => match index.parse::<usize>() {
+                    Ok(i) => Part::Index(i),
+                    Err(_) => return Err(unsupported(&format!("the index [{index}]"))),
+                },
+            };
+            if out.is_empty() {
+                return Err(unsupported(&format!("{path:?} (an index without a name before it)")));
+            }
+            out.push(part);
+            rest = after;
+        } else {
+            if after_dot.is_none() && !out.is_empty() {
+                return Err(format!("{path:?} is not a reference"));
+            }
+            let end = body.find(|c: char| !is_key(c)).unwrap_or(body.len());
+            if end == 0 {
+                return Err(format!("{path:?} is not a reference"));
+            }
+            out.push(Part::Key(body[..end].to_string()));
+            rest = &body[end..];
+        }
+    }
+    Ok(out)
+}
+
+/// `a.b.[0]`, `a.b[0]`, `a["b.c"]`: the first name is one of `names`, the rest fields and list
 /// indexes inside its value.
-fn reference<'a>(path: &str, names: &'a Map) -> Result<&'a Value, String> {
-    let normalized = path.replace(".[", "[").replace('[', ".[");
-    let mut parts = normalized.split('.');
-    let first = parts.next().unwrap_or_default();
-    let mut value = names.get(first).ok_or_else(|| {
-        format!(
-            "{first:?} is not an import of the installation template (the names of imports.data and imports.targets)"
-        )
-    })?;
+fn reference<'a>(path: &str, names: &'a Map, what: Names) -> Result<&'a Value, String> {
+    let parts = parts(path)?;
+    let mut parts = parts.iter();
+    let Some(Part::Key(first)) = parts.next() else { return Err(format!("{path:?} is not a reference")) };
+    let mut value = names.get(first).ok_or_else(|| what.describe(first))?;
     for part in parts {
-        let next = match part.strip_prefix('[').and_then(|p| p.strip_suffix(']')) {
-            Some(index) => index.parse::<usize>().ok().and_then(|i| value.as_array()?.get(i)),
-            None if part.is_empty() => None,
-            None => value.as_object().and_then(|m| m.get(part)),
+        let next = match part {
+            Part::Index(i) => value.as_array().and_then(|list| list.get(*i)),
+            Part::Key(key) => value.as_object().and_then(|m| m.get(key)),
         };
-        value = next.ok_or_else(|| format!("{path:?} is not found: {part:?} is not in the value"))?;
+        value = next.ok_or_else(|| {
+            let shown = match part {
+                Part::Index(i) => format!("[{i}]"),
+                Part::Key(key) => format!("{key:?}"),
+            };
+            format!("{path:?} is not found: {shown} is not in the value")
+        })?;
     }
     Ok(value)
 }
@@ -223,7 +343,7 @@ mod tests {
 
     fn eval_text(text: &str) -> Result<Value, String> {
         let mapping = json!({"k": text}).as_object().cloned().unwrap_or_default();
-        evaluate(&mapping, &names(), &Budget::default()).map(|m| m["k"].clone()).map_err(|(_, e)| e)
+        evaluate(&mapping, &names(), Names::Imports, &Budget::default()).map(|m| m["k"].clone()).map_err(|(_, e)| e)
     }
 
     #[test]
@@ -239,13 +359,37 @@ mod tests {
         assert!(eval_text("(( n + 1 ))").unwrap_err().contains("'+' is a Spiff operation"));
     }
 
+    /// Spiff's dynamic index with a string, for keys that hold a dot (Landscaper's
+    /// exports/constructor_test.go, testdata/state/test6: `(( exports["root.z"] ))`).
+    #[test]
+    fn quoted_indexes_name_keys_with_dots() {
+        let names = json!({"exports": {"root.z": {"a": 1}, "root.y": "val-c"}, "root.y": "val-c"});
+        let names = names.as_object().cloned().unwrap_or_default();
+        let mapping = json!({
+            "foo": {"some": {"arbitrary": {"struct": "(( exports[\"root.z\"] ))"}}},
+            "dotted": "(( exports.[\"root.y\"] ))",
+            "nested": "(( exports[\"root.z\"].a ))",
+        });
+        let mapping = mapping.as_object().cloned().unwrap_or_default();
+        let out = evaluate(&mapping, &names, Names::Exports, &Budget::default());
+        let expected = json!({"foo": {"some": {"arbitrary": {"struct": {"a": 1}}}}, "dotted": "val-c", "nested": 1});
+        assert_eq!(out.map(Value::Object), Ok(expected));
+        let quoted = json!({"k": "(( x[\"say \\\"hi\\\"\"] ))"}).as_object().cloned().unwrap_or_default();
+        let names_quoted = json!({"x": {"say \"hi\"": 5}}).as_object().cloned().unwrap_or_default();
+        let out = evaluate(&quoted, &names_quoted, Names::Exports, &Budget::default()).map(Value::Object);
+        assert_eq!(out, Ok(json!({"k": 5})));
+        let missing = json!({"k": "(( nothing ))"}).as_object().cloned().unwrap_or_default();
+        let err = evaluate(&missing, &names, Names::Exports, &Budget::default()).map_err(|(_, e)| e);
+        assert!(err.is_err_and(|e| e.contains("\"nothing\" is not an export of the installation")));
+    }
+
     #[test]
     fn concatenation_is_charged_before_it_is_built() {
         let limits = crate::limits::Limits { max_output_bytes: 1000, ..Default::default() };
         let budget = Budget::new(limits);
         let names = json!({"l": ["x".repeat(100)]}).as_object().cloned().unwrap_or_default();
         let mapping = json!({"k": format!("(( {} ))", ["l"; 20].join(" "))}).as_object().cloned().unwrap_or_default();
-        let err = evaluate(&mapping, &names, &budget).map(|_| ()).map_err(|(_, e)| e);
+        let err = evaluate(&mapping, &names, Names::Imports, &budget).map(|_| ()).map_err(|(_, e)| e);
         assert!(err.is_err_and(|e| e.contains("--max-output-size")));
     }
 }

@@ -1,7 +1,9 @@
 //! The imports step (compat: Gardener Landscaper): declared imports validated
 //! against JSON Schema, defaults and conditional imports, import executions that add bindings or
 //! stop the render, deploy executions that produce resources, export executions, and
-//! subinstallations wired by `dataRef` and rendered in dependency order.
+//! subinstallations (written out or templated by subinstallation executions) wired by `dataRef`
+//! and rendered in dependency order, a blueprint of another component with that component's
+//! descriptor.
 //!
 //! The blueprint comes from a Landscaper `Blueprint` item and/or the same fields inline in the
 //! functionConfig. Import values are `values.<name>`. Error texts follow Landscaper
@@ -160,6 +162,12 @@ struct Step<'a> {
     /// The file that declares the component descriptor (the RenderBlueprint's): local
     /// resources' paths resolve from it.
     descriptor_file: Option<String>,
+    /// The files of the referenced descriptors (`descriptors.list`), alongside them.
+    descriptor_files: Vec<Option<String>>,
+    /// The component being rendered when it is one of `descriptors.list` (a subinstallation's
+    /// blueprint of another component), and the GoTemplate functions of those rendered before.
+    component: Option<usize>,
+    component_go: HashMap<usize, gotemplate::GoTemplates>,
     results: Vec<Diagnostic>,
     generated: Vec<Generated>,
     report: Report,
@@ -194,12 +202,67 @@ impl<'a> Step<'a> {
             descriptors,
             deploy_item_exports: Map::new(),
             descriptor_file: None,
+            descriptor_files: Vec::new(),
+            component: None,
+            component_go: HashMap::new(),
             results: Vec::new(),
             generated: Vec::new(),
             report: Report::default(),
             cycles: HashSet::new(),
             installations: 0,
             config: None,
+        }
+    }
+}
+
+/// What a step holds for the component being rendered, put aside while a blueprint of another
+/// component renders: its descriptors, their file and its GoTemplate functions.
+struct Component {
+    index: Option<usize>,
+    descriptors: gotemplate::Descriptors,
+    file: Option<String>,
+    go: gotemplate::GoTemplates,
+}
+
+impl Step<'_> {
+    /// Renders with the component at `index` of `spec.componentDescriptors` as the blueprint's
+    /// own (`.cd`, `.components`, getResource…, `cd://resources/…`), as Landscaper gives a
+    /// subinstallation whose blueprint is that component's; returns what to restore.
+    fn enter_component(&mut self, index: usize) -> Component {
+        let cd = self.descriptors.list.get(index).and_then(Value::as_object).cloned().unwrap_or_default();
+        let descriptors = gotemplate::descriptors(&cd, &self.descriptors.list);
+        let go = match self.component_go.remove(&index) {
+            Some(go) => go,
+            None => gotemplate::GoTemplates::new(self.files.share(), &descriptors, self.budget.clone()),
+        };
+        let file = self.descriptor_files.get(index).cloned().flatten();
+        let entered = self.component.replace(index);
+        Component {
+            index: entered,
+            descriptors: std::mem::replace(&mut self.descriptors, descriptors),
+            file: std::mem::replace(&mut self.descriptor_file, file),
+            go: std::mem::replace(&mut self.go, go),
+        }
+    }
+
+    /// Back to the component `enter_component` left; the functions of the one left are kept for
+    /// its next blueprint (templates compile once).
+    fn leave_component(&mut self, parent: Component) {
+        let go = std::mem::replace(&mut self.go, parent.go);
+        if let Some(index) = std::mem::replace(&mut self.component, parent.index) {
+            self.component_go.insert(index, go);
+        }
+        self.descriptors = parent.descriptors;
+        self.descriptor_file = parent.file;
+    }
+
+    /// The descriptors as the blueprint being rendered sees them.
+    fn components(&self) -> subinstallations::Components<'_> {
+        subinstallations::Components {
+            cd: &self.descriptors.cd,
+            cd_file: self.descriptor_file.as_deref(),
+            list: &self.descriptors.list,
+            files: &self.descriptor_files,
         }
     }
 }
@@ -211,12 +274,22 @@ pub fn run(render: &mut Render, files: &dyn Files) -> Report {
         render.items.iter().filter(|i| i.type_of() == (model::API_VERSION, "Blueprint")).map(|i| &**i).collect();
     // A blueprint that another blueprint's subinstallation names by file is that
     // subinstallation's, not a second top level.
-    let (descriptors, cd_file) = load_descriptors(render, files, &mut results);
+    let (descriptors, cd_file, descriptor_files) = load_descriptors(render, files, &mut results);
+    let components = subinstallations::Components {
+        cd: &descriptors.cd,
+        cd_file: cd_file.as_deref(),
+        list: &descriptors.list,
+        files: &descriptor_files,
+    };
     let mut parsed = subinstallations::Parsed::new();
-    let referenced: HashSet<String> = candidates
-        .iter()
-        .flat_map(|item| referenced_files(item, files, (&descriptors.cd, cd_file.as_deref()), &mut parsed))
-        .collect();
+    let mut referenced: HashSet<String> =
+        candidates.iter().flat_map(|item| referenced_files(item, files, components, &mut parsed)).collect();
+    // A blueprint of a component that the blueprint's own references (spec.componentDescriptors)
+    // is reached through `cd://componentReferences/…`, a subinstallation execution's too: it is
+    // never the top level.
+    if !descriptors.cd.is_null() {
+        referenced.extend(subinstallations::component_blueprints(components));
+    }
     let items: Vec<&Value> = candidates
         .into_iter()
         .filter(|item| krm::item_location(item).0.is_none_or(|path| !referenced.contains(&path)))
@@ -225,10 +298,17 @@ pub fn run(render: &mut Render, files: &dyn Files) -> Report {
     let mut origin = Declared::in_item(&render.config.item, FieldPath::root().key("spec"));
     let mut name = render.config.name.clone();
     if let [first, second, ..] = items.as_slice() {
+        // A blueprint.yaml as Landscaper writes it has no name: its file tells it apart.
+        let shown = |item: &Value| match (krm::name_of(item), krm::item_location(item).0) {
+            ("", Some(path)) => path,
+            (name, _) => format!("{name:?}"),
+        };
         let message = format!(
-            "more than one Landscaper Blueprint item ({:?} and {:?}): render one blueprint and wire others as subinstallations",
-            krm::name_of(first),
-            krm::name_of(second)
+            "more than one Landscaper Blueprint item ({} and {}): render one blueprint (the top-level one's \
+             directory) and wire others as subinstallations; a subinstallation execution's blueprints are found \
+             only when it renders",
+            shown(first),
+            shown(second)
         );
         results.push(Diagnostic::error(Kind::Render, message).about(second));
     }
@@ -294,6 +374,7 @@ pub fn run(render: &mut Render, files: &dyn Files) -> Report {
     );
     step.results = results;
     step.descriptor_file = cd_file;
+    step.descriptor_files = descriptor_files;
     step.deploy_item_exports = spec.deploy_item_exports.clone();
     step.config = Some(crate::diag::Origin::of(&render.config.item));
     let no_values = Map::new();
@@ -337,7 +418,7 @@ pub fn render_implementations(render: &mut Render, files: &dyn Files) {
     let chosen = std::mem::take(&mut render.implementations);
     let no_resources = Arc::new(|_: &str, _: &str, _: Option<&str>| None);
     // The descriptors' problems are reported by `run`.
-    let (descriptors, _) = load_descriptors(render, files, &mut Vec::new());
+    let (descriptors, _, _) = load_descriptors(render, files, &mut Vec::new());
     let mut step = Step::new(
         files,
         &render.values,
@@ -386,12 +467,12 @@ pub fn render_implementations(render: &mut Render, files: &dyn Files) {
 /// The component descriptors of the config, each given inline or as `{file: path}` (a
 /// descriptor as OCM writes it, YAML or JSON, the path relative to the RenderBlueprint's file),
 /// and the file local resources' `input.path`s resolve from: the descriptor's own file, else the
-/// RenderBlueprint's.
+/// RenderBlueprint's; and the file of each referenced descriptor, alongside them.
 fn load_descriptors(
     render: &Render,
     files: &dyn Files,
     results: &mut Vec<Diagnostic>,
-) -> (gotemplate::Descriptors, Option<String>) {
+) -> (gotemplate::Descriptors, Option<String>, Vec<Option<String>>) {
     let spec = &render.config.spec;
     let origin = Declared::in_item(&render.config.item, FieldPath::root().key("spec"));
     let config_file = origin.file.clone();
@@ -427,13 +508,13 @@ fn load_descriptors(
             _ => (Map::new(), config_file.clone()),
         },
     };
-    let list: Vec<Value> = spec
+    let (list, list_files): (Vec<Value>, Vec<Option<String>>) = spec
         .component_descriptors
         .iter()
         .enumerate()
-        .filter_map(|(i, value)| load(value, &format!("componentDescriptors[{i}]")).map(|(value, _)| value))
-        .collect();
-    (gotemplate::descriptors(&cd, &list), cd_file)
+        .filter_map(|(i, value)| load(value, &format!("componentDescriptors[{i}]")))
+        .unzip();
+    (gotemplate::descriptors(&cd, &list), cd_file, list_files)
 }
 
 /// Renders one blueprint in its scope, its imports taken from `source` (each with its wiring,

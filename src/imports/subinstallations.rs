@@ -1,11 +1,13 @@
-//! Subinstallations are where a blueprint stops being one scope: children read from files that
-//! may include each other, wired to the parent's imports and to their siblings' exports, ordered
-//! by those wires and rendered recursively. The limits on that recursion (depth, count, file
+//! Subinstallations are where a blueprint stops being one scope: children written out or
+//! templated by subinstallation executions, read from files that may include each other or from
+//! the components the descriptors reference, wired to the parent's imports and to their
+//! siblings' exports (through data mappings too), ordered by those wires and rendered recursively. The limits on that recursion (depth, count, file
 //! cycles) live here with it.
 
+use super::executions::{execute, Phase};
 use super::files::{BlueprintFs, BLUEPRINT_FILE};
 use super::model::{import_type, Blueprint, ImportDecl, InstallationTemplate, TargetRef};
-use super::{render_blueprint, schema, Declared, ScopeReport, Step, Wire};
+use super::{gotemplate, render_blueprint, schema, Declared, ScopeReport, Step, Wire};
 use crate::config::parse_section;
 use crate::doc::{read_yaml_documents, FieldPath, Map, Value};
 use crate::krm;
@@ -41,14 +43,14 @@ fn parsed<'a>(
 pub(super) fn referenced_files(
     item: &Value,
     files: &dyn Files,
-    (cd, cd_file): (&Value, Option<&str>),
+    components: Components,
     cache: &mut Parsed,
 ) -> HashSet<String> {
     let mut found = HashSet::new();
     let from = krm::item_location(item).0;
-    let mut pending: Vec<(Value, Option<String>, BlueprintFs)> =
-        vec![(item.clone(), from.clone(), BlueprintFs::of_file(from.as_deref()))];
-    while let Some((blueprint, from, fs)) = pending.pop() {
+    let mut pending: Vec<(Value, Option<String>, BlueprintFs, Components)> =
+        vec![(item.clone(), from.clone(), BlueprintFs::of_file(from.as_deref()), components)];
+    while let Some((blueprint, from, fs, components)) = pending.pop() {
         if found.len() > 256 {
             break;
         }
@@ -78,23 +80,100 @@ pub(super) fn referenced_files(
                     if found.insert(resolved.clone()) {
                         if let Some(document) = parsed(files, cache, &resolved).as_ref().ok().cloned().flatten() {
                             let child = fs.at_file(&resolved);
-                            pending.push((document, Some(resolved), child));
+                            pending.push((document, Some(resolved), child, components));
                         }
                     }
                 }
                 Some(Value::Object(inline)) if inline.contains_key("ref") => {
                     let reference = inline.get("ref").and_then(Value::as_str).unwrap_or_default();
-                    let Ok(dir) = referenced_blueprint(cd, cd_file, reference) else { continue };
+                    let Ok(Referenced { dir, component }) = referenced_blueprint(components, reference) else {
+                        continue;
+                    };
                     let resolved = format!("{dir}/{BLUEPRINT_FILE}");
                     if found.insert(resolved.clone()) {
                         if let Some(document) = parsed(files, cache, &resolved).as_ref().ok().cloned().flatten() {
-                            pending.push((document, Some(resolved), BlueprintFs::package(&dir)));
+                            let components = component.map_or(components, |i| components.of(i));
+                            pending.push((document, Some(resolved), BlueprintFs::package(&dir), components));
                         }
                     }
                 }
                 Some(Value::Object(inline)) if inline.contains_key("filesystem") || inline.contains_key("inline") => {}
-                Some(inline @ Value::Object(_)) => pending.push((inline.clone(), template_from, fs.clone())),
+                Some(inline @ Value::Object(_)) => {
+                    pending.push((inline.clone(), template_from, fs.clone(), components))
+                }
                 _ => {}
+            }
+        }
+    }
+    found
+}
+
+/// An installation template to load, with where it is: the field it is reported at (a templated
+/// one is not in the blueprint: its execution's field), its name in messages and the field of
+/// its blueprint.
+struct Entry {
+    template: Value,
+    field: String,
+    shown: String,
+    blueprint_at: String,
+}
+
+/// The installation templates the subinstallation executions produce (Landscaper's
+/// TemplateSubinstallationExecutions): each execution renders with the binding of a deploy
+/// execution, and its `subinstallations` list is appended in order.
+fn templated(step: &mut Step, blueprint: &Blueprint, scope: &str, origin: &Declared, imports: &Map) -> Vec<Entry> {
+    let mut out = Vec::new();
+    for (k, execution) in blueprint.subinstallation_executions.iter().enumerate() {
+        let field = format!("subinstallationExecutions[{k}]");
+        let Some(rendered) = execute(step, execution, scope, &field, origin, Phase::Deploy, imports, None) else {
+            continue;
+        };
+        match rendered.get("subinstallations") {
+            None | Some(Value::Null) => {}
+            Some(Value::Array(list)) => {
+                for (j, template) in list.iter().enumerate() {
+                    let shown = format!("{field}.subinstallations[{j}]");
+                    out.push(Entry {
+                        template: template.clone(),
+                        field: field.clone(),
+                        shown,
+                        blueprint_at: field.clone(),
+                    });
+                }
+            }
+            Some(_) => {
+                let message = format!(
+                    "execution {:?}: subinstallations must be a list of installation templates",
+                    execution.name
+                );
+                step.results.push(origin.error(message, &field));
+            }
+        }
+    }
+    out
+}
+
+/// The blueprints of the components the blueprint's own descriptor does not describe
+/// (`spec.componentDescriptors`): each resource with local content, `input: {type: dir, path}`,
+/// names a directory whose `blueprint.yaml` is that component's.
+pub(super) fn component_blueprints(components: Components) -> Vec<String> {
+    let own = (gotemplate::component_name(components.cd), gotemplate::component_version(components.cd));
+    let mut found = Vec::new();
+    for (i, descriptor) in components.list.iter().enumerate() {
+        if (gotemplate::component_name(descriptor), gotemplate::component_version(descriptor)) == own {
+            continue;
+        }
+        let file = components.files.get(i).and_then(Option::as_deref);
+        let resources = gotemplate::spec_of(descriptor).and_then(|c| c.get("resources")).and_then(Value::as_array);
+        for resource in resources.into_iter().flatten() {
+            let input = resource.get("input");
+            if input.and_then(|i| i.get("type")).and_then(Value::as_str) != Some("dir") {
+                continue;
+            }
+            if let Some(Ok(dir)) =
+                input.and_then(|i| i.get("path")).and_then(Value::as_str).map(|p| crate::package::resolve(file, p))
+            {
+                found.push(format!("{dir}/{BLUEPRINT_FILE}"));
             }
         }
     }
@@ -131,7 +210,7 @@ pub(super) fn render(
     report: &mut ScopeReport,
 ) -> Option<Map> {
     let mut dataobjects = Map::new();
-    if blueprint.subinstallations.is_empty() {
+    if blueprint.subinstallations.is_empty() && blueprint.subinstallation_executions.is_empty() {
         return Some(dataobjects);
     }
     // Which sibling's export each data object is, for the imports wired to it.
@@ -143,26 +222,38 @@ pub(super) fn render(
             .push(origin.error(format!("subinstallations nest deeper than {MAX_DEPTH} levels"), "subinstallations"));
         return None;
     }
+    // The static templates, then those the subinstallation executions produce, as Landscaper's
+    // renderer merges them (utils/landscaper/blueprint.go renderSubInstallations).
+    let mut entries: Vec<Entry> = blueprint
+        .subinstallations
+        .iter()
+        .enumerate()
+        .map(|(i, template)| {
+            let field = format!("subinstallations[{i}]");
+            let blueprint_at = format!("{field}.blueprint");
+            Entry { template: template.clone(), shown: field.clone(), field, blueprint_at }
+        })
+        .collect();
+    entries.extend(templated(step, blueprint, scope, origin, imports));
     let mut children = Vec::new();
     let mut names = HashSet::new();
-    for (i, entry) in blueprint.subinstallations.iter().enumerate() {
-        let field = format!("subinstallations[{i}]");
-        match load_subinstallation(step, entry, origin) {
+    for Entry { template, field, shown, blueprint_at } in &entries {
+        match load_subinstallation(step, template, origin) {
             Ok(child) if !names.insert(child.name.clone()) => {
                 step.results.push(origin.error(
                     format!("subinstallations.{}: Duplicate value: \"duplicated subinstallation\"", child.name),
-                    &field,
+                    field,
                 ));
             }
-            Ok(child) => children.push((i, child)),
+            Ok(child) => children.push(((field.clone(), blueprint_at.clone()), child)),
             Err(message) if message.starts_with(FILE_CYCLE) && !step.cycles.insert(message.clone()) => {}
             Err(message) => {
                 // Landscaper writes a field of the template after a dot: `subinstallations[2].name`.
                 let text = match message.strip_prefix("name: ") {
-                    Some(rest) => format!("{field}.name: {rest}"),
-                    None => format!("{field}: {message}"),
+                    Some(rest) => format!("{shown}.name: {rest}"),
+                    None => format!("{shown}: {message}"),
                 };
-                step.results.push(origin.error(text, &field));
+                step.results.push(origin.error(text, field));
             }
         }
     }
@@ -173,16 +264,15 @@ pub(super) fn render(
     let errors_before = step.results.len();
     let mut exporters: HashMap<&str, (&str, String)> = HashMap::new();
     let mut target_paths: HashMap<&str, String> = HashMap::new();
-    for (i, child) in &children {
-        let field = format!("subinstallations[{i}]");
+    for ((field, _), child) in &children {
         let path = format!("subinstallations.{}", child.name);
         for problem in installation_name_problems(&child.name) {
             let message = format!("{path}.name: Invalid value: {:?}: {problem}", child.name);
-            step.results.push(origin.error(message, &format!("{field}.name")));
+            step.results.push(origin.error(message, &inside(field, "name")));
         }
         for (j, (export, data_ref)) in child.exports.iter().enumerate() {
             let data_path = format!("{path}.exports.data[{j}][{export}/{data_ref}]");
-            let at = format!("{field}.exports.data[{j}]");
+            let at = inside(field, &format!("exports.data[{j}]"));
             match exporters.get(data_ref.as_str()) {
                 Some((_, first)) => {
                     let message =
@@ -200,7 +290,7 @@ pub(super) fn render(
         }
         for (j, (export, target)) in child.target_exports.iter().enumerate() {
             let target_path = format!("{path}.exports.targets[{j}][{export}/{target}]");
-            let at = format!("{field}.exports.targets[{j}]");
+            let at = inside(field, &format!("exports.targets[{j}]"));
             match target_paths.get(target.as_str()) {
                 Some(first) => {
                     let message =
@@ -257,9 +347,8 @@ pub(super) fn render(
         }
     };
     for position in order {
-        let (i, child) = &children[position];
+        let ((field, blueprint_at), child) = &children[position];
         report.subinstallations.push((child.name.clone(), depends[position].clone()));
-        let field = format!("subinstallations[{i}]");
         let mut source = Map::new();
         let mut wiring = HashMap::new();
         let mut wired = true;
@@ -289,13 +378,13 @@ pub(super) fn render(
                      ({data_ref:?} is not an import of the parent nor an export of a sibling)",
                     child.name
                 );
-                step.results.push(origin.error(message, &format!("{field}.imports.data[{j}]")));
+                step.results.push(origin.error(message, &inside(field, &format!("imports.data[{j}]"))));
                 wired = false;
             }
         }
         for (j, target) in child.targets.iter().enumerate() {
             let path = format!("subinstallations.{}.imports.targets[{j}]", child.name);
-            let at = format!("{field}.imports.targets[{j}]");
+            let at = inside(field, &format!("imports.targets[{j}]"));
             match wire_target(target, blueprint, imports, &target_objects, &target_exporters) {
                 Ok(Some((value, label))) => {
                     source.insert(target.name.clone(), value);
@@ -322,7 +411,7 @@ pub(super) fn render(
         // importDataMappings replace the child's data imports they name, computed from what the
         // template imports (Landscaper's Construct: mapping first, then the data object).
         if wired && !child.mappings.is_empty() {
-            match super::mappings::evaluate(&child.mappings, &source, &step.budget) {
+            match super::mappings::evaluate(&child.mappings, &source, super::mappings::Names::Imports, &step.budget) {
                 Ok(mapped) => {
                     let secret = wiring.values().any(|w: &Wire| !w.secret.is_empty());
                     for (key, value) in mapped {
@@ -338,13 +427,10 @@ pub(super) fn render(
                 }
                 Err((at, message)) => {
                     let path = format!("subinstallations.{}.importDataMappings.{at}", child.name);
-                    let within = |k: &&String| {
-                        at.strip_prefix(k.as_str()).is_some_and(|rest| rest.is_empty() || rest.starts_with(['.', '[']))
-                    };
-                    let key = child.mappings.keys().find(within).map_or(at.as_str(), String::as_str);
+                    let key = mapping_key(&child.mappings, &at);
                     step.results.push(origin.error(
                         format!("{path}: unable to template import mapping: {message}"),
-                        &format!("{field}.importDataMappings.{key}"),
+                        &inside(field, &format!("importDataMappings.{key}")),
                     ));
                     wired = false;
                 }
@@ -360,35 +446,89 @@ pub(super) fn render(
                     "the subinstallations expand to more than {MAX_INSTALLATIONS} installations: a file is \
                      included many times over (each level multiplies); include it once and wire its exports"
                 );
-                step.results.push(origin.error(message, &field));
+                step.results.push(origin.error(message, field));
             }
             return None;
         }
         let mut chain = origin.chain.clone();
         chain.extend(child.files.iter().cloned());
         let child_origin = Declared {
-            origin: origin.origin.at(origin
-                .origin
-                .field
-                .clone()
-                .join(&FieldPath::parse(&format!("{field}.blueprint")))),
+            origin: origin.origin.at(origin.origin.field.clone().join(&FieldPath::parse(blueprint_at))),
             file: child.file.clone(),
             fs: child.fs.clone(),
             prefix: format!("{}subinstallation {:?}: ", origin.prefix, child.name),
             chain,
         };
         let child_scope = format!("{scope}/{}", child.name);
+        // A blueprint of another component renders with that component as its own.
+        let parent_component = child.component.map(|index| step.enter_component(index));
         let rendered =
             render_blueprint(step, &child.blueprint, &child_scope, &child_origin, (&source, &wiring), depth + 1);
-        if let Some(exports) = rendered {
+        if let Some(parent) = parent_component {
+            step.leave_component(parent);
+        }
+        if let Some(mut exports) = rendered {
+            let declared_secret = |export: &str| -> Vec<Vec<String>> {
+                let declared = child.blueprint.exports.iter().find(|e| e.name == export);
+                let schema = declared.and_then(|e| e.schema.as_ref());
+                schema.map(|s| schema::secret_paths(s, &child.blueprint.local_types)).unwrap_or_default()
+            };
+            // exportDataMappings add (or replace) exports computed from the child's exports before
+            // they are wired (Landscaper's exports Constructor: templateDataMappings).
+            let mut mapped_keys = HashSet::new();
+            if !child.export_mappings.is_empty() {
+                let mut names = exports.clone();
+                names.insert("exports".into(), Value::Object(exports.clone()));
+                let names_what = super::mappings::Names::Exports;
+                match super::mappings::evaluate(&child.export_mappings, &names, names_what, &step.budget) {
+                    Ok(mapped) => {
+                        for (key, value) in mapped {
+                            mapped_keys.insert(key.clone());
+                            exports.insert(key, value);
+                        }
+                    }
+                    Err((at, message)) => {
+                        let path = format!("subinstallations.{}.exportDataMappings.{at}", child.name);
+                        let key = mapping_key(&child.export_mappings, &at);
+                        step.results.push(origin.error(
+                            format!("{path}: unable to template export mapping: {message}"),
+                            &inside(field, &format!("exportDataMappings.{key}")),
+                        ));
+                        continue;
+                    }
+                }
+            }
+            let any_secret = child.blueprint.exports.iter().any(|e| !declared_secret(&e.name).is_empty());
+            // Landscaper's exports Constructor: an `exports` entry naming nothing the installation
+            // exports is an error (exports/constructor.go "data export is not defined").
+            let undefined = |what: &str, list: &str, j: usize, export: &str| {
+                let message = format!(
+                    "subinstallations.{}.exports.{list}.{export}: {what} export is not defined (its blueprint \
+                     declares no export {export:?} and no exportDataMappings key makes it)",
+                    child.name
+                );
+                origin.error(message, &inside(field, &format!("exports.{list}[{j}]")))
+            };
+            for (j, (export, _)) in child.exports.iter().enumerate() {
+                if !exports.contains_key(export) {
+                    step.results.push(undefined("data", "data", j, export));
+                }
+            }
+            for (j, (export, _)) in child.target_exports.iter().enumerate() {
+                if !exports.contains_key(export) {
+                    step.results.push(undefined("target", "targets", j, export));
+                }
+            }
             for (export, data_ref) in &child.exports {
                 if let Some(value) = exports.get(export) {
                     dataobjects.insert(data_ref.clone(), value.clone());
-                    let declared = child.blueprint.exports.iter().find(|e| &e.name == export);
-                    let schema = declared.and_then(|e| e.schema.as_ref());
-                    let secret =
-                        schema.map(|s| schema::secret_paths(s, &child.blueprint.local_types)).unwrap_or_default();
-                    let label = format!("export {export} of {child_scope}");
+                    let (label, secret) = if mapped_keys.contains(export) {
+                        // Built from any of the child's exports: secret when one of them is.
+                        let secret = if any_secret { vec![Vec::new()] } else { Vec::new() };
+                        (format!("exportDataMappings.{export} of {child_scope}"), secret)
+                    } else {
+                        (format!("export {export} of {child_scope}"), declared_secret(export))
+                    };
                     exported.insert(data_ref.clone(), Wire { label, secret, from: Vec::new() });
                 }
             }
@@ -403,6 +543,23 @@ pub(super) fn render(
         }
     }
     Some(dataobjects)
+}
+
+/// The key of `mappings` that the place `at` (`key.field[0]`) is inside of.
+fn mapping_key<'m>(mappings: &'m Map, at: &'m str) -> &'m str {
+    let within =
+        |k: &&String| at.strip_prefix(k.as_str()).is_some_and(|rest| rest.is_empty() || rest.starts_with(['.', '[']));
+    mappings.keys().find(within).map_or(at, String::as_str)
+}
+
+/// The field `rest` of the installation template at `field`; a template that an execution
+/// produced is not in the blueprint, which has the execution's field alone.
+fn inside(field: &str, rest: &str) -> String {
+    if field.starts_with("subinstallationExecutions") {
+        field.to_string()
+    } else {
+        format!("{field}.{rest}")
+    }
 }
 
 /// Why a child's target import cannot be wired.
@@ -663,6 +820,11 @@ struct Child {
     target_exports: Vec<(String, String)>,
     /// `importDataMappings`: child import → Spiff template over the template's imports.
     mappings: Map,
+    /// `exportDataMappings`: export → Spiff template over the child's exports.
+    export_mappings: Map,
+    /// The component the child's blueprint belongs to when it is another than the parent's
+    /// (a `cd://componentReferences/…` reference): its index in `spec.componentDescriptors`.
+    component: Option<usize>,
     /// The file the child's relative paths resolve from, and the child's own files.
     file: Option<String>,
     fs: BlueprintFs,
@@ -704,11 +866,13 @@ fn load_subinstallation(step: &Step, entry: &Value, origin: &Declared) -> Result
         return Err("name: Required value: name must be defined".into());
     }
     let from = file.clone().or_else(|| origin.file.clone());
+    let mut component = None;
     let (blueprint, fs, own_file) = match &template.blueprint {
         None => return Err(format!("subinstallation {:?} has no blueprint", template.name)),
         Some(Value::Object(map)) if map.contains_key("ref") => {
             let reference = map.get("ref").and_then(Value::as_str).unwrap_or_default();
-            let dir = referenced_blueprint(&step.descriptors.cd, step.descriptor_file.as_deref(), reference)?;
+            let Referenced { dir, component: of } = referenced_blueprint(step.components(), reference)?;
+            component = of;
             let resolved = format!("{dir}/{BLUEPRINT_FILE}");
             enter(&resolved)?;
             let text = step
@@ -763,45 +927,150 @@ fn load_subinstallation(step: &Step, entry: &Value, origin: &Declared) -> Result
         exports: template.exports.data.into_iter().map(|d| (d.name, d.data_ref)).collect(),
         target_exports: template.exports.targets.into_iter().map(|t| (t.name, t.target.unwrap_or_default())).collect(),
         mappings: template.import_data_mappings,
+        export_mappings: template.export_data_mappings,
+        component,
         file: own_file,
         fs,
         files,
     })
 }
 
-/// The package directory of the blueprint `cd://resources/<name>` names (Landscaper resolves it
-/// in the component descriptor and fetches the resource from the registry,
-/// subinstallations/helper.go): the descriptor's resource `<name>` must carry its content
-/// locally, as an OCM component constructor writes it, `input: {type: dir, path: …}`, the path
-/// relative to the file declaring the descriptor.
-pub(super) fn referenced_blueprint(cd: &Value, from: Option<&str>, reference: &str) -> Result<String, String> {
-    let Some(name) = reference.strip_prefix("cd://resources/").filter(|n| !n.is_empty() && !n.contains('/')) else {
-        return Err(format!(
-            "blueprint reference {reference:?}: only cd://resources/<name>, a resource of the component \
-             descriptor (spec.componentDescriptor), is resolved: inline the blueprint or use file"
-        ));
-    };
-    let resources = cd.get("component").and_then(|c| c.get("resources")).and_then(Value::as_array);
-    let Some(resource) = resources.into_iter().flatten().find(|r| r.get("name").and_then(Value::as_str) == Some(name))
-    else {
-        return Err(format!(
-            "blueprint reference {reference:?}: the component descriptor (spec.componentDescriptor) has no \
-             resource {name:?}"
-        ));
-    };
-    let input = resource.get("input");
-    match (
-        input.and_then(|i| i.get("type")).and_then(Value::as_str),
-        input.and_then(|i| i.get("path")).and_then(Value::as_str),
-    ) {
-        (Some("dir"), Some(path)) => crate::package::resolve(from, path)
-            .map_err(|err| format!("blueprint reference {reference:?}: resource {name:?}: {err}")),
-        _ => Err(format!(
-            "blueprint reference {reference:?}: resource {name:?} has no local content: give it \
-             `input: {{type: dir, path: <the blueprint's directory>}}`, as an OCM component constructor does \
-             (a render reads no component repository)"
-        )),
+/// The component descriptors a render knows, with the files they were read from (local
+/// resources' `input.path`s resolve from a descriptor's file): the blueprint's own (`cd`) and the
+/// referenced ones (`list`, `files` alongside).
+#[derive(Clone, Copy)]
+pub(super) struct Components<'a> {
+    pub cd: &'a Value,
+    pub cd_file: Option<&'a str>,
+    pub list: &'a [Value],
+    pub files: &'a [Option<String>],
+}
+
+impl<'a> Components<'a> {
+    /// The same descriptors seen from the referenced component at `index` of `list`: a
+    /// blueprint of that component resolves its references from there.
+    fn of(&self, index: usize) -> Components<'a> {
+        let cd = self.list.get(index).unwrap_or(self.cd);
+        let cd_file = self.files.get(index).and_then(Option::as_deref);
+        Components { cd, cd_file, ..*self }
     }
+}
+
+/// What a blueprint reference names: the package directory holding the blueprint, and the
+/// component it belongs to when that is another than the referring blueprint's (the index of
+/// its descriptor in `spec.componentDescriptors`).
+#[derive(Debug, PartialEq)]
+pub(super) struct Referenced {
+    pub dir: String,
+    pub component: Option<usize>,
+}
+
+/// The blueprint `cd://[componentReferences/<ref>/…]resources/<name>` names, as Landscaper
+/// resolves it in the component descriptor and fetches the resource from the registry
+/// (subinstallations/helper.go, cdutils/uri.go): each `componentReferences/<ref>` follows the
+/// current component's reference of that name to the descriptor of the component it names
+/// (given in `spec.componentDescriptors`), and the resource `<name>` of the last component must
+/// carry its content locally, as an OCM component constructor writes it, `input: {type: dir,
+/// path: …}`, the path relative to the file declaring that descriptor. A subinstallation whose
+/// blueprint is another component's has that component as its own (`.cd`), as in Landscaper.
+pub(super) fn referenced_blueprint(components: Components, reference: &str) -> Result<Referenced, String> {
+    let fail = |message: String| Err(format!("blueprint reference {reference:?}: {message}"));
+    let Some(path) = reference.strip_prefix("cd://") else {
+        return fail(
+            "only cd://resources/<name> and cd://componentReferences/<ref>/resources/<name>, resources of the \
+             component descriptors (spec.componentDescriptor, spec.componentDescriptors), are resolved: inline the \
+             blueprint or use file"
+                .into(),
+        );
+    };
+    let parts: Vec<&str> = path.split('/').filter(|p| !p.is_empty()).collect();
+    if parts.is_empty() {
+        return fail("a path must be defined".into());
+    }
+    if !parts.len().is_multiple_of(2) {
+        return fail("even number of path arguments expected".into());
+    }
+    let pairs: Vec<(&str, &str)> = parts.chunks(2).map(|pair| (pair[0], pair[1])).collect();
+    let mut component = components.cd;
+    let mut file = components.cd_file;
+    let mut index = None;
+    if component.is_null() {
+        return fail(
+            "no component descriptor defined to resolve the blueprint ref: set spec.componentDescriptor".into(),
+        );
+    }
+    let shown = |cd: &Value| format!("{}:{}", gotemplate::component_name(cd), gotemplate::component_version(cd));
+    for (i, (keyword, name)) in pairs.iter().enumerate() {
+        let last = i + 1 == pairs.len();
+        match *keyword {
+            "componentReferences" if !last => {
+                let found = gotemplate::references(component)
+                    .iter()
+                    .find(|r| r.get("name").and_then(Value::as_str) == Some(name));
+                let Some(found) = found else {
+                    return fail(format!(
+                        "unable to resolve blueprint ref in component descriptor {}: component reference {name} \
+                         cannot be found",
+                        shown(component)
+                    ));
+                };
+                let position = components
+                    .list
+                    .iter()
+                    .position(|d| gotemplate::referenced(std::slice::from_ref(d), found).is_some());
+                let Some(position) = position else {
+                    let target = found.get("componentName").or_else(|| found.get("component")).and_then(Value::as_str);
+                    let version = found.get("version").and_then(Value::as_str).unwrap_or_default();
+                    return fail(format!(
+                        "component {}:{version} (component reference {name} of {}) cannot be found: add its \
+                         descriptor to spec.componentDescriptors",
+                        target.unwrap_or_default(),
+                        shown(component)
+                    ));
+                };
+                component = &components.list[position];
+                file = components.files.get(position).and_then(Option::as_deref);
+                index = Some(position);
+            }
+            "resources" if last => {
+                let resources =
+                    gotemplate::spec_of(component).and_then(|c| c.get("resources")).and_then(Value::as_array);
+                let resource =
+                    resources.into_iter().flatten().find(|r| r.get("name").and_then(Value::as_str) == Some(name));
+                let Some(resource) = resource else {
+                    return fail(format!(
+                        "unable to resolve blueprint ref in component descriptor {}: local resource {name} cannot be \
+                         found",
+                        shown(component)
+                    ));
+                };
+                let input = resource.get("input");
+                return match (
+                    input.and_then(|i| i.get("type")).and_then(Value::as_str),
+                    input.and_then(|i| i.get("path")).and_then(Value::as_str),
+                ) {
+                    (Some("dir"), Some(path)) => match crate::package::resolve(file, path) {
+                        Ok(dir) => Ok(Referenced { dir, component: index }),
+                        Err(err) => fail(format!("resource {name:?}: {err}")),
+                    },
+                    _ => fail(format!(
+                        "resource {name:?} of {} has no local content: give it `input: {{type: dir, path: <the \
+                         blueprint's directory>}}`, as an OCM component constructor does (a render reads no \
+                         component repository)",
+                        shown(component)
+                    )),
+                };
+            }
+            "componentReferences" | "resources" => {
+                return fail(format!(
+                    "the selector must name a resource last, after any number of componentReferences/<name>: \
+                     {keyword}/{name} is misplaced"
+                ))
+            }
+            other => return fail(format!("unknown keyword {other}")),
+        }
+    }
+    fail("the selector names no resource".into())
 }
 
 /// Inclusion cycles are told apart per filesystem: inline files of one blueprint are not
@@ -876,11 +1145,43 @@ mod tests {
         let mut cache = Parsed::new();
         let mut referenced = HashSet::new();
         for item in &items {
-            referenced.extend(referenced_files(item, &files, (&Value::Null, None), &mut cache));
+            referenced.extend(referenced_files(
+                item,
+                &files,
+                Components { cd: &Value::Null, cd_file: None, list: &[], files: &[] },
+                &mut cache,
+            ));
         }
         assert!(referenced.contains("b1.yaml") && referenced.contains("b19.yaml") && !referenced.contains("b0.yaml"));
         let reads = files.1.lock().unwrap_or_else(|p| p.into_inner()).clone();
         assert!(reads.values().all(|n| *n == 1), "{reads:?}");
+    }
+
+    /// References through componentReferences follow OCM's v2 descriptors and v3alpha1 ones
+    /// (`metadata`, `spec.references` naming `component`), and resolve the resource's path from
+    /// the file of the descriptor that holds it.
+    #[test]
+    fn component_references_resolve_in_v2_and_v3_descriptors() {
+        let root = json!({"meta": {"schemaVersion": "v2"}, "component": {"name": "r", "version": "1",
+            "componentReferences": [{"name": "mid", "componentName": "m", "version": "2"}], "resources": []}});
+        let mid = json!({"apiVersion": "ocm.software/v3alpha1", "kind": "ComponentVersion",
+            "metadata": {"name": "m", "version": "2"},
+            "spec": {"references": [{"name": "leaf", "component": "l", "version": "3"}], "resources": []}});
+        let leaf = json!({"meta": {"schemaVersion": "v2"}, "component": {"name": "l", "version": "3",
+            "resources": [{"name": "bp", "type": "blueprint", "input": {"type": "dir", "path": "bp"}}]}});
+        let list = vec![mid, leaf];
+        let files = vec![Some("components/mid.yaml".to_string()), Some("components/leaf/cd.yaml".to_string())];
+        let components = Components { cd: &root, cd_file: Some("render.yaml"), list: &list, files: &files };
+        let found =
+            referenced_blueprint(components, "cd://componentReferences/mid/componentReferences/leaf/resources/bp");
+        assert_eq!(found, Ok(Referenced { dir: "components/leaf/bp".into(), component: Some(1) }));
+        // From the leaf's own point of view, its resource is local.
+        assert_eq!(
+            referenced_blueprint(components.of(1), "cd://resources/bp"),
+            Ok(Referenced { dir: "components/leaf/bp".into(), component: None })
+        );
+        let missing = referenced_blueprint(components, "cd://componentReferences/mid/resources/bp");
+        assert!(missing.is_err_and(|e| e.contains("local resource bp cannot be found") && e.contains("m:2")));
     }
 
     #[test]

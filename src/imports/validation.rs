@@ -47,6 +47,7 @@ pub(super) fn validate(step: &mut Step, blueprint: &Blueprint, origin: &Declared
         ("importExecutions", &blueprint.import_executions),
         ("deployExecutions", &blueprint.deploy_executions),
         ("exportExecutions", &blueprint.export_executions),
+        ("subinstallationExecutions", &blueprint.subinstallation_executions),
     ] {
         for (i, execution) in executions.iter().enumerate() {
             let field = format!("{list}[{i}]");

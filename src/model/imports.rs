@@ -18,6 +18,9 @@ pub struct Blueprint {
     pub kind: String,
     #[serde(default, skip_serializing_if = "Map::is_empty")]
     pub metadata: Map,
+    /// Landscaper's blueprint `annotations` (a string map, for tools): accepted and not read.
+    #[serde(default, skip_serializing)]
+    pub annotations: Option<Value>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub json_schema_version: Option<String>,
     /// Accepted and ignored: Landscaper's guided tour sets `jsonSchema`, which Landscaper's
@@ -38,6 +41,10 @@ pub struct Blueprint {
     pub export_executions: Vec<Execution>,
     #[serde(default)]
     pub subinstallations: Vec<Value>,
+    /// Landscaper's `subinstallationExecutions`: templates whose `subinstallations` list adds
+    /// installation templates to the static `subinstallations`.
+    #[serde(default)]
+    pub subinstallation_executions: Vec<Execution>,
 }
 
 impl Blueprint {
@@ -48,6 +55,7 @@ impl Blueprint {
             && self.deploy_executions.is_empty()
             && self.export_executions.is_empty()
             && self.subinstallations.is_empty()
+            && self.subinstallation_executions.is_empty()
             && self.local_types.is_empty()
     }
 
@@ -61,6 +69,7 @@ impl Blueprint {
         self.deploy_executions.extend(other.deploy_executions);
         self.export_executions.extend(other.export_executions);
         self.subinstallations.extend(other.subinstallations);
+        self.subinstallation_executions.extend(other.subinstallation_executions);
     }
 }
 
@@ -191,6 +200,14 @@ pub struct InstallationTemplate {
     /// `(( name ))` name the template's imports.
     #[serde(default)]
     pub import_data_mappings: crate::doc::Map,
+    /// Landscaper's `exportDataMappings`: data export name → a value whose Spiff references
+    /// `(( name ))` name the child's exports (and `exports`, all of them).
+    #[serde(default)]
+    pub export_data_mappings: crate::doc::Map,
+    /// Landscaper's `optimization` hints for its controller: accepted and not read (a render
+    /// has no controller to tune).
+    #[serde(default)]
+    pub optimization: Option<Value>,
 }
 
 #[derive(Clone, Debug, Default, Deserialize)]
