@@ -709,8 +709,16 @@ pub fn run(render: &mut Render, files: &dyn Files) -> Report {
     let has_item_base = !blueprint_items.is_empty();
     let merged = merged_blueprint_item(&blueprint, has_item_base);
     render.generated.push(Generated { item: merged, substitute: false });
-    let settings = &render.config.spec.flux;
-    if settings.enabled.unwrap_or(true) && !compiled.kustomize.is_empty() {
+    let mut settings = render.config.spec.flux.clone();
+    // v0.9 applies its objects in the values' `gitops.namespace` (`fluxNamespace`), unless the
+    // RenderBlueprint says otherwise; v0.8.1 always in `system-gitops`.
+    if v09 && settings.namespace.is_none() {
+        settings.namespace = lookup(step.values, "gitops.namespace").and_then(Value::as_str).map(str::to_string);
+    }
+    // v0.9's `Install` applies the repository, the sources and the shared ConfigMaps whether or
+    // not there is a kustomization; v0.8.1's output is the kustomizations'.
+    let any = !compiled.kustomize.is_empty() || (v09 && (!shared.is_empty() || has_sources(&blueprint)));
+    if settings.enabled.unwrap_or(true) && any {
         // A source object the package already holds is its author's: not generated again.
         let exists = |kind: &str, name: &str, namespace: &str| {
             render.items.iter().any(|item| {
@@ -729,7 +737,7 @@ pub fn run(render: &mut Render, files: &dyn Files) -> Report {
             labels.insert("windsorcli.dev/context-id".into(), Value::from(id));
             labels
         });
-        let objects = flux::objects(&compiled, settings, &shared, labels.as_ref(), flavor, &exists);
+        let objects = flux::objects(&compiled, &settings, &shared, labels.as_ref(), flavor, &exists);
         render.generated.extend(objects.into_iter().map(|item| Generated { item, substitute: false }));
     }
     render.results.append(&mut step.results);
@@ -737,6 +745,11 @@ pub fn run(render: &mut Render, files: &dyn Files) -> Report {
     report.crd_layers = crd_layers;
     report.blueprint = Some(blueprint);
     report
+}
+
+/// Whether the blueprint names a source object to apply: its repository or a source with a URL.
+fn has_sources(blueprint: &Blueprint) -> bool {
+    blueprint.repository.as_ref().is_some_and(|r| !r.url.is_empty()) || blueprint.sources.iter().any(|s| !s.url.is_empty())
 }
 
 /// A problem of the merged graph, which no single declaration owns: reported on the config.
