@@ -555,12 +555,28 @@ pub fn run(render: &mut Render, files: &dyn Files) -> Report {
             stamp_source(blueprint, source);
         }
     }
+    // With v0.9, spec.blueprint over a Blueprint item is the context's own blueprint
+    // (`contexts/<context>/blueprint.yaml`): its components are merged after the facets, as
+    // `applyUserBlueprint` merges the user's layer over the composed sources.
+    let mut user_layer: Option<Blueprint> = None;
     if !spec.blueprint.is_empty() {
         let origin = config_origin.at(config_origin.origin.field.clone().key("blueprint"));
-        if let Some(inline) = parse_blueprint(&mut step, &Value::Object(spec.blueprint.clone()), &origin) {
+        if let Some(mut inline) = parse_blueprint(&mut step, &Value::Object(spec.blueprint.clone()), &origin) {
             base = Some(match base {
                 None => (inline, origin),
                 Some((mut blueprint, item_origin)) => {
+                    if v09 {
+                        let components = Blueprint {
+                            terraform: std::mem::take(&mut inline.terraform),
+                            kustomize: std::mem::take(&mut inline.kustomize),
+                            ..Blueprint::default()
+                        };
+                        user_layer = Some(components);
+                        // A user blueprint without a repository URL leaves the composed one empty.
+                        if inline.repository.as_ref().is_none_or(|r| r.url.is_empty()) {
+                            blueprint.repository = None;
+                        }
+                    }
                     overlay_blueprint(&mut blueprint, inline, v09);
                     (blueprint, item_origin)
                 }
@@ -630,6 +646,16 @@ pub fn run(render: &mut Render, files: &dyn Files) -> Report {
         let composed = facets::compose(&mut step, &mut blueprint, facets, &config_origin, overlay);
         (report.features, excluded) = composed;
         report.facets = true;
+        // The user's layer, as `strategicMergeTerraformComponent` and `strategicMergeKustomization`
+        // merge it: a terraform component keeps the path and source the facets gave it.
+        if let Some(user) = user_layer.take() {
+            for component in user.terraform {
+                facets::apply_terraform(&mut blueprint.terraform, component, Strategy::Merge);
+            }
+            for kustomization in user.kustomize {
+                merge_kustomization(&mut blueprint.kustomize, kustomization);
+            }
+        }
     }
 
     let with_values = apply_value_substitutions(&mut blueprint, step.values);
@@ -894,7 +920,8 @@ fn warn_facet_only_fields(step: &mut Step, feature: &Feature, origin: &Declared)
     }
 }
 
-/// `spec.blueprint` over a Blueprint item: metadata, repository and sources replace when set;
+/// `spec.blueprint` over a Blueprint item: metadata and repository replace when set, sources
+/// replace (v0.9: merge by name);
 /// components merge as a feature's would. With v0.9 a terraform component matches by its `GetID` (name, else path), as v0.9's
 /// `strategicMergeTerraformComponent` matches it (v0.8.1: path and source).
 fn overlay_blueprint(base: &mut Blueprint, overlay: Blueprint, v09: bool) {
@@ -907,7 +934,20 @@ fn overlay_blueprint(base: &mut Blueprint, overlay: Blueprint, v09: bool) {
     if overlay.repository.is_some() {
         base.repository = overlay.repository;
     }
-    if !overlay.sources.is_empty() {
+    if v09 {
+        // v0.9's `StrategicMerge`: sources merge by name, the overlay's entry winning with the
+        // base's CRD references kept; new names are appended.
+        for source in overlay.sources {
+            match base.sources.iter_mut().find(|s| s.name == source.name) {
+                Some(existing) => {
+                    let crds = std::mem::take(&mut existing.crds);
+                    *existing = source;
+                    push_unique(&mut existing.crds, crds);
+                }
+                None => base.sources.push(source),
+            }
+        }
+    } else if !overlay.sources.is_empty() {
         base.sources = overlay.sources;
     }
     for component in overlay.terraform {
