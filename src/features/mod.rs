@@ -644,8 +644,14 @@ pub fn run(render: &mut Render, files: &dyn Files) -> Report {
         let facets = features.into_iter().map(|(feature, origin)| facets::Facet::new(feature, origin)).collect();
         let overlay = render.set_values.as_ref().unwrap_or(&render.values);
         let composed = facets::compose(&mut step, &mut blueprint, facets, &config_origin, overlay);
-        (report.features, excluded) = composed;
+        let stopped;
+        (report.features, excluded, stopped) = composed;
         report.facets = true;
+        if stopped {
+            // Unmet requirements end the composition, as in Windsor: no follow-up findings.
+            render.results.append(&mut step.results);
+            return report;
+        }
         // The user's layer, as `strategicMergeTerraformComponent` and `strategicMergeKustomization`
         // merge it: a terraform component keeps the path and source the facets gave it.
         if let Some(user) = user_layer.take() {
