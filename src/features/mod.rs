@@ -11,6 +11,7 @@ mod barriers;
 mod config;
 mod facets;
 mod flux;
+mod known;
 pub mod model;
 mod order;
 
@@ -191,6 +192,8 @@ struct Step<'a> {
     environment: std::sync::Arc<crate::render::Environment>,
     /// `spec.windsor.source` (v0.9): the source the package's entries come from.
     source: Option<String>,
+    /// Paths the package declares or reads with a default: never taken for typos.
+    known: known::Known,
 }
 
 impl<'a> Step<'a> {
@@ -291,7 +294,7 @@ impl<'a> Step<'a> {
         // value nobody set (`observability.enabled ?? false`) is ordinary and stays quiet.
         let unset: Vec<String> = reads
             .iter()
-            .filter(|(path, _)| lookup(env, path).is_none())
+            .filter(|(path, _)| lookup(env, path).is_none() && !self.known.contains(path))
             .filter_map(|(path, _)| {
                 let near = closest_path(env, path)?;
                 Some(format!("the condition reads {path}, which no value sets (it reads as nil): did you mean {near}?"))
@@ -509,6 +512,37 @@ pub fn run(render: &mut Render, files: &dyn Files) -> Report {
     {
         return Report::default();
     }
+    let mut known = known::Known::default();
+    let mut schema_results = Vec::new();
+    if let Some((schema, discovered)) = windsor_schema(&render.config.item, spec, &blueprint_items, files) {
+        match schema {
+            Ok(schema) => {
+                known.add_schema(&schema);
+                // The schema next to the blueprint, as Windsor reads `_template/schema.yaml`: its
+                // defaults under the values (a schema the RenderBlueprint names is applied already).
+                if discovered && spec.windsor.schema_defaults != Some(false) {
+                    let defaults = Value::Object(crate::values::defaults_of(&schema));
+                    let missing = not_set(&defaults, &render.values);
+                    if missing.as_object().is_some_and(|m| !m.is_empty()) {
+                        if render.set_values.is_none() {
+                            render.set_values = Some(render.values.clone());
+                        }
+                        let label = "schema defaults (schema.yaml next to the Blueprint item)".to_string();
+                        let source = crate::render::Source { label, secret: false };
+                        render.value_sources.record(&render.values, &missing, source);
+                        deep_merge(&mut render.values, missing);
+                    }
+                }
+            }
+            Err(message) => schema_results.push(Diagnostic::error(Kind::Values, message).about(&render.config.item)),
+        }
+    }
+    for item in feature_items.iter().chain(&facet_items) {
+        known.add_defaulted(item);
+    }
+    for feature in &spec.features {
+        known.add_defaulted(feature);
+    }
     if v09 {
         // The facets' overlay is what was set (`GetSetValues`), never what is derived: without
         // a schema that is the values as they are before deriving.
@@ -534,7 +568,9 @@ pub fn run(render: &mut Render, files: &dyn Files) -> Report {
         terraform_outputs: spec.windsor.terraform_outputs.as_ref(),
         environment: render.environment.clone(),
         source: spec.windsor.source.clone().filter(|_| v09),
+        known,
     };
+    step.results.append(&mut schema_results);
 
     // The base: the Blueprint item, then spec.blueprint merged over it.
     let mut base: Option<(Blueprint, Declared)> = None;
@@ -779,9 +815,56 @@ pub fn run(render: &mut Render, files: &dyn Files) -> Report {
     report
 }
 
+/// The Windsor schema of the render: the file `spec.windsor.schema` names (`false`: its defaults
+/// are applied by the values step), else `schema.yaml` next to the Blueprint item when there is
+/// one (`true`). `None` when there is neither.
+fn windsor_schema(
+    config: &Value,
+    spec: &crate::config::Spec,
+    blueprints: &[&Value],
+    files: &dyn Files,
+) -> Option<(Result<Map, String>, bool)> {
+    let (path, discovered) = match &spec.windsor.schema {
+        Some(named) => (resolve(krm::item_location(config).0.as_deref(), named).ok()?, false),
+        None => {
+            let blueprint = krm::item_location(blueprints.first()?).0?;
+            (resolve(Some(&blueprint), "schema.yaml").ok()?, true)
+        }
+    };
+    // A missing file next to the blueprint is no schema; a named one was reported by the values step.
+    let text = files.read(&path).ok()?;
+    let parsed =
+        crate::values::parse_schema(&text).map_err(|err| format!("schema file {:?}: {err}", files.shown(&path)));
+    Some((parsed, discovered))
+}
+
+/// What `defaults` holds that `values` does not set: the defaults as a layer under the values.
+fn not_set(defaults: &Value, values: &Value) -> Value {
+    let (Value::Object(defaults), Some(values)) = (defaults, values.as_object()) else {
+        return Value::Object(Map::new());
+    };
+    let mut layer = Map::new();
+    for (key, default) in defaults {
+        match values.get(key) {
+            None => {
+                layer.insert(key.clone(), default.clone());
+            }
+            Some(set @ Value::Object(_)) if default.is_object() => {
+                let inner = not_set(default, set);
+                if inner.as_object().is_some_and(|m| !m.is_empty()) {
+                    layer.insert(key.clone(), inner);
+                }
+            }
+            Some(_) => {}
+        }
+    }
+    Value::Object(layer)
+}
+
 /// Whether the blueprint names a source object to apply: its repository or a source with a URL.
 fn has_sources(blueprint: &Blueprint) -> bool {
-    blueprint.repository.as_ref().is_some_and(|r| !r.url.is_empty()) || blueprint.sources.iter().any(|s| !s.url.is_empty())
+    blueprint.repository.as_ref().is_some_and(|r| !r.url.is_empty())
+        || blueprint.sources.iter().any(|s| !s.url.is_empty())
 }
 
 /// A problem of the merged graph, which no single declaration owns: reported on the config.
