@@ -331,7 +331,8 @@ impl<'a> Step<'a> {
             return component;
         }
         let mut inputs = Map::new();
-        for (key, value) in std::mem::take(&mut component.inputs) {
+        let written = std::mem::take(&mut component.inputs);
+        for (key, value) in written.clone() {
             match self.interpolate_value(&value, origin) {
                 // v0.8.1 drops an input that is nil; v0.9's `EvaluateMap` keeps its key (null).
                 Ok(Value::Null) if !self.facets => {}
@@ -341,7 +342,9 @@ impl<'a> Step<'a> {
                 Err(err) => self.interpolation_error(origin, &format!("{field}.inputs.{key}"), err),
             }
         }
-        component.inputs = inputs;
+        // v0.8.1 takes the evaluated inputs only when one is left (`len(filteredInputs) > 0`);
+        // when every input gave nil, the entry keeps its inputs as written.
+        component.inputs = if inputs.is_empty() && !self.facets { written } else { inputs };
         component.source = component.source.filter(|s| !s.is_empty());
         component
     }
@@ -1080,6 +1083,7 @@ fn apply_feature(step: &mut Step, blueprint: &mut Blueprint, feature: Feature, o
             continue;
         };
         if component_decision.enabled {
+            let component = v08_strategy(step, component, |c| &mut c.strategy, origin, &field);
             let component = step.prepare_terraform(component, origin, &field);
             component_decision.action = merge_terraform(&mut blueprint.terraform, component);
         }
@@ -1097,12 +1101,34 @@ fn apply_feature(step: &mut Step, blueprint: &mut Blueprint, feature: Feature, o
             continue;
         };
         if component_decision.enabled {
+            let kustomization = v08_strategy(step, kustomization, |k| &mut k.strategy, origin, &field);
             let kustomization = step.prepare_kustomization(kustomization, origin, &field);
             component_decision.action = merge_kustomization(&mut blueprint.kustomize, kustomization);
         }
         decision.components.push(component_decision);
     }
     decision
+}
+
+/// Windsor v0.8.1 special-cases `strategy: replace` only: anything else merges
+/// (`blueprint_handler.go` applies a feature's entry with `StrategicMerge` unless it says
+/// `replace`). A `remove`, Windsor v0.9's, is merged so, with a warning.
+fn v08_strategy<T>(
+    step: &mut Step,
+    mut entry: T,
+    strategy: impl Fn(&mut T) -> &mut Strategy,
+    origin: &Declared,
+    field: &str,
+) -> T {
+    let strategy = strategy(&mut entry);
+    if *strategy == Strategy::Remove {
+        *strategy = Strategy::Merge;
+        let message = "strategy remove is Windsor v0.9's: with spec.windsor.version \"0.8\" the entry is merged, as \
+                       Windsor v0.8.1 merges every strategy but replace"
+            .to_string();
+        step.results.push(origin.diagnostic(Severity::Warning, message, &format!("{field}.strategy")));
+    }
+    entry
 }
 
 /// A component's own condition, as a decision (`skipped` until merged); `None` after an error.
