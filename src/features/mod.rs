@@ -809,6 +809,11 @@ pub fn run(render: &mut Render, files: &dyn Files) -> Report {
             labels
         });
         let objects = flux::objects(&compiled, &settings, &shared, labels.as_ref(), flavor, &exists);
+        if settings.sources.unwrap_or(true) {
+            for message in dangling_source_refs(&objects, &compiled.metadata.name, &exists) {
+                step.results.push(graph_diagnostic(&config_origin, Severity::Warning, message));
+            }
+        }
         render.generated.extend(objects.into_iter().map(|item| Generated { item, substitute: false }));
     }
     render.results.append(&mut step.results);
@@ -862,6 +867,38 @@ fn not_set(defaults: &Value, values: &Value) -> Value {
         }
     }
     Value::Object(layer)
+}
+
+/// Each Flux Kustomization whose `sourceRef` names a source (its `source`) with no object
+/// generated nor in the package: Flux would wait for it forever, and Windsor applies it without a
+/// word. The blueprint's own repository (`own`) is left out: without a `repository` it is the
+/// project's git remote to Windsor, and to a render the source Flux already reads it from.
+fn dangling_source_refs(objects: &[Value], own: &str, exists: &dyn Fn(&str, &str, &str) -> bool) -> Vec<String> {
+    let generated = |kind: &str, name: &str, namespace: &str| {
+        objects
+            .iter()
+            .any(|o| krm::type_of(o).1 == kind && krm::name_of(o) == name && krm::namespace_of(o) == namespace)
+    };
+    let mut messages = Vec::new();
+    for object in objects.iter().filter(|o| krm::type_of(o).1 == "Kustomization") {
+        let Some(reference) = object.get("spec").and_then(|s| s.get("sourceRef")) else { continue };
+        let field = |key: &str| reference.get(key).and_then(Value::as_str).unwrap_or_default();
+        let (kind, name) = (field("kind"), field("name"));
+        let namespace = match field("namespace") {
+            "" => krm::namespace_of(object),
+            own => own,
+        };
+        if name.is_empty() || name == own || generated(kind, name, namespace) || exists(kind, name, namespace) {
+            continue;
+        }
+        messages.push(format!(
+            "Kustomization {:?} reads its source from {kind} {name:?}, which is not in the output: add a \
+             source named {name:?} with a url to the blueprint's sources, or set spec.flux.sources: false \
+             when the cluster has that source already",
+            krm::name_of(object)
+        ));
+    }
+    messages
 }
 
 /// Whether the blueprint names a source object to apply: its repository or a source with a URL.
