@@ -297,8 +297,14 @@ pub struct FluxSettings {
 pub struct WindsorSettings {
     /// A Windsor `schema.yaml` (JSON Schema), relative to the functionConfig's file: its `default`s
     /// are the values' lowest layer, under `values` and `valuesFrom`, as Windsor applies them.
+    /// Unset: the `schema.yaml` next to the package's Blueprint item, when there is one, as
+    /// Windsor reads `_template/schema.yaml` (for the Windsor composition only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub schema: Option<String>,
+    /// Apply the schema's defaults [default: true]; false reads the schema only for the paths it
+    /// declares, as `windsor test` composes a case without `applySchemaDefaults`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub schema_defaults: Option<bool>,
     /// The Windsor release whose composition and Flux output a render follows: "0.9" (Facets,
     /// and Features read as facets) or "0.8" (Features as v0.8.1 applies them) [default: 0.9].
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -21,7 +21,8 @@ pub fn run(render: &mut Render, files: &dyn Files) {
     let own = Value::Object(own);
     let config_path = item_location(&config.item).0;
     let mut values = Value::Object(Map::new());
-    if let Some(schema) = &config.spec.windsor.schema {
+    let with_defaults = config.spec.windsor.schema_defaults != Some(false);
+    if let Some(schema) = config.spec.windsor.schema.as_ref().filter(|_| with_defaults) {
         match schema_defaults(schema, files, config_path.as_deref()) {
             Ok(defaults) => {
                 let defaults = Value::Object(defaults);
@@ -40,7 +41,7 @@ pub fn run(render: &mut Render, files: &dyn Files) {
     }
     sources.record(&values, &own, Source { label: label.into(), secret: false });
     // With schema defaults, what the operator set is kept apart too (Windsor's `GetSetValues`).
-    let mut set = config.spec.windsor.schema.is_some().then(|| own.clone());
+    let mut set = (config.spec.windsor.schema.is_some() && with_defaults).then(|| own.clone());
     deep_merge(&mut values, own);
     for (i, source) in config.spec.values_from.iter().enumerate() {
         let field = FieldPath::root().key("spec").key("valuesFrom").index(i);
@@ -146,7 +147,17 @@ fn schema_defaults(path: &str, files: &dyn Files, config_path: Option<&str>) -> 
     let resolved = resolve(config_path, path)?;
     let text =
         files.read(&resolved).map_err(|err| format!("cannot read schema file {:?}: {err}", files.shown(&resolved)))?;
-    let schema = parse_mapping(&text).map_err(|err| format!("schema file {:?}: {err}", files.shown(&resolved)))?;
+    let schema = parse_schema(&text).map_err(|err| format!("schema file {:?}: {err}", files.shown(&resolved)))?;
+    Ok(defaults_of(&schema))
+}
+
+/// A Windsor schema file's text as a mapping.
+pub fn parse_schema(text: &str) -> Result<Map, String> {
+    parse_mapping(text)
+}
+
+/// The `default`s a Windsor schema declares (see [`schema_defaults`]).
+pub fn defaults_of(schema: &Map) -> Map {
     fn extract(schema: &Map, depth: usize) -> Map {
         let mut defaults = Map::new();
         let Some(Value::Object(properties)) = schema.get("properties") else { return defaults };
@@ -164,7 +175,7 @@ fn schema_defaults(path: &str, files: &dyn Files, config_path: Option<&str>) -> 
         }
         defaults
     }
-    Ok(extract(&schema, 0))
+    extract(schema, 0)
 }
 
 /// `valuesFrom file v.yaml`, `valuesFrom ConfigMap cm key k`; a Secret's values are secret.

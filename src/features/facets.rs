@@ -638,7 +638,7 @@ pub(super) fn compose(
     mut facets: Vec<Facet>,
     config: &Declared,
     overlay: &Value,
-) -> (Vec<FeatureDecision>, Vec<Excluded>) {
+) -> (Vec<FeatureDecision>, Vec<Excluded>, bool) {
     facets.sort_by(|a, b| (a.ordinal, &a.feature.metadata.name).cmp(&(b.ordinal, &b.feature.metadata.name)));
     let context = step.values.clone();
     let context_map = context.as_object().cloned().unwrap_or_default();
@@ -680,7 +680,10 @@ pub(super) fn compose(
     step.scope = Some(scope);
     let Round { mut decisions, included, pending, .. } = round;
     if !pending.is_empty() {
+        // Windsor stops here (`ProcessGlobally` returns the RequirementsError, and
+        // `processAndCompose` returns it before composing): nothing is emitted, nothing checked.
         step.results.push(graph_diagnostic(config, Severity::Error, requirements_message(&pending)));
+        return (decisions, Vec::new(), true);
     }
     emit_facet_fields(step, blueprint, &facets, &included);
     let mut is_included = vec![false; facets.len()];
@@ -811,7 +814,7 @@ pub(super) fn compose(
             set_action(component, &actions, (index, position));
         }
     }
-    (decisions, excluded)
+    (decisions, excluded, false)
 }
 
 fn set_action(component: &mut ComponentDecision, actions: &HashMap<(usize, usize), &'static str>, at: (usize, usize)) {

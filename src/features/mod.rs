@@ -11,6 +11,7 @@ mod barriers;
 mod config;
 mod facets;
 mod flux;
+mod known;
 pub mod model;
 mod order;
 
@@ -191,6 +192,8 @@ struct Step<'a> {
     environment: std::sync::Arc<crate::render::Environment>,
     /// `spec.windsor.source` (v0.9): the source the package's entries come from.
     source: Option<String>,
+    /// Paths the package declares or reads with a default: never taken for typos.
+    known: known::Known,
 }
 
 impl<'a> Step<'a> {
@@ -291,7 +294,7 @@ impl<'a> Step<'a> {
         // value nobody set (`observability.enabled ?? false`) is ordinary and stays quiet.
         let unset: Vec<String> = reads
             .iter()
-            .filter(|(path, _)| lookup(env, path).is_none())
+            .filter(|(path, _)| lookup(env, path).is_none() && !self.known.contains(path))
             .filter_map(|(path, _)| {
                 let near = closest_path(env, path)?;
                 Some(format!("the condition reads {path}, which no value sets (it reads as nil): did you mean {near}?"))
@@ -328,7 +331,8 @@ impl<'a> Step<'a> {
             return component;
         }
         let mut inputs = Map::new();
-        for (key, value) in std::mem::take(&mut component.inputs) {
+        let written = std::mem::take(&mut component.inputs);
+        for (key, value) in written.clone() {
             match self.interpolate_value(&value, origin) {
                 // v0.8.1 drops an input that is nil; v0.9's `EvaluateMap` keeps its key (null).
                 Ok(Value::Null) if !self.facets => {}
@@ -338,7 +342,9 @@ impl<'a> Step<'a> {
                 Err(err) => self.interpolation_error(origin, &format!("{field}.inputs.{key}"), err),
             }
         }
-        component.inputs = inputs;
+        // v0.8.1 takes the evaluated inputs only when one is left (`len(filteredInputs) > 0`);
+        // when every input gave nil, the entry keeps its inputs as written.
+        component.inputs = if inputs.is_empty() && !self.facets { written } else { inputs };
         component.source = component.source.filter(|s| !s.is_empty());
         component
     }
@@ -509,6 +515,37 @@ pub fn run(render: &mut Render, files: &dyn Files) -> Report {
     {
         return Report::default();
     }
+    let mut known = known::Known::default();
+    let mut schema_results = Vec::new();
+    if let Some((schema, discovered)) = windsor_schema(&render.config.item, spec, &blueprint_items, files) {
+        match schema {
+            Ok(schema) => {
+                known.add_schema(&schema);
+                // The schema next to the blueprint, as Windsor reads `_template/schema.yaml`: its
+                // defaults under the values (a schema the RenderBlueprint names is applied already).
+                if discovered && spec.windsor.schema_defaults != Some(false) {
+                    let defaults = Value::Object(crate::values::defaults_of(&schema));
+                    let missing = not_set(&defaults, &render.values);
+                    if missing.as_object().is_some_and(|m| !m.is_empty()) {
+                        if render.set_values.is_none() {
+                            render.set_values = Some(render.values.clone());
+                        }
+                        let label = "schema defaults (schema.yaml next to the Blueprint item)".to_string();
+                        let source = crate::render::Source { label, secret: false };
+                        render.value_sources.record(&render.values, &missing, source);
+                        deep_merge(&mut render.values, missing);
+                    }
+                }
+            }
+            Err(message) => schema_results.push(Diagnostic::error(Kind::Values, message).about(&render.config.item)),
+        }
+    }
+    for item in feature_items.iter().chain(&facet_items) {
+        known.add_defaulted(item);
+    }
+    for feature in &spec.features {
+        known.add_defaulted(feature);
+    }
     if v09 {
         // The facets' overlay is what was set (`GetSetValues`), never what is derived: without
         // a schema that is the values as they are before deriving.
@@ -534,7 +571,9 @@ pub fn run(render: &mut Render, files: &dyn Files) -> Report {
         terraform_outputs: spec.windsor.terraform_outputs.as_ref(),
         environment: render.environment.clone(),
         source: spec.windsor.source.clone().filter(|_| v09),
+        known,
     };
+    step.results.append(&mut schema_results);
 
     // The base: the Blueprint item, then spec.blueprint merged over it.
     let mut base: Option<(Blueprint, Declared)> = None;
@@ -555,12 +594,28 @@ pub fn run(render: &mut Render, files: &dyn Files) -> Report {
             stamp_source(blueprint, source);
         }
     }
+    // With v0.9, spec.blueprint over a Blueprint item is the context's own blueprint
+    // (`contexts/<context>/blueprint.yaml`): its components are merged after the facets, as
+    // `applyUserBlueprint` merges the user's layer over the composed sources.
+    let mut user_layer: Option<Blueprint> = None;
     if !spec.blueprint.is_empty() {
         let origin = config_origin.at(config_origin.origin.field.clone().key("blueprint"));
-        if let Some(inline) = parse_blueprint(&mut step, &Value::Object(spec.blueprint.clone()), &origin) {
+        if let Some(mut inline) = parse_blueprint(&mut step, &Value::Object(spec.blueprint.clone()), &origin) {
             base = Some(match base {
                 None => (inline, origin),
                 Some((mut blueprint, item_origin)) => {
+                    if v09 {
+                        let components = Blueprint {
+                            terraform: std::mem::take(&mut inline.terraform),
+                            kustomize: std::mem::take(&mut inline.kustomize),
+                            ..Blueprint::default()
+                        };
+                        user_layer = Some(components);
+                        // A user blueprint without a repository URL leaves the composed one empty.
+                        if inline.repository.as_ref().is_none_or(|r| r.url.is_empty()) {
+                            blueprint.repository = None;
+                        }
+                    }
                     overlay_blueprint(&mut blueprint, inline, v09);
                     (blueprint, item_origin)
                 }
@@ -628,8 +683,24 @@ pub fn run(render: &mut Render, files: &dyn Files) -> Report {
         let facets = features.into_iter().map(|(feature, origin)| facets::Facet::new(feature, origin)).collect();
         let overlay = render.set_values.as_ref().unwrap_or(&render.values);
         let composed = facets::compose(&mut step, &mut blueprint, facets, &config_origin, overlay);
-        (report.features, excluded) = composed;
+        let stopped;
+        (report.features, excluded, stopped) = composed;
         report.facets = true;
+        if stopped {
+            // Unmet requirements end the composition, as in Windsor: no follow-up findings.
+            render.results.append(&mut step.results);
+            return report;
+        }
+        // The user's layer, as `strategicMergeTerraformComponent` and `strategicMergeKustomization`
+        // merge it: a terraform component keeps the path and source the facets gave it.
+        if let Some(user) = user_layer.take() {
+            for component in user.terraform {
+                facets::apply_terraform(&mut blueprint.terraform, component, Strategy::Merge);
+            }
+            for kustomization in user.kustomize {
+                merge_kustomization(&mut blueprint.kustomize, kustomization);
+            }
+        }
     }
 
     let with_values = apply_value_substitutions(&mut blueprint, step.values);
@@ -709,8 +780,16 @@ pub fn run(render: &mut Render, files: &dyn Files) -> Report {
     let has_item_base = !blueprint_items.is_empty();
     let merged = merged_blueprint_item(&blueprint, has_item_base);
     render.generated.push(Generated { item: merged, substitute: false });
-    let settings = &render.config.spec.flux;
-    if settings.enabled.unwrap_or(true) && !compiled.kustomize.is_empty() {
+    let mut settings = render.config.spec.flux.clone();
+    // v0.9 applies its objects in the values' `gitops.namespace` (`fluxNamespace`), unless the
+    // RenderBlueprint says otherwise; v0.8.1 always in `system-gitops`.
+    if v09 && settings.namespace.is_none() {
+        settings.namespace = lookup(step.values, "gitops.namespace").and_then(Value::as_str).map(str::to_string);
+    }
+    // v0.9's `Install` applies the repository, the sources and the shared ConfigMaps whether or
+    // not there is a kustomization; v0.8.1's output is the kustomizations'.
+    let any = !compiled.kustomize.is_empty() || (v09 && (!shared.is_empty() || has_sources(&blueprint)));
+    if settings.enabled.unwrap_or(true) && any {
         // A source object the package already holds is its author's: not generated again.
         let exists = |kind: &str, name: &str, namespace: &str| {
             render.items.iter().any(|item| {
@@ -729,7 +808,12 @@ pub fn run(render: &mut Render, files: &dyn Files) -> Report {
             labels.insert("windsorcli.dev/context-id".into(), Value::from(id));
             labels
         });
-        let objects = flux::objects(&compiled, settings, &shared, labels.as_ref(), flavor, &exists);
+        let objects = flux::objects(&compiled, &settings, &shared, labels.as_ref(), flavor, &exists);
+        if settings.sources.unwrap_or(true) {
+            for message in dangling_source_refs(&objects, &compiled.metadata.name, &exists) {
+                step.results.push(graph_diagnostic(&config_origin, Severity::Warning, message));
+            }
+        }
         render.generated.extend(objects.into_iter().map(|item| Generated { item, substitute: false }));
     }
     render.results.append(&mut step.results);
@@ -737,6 +821,90 @@ pub fn run(render: &mut Render, files: &dyn Files) -> Report {
     report.crd_layers = crd_layers;
     report.blueprint = Some(blueprint);
     report
+}
+
+/// The Windsor schema of the render: the file `spec.windsor.schema` names (`false`: its defaults
+/// are applied by the values step), else `schema.yaml` next to the Blueprint item when there is
+/// one (`true`). `None` when there is neither.
+fn windsor_schema(
+    config: &Value,
+    spec: &crate::config::Spec,
+    blueprints: &[&Value],
+    files: &dyn Files,
+) -> Option<(Result<Map, String>, bool)> {
+    let (path, discovered) = match &spec.windsor.schema {
+        Some(named) => (resolve(krm::item_location(config).0.as_deref(), named).ok()?, false),
+        None => {
+            let blueprint = krm::item_location(blueprints.first()?).0?;
+            (resolve(Some(&blueprint), "schema.yaml").ok()?, true)
+        }
+    };
+    // A missing file next to the blueprint is no schema; a named one was reported by the values step.
+    let text = files.read(&path).ok()?;
+    let parsed =
+        crate::values::parse_schema(&text).map_err(|err| format!("schema file {:?}: {err}", files.shown(&path)));
+    Some((parsed, discovered))
+}
+
+/// What `defaults` holds that `values` does not set: the defaults as a layer under the values.
+fn not_set(defaults: &Value, values: &Value) -> Value {
+    let (Value::Object(defaults), Some(values)) = (defaults, values.as_object()) else {
+        return Value::Object(Map::new());
+    };
+    let mut layer = Map::new();
+    for (key, default) in defaults {
+        match values.get(key) {
+            None => {
+                layer.insert(key.clone(), default.clone());
+            }
+            Some(set @ Value::Object(_)) if default.is_object() => {
+                let inner = not_set(default, set);
+                if inner.as_object().is_some_and(|m| !m.is_empty()) {
+                    layer.insert(key.clone(), inner);
+                }
+            }
+            Some(_) => {}
+        }
+    }
+    Value::Object(layer)
+}
+
+/// Each Flux Kustomization whose `sourceRef` names a source (its `source`) with no object
+/// generated nor in the package: Flux would wait for it forever, and Windsor applies it without a
+/// word. The blueprint's own repository (`own`) is left out: without a `repository` it is the
+/// project's git remote to Windsor, and to a render the source Flux already reads it from.
+fn dangling_source_refs(objects: &[Value], own: &str, exists: &dyn Fn(&str, &str, &str) -> bool) -> Vec<String> {
+    let generated = |kind: &str, name: &str, namespace: &str| {
+        objects
+            .iter()
+            .any(|o| krm::type_of(o).1 == kind && krm::name_of(o) == name && krm::namespace_of(o) == namespace)
+    };
+    let mut messages = Vec::new();
+    for object in objects.iter().filter(|o| krm::type_of(o).1 == "Kustomization") {
+        let Some(reference) = object.get("spec").and_then(|s| s.get("sourceRef")) else { continue };
+        let field = |key: &str| reference.get(key).and_then(Value::as_str).unwrap_or_default();
+        let (kind, name) = (field("kind"), field("name"));
+        let namespace = match field("namespace") {
+            "" => krm::namespace_of(object),
+            own => own,
+        };
+        if name.is_empty() || name == own || generated(kind, name, namespace) || exists(kind, name, namespace) {
+            continue;
+        }
+        messages.push(format!(
+            "Kustomization {:?} reads its source from {kind} {name:?}, which is not in the output: add a \
+             source named {name:?} with a url to the blueprint's sources, or set spec.flux.sources: false \
+             when the cluster has that source already",
+            krm::name_of(object)
+        ));
+    }
+    messages
+}
+
+/// Whether the blueprint names a source object to apply: its repository or a source with a URL.
+fn has_sources(blueprint: &Blueprint) -> bool {
+    blueprint.repository.as_ref().is_some_and(|r| !r.url.is_empty())
+        || blueprint.sources.iter().any(|s| !s.url.is_empty())
 }
 
 /// A problem of the merged graph, which no single declaration owns: reported on the config.
@@ -881,7 +1049,8 @@ fn warn_facet_only_fields(step: &mut Step, feature: &Feature, origin: &Declared)
     }
 }
 
-/// `spec.blueprint` over a Blueprint item: metadata, repository and sources replace when set;
+/// `spec.blueprint` over a Blueprint item: metadata and repository replace when set, sources
+/// replace (v0.9: merge by name);
 /// components merge as a feature's would. With v0.9 a terraform component matches by its `GetID` (name, else path), as v0.9's
 /// `strategicMergeTerraformComponent` matches it (v0.8.1: path and source).
 fn overlay_blueprint(base: &mut Blueprint, overlay: Blueprint, v09: bool) {
@@ -894,7 +1063,20 @@ fn overlay_blueprint(base: &mut Blueprint, overlay: Blueprint, v09: bool) {
     if overlay.repository.is_some() {
         base.repository = overlay.repository;
     }
-    if !overlay.sources.is_empty() {
+    if v09 {
+        // v0.9's `StrategicMerge`: sources merge by name, the overlay's entry winning with the
+        // base's CRD references kept; new names are appended.
+        for source in overlay.sources {
+            match base.sources.iter_mut().find(|s| s.name == source.name) {
+                Some(existing) => {
+                    let crds = std::mem::take(&mut existing.crds);
+                    *existing = source;
+                    push_unique(&mut existing.crds, crds);
+                }
+                None => base.sources.push(source),
+            }
+        }
+    } else if !overlay.sources.is_empty() {
         base.sources = overlay.sources;
     }
     for component in overlay.terraform {
@@ -938,6 +1120,7 @@ fn apply_feature(step: &mut Step, blueprint: &mut Blueprint, feature: Feature, o
             continue;
         };
         if component_decision.enabled {
+            let component = v08_strategy(step, component, |c| &mut c.strategy, origin, &field);
             let component = step.prepare_terraform(component, origin, &field);
             component_decision.action = merge_terraform(&mut blueprint.terraform, component);
         }
@@ -955,12 +1138,34 @@ fn apply_feature(step: &mut Step, blueprint: &mut Blueprint, feature: Feature, o
             continue;
         };
         if component_decision.enabled {
+            let kustomization = v08_strategy(step, kustomization, |k| &mut k.strategy, origin, &field);
             let kustomization = step.prepare_kustomization(kustomization, origin, &field);
             component_decision.action = merge_kustomization(&mut blueprint.kustomize, kustomization);
         }
         decision.components.push(component_decision);
     }
     decision
+}
+
+/// Windsor v0.8.1 special-cases `strategy: replace` only: anything else merges
+/// (`blueprint_handler.go` applies a feature's entry with `StrategicMerge` unless it says
+/// `replace`). A `remove`, Windsor v0.9's, is merged so, with a warning.
+fn v08_strategy<T>(
+    step: &mut Step,
+    mut entry: T,
+    strategy: impl Fn(&mut T) -> &mut Strategy,
+    origin: &Declared,
+    field: &str,
+) -> T {
+    let strategy = strategy(&mut entry);
+    if *strategy == Strategy::Remove {
+        *strategy = Strategy::Merge;
+        let message = "strategy remove is Windsor v0.9's: with spec.windsor.version \"0.8\" the entry is merged, as \
+                       Windsor v0.8.1 merges every strategy but replace"
+            .to_string();
+        step.results.push(origin.diagnostic(Severity::Warning, message, &format!("{field}.strategy")));
+    }
+    entry
 }
 
 /// A component's own condition, as a decision (`skipped` until merged); `None` after an error.

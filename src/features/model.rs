@@ -488,9 +488,12 @@ pub fn closest<'a>(unknown: &str, known: &[&'a str]) -> Option<&'a str> {
 
 /// Kustomization fields Windsor v0.9 added: read with version "0.9" (kept in `extra`, as a v0.8.1
 /// render keeps them unread, with the unknown-field warning). `enabled` is kept as written and
-/// merged (the overlay's wins when set): v0.9 acts on it for no kustomization.
+/// merged (the overlay's wins when set): v0.9 acts on it for no kustomization. `healthCheckExprs`
+/// (Flux's CEL health checks, which windsorcli/core's facets write) is kept in the merged Blueprint
+/// as written; Windsor v0.9.0 has no such field and writes none on the Flux Kustomization, nor
+/// does the render.
 pub const V09_KUSTOMIZATION_FIELDS: &[&str] =
-    &["namespace", "targetNamespace", "decryption", "destroyOnly", "substitute", "enabled"];
+    &["namespace", "targetNamespace", "decryption", "destroyOnly", "substitute", "enabled", "healthCheckExprs"];
 
 /// Terraform component fields Windsor v0.9 added, read with version "0.9" as above: `enabled` is
 /// kept and merged; v0.9 skips a disabled component only when running terraform, which a render
