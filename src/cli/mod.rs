@@ -187,14 +187,19 @@ struct DiffArgs {
     /// longer one is shown whole, before and after
     #[arg(long, value_name = "N", default_value_t = crate::diff::MAX_LINE_DIFF_LINES)]
     max_diff_lines: usize,
-    /// Output format
+    /// Output format: text (dyff's layout), brief (a line per resource), github (a GitHub
+    /// Actions annotation per resource), json
     #[arg(short = 'o', long = "output", value_enum, default_value_t = DiffFormat::Text)]
     output: DiffFormat,
+    #[command(flatten)]
+    diff: diff::DiffOptions,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
 enum DiffFormat {
     Text,
+    Brief,
+    Github,
     Json,
 }
 
