@@ -238,7 +238,12 @@ fn objects(
         final_items(items, true)
             .zip(locations)
             .map(|(item, location)| {
-                let file = location.as_ref().map(|(path, _)| side.files_root.join(path).display().to_string());
+                let file = location.as_ref().map(|(path, _)| {
+                    // `./x.yaml` is `x.yaml` to a reader of annotations (GitHub's included).
+                    let joined = side.files_root.join(path);
+                    let joined = joined.strip_prefix(".").unwrap_or(&joined);
+                    joined.display().to_string()
+                });
                 Document { item, location, file }
             })
             .collect()
