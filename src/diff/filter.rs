@@ -151,11 +151,13 @@ impl Filter {
         }
     }
 
-    /// Leaves in `report` what the rules show.
+    /// Leaves in `report` what the rules show, and counts the resources that differ and are no
+    /// longer shown ([`Report::filtered_out`]).
     pub fn apply(&self, report: &mut Report) {
         if self.include.is_empty() && self.exclude.is_empty() {
             return;
         }
+        let before = report.added.len() + report.removed.len() + report.changed.len();
         let whole_kept = Self::paths(&self.include).is_empty();
         report.added.retain(|whole| whole_kept && self.shows_resource(&[&whole.id]));
         report.removed.retain(|whole| whole_kept && self.shows_resource(&[&whole.id]));
@@ -171,6 +173,7 @@ impl Filter {
                 changed.changes.iter().filter_map(|(path, c)| Some((path.clone(), self.shown(path, c)?))).collect();
             !changed.changes.is_empty() || (changed.renamed_from.is_some() && whole_kept)
         });
+        report.filtered_out = before - (report.added.len() + report.removed.len() + report.changed.len());
     }
 }
 

@@ -136,6 +136,8 @@ pub struct Report {
     /// Kinds with more removed and added resources than rename detection compares (see
     /// [`rename::MAX_PAIRS`]): their resources are shown removed and added whole.
     pub renames_not_detected: Vec<String>,
+    /// Resources that differ but that `--include`/`--exclude` left out whole.
+    pub filtered_out: usize,
 }
 
 impl Report {

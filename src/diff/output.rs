@@ -42,6 +42,11 @@ pub fn notes(report: &Report) -> Vec<String> {
             report.sides[1]
         ));
     }
+    match report.filtered_out {
+        0 => {}
+        1 => notes.push("one resource that differs is left out by --include/--exclude".to_string()),
+        n => notes.push(format!("{n} resources that differ are left out by --include/--exclude")),
+    }
     for kind in &report.renames_not_detected {
         notes.push(format!(
             "renames of {kind} not looked for: more removed and added {kind} resources than rename detection \
