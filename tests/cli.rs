@@ -1020,7 +1020,10 @@ fn diff_git_flux_reads_each_source_at_the_revision() {
          flux-system\nspec:\n  interval: 10m\n  sourceRef:\n    kind: GitRepository\n    name: apps\n  path: \
          ./apps/staging\n  prune: true\n",
     );
-    write("apps/staging/kustomization.yaml", "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n- podinfo.yaml\n");
+    write(
+        "apps/staging/kustomization.yaml",
+        "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n- podinfo.yaml\n",
+    );
     let values = |replicas: u32| {
         format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: podinfo-values\n  namespace: podinfo\ndata:\n  replicas: \"{replicas}\"\n")
     };
@@ -1060,4 +1063,54 @@ fn diff_git_flux_reads_each_source_at_the_revision() {
             && outside_stderr.contains("read from the working tree for both sides"),
         "{outside_stderr}"
     );
+}
+
+/// `diff --git` on a package whose kustomization.yaml files (no name) did not change: the two
+/// sides name their files alike (the revision's side was read with a root of its own), so they
+/// pair by file, with no repeated-identity warning, and the report says there is no difference.
+#[test]
+fn diff_git_pairs_unnamed_documents_by_file_and_says_so_when_nothing_differs() {
+    let git_here = std::process::Command::new("git").arg("--version").output().is_ok_and(|o| o.status.success());
+    if !git_here {
+        eprintln!("SKIP diff --git: git is not installed");
+        return;
+    }
+    let dir = scratch("diff-git-unnamed");
+    for (sub, resource) in [("x", "web.yaml"), ("y", "api.yaml")] {
+        std::fs::create_dir_all(dir.join("package").join(sub)).unwrap_or_else(|err| panic!("{err}"));
+        let text =
+            format!("apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n- {resource}\n");
+        std::fs::write(dir.join("package").join(sub).join("kustomization.yaml"), text)
+            .unwrap_or_else(|err| panic!("{err}"));
+    }
+    git_in(&dir, &["init", "-q"], "");
+    git_in(&dir, &["add", "."], "");
+    git_in(&dir, &["commit", "-q", "-m", "two kustomizations"], "");
+    let (code, stdout, stderr) = bin_output(&["diff", "--git", "HEAD", "package"], Some(&dir));
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(code, Some(0), "{stdout}{stderr}");
+    assert_eq!(stdout, "no differences between package as of HEAD and package\n");
+    assert_eq!(stderr, "");
+}
+
+/// `diff --help` names every flag the docs describe.
+#[test]
+fn diff_help_lists_its_flags() {
+    let help = stdout_of(bin().args(["diff", "--help"]));
+    for needle in [
+        "--git",
+        "--flux",
+        "--keep-local-config",
+        "--include",
+        "--exclude",
+        "--values-a",
+        "--values-b",
+        "--set-a",
+        "--config-b",
+        "brief",
+        "github",
+        "--max-diff-lines",
+    ] {
+        assert!(help.contains(needle), "diff --help lacks {needle:?}:\n{help}");
+    }
 }

@@ -157,8 +157,8 @@ struct DiffArgs {
     /// The inputs to compare, A then B (packages, files or directories); one with --git
     #[arg(value_name = "PATH", required = true, num_args = 1..=2)]
     paths: Vec<PathBuf>,
-    /// Compare PATH as of this git revision (read with git; the working tree is not touched) with
-    /// PATH as it is
+    /// Compare PATH as of this git revision (read with git, and with --flux each --source
+    /// directory inside the repository too; the working tree is not touched) with PATH as it is
     #[arg(long, value_name = "REV")]
     git: Option<String>,
     /// The functionConfig and values of both renders
