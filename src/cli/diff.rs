@@ -433,3 +433,29 @@ fn checkout(revision: &str, path: &Path, args: &DiffArgs) -> Result<Checkout, St
 fn is_plain_relative(name: &str) -> bool {
     !name.is_empty() && name.split('/').all(|part| !matches!(part, "" | "." | ".."))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_side_gets_the_shared_layers_then_its_own() {
+        let shared =
+            Layers { config: Some("fn.yaml".into()), values: vec!["common.yaml".into()], set: vec!["a=1".into()] };
+        let options = DiffOptions {
+            config_b: Some("fn-b.yaml".into()),
+            values_a: vec!["staging.yaml".into()],
+            values_b: vec!["prod.yaml".into()],
+            set_a: vec!["a=2".into()],
+            ..DiffOptions::default()
+        };
+        let a = options.layers(&shared, false);
+        let b = options.layers(&shared, true);
+        assert_eq!(a.config, Some(PathBuf::from("fn.yaml")));
+        assert_eq!(a.values, [PathBuf::from("common.yaml"), PathBuf::from("staging.yaml")]);
+        assert_eq!(a.set, ["a=1", "a=2"]);
+        assert_eq!(b.config, Some(PathBuf::from("fn-b.yaml")));
+        assert_eq!(b.values, [PathBuf::from("common.yaml"), PathBuf::from("prod.yaml")]);
+        assert_eq!(b.set, ["a=1"]);
+    }
+}
