@@ -774,10 +774,12 @@ fn diff_git_removes_its_copy_on_sigterm() {
     for d in [&bin_dir, &tmp, &repo.join("package")] {
         std::fs::create_dir_all(d).unwrap_or_else(|err| panic!("{err}"));
     }
+    // git show reads 200 files at a time: 201 files make two, and the second waits.
     let manifest = "apiVersion: v1\nkind: Secret\nmetadata:\n  name: s\nstringData:\n  k: v\n";
-    std::fs::write(repo.join("package/a.yaml"), manifest).unwrap_or_else(|err| panic!("{err}"));
-    std::fs::write(repo.join("package/b.yaml"), manifest.replace("name: s", "name: t"))
-        .unwrap_or_else(|err| panic!("{err}"));
+    for i in 0..201 {
+        std::fs::write(repo.join(format!("package/s{i:03}.yaml")), manifest.replace("name: s", &format!("name: s{i}")))
+            .unwrap_or_else(|err| panic!("{err}"));
+    }
     git_in(&repo, &["init", "-q"], "");
     git_in(&repo, &["add", "."], "");
     git_in(&repo, &["commit", "-q", "-m", "two"], "");

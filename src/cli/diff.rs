@@ -368,21 +368,22 @@ fn checkout(revision: &str, path: &Path, args: &DiffArgs) -> Result<Checkout, St
             }
         }
     }
-    let mut names = std::collections::BTreeSet::new();
+    // Each file's name, with its blob and size.
+    let mut names: std::collections::BTreeMap<String, (String, usize)> = std::collections::BTreeMap::new();
     for relative in &wanted {
-        let mut list_args = vec!["ls-tree", "-r", "-z", "--full-tree", revision];
+        let mut list_args = vec!["ls-tree", "-r", "-l", "-z", "--full-tree", revision];
         if !relative.is_empty() {
             list_args.extend(["--", relative.as_str()]);
         }
         let listing = git(Some(&top), &list_args)?;
         let before = names.len();
         for entry in listing.split(|b| *b == 0).filter(|n| !n.is_empty()) {
-            // `MODE TYPE OBJECT\tNAME`: blobs only (a submodule is a commit, not a file here).
+            // `MODE TYPE OBJECT SIZE\tNAME`: blobs only (a submodule is a commit, not a file here).
             let entry = String::from_utf8_lossy(entry);
-            if let Some((meta, name)) = entry.split_once('\t') {
-                if meta.split(' ').nth(1) == Some("blob") {
-                    names.insert(name.to_string());
-                }
+            let Some((meta, name)) = entry.split_once('\t') else { continue };
+            if let [_, "blob", object, size] = meta.split_whitespace().collect::<Vec<_>>().as_slice() {
+                let size = size.parse().map_err(|_| format!("git ls-tree: {entry:?} has no size"))?;
+                names.insert(name.to_string(), (object.to_string(), size));
             }
         }
         if names.len() == before && relative == &wanted[0] {
@@ -392,7 +393,7 @@ fn checkout(revision: &str, path: &Path, args: &DiffArgs) -> Result<Checkout, St
     // A tree is data from whoever made the commit: git stores an entry named `..` or `.` if it is
     // given one, and writing it would leave the temporary directory. Every name is checked
     // before anything is written.
-    if let Some(name) = names.iter().find(|name| !is_plain_relative(name)) {
+    if let Some(name) = names.keys().find(|name| !is_plain_relative(name)) {
         return Err(format!(
             "diff --git {revision}: the revision's tree holds {name:?}, which is not a plain relative path (an entry \
              named '..' or '.', or an empty one): it cannot be read safely; compare two directories instead"
@@ -403,13 +404,32 @@ fn checkout(revision: &str, path: &Path, args: &DiffArgs) -> Result<Checkout, St
         .tempdir()
         .map_err(|err| format!("cannot make a temporary directory: {err}"))?;
     let removed_on_signals = super::cleanup::Temporary::new(dir.path());
-    for name in names {
-        let content = git(Some(&top), &["show", &format!("{revision}:./{name}")])?;
-        let target = dir.path().join(&name);
-        if let Some(parent) = target.parent() {
-            std::fs::create_dir_all(parent).map_err(|err| format!("{}: {err}", parent.display()))?;
+    // Read by blob, a batch per `git show` (which writes blobs one after the other, each as it
+    // is, with no textconv for a bare object), cut by the sizes ls-tree gave: a source that is
+    // the whole repository is thousands of files.
+    let names: Vec<(String, (String, usize))> = names.into_iter().collect();
+    for batch in names.chunks(SHOW_BATCH) {
+        let mut show_args = vec!["show", "--no-textconv"];
+        show_args.extend(batch.iter().map(|(_, (object, _))| object.as_str()));
+        let content = git(Some(&top), &show_args)?;
+        let expected = batch.iter().fold(0usize, |sum, (_, (_, size))| sum.saturating_add(*size));
+        if content.len() != expected {
+            return Err(format!(
+                "git show gave {} bytes for {} files of {revision} whose sizes add up to {expected}",
+                content.len(),
+                batch.len()
+            ));
         }
-        std::fs::write(&target, content).map_err(|err| format!("{}: {err}", target.display()))?;
+        let mut at = 0usize;
+        for (name, (_, size)) in batch {
+            let target = dir.path().join(name);
+            if let Some(parent) = target.parent() {
+                std::fs::create_dir_all(parent).map_err(|err| format!("{}: {err}", parent.display()))?;
+            }
+            let bytes = content.get(at..at.saturating_add(*size)).unwrap_or_default();
+            std::fs::write(&target, bytes).map_err(|err| format!("{}: {err}", target.display()))?;
+            at = at.saturating_add(*size);
+        }
     }
     // Each source directory in the copy (an empty one where the revision has none).
     let mut copied = Vec::new();
@@ -427,6 +447,9 @@ fn checkout(revision: &str, path: &Path, args: &DiffArgs) -> Result<Checkout, St
     let copy = dir.path().to_path_buf();
     Ok(Checkout { here, top, copy, sources: copied, warnings, _dir: dir, _removed_on_signals: removed_on_signals })
 }
+
+/// How many files one `git show` reads.
+const SHOW_BATCH: usize = 200;
 
 /// A path `git ls-tree` may list and we may write under a directory: relative, each part a
 /// plain name (not empty, `.` or `..`).
