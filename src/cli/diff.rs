@@ -13,6 +13,7 @@ use crate::krm::{is_local_config, item_location, Item};
 use crate::limits::Limits;
 use crate::pipeline;
 use clap::Args;
+use std::collections::HashMap;
 use std::path::{Component, Path, PathBuf};
 use std::process::Command;
 
@@ -88,6 +89,7 @@ pub(super) fn run(args: DiffArgs, root: Option<PathBuf>, limits: Limits) -> Exit
         options.max_builds = args.max_builds;
         Ok(Some(options))
     };
+    let layers = |b: bool| args.diff.layers(&args.layers, b);
     let new_flux = match flux(&args.sources) {
         Ok(options) => options,
         Err(exit) => return exit,
@@ -98,11 +100,19 @@ pub(super) fn run(args: DiffArgs, root: Option<PathBuf>, limits: Limits) -> Exit
         root,
         layers: args.diff.layers(&args.layers, b),
         files_root,
+        lines: true,
     };
     match (&args.git, args.paths.as_slice()) {
         (None, [old, new]) => {
-            let old_side = side(old.display().to_string(), old.clone(), root.clone(), false, side_root(&root, old));
-            let new_side = side(new.display().to_string(), new.clone(), root.clone(), true, side_root(&root, new));
+            let old_side = side(
+                old.display().to_string(),
+                old.clone(),
+                root.clone(),
+                false,
+                side_root(&root, &layers(false), old),
+            );
+            let new_side =
+                side(new.display().to_string(), new.clone(), root.clone(), true, side_root(&root, &layers(true), new));
             compare(&args, &filter, (old_side, new_side), (new_flux.as_ref(), new_flux.as_ref()), limits)
         }
         (Some(revision), [path]) => {
@@ -117,8 +127,8 @@ pub(super) fn run(args: DiffArgs, root: Option<PathBuf>, limits: Limits) -> Exit
                 Ok(options) => options,
                 Err(exit) => return exit,
             };
-            let files_root = side_root(&root, path);
-            let old = side(
+            let files_root = side_root(&root, &layers(true), path);
+            let mut old = side(
                 format!("{} as of {revision}", path.display()),
                 checkout.here.join(path),
                 root.as_deref().map(|root| match inside(&checkout.top, root) {
@@ -128,6 +138,8 @@ pub(super) fn run(args: DiffArgs, root: Option<PathBuf>, limits: Limits) -> Exit
                 false,
                 files_root.clone(),
             );
+            // The revision's lines are not the working tree's: its annotations name no line.
+            old.lines = false;
             let new = side(path.display().to_string(), path.clone(), root, true, files_root);
             let result = compare(&args, &filter, (old, new), (old_flux.as_ref(), new_flux.as_ref()), limits);
             drop(checkout);
@@ -139,11 +151,12 @@ pub(super) fn run(args: DiffArgs, root: Option<PathBuf>, limits: Limits) -> Exit
 }
 
 /// The directory a side's files are named from, as `render` picks its root: `--root`, else the
-/// PATH itself when a directory, else its directory.
-fn side_root(root: &Option<PathBuf>, path: &Path) -> PathBuf {
+/// directory of `-c`, else the PATH itself when a directory, else its directory.
+fn side_root(root: &Option<PathBuf>, layers: &Layers, path: &Path) -> PathBuf {
     if let Some(root) = root {
         return root.clone();
     }
+    let path = layers.config.as_deref().unwrap_or(path);
     let dir = if path.is_dir() { Some(path) } else { path.parent() };
     match dir {
         Some(dir) if !dir.as_os_str().is_empty() => dir.to_path_buf(),
@@ -160,6 +173,9 @@ struct Side {
     /// The directory the render's file locations are relative to, as the user's shell names it
     /// (for a revision, the working tree's): `-o github` annotates files under it.
     files_root: PathBuf,
+    /// Whether the files under `files_root` are the ones this side read, so `-o github` can
+    /// name the line each object starts on (not for a revision's side).
+    lines: bool,
 }
 
 fn compare(
@@ -227,7 +243,9 @@ fn objects(
     let keep = args.diff.keep_local_config;
     let local = |item: &Item| is_local_config(item.header());
     let left_out = if keep { 0 } else { items.iter().filter(|item| local(item)).count() };
-    let located = |items: Vec<Item>| -> Vec<Document> {
+    // Each file read once for the lines of its objects.
+    let mut texts: HashMap<PathBuf, Option<String>> = HashMap::new();
+    let mut located = |items: Vec<Item>| -> Vec<Document> {
         let locations: Vec<Option<(String, u64)>> = items
             .iter()
             .map(|item| match item_location(item.header()) {
@@ -244,7 +262,13 @@ fn objects(
                     let joined = joined.strip_prefix(".").unwrap_or(&joined);
                     joined.display().to_string()
                 });
-                Document { item, location, file }
+                let line = match (&location, args.output, side.lines) {
+                    (Some((path, index)), DiffFormat::Github, true) => {
+                        start_line(&mut texts, &side.files_root.join(path), *index, limits)
+                    }
+                    _ => None,
+                };
+                Document { item, location, file, line }
             })
             .collect()
     };
@@ -263,6 +287,16 @@ fn objects(
             Ok((documents, left_out))
         }
     }
+}
+
+/// The line the `index`-th document of `file` starts on (from 1), for `-o github`.
+fn start_line(texts: &mut HashMap<PathBuf, Option<String>>, file: &Path, index: u64, limits: Limits) -> Option<u64> {
+    let text = texts
+        .entry(file.to_path_buf())
+        .or_insert_with(|| crate::package::read_regular_file(file, limits.max_file_bytes).ok())
+        .as_deref()?;
+    let index = usize::try_from(index).ok()?;
+    crate::doc::locate(text, index, &crate::doc::FieldPath::root()).map(|at| at.line)
 }
 
 /// The revision's files, read with `git` (never touching the working tree) into a temporary

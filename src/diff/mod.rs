@@ -73,11 +73,12 @@ impl Id {
 
 /// One side's object as the CLI hands it over: the object, where it was read from (its file
 /// relative to the side's root, and its index there) when the render knows, and the file as the
-/// user's shell names it (for `-o github`).
+/// user's shell names it with the line the object starts on (for `-o github`).
 pub struct Document {
     pub item: Item,
     pub location: Option<(String, u64)>,
     pub file: Option<String>,
+    pub line: Option<u64>,
 }
 
 /// One difference inside a resource.
@@ -105,6 +106,7 @@ pub struct Whole {
     pub id: Id,
     pub value: Value,
     pub file: Option<String>,
+    pub line: Option<u64>,
 }
 
 /// A resource found on both sides that differs: by identity, or renamed (the old identity and
@@ -115,6 +117,7 @@ pub struct Changed {
     pub renamed_from: Option<(Id, u32)>,
     pub changes: Vec<(String, Change)>,
     pub file: Option<String>,
+    pub line: Option<u64>,
 }
 
 /// Every difference between two renders.
@@ -200,9 +203,12 @@ pub fn compare(old: &[Document], new: &[Document]) -> Report {
     };
     for (i, document) in new.iter().enumerate() {
         match pair[i] {
-            None => {
-                report.added.push(Whole { id: new_ids[i].clone(), value: value(new, i), file: document.file.clone() })
-            }
+            None => report.added.push(Whole {
+                id: new_ids[i].clone(),
+                value: value(new, i),
+                file: document.file.clone(),
+                line: document.line,
+            }),
             Some((j, score)) => {
                 let mut changes = Vec::new();
                 walk(&old[j].item, &document.item, "", &mut changes);
@@ -213,6 +219,7 @@ pub fn compare(old: &[Document], new: &[Document]) -> Report {
                         renamed_from,
                         changes,
                         file: document.file.clone(),
+                        line: document.line,
                     });
                 }
             }
@@ -220,7 +227,12 @@ pub fn compare(old: &[Document], new: &[Document]) -> Report {
     }
     for (j, document) in old.iter().enumerate() {
         if !old_paired[j] {
-            report.removed.push(Whole { id: old_ids[j].clone(), value: value(old, j), file: document.file.clone() });
+            report.removed.push(Whole {
+                id: old_ids[j].clone(),
+                value: value(old, j),
+                file: document.file.clone(),
+                line: document.line,
+            });
         }
     }
     report

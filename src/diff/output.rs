@@ -144,14 +144,18 @@ pub fn brief(report: &Report) -> String {
 }
 
 /// GitHub Actions workflow commands, one `::notice` per added, removed or changed resource, on
-/// the file it was read from when the render knows it (`file=`), with the text report of that
-/// resource as the message: a workflow step running `diff -o github` annotates the pull request.
+/// the file it was read from and the line it starts on when the render knows them (`file=`,
+/// `line=`), with the text report of that resource as the message: a workflow step running
+/// `diff -o github` annotates the pull request.
 pub fn github(report: &Report, show_secrets: bool) -> String {
     let mut out = String::new();
-    let mut annotate = |file: Option<&str>, title: &str, message: &str| {
+    let mut annotate = |file: Option<&str>, line: Option<u64>, title: &str, message: &str| {
         let mut properties = Vec::new();
         if let Some(file) = file {
             properties.push(format!("file={}", github_property(file)));
+            if let Some(line) = line {
+                properties.push(format!("line={line}"));
+            }
         }
         properties.push(format!("title={}", github_property(title)));
         let message = crate::diag::escape_controls(message).into_owned();
@@ -160,7 +164,7 @@ pub fn github(report: &Report, show_secrets: bool) -> String {
     for (verb, list) in [("removed", &report.removed), ("added", &report.added)] {
         for whole in list {
             let title = format!("{} {verb}", whole.id.label());
-            annotate(whole.file.as_deref(), &title, &documents(&[whole], show_secrets));
+            annotate(whole.file.as_deref(), whole.line, &title, &documents(&[whole], show_secrets));
         }
     }
     for changed in &report.changed {
@@ -168,17 +172,23 @@ pub fn github(report: &Report, show_secrets: bool) -> String {
             Some((from, _)) => format!("{} changed (renamed from {})", changed.id.label(), from.label()),
             None => format!("{} changed", changed.id.label()),
         };
-        annotate(changed.file.as_deref(), &title, &changed_text(changed, show_secrets, report.max_diff_lines));
+        annotate(
+            changed.file.as_deref(),
+            changed.line,
+            &title,
+            &changed_text(changed, show_secrets, report.max_diff_lines),
+        );
     }
     if report.is_empty() {
         annotate(
+            None,
             None,
             "no differences",
             &format!("no differences between {} and {}", report.sides[0], report.sides[1]),
         );
     }
     for note in notes(report) {
-        annotate(None, "diff", &note);
+        annotate(None, None, "diff", &note);
     }
     out
 }
