@@ -847,10 +847,12 @@ fn diff_git_removes_its_copy_on_sigterm() {
     for d in [&bin_dir, &tmp, &repo.join("package")] {
         std::fs::create_dir_all(d).unwrap_or_else(|err| panic!("{err}"));
     }
+    // git show reads 200 files at a time: 201 files make two, and the second waits.
     let manifest = "apiVersion: v1\nkind: Secret\nmetadata:\n  name: s\nstringData:\n  k: v\n";
-    std::fs::write(repo.join("package/a.yaml"), manifest).unwrap_or_else(|err| panic!("{err}"));
-    std::fs::write(repo.join("package/b.yaml"), manifest.replace("name: s", "name: t"))
-        .unwrap_or_else(|err| panic!("{err}"));
+    for i in 0..201 {
+        std::fs::write(repo.join(format!("package/s{i:03}.yaml")), manifest.replace("name: s", &format!("name: s{i}")))
+            .unwrap_or_else(|err| panic!("{err}"));
+    }
     git_in(&repo, &["init", "-q"], "");
     git_in(&repo, &["add", "."], "");
     git_in(&repo, &["commit", "-q", "-m", "two"], "");
@@ -1060,4 +1062,130 @@ fn diff_max_diff_lines_is_a_setting_the_note_names() {
     assert!(stdout.contains("more than 39 lines together") && stdout.contains("raise --max-diff-lines"), "{stdout}");
     assert_eq!(default_code, Some(1));
     assert!(default_stdout.contains("(20 inserts, 20 deletions)"), "{default_stdout}");
+}
+
+/// The pinned kubectl's directory (scripts/install-kubectl), for tests that build with real
+/// kustomize; none when it is not installed.
+fn pinned_kubectl_dir() -> Option<std::path::PathBuf> {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(".tools/kubectl/bin");
+    dir.join("kubectl").is_file().then_some(dir)
+}
+
+/// The issue's reproducer: `diff --git REV PATH --flux --source apps=.` read the source from
+/// the working tree on both sides, so a value changed in `apps/staging/` gave no output and
+/// exit 0. The source is read at the revision too; a source outside the repository is read
+/// from the working tree on both sides, with a warning that says so.
+#[test]
+fn diff_git_flux_reads_each_source_at_the_revision() {
+    let git_here = std::process::Command::new("git").arg("--version").output().is_ok_and(|o| o.status.success());
+    let Some(kubectl) = pinned_kubectl_dir().filter(|_| git_here) else {
+        eprintln!("SKIP diff --git --flux: needs git and kustomize (scripts/install-kubectl)");
+        return;
+    };
+    let dir = scratch("diff-git-flux");
+    let repo = dir.join("repo");
+    let write = |path: &str, text: &str| {
+        let path = repo.join(path);
+        std::fs::create_dir_all(path.parent().unwrap_or(&repo)).unwrap_or_else(|err| panic!("{err}"));
+        std::fs::write(path, text).unwrap_or_else(|err| panic!("{err}"));
+    };
+    write(
+        "clusters/staging/apps.yaml",
+        "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata:\n  name: apps\n  namespace: \
+         flux-system\nspec:\n  interval: 10m\n  sourceRef:\n    kind: GitRepository\n    name: apps\n  path: \
+         ./apps/staging\n  prune: true\n",
+    );
+    write(
+        "apps/staging/kustomization.yaml",
+        "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n- podinfo.yaml\n",
+    );
+    let values = |replicas: u32| {
+        format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: podinfo-values\n  namespace: podinfo\ndata:\n  replicas: \"{replicas}\"\n")
+    };
+    write("apps/staging/podinfo.yaml", &values(1));
+    git_in(&repo, &["init", "-q"], "");
+    git_in(&repo, &["add", "."], "");
+    git_in(&repo, &["commit", "-q", "-m", "one replica"], "");
+    write("apps/staging/podinfo.yaml", &values(2));
+    git_in(&repo, &["commit", "-q", "-a", "-m", "two replicas"], "");
+    // The same files outside the repository: read from the working tree for both sides.
+    let outside = dir.join("outside/apps/staging");
+    std::fs::create_dir_all(&outside).unwrap_or_else(|err| panic!("{err}"));
+    for file in ["kustomization.yaml", "podinfo.yaml"] {
+        std::fs::copy(repo.join("apps/staging").join(file), outside.join(file)).unwrap_or_else(|err| panic!("{err}"));
+    }
+    let path = format!("{}:{}", kubectl.display(), std::env::var("PATH").unwrap_or_default());
+    let run = |source: &str| {
+        let output = bin()
+            .current_dir(&repo)
+            .env("PATH", &path)
+            .args(["diff", "--git", "HEAD~1", "clusters/staging", "--flux", "--source", source])
+            .output()
+            .unwrap_or_else(|err| panic!("{err}"));
+        let text = |bytes: &[u8]| String::from_utf8_lossy(bytes).into_owned();
+        (output.status.code(), text(&output.stdout), text(&output.stderr))
+    };
+    let (code, stdout, stderr) = run("apps=.");
+    let (outside_code, outside_stdout, outside_stderr) = run("apps=../outside");
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(code, Some(1), "{stdout}{stderr}");
+    assert_eq!(stdout, "data.replicas  (v1/ConfigMap/podinfo/podinfo-values)\n  ± value change\n    - 1\n    + 2\n\n");
+    assert!(!stderr.contains("warning"), "{stderr}");
+    assert_eq!(outside_code, Some(0), "{outside_stdout}{outside_stderr}");
+    assert!(outside_stdout.starts_with("no differences between clusters/staging as of HEAD~1 and clusters/staging"));
+    assert!(
+        outside_stderr.contains("--source apps=../outside: ../outside is outside the git repository")
+            && outside_stderr.contains("read from the working tree for both sides"),
+        "{outside_stderr}"
+    );
+}
+
+/// `diff --git` on a package whose kustomization.yaml files (no name) did not change: the two
+/// sides name their files alike (the revision's side was read with a root of its own), so they
+/// pair by file, with no repeated-identity warning, and the report says there is no difference.
+#[test]
+fn diff_git_pairs_unnamed_documents_by_file_and_says_so_when_nothing_differs() {
+    let git_here = std::process::Command::new("git").arg("--version").output().is_ok_and(|o| o.status.success());
+    if !git_here {
+        eprintln!("SKIP diff --git: git is not installed");
+        return;
+    }
+    let dir = scratch("diff-git-unnamed");
+    for (sub, resource) in [("x", "web.yaml"), ("y", "api.yaml")] {
+        std::fs::create_dir_all(dir.join("package").join(sub)).unwrap_or_else(|err| panic!("{err}"));
+        let text =
+            format!("apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n- {resource}\n");
+        std::fs::write(dir.join("package").join(sub).join("kustomization.yaml"), text)
+            .unwrap_or_else(|err| panic!("{err}"));
+    }
+    git_in(&dir, &["init", "-q"], "");
+    git_in(&dir, &["add", "."], "");
+    git_in(&dir, &["commit", "-q", "-m", "two kustomizations"], "");
+    let (code, stdout, stderr) = bin_output(&["diff", "--git", "HEAD", "package"], Some(&dir));
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(code, Some(0), "{stdout}{stderr}");
+    assert_eq!(stdout, "no differences between package as of HEAD and package\n");
+    assert_eq!(stderr, "");
+}
+
+/// `diff --help` names every flag the docs describe.
+#[test]
+fn diff_help_lists_its_flags() {
+    let help = stdout_of(bin().args(["diff", "--help"]));
+    for needle in [
+        "--git",
+        "--flux",
+        "--keep-local-config",
+        "--include",
+        "--exclude",
+        "--values-a",
+        "--values-b",
+        "--set-a",
+        "--config-b",
+        "brief",
+        "github",
+        "--max-diff-lines",
+    ] {
+        assert!(help.contains(needle), "diff --help lacks {needle:?}:\n{help}");
+    }
 }

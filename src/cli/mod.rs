@@ -187,8 +187,8 @@ struct DiffArgs {
     /// The inputs to compare, A then B (packages, files or directories); one with --git
     #[arg(value_name = "PATH", required = true, num_args = 1..=2)]
     paths: Vec<PathBuf>,
-    /// Compare PATH as of this git revision (read with git; the working tree is not touched) with
-    /// PATH as it is
+    /// Compare PATH as of this git revision (read with git, and with --flux each --source
+    /// directory inside the repository too; the working tree is not touched) with PATH as it is
     #[arg(long, value_name = "REV")]
     git: Option<String>,
     /// The functionConfig and values of both renders
@@ -217,14 +217,19 @@ struct DiffArgs {
     /// longer one is shown whole, before and after
     #[arg(long, value_name = "N", default_value_t = crate::diff::MAX_LINE_DIFF_LINES)]
     max_diff_lines: usize,
-    /// Output format
+    /// Output format: text (dyff's layout), brief (a line per resource), github (a GitHub
+    /// Actions annotation per resource), json
     #[arg(short = 'o', long = "output", value_enum, default_value_t = DiffFormat::Text)]
     output: DiffFormat,
+    #[command(flatten)]
+    diff: diff::DiffOptions,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
 enum DiffFormat {
     Text,
+    Brief,
+    Github,
     Json,
 }
 
