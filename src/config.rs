@@ -142,6 +142,12 @@ pub struct Spec {
     /// such as a patch whose target matches nothing, is otherwise never seen.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub warnings_as_errors: bool,
+    /// Report unknown fields of the Windsor kinds (Feature, Facet, Blueprint, and
+    /// `spec.features`/`spec.blueprint`) and condition paths that no value sets but a close one
+    /// does (a likely typo) as warnings instead of errors. Errors by default: the same slip is
+    /// refused wherever it is, and kustomize hides a succeeding function's warnings.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub allow_unknown: bool,
 }
 
 /// One patch, as in kustomize's `patches:`.
@@ -880,9 +886,17 @@ mod tests {
     fn schema_lists_every_section() {
         let schema = json_schema();
         let spec = &schema["$defs"]["Spec"]["properties"];
-        for field in
-            ["values", "valuesFrom", "imports", "features", "patches", "substituteFrom", "strict", "warningsAsErrors"]
-        {
+        for field in [
+            "values",
+            "valuesFrom",
+            "imports",
+            "features",
+            "patches",
+            "substituteFrom",
+            "strict",
+            "warningsAsErrors",
+            "allowUnknown",
+        ] {
             assert!(spec.get(field).is_some(), "{field} missing from {spec}");
         }
     }

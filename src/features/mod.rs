@@ -194,9 +194,29 @@ struct Step<'a> {
     source: Option<String>,
     /// Paths the package declares or reads with a default: never taken for typos.
     known: known::Known,
+    /// `spec.allowUnknown`: unknown fields and likely typos of value paths are warnings, not
+    /// errors.
+    allow_unknown: bool,
 }
 
 impl<'a> Step<'a> {
+    /// Unknown fields and likely typos of value paths: errors unless `spec.allowUnknown`.
+    fn unknown_severity(&self) -> Severity {
+        if self.allow_unknown {
+            Severity::Warning
+        } else {
+            Severity::Error
+        }
+    }
+
+    fn unknown_hint(&self) -> &'static str {
+        if self.allow_unknown {
+            ""
+        } else {
+            " (fix it, or set spec.allowUnknown: true to make this a warning)"
+        }
+    }
+
     fn env<'s>(&'s self, origin: &'s Declared) -> &'s Value {
         origin.env.as_ref().or(self.scope.as_ref()).unwrap_or(self.values)
     }
@@ -303,8 +323,9 @@ impl<'a> Step<'a> {
         let value = expression.eval(env, &self.host(origin), &self.budget).map_err(|err| {
             format!("failed to evaluate expression '{}': {}", crate::expr::excerpt(when), err.render(when))
         });
+        let severity = self.unknown_severity();
         for message in unset {
-            self.results.push(origin.diagnostic(Severity::Warning, message, field));
+            self.results.push(origin.diagnostic(severity, format!("{message}{}", self.unknown_hint()), field));
         }
         let value = value?;
         match value {
@@ -433,13 +454,13 @@ impl<'a> Step<'a> {
                 continue;
             }
             let field = if path.is_empty() { key.clone() } else { format!("{path}.{key}") };
+            let kept = if self.allow_unknown { " is kept but not used" } else { "" };
             let message = match closest {
-                Some(known) => {
-                    format!("unknown field {key:?} is kept but not used; the closest known field is {known:?}")
-                }
-                None => format!("unknown field {key:?} is kept but not used"),
+                Some(known) => format!("unknown field {key:?}{kept}; the closest known field is {known:?}"),
+                None => format!("unknown field {key:?}{kept}"),
             };
-            self.results.push(origin.diagnostic(Severity::Warning, message, &field));
+            let message = format!("{message}{}", self.unknown_hint());
+            self.results.push(origin.diagnostic(self.unknown_severity(), message, &field));
         }
     }
 }
@@ -572,6 +593,7 @@ pub fn run(render: &mut Render, files: &dyn Files) -> Report {
         environment: render.environment.clone(),
         source: spec.windsor.source.clone().filter(|_| v09),
         known,
+        allow_unknown: spec.allow_unknown,
     };
     step.results.append(&mut schema_results);
 
