@@ -305,8 +305,8 @@ pub fn run(render: &mut Render, files: &dyn Files) -> Report {
         };
         let message = format!(
             "more than one Landscaper Blueprint item ({} and {}): render one blueprint (the top-level one's \
-             directory) and wire others as subinstallations; a subinstallation execution's blueprints are found \
-             only when it renders",
+             directory) and wire others as subinstallations (a blueprint that a subinstallation execution names \
+             through a template action is known only when it renders)",
             shown(first),
             shown(second)
         );
