@@ -282,8 +282,14 @@ pub fn run(render: &mut Render, files: &dyn Files) -> Report {
         files: &descriptor_files,
     };
     let mut parsed = subinstallations::Parsed::new();
-    let mut referenced: HashSet<String> =
-        candidates.iter().flat_map(|item| referenced_files(item, files, components, &mut parsed)).collect();
+    // What each item references, itself left out: a blueprint that names itself (a cycle,
+    // reported when it renders) is not another's.
+    let mut referenced: HashSet<String> = HashSet::new();
+    for item in &candidates {
+        let own = krm::item_location(item).0;
+        let found = referenced_files(item, files, components, &mut parsed);
+        referenced.extend(found.into_iter().filter(|path| Some(path) != own.as_ref()));
+    }
     // A blueprint of a component that the blueprint's own references (spec.componentDescriptors)
     // is reached through `cd://componentReferences/…`, a subinstallation execution's too: it is
     // never the top level.
@@ -291,7 +297,8 @@ pub fn run(render: &mut Render, files: &dyn Files) -> Report {
         referenced.extend(subinstallations::component_blueprints(components));
     }
     let items: Vec<&Value> = candidates
-        .into_iter()
+        .iter()
+        .copied()
         .filter(|item| krm::item_location(item).0.is_none_or(|path| !referenced.contains(&path)))
         .collect();
     let mut blueprint = Blueprint::default();
@@ -305,8 +312,8 @@ pub fn run(render: &mut Render, files: &dyn Files) -> Report {
         };
         let message = format!(
             "more than one Landscaper Blueprint item ({} and {}): render one blueprint (the top-level one's \
-             directory) and wire others as subinstallations; a subinstallation execution's blueprints are found \
-             only when it renders",
+             directory) and wire others as subinstallations (a blueprint that a subinstallation execution names \
+             through a template action is known only when it renders)",
             shown(first),
             shown(second)
         );
@@ -335,6 +342,20 @@ pub fn run(render: &mut Render, files: &dyn Files) -> Report {
         ..Default::default()
     };
     blueprint.extend(inline);
+    // Blueprint items that are all another's (each other's, or referenced components') leave
+    // nothing on top: say so rather than render nothing.
+    if items.is_empty() && blueprint.is_empty() {
+        if let Some(first) = candidates.first() {
+            let paths: Vec<String> = candidates.iter().filter_map(|i| krm::item_location(i).0).collect();
+            let message = format!(
+                "no top-level Landscaper blueprint: every Blueprint item ({}) is the blueprint of a subinstallation \
+                 or of a component the descriptor references; render the top-level blueprint's directory, or \
+                 give the top-level blueprint's fields in spec",
+                paths.join(", ")
+            );
+            results.push(Diagnostic::error(Kind::Render, message).about(first));
+        }
+    }
     if !results.is_empty() || blueprint.is_empty() {
         render.results.extend(results);
         return Report::default();

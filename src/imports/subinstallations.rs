@@ -37,9 +37,14 @@ fn parsed<'a>(
     cache.entry(path.to_string()).or_insert_with(|| files.read(path).map(|text| single_document(&text).ok()))
 }
 
+/// A blueprint waiting to be searched for the files it references: its value, its file, its
+/// filesystem and the descriptors as it sees them.
+type Pending<'a> = (Value, Option<String>, BlueprintFs, Components<'a>);
+
 /// Files a blueprint item's subinstallations read (`file:` templates, `blueprint.file` and the
-/// `blueprint.yaml` a `blueprint.ref` names in the component descriptor `cd`, declared in the
-/// file `cd_file`), following nested references, each through its blueprint's filesystem.
+/// `blueprint.yaml` a `blueprint.ref` names in the component descriptors, a subinstallation
+/// execution's literal `cd://…` references included), following nested references, each
+/// through its blueprint's filesystem.
 pub(super) fn referenced_files(
     item: &Value,
     files: &dyn Files,
@@ -48,7 +53,7 @@ pub(super) fn referenced_files(
 ) -> HashSet<String> {
     let mut found = HashSet::new();
     let from = krm::item_location(item).0;
-    let mut pending: Vec<(Value, Option<String>, BlueprintFs, Components)> =
+    let mut pending: Vec<Pending> =
         vec![(item.clone(), from.clone(), BlueprintFs::of_file(from.as_deref()), components)];
     while let Some((blueprint, from, fs, components)) = pending.pop() {
         if found.len() > 256 {
@@ -86,16 +91,7 @@ pub(super) fn referenced_files(
                 }
                 Some(Value::Object(inline)) if inline.contains_key("ref") => {
                     let reference = inline.get("ref").and_then(Value::as_str).unwrap_or_default();
-                    let Ok(Referenced { dir, component }) = referenced_blueprint(components, reference) else {
-                        continue;
-                    };
-                    let resolved = format!("{dir}/{BLUEPRINT_FILE}");
-                    if found.insert(resolved.clone()) {
-                        if let Some(document) = parsed(files, cache, &resolved).as_ref().ok().cloned().flatten() {
-                            let components = component.map_or(components, |i| components.of(i));
-                            pending.push((document, Some(resolved), BlueprintFs::package(&dir), components));
-                        }
-                    }
+                    follow_ref(reference, components, files, cache, &mut found, &mut pending);
                 }
                 Some(Value::Object(inline)) if inline.contains_key("filesystem") || inline.contains_key("inline") => {}
                 Some(inline @ Value::Object(_)) => {
@@ -104,8 +100,62 @@ pub(super) fn referenced_files(
                 _ => {}
             }
         }
+        // A subinstallation execution's blueprints are known when it renders; the references it
+        // writes as literal text (as the public blueprints do) name them ahead.
+        let executions = blueprint.get("subinstallationExecutions").and_then(Value::as_array).cloned();
+        for execution in executions.unwrap_or_default() {
+            let text = match (execution.get("template"), execution.get("file").and_then(Value::as_str)) {
+                (Some(Value::String(text)), _) => text.clone(),
+                (None, Some(path)) => {
+                    match fs.resolve(from.as_deref(), path).ok().and_then(|p| fs.read(files, &p).ok()) {
+                        Some(text) => text,
+                        None => continue,
+                    }
+                }
+                _ => continue,
+            };
+            for reference in literal_refs(&text) {
+                follow_ref(reference, components, files, cache, &mut found, &mut pending);
+            }
+        }
     }
     found
+}
+
+/// Adds the blueprint `reference` names to `found`, and to `pending` to be searched in turn.
+fn follow_ref<'a>(
+    reference: &str,
+    components: Components<'a>,
+    files: &dyn Files,
+    cache: &mut Parsed,
+    found: &mut HashSet<String>,
+    pending: &mut Vec<Pending<'a>>,
+) {
+    let Ok(Referenced { dir, component }) = referenced_blueprint(components, reference) else { return };
+    let resolved = format!("{dir}/{BLUEPRINT_FILE}");
+    if found.insert(resolved.clone()) {
+        if let Some(document) = parsed(files, cache, &resolved).as_ref().ok().cloned().flatten() {
+            let components = component.map_or(components, |i| components.of(i));
+            pending.push((document, Some(resolved), BlueprintFs::package(&dir), components));
+        }
+    }
+}
+
+/// The `cd://…` references written out in a template's text; one that a template action
+/// completes (`cd://resources/{{ .name }}`) is not.
+fn literal_refs(text: &str) -> Vec<&str> {
+    let is_part = |c: char| c.is_ascii_alphanumeric() || matches!(c, '/' | '_' | '.' | '-');
+    let mut out = Vec::new();
+    let mut rest = text;
+    while let Some(start) = rest.find("cd://") {
+        let tail = &rest[start..];
+        let end = tail[5..].find(|c: char| !is_part(c)).map_or(tail.len(), |e| e + 5);
+        if !tail[end..].starts_with('{') {
+            out.push(&tail[..end]);
+        }
+        rest = &tail[end..];
+    }
+    out
 }
 
 /// An installation template to load, with where it is: the field it is reported at (a templated
@@ -1182,6 +1232,16 @@ mod tests {
         );
         let missing = referenced_blueprint(components, "cd://componentReferences/mid/resources/bp");
         assert!(missing.is_err_and(|e| e.contains("local resource bp cannot be found") && e.contains("m:2")));
+    }
+
+    #[test]
+    fn literal_refs_are_found_and_templated_ones_skipped() {
+        let text = "blueprint:\n  ref: cd://componentReferences/sub/resources/blueprint-sub\n\
+                    other: \"cd://resources/{{ .name }}\" last: cd://resources/x";
+        assert_eq!(
+            literal_refs(text),
+            vec!["cd://componentReferences/sub/resources/blueprint-sub", "cd://resources/x"]
+        );
     }
 
     #[test]
