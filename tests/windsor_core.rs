@@ -642,6 +642,74 @@ fn pending() -> HashMap<String, String> {
         .collect()
 }
 
+/// Terraform's outputs once `workstation` has run, for resolving what composition deferred.
+struct Applied;
+
+impl render_blueprint::expr::Host for Applied {
+    fn file(&self, path: &str) -> Result<String, String> {
+        Err(format!("no file {path}"))
+    }
+    fn jsonnet(&self, path: &str) -> Result<Value, String> {
+        Err(format!("no file {path}"))
+    }
+    fn windsor_v09(&self) -> bool {
+        true
+    }
+    fn terraform_output(&self, component: &str, key: &str) -> Option<Value> {
+        let registries = json!({
+            "docker.io": {"remote": "https://registry-1.docker.io", "hostname": "docker.test", "local": ""},
+            "ghcr.io": {"remote": "https://ghcr.io", "hostname": "ghcr.test", "local": ""},
+        });
+        Some(if (component, key) == ("workstation", "registries") { registries } else { Value::Null })
+    }
+}
+
+/// The deferred registry mirrors of a docker workstation, as composition leaves them in the Talos
+/// patch text (`common_config_patches`), resolved once terraform has run, as Windsor's
+/// `GenerateResolved` resolves them: the text's `${…}` evaluated, its map result put in as
+/// indented YAML. Windsor writes the reference as `mirrors:` with the expression on indented
+/// lines of its own, which resolves to a map; written as a `|-` block scalar it would resolve to
+/// text. (Checked against windsorcli/cli v0.9.0's evaluate loop, findExpressionEnd and
+/// indentForEmbeddedYAML with expr-lang v1.17.8 and goccy/go-yaml v1.19.2: the same map.)
+fn deferred_mirrors_resolve_to_a_map(dir: &Path, items: &[Value]) -> Result<(), Failed> {
+    let values = json!({
+        "platform": "docker",
+        "workstation": {"runtime": "colima"},
+        "dns": {"domain": "test.local"},
+        "gateway": {"enabled": false},
+        "network": {"cidr_block": "10.5.0.0/16"},
+        "cluster": {"driver": "talos", "controlplanes": {"nodes": {"controlplane-1": {
+            "endpoint": "10.5.0.10:50000", "node": "10.5.0.10", "hostname": "controlplane-1"}}}},
+    });
+    let case = Case {
+        values: values.as_object().cloned().unwrap_or_default(),
+        expect: None,
+        exclude: None,
+        expect_error: false,
+        schema_defaults: false,
+        terraform_outputs: None,
+        env: BTreeMap::new(),
+    };
+    let composed = compose(dir, items, &case).map_err(Failed::from)?;
+    let cluster = composed.blueprint.terraform.iter().find(|c| c.id() == "cluster").ok_or("no cluster component")?;
+    let text = cluster.inputs.get("common_config_patches").and_then(Value::as_str).ok_or("no common_config_patches")?;
+    if !text.contains("terraform_output(\"workstation\"") {
+        return Err(format!("the mirrors are not deferred in:\n{text}").into());
+    }
+    let template = render_blueprint::expr::interpolate::Template::compile_windsor(text)
+        .map_err(|e| Failed::from(e.to_string()))?
+        .ok_or("no expression in the patch")?;
+    let budget = render_blueprint::limits::Budget::new(render_blueprint::limits::Limits::default());
+    let (resolved, _) = template.eval_whole(&json!({}), &Applied, &budget).map_err(|e| Failed::from(e.to_string()))?;
+    let resolved = resolved.as_str().ok_or("the resolved patch is not text")?.to_string();
+    let documents = read_yaml_documents(&resolved).map_err(|e| Failed::from(format!("{e:?}\n{resolved}")))?;
+    let mirrors = documents.first().and_then(|d| d.pointer("/machine/registries/mirrors")).cloned();
+    match mirrors {
+        Some(Value::Object(map)) if map.contains_key("docker.io") && map.contains_key("ghcr.io") => Ok(()),
+        other => Err(format!("machine.registries.mirrors resolved to {other:?}, not a map, in:\n{resolved}").into()),
+    }
+}
+
 fn main() -> ExitCode {
     let args = Arguments::from_args();
     let dir = template_dir();
@@ -661,6 +729,10 @@ fn main() -> ExitCode {
         }
         Ok(())
     })];
+    let (mirrors_dir, mirrors_items) = (dir.clone(), items.clone());
+    trials.push(Trial::test("deferred/registry-mirrors-resolve-to-a-map", move || {
+        deferred_mirrors_resolve_to_a_map(&mirrors_dir, &mirrors_items)
+    }));
     let mut seen = HashSet::new();
     for (name, case) in all {
         if !seen.insert(name.clone()) {

@@ -216,6 +216,36 @@ impl<'a> Step<'a> {
     /// times), which is how a derived config key is read where it is used.
     fn evaluate_value(&self, value: &Value, scope: &Value, origin: &Declared) -> Result<Value, InterpolationError> {
         match value {
+            Value::Array(items) => {
+                items.iter().map(|v| self.evaluate_nested(v, scope, origin)).collect::<Result<_, _>>().map(Value::Array)
+            }
+            Value::Object(map) => map
+                .iter()
+                .map(|(k, v)| self.evaluate_nested(v, scope, origin).map(|v| (k.clone(), v)))
+                .collect::<Result<_, _>>()
+                .map(Value::Object),
+            other => self.evaluate_leaf(other, scope, origin),
+        }
+    }
+
+    /// An element inside a map or list being evaluated, as v0.9's `evaluateValue` treats it: a
+    /// string still holding a `${…}` once evaluated (a deferred expression, or the text of one it
+    /// read) keeps its text as written, so `mirrors: ${talos_registry_mirrors.mirrors}` stays a
+    /// reference that `string()` writes as is, and the deferred text is put in where it is read.
+    fn evaluate_nested(&self, value: &Value, scope: &Value, origin: &Declared) -> Result<Value, InterpolationError> {
+        let evaluated = self.evaluate_value(value, scope, origin)?;
+        match (value, &evaluated) {
+            (Value::String(written), Value::String(text))
+                if !written.contains("$${") && text.contains("${") && matches!(self.template(text), Ok(Some(_))) =>
+            {
+                Ok(value.clone())
+            }
+            _ => Ok(evaluated),
+        }
+    }
+
+    fn evaluate_leaf(&self, value: &Value, scope: &Value, origin: &Declared) -> Result<Value, InterpolationError> {
+        match value {
             Value::String(text) => {
                 let mut text = std::borrow::Cow::Borrowed(text.as_str());
                 for _ in 0..20 {
@@ -233,14 +263,6 @@ impl<'a> Step<'a> {
                 }
                 Ok(Value::String(text.into_owned()))
             }
-            Value::Array(items) => {
-                items.iter().map(|v| self.evaluate_value(v, scope, origin)).collect::<Result<_, _>>().map(Value::Array)
-            }
-            Value::Object(map) => map
-                .iter()
-                .map(|(k, v)| self.evaluate_value(v, scope, origin).map(|v| (k.clone(), v)))
-                .collect::<Result<_, _>>()
-                .map(Value::Object),
             other => Ok(other.clone()),
         }
     }
