@@ -25,6 +25,13 @@
 //! - `exclude` (`matchExclusions`): the named entries absent (with `components:`, only those
 //!   components absent from the entry).
 //!
+//! Two more kinds of trial: `matrix/<platform>/<context>/<option>` renders core for 54
+//! combinations of platform, context (`local`, a dev context, and `prod`) and options as a user
+//! renders it (schema found next to `blueprint.yaml`, `spec.warningsAsErrors: true`): each renders
+//! without a warning, or fails with Windsor's requirements error alone. No recorded Windsor output
+//! is compared there (the CLI is not built here). `deferred/registry-mirrors-resolve-to-a-map`
+//! resolves core's deferred registry mirrors as Windsor resolves them once terraform has run.
+//!
 //! Cases this crate cannot pass yet are listed in `tests/windsor_core_pending.txt`, one per line
 //! as `<file>/<case name> | <reason>`. A listed case that fails is reported as passing (with its
 //! reason, under `--nocapture`); a listed case that passes fails, so the list only shrinks; an
@@ -710,6 +717,70 @@ fn deferred_mirrors_resolve_to_a_map(dir: &Path, items: &[Value]) -> Result<(), 
     }
 }
 
+/// Core over a matrix of platforms, contexts and options, rendered as a user renders it: the schema
+/// found next to `blueprint.yaml` (its defaults applied), the context named, the template the
+/// context's `core` source, `spec.warningsAsErrors: true`. Each combination renders without a
+/// warning, or fails with Windsor's requirements error alone (nothing follows it).
+fn matrix() -> Vec<(String, Value, &'static str)> {
+    let platforms = [
+        ("aws", json!({"platform": "aws", "aws": {"region": "us-east-2"}, "dns": {"domain": "example.com"}})),
+        ("azure", json!({"platform": "azure", "dns": {"domain": "example.com"}})),
+        ("metal", json!({"platform": "metal", "dns": {"domain": "example.com"}})),
+        ("hetzner", json!({"platform": "hetzner", "dns": {"domain": "example.com"}})),
+        ("vsphere", json!({"platform": "vsphere", "dns": {"domain": "example.com"}})),
+        ("hyperv", json!({"platform": "hyperv", "dns": {"domain": "example.com"}})),
+        ("incus", json!({"platform": "incus"})),
+        ("docker", json!({"platform": "docker", "workstation": {"runtime": "colima"}})),
+        ("none", json!({})),
+    ];
+    let options = [
+        ("defaults", json!({})),
+        ("gateway-off", json!({"gateway": {"enabled": false}, "observability": {"enabled": true}})),
+        ("identity", json!({"identity": {"enabled": true}, "database": {"postgres": {"enabled": true}}})),
+    ];
+    let mut out = Vec::new();
+    for (platform, values) in &platforms {
+        for context in ["local", "prod"] {
+            for (option, layer) in &options {
+                let mut merged = values.clone();
+                render_blueprint::doc::deep_merge(&mut merged, layer.clone());
+                out.push((format!("matrix/{platform}/{context}/{option}"), merged, context));
+            }
+        }
+    }
+    out
+}
+
+fn matrix_case(dir: &Path, items: &[Value], values: &Value, context: &str) -> Result<(), Failed> {
+    let config = json!({
+        "apiVersion": "fn.blueprint.dev/v1alpha1",
+        "kind": "RenderBlueprint",
+        "metadata": {"name": "core", "annotations": {"internal.config.kubernetes.io/path": "render.yaml"}},
+        "spec": {
+            "warningsAsErrors": true,
+            "values": values,
+            "windsor": {"context": context, "project": "platform", "source": "core"},
+            "blueprint": {
+                "metadata": {"name": context},
+                "sources": [{"name": "core", "url": "oci://ghcr.io/windsorcli/core:latest", "install": true}],
+            },
+        },
+    });
+    let files = DiskFiles::new(dir, 8 << 20);
+    let input = Input {
+        items: items.iter().cloned().map(Item::from).collect(),
+        function_config: Some(config),
+        ..Input::default()
+    };
+    let output = render(input, &files);
+    let problems: Vec<String> = output.results.iter().filter(|d| d.is_error()).map(|d| d.message.clone()).collect();
+    match problems.as_slice() {
+        [] => Ok(()),
+        [only] if only.starts_with("the following required values are not set in values.yaml:") => Ok(()),
+        _ => Err(problems.join("\n").into()),
+    }
+}
+
 fn main() -> ExitCode {
     let args = Arguments::from_args();
     let dir = template_dir();
@@ -733,6 +804,10 @@ fn main() -> ExitCode {
     trials.push(Trial::test("deferred/registry-mirrors-resolve-to-a-map", move || {
         deferred_mirrors_resolve_to_a_map(&mirrors_dir, &mirrors_items)
     }));
+    for (name, values, context) in matrix() {
+        let (matrix_dir, matrix_items) = (dir.clone(), items.clone());
+        trials.push(Trial::test(name, move || matrix_case(&matrix_dir, &matrix_items, &values, context)));
+    }
     let mut seen = HashSet::new();
     for (name, case) in all {
         if !seen.insert(name.clone()) {
