@@ -562,11 +562,14 @@ pub fn run(render: &mut Render, files: &dyn Files) -> Report {
             Err(message) => schema_results.push(Diagnostic::error(Kind::Values, message).about(&render.config.item)),
         }
     }
-    for item in feature_items.iter().chain(&facet_items) {
+    for item in feature_items.iter().chain(&facet_items).chain(&blueprint_items) {
         known.add_defaulted(item);
     }
     for feature in &spec.features {
         known.add_defaulted(feature);
+    }
+    for value in spec.blueprint.values() {
+        known.add_defaulted(value);
     }
     if v09 {
         // The facets' overlay is what was set (`GetSetValues`), never what is derived: without
