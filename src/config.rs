@@ -321,6 +321,11 @@ pub struct WindsorSettings {
     /// each Flux Kustomization and its `commonMetadata`. Unset: none of these.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub context: Option<String>,
+    /// The Windsor project's folder name (Windsor reads it from the project root): with "0.9" and a
+    /// dev context, the blueprint without a repository gets Windsor's dev repository
+    /// `http://git.<dns.domain>/git/<project>`. Unset: no dev repository.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub project: Option<String>,
     /// Terraform outputs by component and key, for `terraform_output(component, key)`, as
     /// `windsor test` mocks them. Without them a `${…}` calling it is kept as written (Windsor
     /// evaluates it once terraform has run); with them it gives the output, or nil for a key not

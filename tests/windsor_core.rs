@@ -25,6 +25,15 @@
 //! - `exclude` (`matchExclusions`): the named entries absent (with `components:`, only those
 //!   components absent from the entry).
 //!
+//! Two more kinds of trial: `matrix/<platform>/<context>/<option>` renders core for 64
+//! combinations of platform, context (`local`, a dev context, and `prod`) and options as a user
+//! renders it (schema found next to `blueprint.yaml`, `spec.warningsAsErrors: true`): each renders
+//! without a warning, or fails with Windsor's requirements error alone. No recorded Windsor output
+//! is compared there (the CLI is not built here). `platform: none` is left out: outside a local
+//! context, core's schema defaults turn the gateway on while platform-base (which provides the
+//! pki and csi it depends on) is off, a dependency error. `deferred/registry-mirrors-resolve-to-a-map`
+//! resolves core's deferred registry mirrors as Windsor resolves them once terraform has run.
+//!
 //! Cases this crate cannot pass yet are listed in `tests/windsor_core_pending.txt`, one per line
 //! as `<file>/<case name> | <reason>`. A listed case that fails is reported as passing (with its
 //! reason, under `--nocapture`); a listed case that passes fails, so the list only shrinks; an
@@ -642,6 +651,138 @@ fn pending() -> HashMap<String, String> {
         .collect()
 }
 
+/// Terraform's outputs once `workstation` has run, for resolving what composition deferred.
+struct Applied;
+
+impl render_blueprint::expr::Host for Applied {
+    fn file(&self, path: &str) -> Result<String, String> {
+        Err(format!("no file {path}"))
+    }
+    fn jsonnet(&self, path: &str) -> Result<Value, String> {
+        Err(format!("no file {path}"))
+    }
+    fn windsor_v09(&self) -> bool {
+        true
+    }
+    fn terraform_output(&self, component: &str, key: &str) -> Option<Value> {
+        let registries = json!({
+            "docker.io": {"remote": "https://registry-1.docker.io", "hostname": "docker.test", "local": ""},
+            "ghcr.io": {"remote": "https://ghcr.io", "hostname": "ghcr.test", "local": ""},
+        });
+        Some(if (component, key) == ("workstation", "registries") { registries } else { Value::Null })
+    }
+}
+
+/// The deferred registry mirrors of a docker workstation, as composition leaves them in the Talos
+/// patch text (`common_config_patches`), resolved once terraform has run, as Windsor's
+/// `GenerateResolved` resolves them: the text's `${…}` evaluated, its map result put in as
+/// indented YAML. Windsor writes the reference as `mirrors:` with the expression on indented
+/// lines of its own, which resolves to a map; written as a `|-` block scalar it would resolve to
+/// text. (Checked against windsorcli/cli v0.9.0's evaluate loop, findExpressionEnd and
+/// indentForEmbeddedYAML with expr-lang v1.17.8 and goccy/go-yaml v1.19.2: the same map.)
+fn deferred_mirrors_resolve_to_a_map(dir: &Path, items: &[Value]) -> Result<(), Failed> {
+    let values = json!({
+        "platform": "docker",
+        "workstation": {"runtime": "colima"},
+        "dns": {"domain": "test.local"},
+        "gateway": {"enabled": false},
+        "network": {"cidr_block": "10.5.0.0/16"},
+        "cluster": {"driver": "talos", "controlplanes": {"nodes": {"controlplane-1": {
+            "endpoint": "10.5.0.10:50000", "node": "10.5.0.10", "hostname": "controlplane-1"}}}},
+    });
+    let case = Case {
+        values: values.as_object().cloned().unwrap_or_default(),
+        expect: None,
+        exclude: None,
+        expect_error: false,
+        schema_defaults: false,
+        terraform_outputs: None,
+        env: BTreeMap::new(),
+    };
+    let composed = compose(dir, items, &case).map_err(Failed::from)?;
+    let cluster = composed.blueprint.terraform.iter().find(|c| c.id() == "cluster").ok_or("no cluster component")?;
+    let text = cluster.inputs.get("common_config_patches").and_then(Value::as_str).ok_or("no common_config_patches")?;
+    if !text.contains("terraform_output(\"workstation\"") {
+        return Err(format!("the mirrors are not deferred in:\n{text}").into());
+    }
+    let template = render_blueprint::expr::interpolate::Template::compile_windsor(text)
+        .map_err(|e| Failed::from(e.to_string()))?
+        .ok_or("no expression in the patch")?;
+    let budget = render_blueprint::limits::Budget::new(render_blueprint::limits::Limits::default());
+    let (resolved, _) = template.eval_whole(&json!({}), &Applied, &budget).map_err(|e| Failed::from(e.to_string()))?;
+    let resolved = resolved.as_str().ok_or("the resolved patch is not text")?.to_string();
+    let documents = read_yaml_documents(&resolved).map_err(|e| Failed::from(format!("{e:?}\n{resolved}")))?;
+    let mirrors = documents.first().and_then(|d| d.pointer("/machine/registries/mirrors")).cloned();
+    match mirrors {
+        Some(Value::Object(map)) if map.contains_key("docker.io") && map.contains_key("ghcr.io") => Ok(()),
+        other => Err(format!("machine.registries.mirrors resolved to {other:?}, not a map, in:\n{resolved}").into()),
+    }
+}
+
+/// Core over a matrix of platforms (all but none), contexts and options, rendered as a user renders it: the schema
+/// found next to `blueprint.yaml` (its defaults applied), the context named, the template the
+/// context's `core` source, `spec.warningsAsErrors: true`. Each combination renders without a
+/// warning, or fails with Windsor's requirements error alone (nothing follows it).
+fn matrix() -> Vec<(String, Value, &'static str)> {
+    let platforms = [
+        ("aws", json!({"platform": "aws", "aws": {"region": "us-east-2"}, "dns": {"domain": "example.com"}})),
+        ("azure", json!({"platform": "azure", "dns": {"domain": "example.com"}})),
+        ("metal", json!({"platform": "metal", "dns": {"domain": "example.com"}})),
+        ("hetzner", json!({"platform": "hetzner", "dns": {"domain": "example.com"}})),
+        ("vsphere", json!({"platform": "vsphere", "dns": {"domain": "example.com"}})),
+        ("hyperv", json!({"platform": "hyperv", "dns": {"domain": "example.com"}})),
+        ("incus", json!({"platform": "incus"})),
+        ("docker", json!({"platform": "docker", "workstation": {"runtime": "colima"}})),
+    ];
+    let options = [
+        ("defaults", json!({})),
+        ("gateway-off", json!({"gateway": {"enabled": false}, "observability": {"enabled": true}})),
+        ("identity", json!({"identity": {"enabled": true}, "database": {"postgres": {"enabled": true}}})),
+        ("demo", json!({"demo": {"enabled": true}, "database": {"postgres": {"enabled": true}}})),
+    ];
+    let mut out = Vec::new();
+    for (platform, values) in &platforms {
+        for context in ["local", "prod"] {
+            for (option, layer) in &options {
+                let mut merged = values.clone();
+                render_blueprint::doc::deep_merge(&mut merged, layer.clone());
+                out.push((format!("matrix/{platform}/{context}/{option}"), merged, context));
+            }
+        }
+    }
+    out
+}
+
+fn matrix_case(dir: &Path, items: &[Value], values: &Value, context: &str) -> Result<(), Failed> {
+    let config = json!({
+        "apiVersion": "fn.blueprint.dev/v1alpha1",
+        "kind": "RenderBlueprint",
+        "metadata": {"name": "core", "annotations": {"internal.config.kubernetes.io/path": "render.yaml"}},
+        "spec": {
+            "warningsAsErrors": true,
+            "values": values,
+            "windsor": {"context": context, "project": "platform", "source": "core"},
+            "blueprint": {
+                "metadata": {"name": context},
+                "sources": [{"name": "core", "url": "oci://ghcr.io/windsorcli/core:latest", "install": true}],
+            },
+        },
+    });
+    let files = DiskFiles::new(dir, 8 << 20);
+    let input = Input {
+        items: items.iter().cloned().map(Item::from).collect(),
+        function_config: Some(config),
+        ..Input::default()
+    };
+    let output = render(input, &files);
+    let problems: Vec<String> = output.results.iter().filter(|d| d.is_error()).map(|d| d.message.clone()).collect();
+    match problems.as_slice() {
+        [] => Ok(()),
+        [only] if only.starts_with("the following required values are not set in values.yaml:") => Ok(()),
+        _ => Err(problems.join("\n").into()),
+    }
+}
+
 fn main() -> ExitCode {
     let args = Arguments::from_args();
     let dir = template_dir();
@@ -661,6 +802,14 @@ fn main() -> ExitCode {
         }
         Ok(())
     })];
+    let (mirrors_dir, mirrors_items) = (dir.clone(), items.clone());
+    trials.push(Trial::test("deferred/registry-mirrors-resolve-to-a-map", move || {
+        deferred_mirrors_resolve_to_a_map(&mirrors_dir, &mirrors_items)
+    }));
+    for (name, values, context) in matrix() {
+        let (matrix_dir, matrix_items) = (dir.clone(), items.clone());
+        trials.push(Trial::test(name, move || matrix_case(&matrix_dir, &matrix_items, &values, context)));
+    }
     let mut seen = HashSet::new();
     for (name, case) in all {
         if !seen.insert(name.clone()) {

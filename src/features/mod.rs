@@ -236,6 +236,36 @@ impl<'a> Step<'a> {
     /// times), which is how a derived config key is read where it is used.
     fn evaluate_value(&self, value: &Value, scope: &Value, origin: &Declared) -> Result<Value, InterpolationError> {
         match value {
+            Value::Array(items) => {
+                items.iter().map(|v| self.evaluate_nested(v, scope, origin)).collect::<Result<_, _>>().map(Value::Array)
+            }
+            Value::Object(map) => map
+                .iter()
+                .map(|(k, v)| self.evaluate_nested(v, scope, origin).map(|v| (k.clone(), v)))
+                .collect::<Result<_, _>>()
+                .map(Value::Object),
+            other => self.evaluate_leaf(other, scope, origin),
+        }
+    }
+
+    /// An element inside a map or list being evaluated, as v0.9's `evaluateValue` treats it: a
+    /// string still holding a `${…}` once evaluated (a deferred expression, or the text of one it
+    /// read) keeps its text as written, so `mirrors: ${talos_registry_mirrors.mirrors}` stays a
+    /// reference that `string()` writes as is, and the deferred text is put in where it is read.
+    fn evaluate_nested(&self, value: &Value, scope: &Value, origin: &Declared) -> Result<Value, InterpolationError> {
+        let evaluated = self.evaluate_value(value, scope, origin)?;
+        match (value, &evaluated) {
+            (Value::String(written), Value::String(text))
+                if !written.contains("$${") && text.contains("${") && matches!(self.template(text), Ok(Some(_))) =>
+            {
+                Ok(value.clone())
+            }
+            _ => Ok(evaluated),
+        }
+    }
+
+    fn evaluate_leaf(&self, value: &Value, scope: &Value, origin: &Declared) -> Result<Value, InterpolationError> {
+        match value {
             Value::String(text) => {
                 let mut text = std::borrow::Cow::Borrowed(text.as_str());
                 for _ in 0..20 {
@@ -253,14 +283,6 @@ impl<'a> Step<'a> {
                 }
                 Ok(Value::String(text.into_owned()))
             }
-            Value::Array(items) => {
-                items.iter().map(|v| self.evaluate_value(v, scope, origin)).collect::<Result<_, _>>().map(Value::Array)
-            }
-            Value::Object(map) => map
-                .iter()
-                .map(|(k, v)| self.evaluate_value(v, scope, origin).map(|v| (k.clone(), v)))
-                .collect::<Result<_, _>>()
-                .map(Value::Object),
             other => Ok(other.clone()),
         }
     }
@@ -561,17 +583,23 @@ pub fn run(render: &mut Render, files: &dyn Files) -> Report {
             Err(message) => schema_results.push(Diagnostic::error(Kind::Values, message).about(&render.config.item)),
         }
     }
-    for item in feature_items.iter().chain(&facet_items) {
+    for item in feature_items.iter().chain(&facet_items).chain(&blueprint_items) {
         known.add_defaulted(item);
     }
     for feature in &spec.features {
         known.add_defaulted(feature);
+    }
+    for value in spec.blueprint.values() {
+        known.add_defaulted(value);
     }
     if v09 {
         // The facets' overlay is what was set (`GetSetValues`), never what is derived: without
         // a schema that is the values as they are before deriving.
         if render.set_values.is_none() {
             render.set_values = Some(render.values.clone());
+        }
+        if let Some(name) = render.config.spec.windsor.context.clone() {
+            apply_context_defaults(&mut render.values, &mut render.set_values, &mut render.value_sources, &name);
         }
         crate::values::apply_windsor_derived(&mut render.values, &mut render.value_sources);
         if let Some(name) = &render.config.spec.windsor.context {
@@ -650,6 +678,7 @@ pub fn run(render: &mut Render, files: &dyn Files) -> Report {
         blueprint.metadata.name = render.config.name.clone();
     }
     check_package_source(&mut step, &blueprint, spec.windsor.source.as_deref(), v09, &config_origin);
+    let dev_repository = v09.then(|| dev_repository(step.values, spec)).flatten();
     if v09 {
         normalize_oci_refs(&mut blueprint);
     }
@@ -725,6 +754,12 @@ pub fn run(render: &mut Render, files: &dyn Files) -> Report {
         }
     }
 
+    // `Generate`'s `setRepositoryDefaults`: a dev context without a repository gets the dev one.
+    if blueprint.repository.as_ref().is_none_or(|r| r.url.is_empty()) {
+        if let Some(repository) = dev_repository {
+            blueprint.repository = Some(repository);
+        }
+    }
     let with_values = apply_value_substitutions(&mut blueprint, step.values);
     // Facets' substitutions under `values.substitutions.common` and the derived variables,
     // as Windsor's `applyCommonSubstitutions` layers them.
@@ -921,6 +956,83 @@ fn dangling_source_refs(objects: &[Value], own: &str, exists: &dyn Fn(&str, &str
         ));
     }
     messages
+}
+
+/// What Windsor v0.9's `ApplyConfigDefaults` and `ResolveConfig` give a context before and after
+/// loading its files, as values under (before) and over unset keys of (after) what the operator
+/// set: for a context named `local` or `local-*`, `dev: true`, `platform: docker` and
+/// `workstation.runtime: docker` (Windsor's choice on Linux; `docker-desktop` on macOS and
+/// Windows); for any other, `platform: none`. Then `dns.domain: test` when a workstation runs and
+/// DNS is not off, `workstation.dns.address: 127.0.0.1` on Docker Desktop, and `platform: incus`
+/// for a dev context on colima with `vm.runtime: incus`. Schema defaults stay under all of it.
+fn apply_context_defaults(
+    values: &mut Value,
+    set_values: &mut Option<Value>,
+    sources: &mut crate::render::Sources,
+    name: &str,
+) {
+    let set = set_values.clone().unwrap_or_else(|| values.clone());
+    let dev_by_name = name == "local" || name.starts_with("local-");
+    let mut before = serde_json::json!({"platform": "none"});
+    if dev_by_name {
+        before = serde_json::json!({"dev": true, "platform": "docker", "workstation": {"runtime": "docker"}});
+    }
+    let mut layer = not_set(&before, &set);
+    let mut merged = values.clone();
+    deep_merge(&mut merged, layer.clone());
+    let text = |path: &str| lookup(&merged, path).and_then(Value::as_str).unwrap_or_default().to_string();
+    let mut after = Map::new();
+    let runtime = text("workstation.runtime");
+    let dns_on = matches!(lookup(&merged, "dns.enabled"), None | Some(Value::Null) | Some(Value::Bool(true)));
+    if dns_on && !runtime.is_empty() && text("dns.domain").is_empty() {
+        after.insert("dns".into(), serde_json::json!({"domain": "test"}));
+    }
+    if runtime == "docker-desktop" && text("workstation.dns.address").is_empty() {
+        after.insert("workstation".into(), serde_json::json!({"dns": {"address": "127.0.0.1"}}));
+    }
+    let dev = match lookup(&merged, "dev") {
+        Some(Value::Bool(dev)) => *dev,
+        _ => dev_by_name,
+    };
+    let vm = match text("vm.runtime") {
+        vm if vm.is_empty() => "docker".to_string(),
+        vm => vm,
+    };
+    let platform = text("platform");
+    if dev && (platform.is_empty() || platform == "docker") && runtime == "colima" && vm == "incus" {
+        after.insert("platform".into(), Value::from("incus"));
+    }
+    deep_merge(&mut layer, Value::Object(after));
+    if layer.as_object().is_none_or(|m| m.is_empty()) {
+        return;
+    }
+    let source = crate::render::Source { label: format!("Windsor's defaults for context {name:?}"), secret: false };
+    sources.record(values, &layer, source);
+    deep_merge(values, layer.clone());
+    if let Some(set) = set_values {
+        deep_merge(set, layer);
+    }
+}
+
+/// Windsor v0.9's dev repository (`resolveRepositoryDefaults`): in dev mode, without a repository,
+/// `http://git.<dns.domain, else test>/git/<project folder>` on branch `main` with the secret
+/// `flux-system`. Only when `spec.windsor.project` names the folder.
+fn dev_repository(values: &Value, spec: &crate::config::Spec) -> Option<model::Source> {
+    let project = spec.windsor.project.as_deref().filter(|p| !p.is_empty() && *p != ".")?;
+    if lookup(values, "dev") != Some(&Value::Bool(true)) {
+        return None;
+    }
+    let domain = match lookup(values, "dns.domain") {
+        None | Some(Value::Null) => "test".to_string(),
+        Some(value) => crate::expr::go_format(value),
+    };
+    if domain.is_empty() {
+        return None;
+    }
+    let mut extra = Map::new();
+    extra.insert("ref".into(), serde_json::json!({"branch": "main"}));
+    extra.insert("secretName".into(), Value::from("flux-system"));
+    Some(model::Source { url: format!("http://git.{domain}/git/{project}"), extra, ..model::Source::default() })
 }
 
 /// Whether the blueprint names a source object to apply: its repository or a source with a URL.
