@@ -143,9 +143,10 @@ struct FluxBuildArgs {
     /// Print Secret values instead of <redacted>
     #[arg(long)]
     show_secrets: bool,
-    /// A variable no source sets fails the build, as kustomize-controller's
-    /// StrictPostBuildSubstitutions feature gate makes it
-    #[arg(long)]
+    /// A variable no source sets, used without a default, fails the build, as kustomize-controller
+    /// v1.9.0 and later do (StrictPostBuildSubstitutions, on by default); =false for older controllers
+    #[arg(long, value_name = "BOOL", default_value_t = true, num_args = 0..=1, default_missing_value = "true",
+          require_equals = true, action = clap::ArgAction::Set)]
     strict_substitutions: bool,
     /// Most Kustomizations one run builds (each a kustomize run); more are refused before any build
     #[arg(long, value_name = "N", default_value_t = flux_build::DEFAULT_MAX_BUILDS)]
@@ -173,8 +174,9 @@ struct DiffArgs {
     /// With --flux: build the Kustomizations whose source is given, warn about the others
     #[arg(long)]
     skip_missing_sources: bool,
-    /// With --flux: a variable no source sets fails the build
-    #[arg(long)]
+    /// With --flux: a variable no source sets fails the build (as flux-build: on unless =false)
+    #[arg(long, value_name = "BOOL", default_value_t = true, num_args = 0..=1, default_missing_value = "true",
+          require_equals = true, action = clap::ArgAction::Set)]
     strict_substitutions: bool,
     /// With --flux: most Kustomizations each side builds (each a kustomize run); more are refused
     /// before any build
