@@ -88,7 +88,9 @@ pub(super) fn run(args: FluxBuildArgs, root: Option<PathBuf>, limits: Limits) ->
     let Some(rendered) = output.items else {
         return Exit::Errors;
     };
-    let mut built = match build_all(&options, &rendered, &files, limits) {
+    // One failing Kustomization does not hide the others: the controller reconciles each on its
+    // own, so what built is printed and the failures are error results (exit 1).
+    let (mut built, failed) = match build_each(&options, &rendered, &files, limits) {
         Ok(built) => built,
         Err(exit) => return exit,
     };
@@ -97,20 +99,40 @@ pub(super) fn run(args: FluxBuildArgs, root: Option<PathBuf>, limits: Limits) ->
             fluxbuild::redact_secrets(objects);
         }
     }
-    match &args.output_dir {
+    let written = match &args.output_dir {
         Some(dir) => write_files(dir, built),
         None => write_with(|out| write_stream(out, built.into_iter().flat_map(|(_, objects)| objects))),
+    };
+    match written {
+        Exit::Ok if failed => Exit::Errors,
+        exit => exit,
     }
 }
 
-/// Builds the Flux Kustomizations of a render: the objects each would apply, in build order.
-/// Problems are reported here; the exit says how the command ends then.
+/// Builds the Flux Kustomizations of a render, all or nothing: `diff --flux` compares whole
+/// builds, so a failure is the exit.
 pub(super) fn build_all(
     options: &Options,
     rendered: &[Item],
     files: &DiskFiles,
     limits: Limits,
 ) -> Result<Vec<(Name, Vec<Item>)>, Exit> {
+    match build_each(options, rendered, files, limits)? {
+        (_, true) => Err(Exit::Errors),
+        (built, false) => Ok(built),
+    }
+}
+
+/// Builds the Flux Kustomizations of a render: the objects each that built would apply, in build
+/// order, and whether any failed. Each is built on its own, as the controller reconciles each; one
+/// that depends on a failed one is not built (the controller waits for its dependencies to be
+/// ready). Problems are reported here; `Err` is how the command ends when nothing can be built.
+pub(super) fn build_each(
+    options: &Options,
+    rendered: &[Item],
+    files: &DiskFiles,
+    limits: Limits,
+) -> Result<(Vec<(Name, Vec<Item>)>, bool), Exit> {
     let (mut kustomizations, mut results) = fluxbuild::kustomizations(rendered);
     if let Some((flag, namespace, name)) = &options.only {
         kustomizations.retain(|k| k.id.name == *name && namespace.as_ref().is_none_or(|ns| *ns == k.id.namespace));
@@ -179,8 +201,20 @@ pub(super) fn build_all(
     let budget = Budget::new(limits);
     let mut copies = Copies::default();
     let mut built: Vec<(Name, Vec<Item>)> = Vec::new();
+    let mut failed: Vec<&Name> = Vec::new();
     for (i, dir) in plan {
         let kustomization = &kustomizations[i];
+        if let Some(dependency) = kustomization.depends_on.iter().find(|d| failed.contains(d)) {
+            results.push(
+                Diagnostic::warning(
+                    Kind::Render,
+                    format!("not built: it depends on Kustomization {dependency}, which failed"),
+                )
+                .about(&kustomization.object),
+            );
+            failed.push(&kustomization.id);
+            continue;
+        }
         let built_objects =
             copies.copy_of(&dir).and_then(|copy| build(kustomization, &copy, &tool, limits, options.show_secrets));
         let mut objects = match built_objects {
@@ -188,25 +222,27 @@ pub(super) fn build_all(
             Err(message) => {
                 let message = format!("source {}, path {:?}: {message}", kustomization.source, kustomization.path);
                 results.push(kustomization.error(message));
+                failed.push(&kustomization.id);
                 continue;
             }
         };
         let pool =
             rendered.iter().map(|item| &**item).chain(built.iter().flat_map(|(_, items)| items.iter().map(|i| &**i)));
-        match fluxbuild::variables(kustomization, pool, options.strict_substitutions) {
-            Ok(variables) => {
-                results.extend(fluxbuild::post_build(kustomization, &mut objects, variables.as_ref(), &budget))
-            }
-            Err(message) => results.push(kustomization.error(message)),
+        let post_built = match fluxbuild::variables(kustomization, pool, options.strict_substitutions) {
+            Ok(variables) => fluxbuild::post_build(kustomization, &mut objects, variables.as_ref(), &budget),
+            Err(message) => vec![kustomization.error(message)],
+        };
+        // The controller applies nothing of a Kustomization whose post-build failed.
+        if post_built.iter().any(Diagnostic::is_error) {
+            failed.push(&kustomization.id);
+        } else {
+            built.push((kustomization.id.clone(), objects));
         }
-        built.push((kustomization.id.clone(), objects));
+        results.extend(post_built);
     }
     report_results(&results, Some(files));
-    if results.iter().any(Diagnostic::is_error) {
-        // Nothing is written for a build that failed in part.
-        return Err(Exit::Errors);
-    }
-    Ok(built)
+    let failed = results.iter().any(Diagnostic::is_error);
+    Ok((built, failed))
 }
 
 /// `NAMESPACE/NAME` or `NAME`.
