@@ -116,12 +116,15 @@ pub(super) fn build_all(
     rendered: &[Item],
     files: &DiskFiles,
     limits: Limits,
-) -> Result<Vec<(Name, Vec<Item>)>, Exit> {
+) -> Result<Built, Exit> {
     match build_each(options, rendered, files, limits)? {
         (_, true) => Err(Exit::Errors),
         (built, false) => Ok(built),
     }
 }
+
+/// The objects each Kustomization that built would apply, in build order.
+pub(super) type Built = Vec<(Name, Vec<Item>)>;
 
 /// Builds the Flux Kustomizations of a render: the objects each that built would apply, in build
 /// order, and whether any failed. Each is built on its own, as the controller reconciles each; one
@@ -132,7 +135,7 @@ pub(super) fn build_each(
     rendered: &[Item],
     files: &DiskFiles,
     limits: Limits,
-) -> Result<(Vec<(Name, Vec<Item>)>, bool), Exit> {
+) -> Result<(Built, bool), Exit> {
     let (mut kustomizations, mut results) = fluxbuild::kustomizations(rendered);
     if let Some((flag, namespace, name)) = &options.only {
         kustomizations.retain(|k| k.id.name == *name && namespace.as_ref().is_none_or(|ns| *ns == k.id.namespace));
