@@ -170,7 +170,7 @@ fn file_reads_from_a_root_of_slash_are_refused() {
     assert!(!stdout.contains("PATH="), "{stdout}");
 }
 
-/// /proc, /sys and /dev are never read, whatever the root.
+/// /proc and /sys are never read, whatever the root, nor a device (a file that is not regular).
 #[test]
 fn system_directories_are_never_read() {
     let (code, _, stderr) = krm_in(std::path::Path::new("/"), &["--root", "/proc/self"], reading("../environ"));
@@ -180,7 +180,12 @@ fn system_directories_are_never_read() {
     let (code, _, stderr) = bin_output(&["render", "-f", "/proc/self/environ", "features"], Some(&dir));
     let _ = std::fs::remove_dir_all(&dir);
     assert_eq!(code, Some(2), "{stderr}");
-    assert!(stderr.contains("/proc, /sys and /dev are never read"), "{stderr}");
+    assert!(stderr.contains("/proc and /sys are never read"), "{stderr}");
+    let dir = scratch("system-device");
+    let (code, _, stderr) = bin_output(&["render", "-f", "/dev/zero", "features"], Some(&dir));
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("only regular files are read"), "{stderr}");
 }
 
 fn bin_output(args: &[&str], dir: Option<&std::path::Path>) -> (Option<i32>, String, String) {
@@ -987,4 +992,33 @@ fn diff_max_diff_lines_is_a_setting_the_note_names() {
     assert!(stdout.contains("more than 39 lines together") && stdout.contains("raise --max-diff-lines"), "{stdout}");
     assert_eq!(default_code, Some(1));
     assert!(default_stdout.contains("(20 inserts, 20 deletions)"), "{default_stdout}");
+}
+
+/// A temporary directory on /dev/shm (tmpfs, the fast choice for TMPDIR) was refused as "a
+/// system file": only /proc, /sys and device files are. The copy of the source is made there and
+/// read, and removed after.
+#[cfg(target_os = "linux")]
+#[test]
+fn flux_build_works_with_tmpdir_on_dev_shm() {
+    let shm = std::path::Path::new("/dev/shm");
+    if !shm.is_dir() {
+        return;
+    }
+    let (dir, path) = many_kustomizations("flux-tmpdir-shm", 1);
+    let tmp = shm.join(format!("render-blueprint-test-{}", std::process::id()));
+    std::fs::create_dir_all(&tmp).unwrap_or_else(|err| panic!("{err}"));
+    let output = bin()
+        .current_dir(&dir)
+        .env("PATH", &path)
+        .env("TMPDIR", &tmp)
+        .args(["flux-build", "features", "--source", "platform=source"])
+        .output()
+        .unwrap_or_else(|err| panic!("{err}"));
+    let built = std::fs::read_to_string(dir.join("built")).unwrap_or_default();
+    let leftovers = std::fs::read_dir(&tmp).map(|d| d.count()).unwrap_or(0);
+    let _ = std::fs::remove_dir_all(&dir);
+    let _ = std::fs::remove_dir_all(&tmp);
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    assert!(built.starts_with(tmp.to_str().unwrap_or_default()), "built in TMPDIR: {built}");
+    assert_eq!(leftovers, 0, "the copy is removed");
 }
