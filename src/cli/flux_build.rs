@@ -138,9 +138,31 @@ pub(super) fn build_each(
 ) -> Result<(Built, bool), Exit> {
     let (mut kustomizations, mut results) = fluxbuild::kustomizations(rendered);
     if let Some((flag, namespace, name)) = &options.only {
+        let names: Vec<String> = kustomizations.iter().map(|k| k.id.to_string()).collect();
         kustomizations.retain(|k| k.id.name == *name && namespace.as_ref().is_none_or(|ns| *ns == k.id.namespace));
         if kustomizations.is_empty() {
-            return Err(Exit::Unusable(format!("--kustomization {flag}: the render holds no such Flux Kustomization")));
+            let held = match names.is_empty() {
+                true => "it holds none".to_string(),
+                false => format!("it holds {}", names.join(", ")),
+            };
+            return Err(Exit::Unusable(format!(
+                "--kustomization {flag}: the render holds no such Flux Kustomization; {held}"
+            )));
+        }
+    }
+    // A --source that no Kustomization's sourceRef matches is likely a typo in its name (with
+    // --kustomization, the other sources are expected).
+    for (pattern, dir) in options.sources.iter().filter(|_| options.only.is_none()) {
+        if !kustomizations.iter().any(|k| pattern.matches(&k.source)) {
+            results.push(Diagnostic::warning(
+                Kind::Render,
+                format!(
+                    "--source {}={}: no Kustomization to build has this source; the sources are {}",
+                    pattern,
+                    dir.display(),
+                    source_list(&kustomizations)
+                ),
+            ));
         }
     }
     let order = match options.only {
@@ -246,6 +268,17 @@ pub(super) fn build_each(
     report_results(&results, Some(files));
     let failed = results.iter().any(Diagnostic::is_error);
     Ok((built, failed))
+}
+
+/// The distinct sources of `kustomizations`, for a message.
+fn source_list(kustomizations: &[Kustomization]) -> String {
+    let mut sources: Vec<String> = kustomizations.iter().map(|k| k.source.to_string()).collect();
+    sources.sort();
+    sources.dedup();
+    match sources.is_empty() {
+        true => "none".to_string(),
+        false => sources.join(", "),
+    }
 }
 
 /// `NAMESPACE/NAME` or `NAME`.

@@ -246,10 +246,20 @@ impl SourcePattern {
         Ok((pattern, dir))
     }
 
+    /// Whether it names `source`.
     pub fn matches(&self, source: &SourceRef) -> bool {
         self.name == source.name
             && self.namespace.as_ref().is_none_or(|ns| *ns == source.namespace)
             && self.kind.as_ref().is_none_or(|kind| *kind == source.kind)
+    }
+}
+
+impl fmt::Display for SourcePattern {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for part in [&self.kind, &self.namespace].into_iter().flatten() {
+            write!(f, "{part}/")?;
+        }
+        f.write_str(&self.name)
     }
 }
 
