@@ -1022,3 +1022,57 @@ fn flux_build_works_with_tmpdir_on_dev_shm() {
     assert!(built.starts_with(tmp.to_str().unwrap_or_default()), "built in TMPDIR: {built}");
     assert_eq!(leftovers, 0, "the copy is removed");
 }
+
+/// Inside a git work tree, the `flux-system` GitRepository (what `flux bootstrap` makes of the
+/// repository) is the checkout when no --source names it, with an info line saying so; the copy
+/// holds what a clone holds (no files .gitignore names) and what the artifact holds (no
+/// .github/, no links). Outside a work tree the source must be given.
+#[cfg(target_os = "linux")]
+#[test]
+fn flux_build_takes_the_checkout_for_the_flux_system_source() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = scratch("flux-checkout");
+    let write = |path: &str, text: &str| {
+        let path = dir.join(path);
+        std::fs::create_dir_all(path.parent().unwrap_or(&dir)).unwrap_or_else(|err| panic!("{err}"));
+        std::fs::write(path, text).unwrap_or_else(|err| panic!("{err}"));
+    };
+    let kustomization = "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata:\n  name: apps\n  \
+                         namespace: flux-system\nspec:\n  sourceRef:\n    kind: GitRepository\n    name: flux-system\n  \
+                         path: ./apps\n";
+    write("clusters/prod/apps.yaml", kustomization);
+    for name in ["apps/app.yaml", "apps/scratch.yaml", ".github/ci.yaml", "apps/.github/ci.yaml"] {
+        write(name, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n");
+    }
+    write(".gitignore", "scratch.yaml\n");
+    // The stand-in kustomize logs the kustomization file Flux generated for the build.
+    let script = format!("#!/bin/sh\ncat \"$4/kustomization.yaml\" >> {}\n", dir.join("built").display());
+    write("bin/kustomize", &script);
+    std::fs::set_permissions(dir.join("bin/kustomize"), std::fs::Permissions::from_mode(0o755))
+        .unwrap_or_else(|err| panic!("{err}"));
+    let path = format!("{}:{}", dir.join("bin").display(), std::env::var("PATH").unwrap_or_default());
+    let run = || {
+        bin()
+            .current_dir(&dir)
+            .env("PATH", &path)
+            .args(["flux-build", "clusters/prod"])
+            .output()
+            .unwrap_or_else(|err| panic!("{err}"))
+    };
+    let outside = run();
+    let git = std::process::Command::new("git").arg("init").arg("-q").current_dir(&dir).status();
+    let inside = run();
+    let built = std::fs::read_to_string(dir.join("built")).unwrap_or_default();
+    let _ = std::fs::remove_dir_all(&dir);
+    if !git.is_ok_and(|status| status.success()) {
+        return;
+    }
+    let outside_stderr = String::from_utf8_lossy(&outside.stderr);
+    assert_eq!(outside.status.code(), Some(2), "{outside_stderr}");
+    assert!(outside_stderr.contains("--source GitRepository/flux-system/flux-system=DIR"), "{outside_stderr}");
+    let stderr = String::from_utf8_lossy(&inside.stderr);
+    assert!(inside.status.success(), "{stderr}");
+    assert!(stderr.starts_with("info: source GitRepository/flux-system/flux-system is the git work tree "), "{stderr}");
+    assert!(built.contains("- ./app.yaml"), "{built}");
+    assert!(!built.contains("scratch.yaml") && !built.contains(".github"), "{built}");
+}

@@ -6,9 +6,10 @@
 use super::input::from_paths;
 use super::output::{report_results, write_stream, write_with};
 use super::{Exit, FluxBuildArgs};
-use crate::diag::{Diagnostic, Kind};
+use crate::diag::{Diagnostic, Kind, Severity};
 use crate::doc::{read_yaml_documents, read_yaml_documents_with_starts, to_yaml, Value};
-use crate::fluxbuild::{self, GeneratedResources, Kustomization, Name, SourcePattern};
+use crate::fluxbuild::ignore::Matcher;
+use crate::fluxbuild::{self, ArtifactRules, GeneratedResources, Kustomization, Name, SourcePattern};
 use crate::krm::{Item, StreamItems};
 use crate::limits::{Budget, Limits};
 use crate::package::{read_regular_file, DiskFiles};
@@ -31,6 +32,18 @@ pub(super) struct Options {
     /// `--max-builds`: a few hundred bytes of package can declare hundreds of Kustomizations, each
     /// a kustomize run, so their number is the operator's to bound.
     pub(super) max_builds: usize,
+    /// The top of the git work tree the inputs are in: the `flux-system` GitRepository when no
+    /// `--source` names it, as `flux bootstrap` makes the repository it commits to that source.
+    checkout: Option<PathBuf>,
+}
+
+/// The source `flux bootstrap` creates for the repository it commits the cluster's files to.
+const BOOTSTRAP_SOURCE: (&str, &str, &str) = ("GitRepository", "flux-system", "flux-system");
+
+/// The top of the git work tree `path` is in (the nearest directory above it holding `.git`).
+fn work_tree_of(path: &Path) -> Option<PathBuf> {
+    let real = path.canonicalize().ok()?;
+    real.ancestors().find(|dir| dir.join(".git").exists()).map(Path::to_path_buf)
 }
 
 /// `--max-builds`' default: far more Kustomizations than a real cluster's render holds.
@@ -62,6 +75,7 @@ impl Options {
             strict_substitutions,
             show_secrets: false,
             max_builds: DEFAULT_MAX_BUILDS,
+            checkout: None,
         })
     }
 }
@@ -79,6 +93,7 @@ pub(super) fn run(args: FluxBuildArgs, root: Option<PathBuf>, limits: Limits) ->
     };
     options.show_secrets = args.show_secrets;
     options.max_builds = args.max_builds;
+    options.checkout = args.input.paths.first().and_then(|path| work_tree_of(path));
     let (input, files) = match from_paths(&args.input, root, limits) {
         Ok(loaded) => loaded,
         Err(exit) => return exit,
@@ -178,10 +193,20 @@ pub(super) fn build_each(
     };
     let mut plan = Vec::new();
     let mut missing: Vec<(String, Vec<&Name>)> = Vec::new();
+    let bootstrap = fluxbuild::SourceRef {
+        kind: BOOTSTRAP_SOURCE.0.to_string(),
+        namespace: BOOTSTRAP_SOURCE.1.to_string(),
+        name: BOOTSTRAP_SOURCE.2.to_string(),
+    };
+    let mut checkout_used = false;
     for i in order {
         let kustomization = &kustomizations[i];
-        match options.sources.iter().rev().find(|(pattern, _)| pattern.matches(&kustomization.source)) {
-            Some((_, dir)) => plan.push((i, dir.clone())),
+        let given = options.sources.iter().rev().find(|(pattern, _)| pattern.matches(&kustomization.source));
+        match given.map(|(_, dir)| dir).or(options.checkout.as_ref().filter(|_| kustomization.source == bootstrap)) {
+            Some(dir) => {
+                checkout_used |= given.is_none();
+                plan.push((i, dir.clone()));
+            }
             None => {
                 let source = kustomization.source.to_string();
                 match missing.iter_mut().find(|(s, _)| *s == source) {
@@ -210,6 +235,21 @@ pub(super) fn build_each(
         for entry in &list {
             results.push(Diagnostic::warning(Kind::Render, format!("not built: no --source for {entry}")));
         }
+    }
+    if let (true, Some(checkout)) = (checkout_used, &options.checkout) {
+        let info = Diagnostic::new(
+            Severity::Info,
+            Kind::Render,
+            format!(
+                "source {bootstrap} is the git work tree {} (the checkout; flux bootstrap makes the repository it \
+                 commits to this source): give --source {}/{}/{}=DIR to build another",
+                checkout.display(),
+                BOOTSTRAP_SOURCE.0,
+                BOOTSTRAP_SOURCE.1,
+                BOOTSTRAP_SOURCE.2
+            ),
+        );
+        super::output::eprint_line(&info.to_string());
     }
     if plan.len() > options.max_builds {
         return Err(Exit::Unusable(format!(
@@ -240,8 +280,10 @@ pub(super) fn build_each(
             failed.push(&kustomization.id);
             continue;
         }
-        let built_objects =
-            copies.copy_of(&dir).and_then(|copy| build(kustomization, &copy, &tool, limits, options.show_secrets));
+        let rules = fluxbuild::artifact_rules(rendered, &kustomization.source);
+        let built_objects = copies
+            .copy_of(&dir, &rules, limits)
+            .and_then(|copy| build(kustomization, &copy, &tool, limits, options.show_secrets));
         let mut objects = match built_objects {
             Ok(objects) => objects,
             Err(message) => {
@@ -317,13 +359,13 @@ fn kustomize_tool() -> Option<Vec<String>> {
 struct Copies {
     /// Made with the first copy; the guard removes it on SIGINT and SIGTERM.
     work: Option<(tempfile::TempDir, super::cleanup::Temporary)>,
-    /// Each source directory as given, and its copy.
-    copied: Vec<(PathBuf, PathBuf)>,
+    /// Each source directory as given, the rules its artifact was made by, and its copy.
+    copied: Vec<(PathBuf, ArtifactRules, PathBuf)>,
 }
 
 impl Copies {
-    fn copy_of(&mut self, source: &Path) -> Result<PathBuf, String> {
-        if let Some((_, copy)) = self.copied.iter().find(|(dir, _)| dir == source) {
+    fn copy_of(&mut self, source: &Path, rules: &ArtifactRules, limits: Limits) -> Result<PathBuf, String> {
+        if let Some((_, _, copy)) = self.copied.iter().find(|(dir, r, _)| dir == source && r == rules) {
             return Ok(copy.clone());
         }
         if !source.is_dir() {
@@ -343,11 +385,11 @@ impl Copies {
             }
         };
         let copy = work.join(format!("source-{}", self.copied.len()));
-        if let Err(message) = copy_tree(source, &copy, source) {
+        if let Err(message) = copy_artifact(source, &copy, rules, limits) {
             let _ = std::fs::remove_dir_all(&copy);
             return Err(message);
         }
-        self.copied.push((source.to_path_buf(), copy.clone()));
+        self.copied.push((source.to_path_buf(), rules.clone(), copy.clone()));
         Ok(copy)
     }
 }
@@ -451,34 +493,147 @@ fn shown(path: &Path, copy: &Path) -> String {
     path.strip_prefix(copy).map_or_else(|_| path.display().to_string(), |p| p.display().to_string())
 }
 
-/// Copies a source directory, without `.git` (Flux's artifacts hold none). A symbolic link is
-/// copied as what it points to, which must be inside the source.
-fn copy_tree(from: &Path, to: &Path, source: &Path) -> Result<(), String> {
+/// Copies a source directory as source-controller makes its artifact ([`fluxbuild::ignore`]):
+/// symbolic links are left out (the artifact's walk keeps regular files and directories only),
+/// and so are `.git`, the files a clone does not hold (those `.gitignore` files name, when the
+/// directory is in a git work tree) and, for a GitRepository or a Bucket, the files its
+/// `.sourceignore` files, its `spec.ignore` and the default excludes name.
+fn copy_artifact(from: &Path, to: &Path, rules: &ArtifactRules, limits: Limits) -> Result<(), String> {
     std::fs::create_dir_all(to).map_err(|err| format!("cannot copy the source: {err}"))?;
-    let source_root = source.canonicalize().map_err(|err| format!("{}: {err}", source.display()))?;
-    let mut entries: Vec<_> =
-        std::fs::read_dir(from).map_err(|err| format!("{}: {err}", from.display()))?.filter_map(Result::ok).collect();
-    entries.sort_by_key(|entry| entry.file_name());
-    for entry in entries {
-        let path = entry.path();
-        if entry.file_name() == ".git" {
+    let real = from.canonicalize().map_err(|err| format!("{}: {err}", from.display()))?;
+    let mut ignores = Ignores::default();
+    // Above the source, in its work tree: the .gitignore files on the way down apply too.
+    if let Some(top) = real.ancestors().find(|dir| dir.join(".git").exists()) {
+        let prefix: Vec<String> = real
+            .strip_prefix(top)
+            .map(|rest| rest.components().map(|c| c.as_os_str().to_string_lossy().into_owned()).collect())
+            .unwrap_or_default();
+        for depth in 0..prefix.len() {
+            let dir = prefix[..depth].iter().fold(top.to_path_buf(), |path, part| path.join(part));
+            ignores.read_git(&dir, &prefix[..depth], limits)?;
+        }
+        ignores.git_prefix = Some(prefix);
+    }
+    ignores.load(&real, &mut Vec::new(), rules.filtered, limits)?;
+    let mut patterns = std::mem::take(&mut ignores.source);
+    if let Some(text) = &rules.ignore {
+        patterns.extend(fluxbuild::ignore::read_patterns(text, &[]));
+    }
+    let artifact = rules.filtered.then(|| Matcher::artifact(patterns));
+    copy_files(&real, to, &mut Vec::new(), &ignores, artifact.as_ref())
+}
+
+/// The ignore patterns of a source: its work tree's (`.gitignore`, scoped from the work tree's
+/// top, which is `git_prefix` above the source) and its own (`.sourceignore`).
+#[derive(Default)]
+struct Ignores {
+    git_prefix: Option<Vec<String>>,
+    git: Matcher,
+    source: Vec<fluxbuild::ignore::Pattern>,
+}
+
+impl Ignores {
+    fn read_git(&mut self, dir: &Path, domain: &[String], limits: Limits) -> Result<(), String> {
+        let file = dir.join(".gitignore");
+        if file.is_file() && !file.is_symlink() {
+            let text =
+                read_regular_file(&file, limits.max_file_bytes).map_err(|err| format!("{}: {err}", file.display()))?;
+            self.git.extend(fluxbuild::ignore::read_patterns(&text, domain));
+        }
+        Ok(())
+    }
+
+    /// Whether a path below the source (`parts`) is one a clone does not hold.
+    fn not_in_clone(&self, parts: &[String], is_dir: bool) -> bool {
+        let Some(prefix) = &self.git_prefix else { return false };
+        let path: Vec<&str> = prefix.iter().chain(parts).map(String::as_str).collect();
+        self.git.excludes(&path, is_dir)
+    }
+
+    /// Reads the `.gitignore` and (`sourceignore`) `.sourceignore` files of `dir` (`parts` below
+    /// the source) and below, as source-controller reads them: each directory's before its
+    /// sub-directories', in name order, not into `.git`, links or what a clone does not hold.
+    fn load(&mut self, dir: &Path, parts: &mut Vec<String>, sourceignore: bool, limits: Limits) -> Result<(), String> {
+        if let Some(prefix) = self.git_prefix.clone() {
+            let domain: Vec<String> = prefix.into_iter().chain(parts.iter().cloned()).collect();
+            self.read_git(dir, &domain, limits)?;
+        }
+        let file = dir.join(fluxbuild::ignore::IGNORE_FILE);
+        if sourceignore && file.is_file() && !file.is_symlink() {
+            let text =
+                read_regular_file(&file, limits.max_file_bytes).map_err(|err| format!("{}: {err}", file.display()))?;
+            self.source.extend(fluxbuild::ignore::read_patterns(&text, parts));
+        }
+        for (name, path) in sorted_entries(dir)? {
+            let is_dir = std::fs::symlink_metadata(&path).is_ok_and(|meta| meta.is_dir());
+            if !is_dir || name == ".git" {
+                continue;
+            }
+            parts.push(name);
+            if !self.not_in_clone(parts, true) {
+                self.load(&path, parts, sourceignore, limits)?;
+            }
+            parts.pop();
+        }
+        Ok(())
+    }
+}
+
+fn sorted_entries(dir: &Path) -> Result<Vec<(String, PathBuf)>, String> {
+    let mut entries: Vec<(String, PathBuf)> = std::fs::read_dir(dir)
+        .map_err(|err| format!("{}: {err}", dir.display()))?
+        .filter_map(Result::ok)
+        .map(|entry| (entry.file_name().to_string_lossy().into_owned(), entry.path()))
+        .collect();
+    entries.sort();
+    Ok(entries)
+}
+
+/// Copies the files of `from` (`parts` below the source) the artifact holds into `to`. A
+/// directory the artifact leaves out is still walked (a later `!pattern` may bring a file in it
+/// back), as source-controller's walk does; it is made only for the files kept in it.
+fn copy_files(
+    from: &Path,
+    to: &Path,
+    parts: &mut Vec<String>,
+    ignores: &Ignores,
+    artifact: Option<&Matcher>,
+) -> Result<(), String> {
+    for (name, path) in sorted_entries(from)? {
+        if name == ".git" {
             continue;
         }
-        let target = to.join(entry.file_name());
-        if path.is_symlink() {
-            let real = path.canonicalize().map_err(|err| format!("{}: {err}", path.display()))?;
-            if !real.starts_with(&source_root) {
-                return Err(format!("{}: a symbolic link that leads out of the source", path.display()));
-            }
-            // A link to a directory inside the source: its files are copied where they are.
-            if real.is_file() {
-                std::fs::copy(&real, &target).map_err(|err| format!("cannot copy {}: {err}", path.display()))?;
-            }
-        } else if path.is_dir() {
-            copy_tree(&path, &target, source)?;
-        } else if path.is_file() {
-            std::fs::copy(&path, &target).map_err(|err| format!("cannot copy {}: {err}", path.display()))?;
+        let Ok(meta) = std::fs::symlink_metadata(&path) else { continue };
+        // Links, FIFOs, sockets and devices: the artifact holds regular files and directories.
+        if !(meta.is_dir() || meta.is_file()) {
+            continue;
         }
+        parts.push(name.clone());
+        let target = to.join(&name);
+        let excluded = |is_dir: bool| {
+            let path: Vec<&str> = parts.iter().map(String::as_str).collect();
+            artifact.is_some_and(|matcher| matcher.excludes(&path, is_dir))
+        };
+        let result = if ignores.not_in_clone(parts, meta.is_dir()) {
+            Ok(())
+        } else if meta.is_dir() {
+            let made = match excluded(true) {
+                true => Ok(()),
+                false => {
+                    std::fs::create_dir_all(&target).map_err(|err| format!("cannot copy {}: {err}", path.display()))
+                }
+            };
+            made.and_then(|()| copy_files(&path, &target, parts, ignores, artifact))
+        } else if excluded(false) {
+            Ok(())
+        } else {
+            std::fs::create_dir_all(to)
+                .and_then(|()| std::fs::copy(&path, &target))
+                .map(|_| ())
+                .map_err(|err| format!("cannot copy {}: {err}", path.display()))
+        };
+        parts.pop();
+        result?;
     }
     Ok(())
 }

@@ -12,6 +12,7 @@
 
 mod confine;
 mod generate;
+pub mod ignore;
 mod post;
 mod redact;
 
@@ -260,6 +261,37 @@ impl fmt::Display for SourcePattern {
             write!(f, "{part}/")?;
         }
         f.write_str(&self.name)
+    }
+}
+
+/// The API group of Flux's sources.
+pub const SOURCE_GROUP: &str = "source.toolkit.fluxcd.io";
+
+/// How source-controller makes a source's artifact from its files: whether it filters them
+/// (a GitRepository's checkout, a Bucket's objects: [`ignore`]), and the source's own
+/// `spec.ignore` patterns, read from the source object when the render holds it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ArtifactRules {
+    pub filtered: bool,
+    pub ignore: Option<String>,
+}
+
+/// The [`ArtifactRules`] of `source`, with its object among `items` when there is one.
+pub fn artifact_rules(items: &[Item], source: &SourceRef) -> ArtifactRules {
+    let object = items.iter().map(|item| &**item).find(|object| {
+        object.get("kind").and_then(Value::as_str) == Some(source.kind.as_str())
+            && object
+                .get("apiVersion")
+                .and_then(Value::as_str)
+                .and_then(|api| api.strip_prefix(SOURCE_GROUP))
+                .is_some_and(|version| version.starts_with('/'))
+            && name_of(object) == source.name
+            && namespace_or_default(object) == source.namespace
+    });
+    let ignore = object.and_then(|o| o.get("spec")).and_then(|spec| spec.get("ignore")).and_then(Value::as_str);
+    ArtifactRules {
+        filtered: matches!(source.kind.as_str(), "GitRepository" | "Bucket"),
+        ignore: ignore.map(str::to_string),
     }
 }
 
