@@ -1076,3 +1076,39 @@ fn flux_build_takes_the_checkout_for_the_flux_system_source() {
     assert!(built.contains("- ./app.yaml"), "{built}");
     assert!(!built.contains("scratch.yaml") && !built.contains(".github"), "{built}");
 }
+
+/// Progress goes to stderr, one line per Kustomization, only when stderr is a terminal (run
+/// here under `script`, which gives the command a pseudo-terminal); piped, stderr holds the
+/// results alone.
+#[cfg(target_os = "linux")]
+#[test]
+fn flux_build_shows_progress_on_a_terminal_only() {
+    let (dir, path) = many_kustomizations("flux-progress", 2);
+    let command = format!("{} flux-build features --source platform=source", env!("CARGO_BIN_EXE_render-blueprint"));
+    let on_terminal = std::process::Command::new("script")
+        .args(["-qec", &command, "/dev/null"])
+        .current_dir(&dir)
+        .env("PATH", &path)
+        .env("TMPDIR", dir.join("tmp"))
+        .output();
+    let piped = bin()
+        .current_dir(&dir)
+        .env("PATH", &path)
+        .env("TMPDIR", dir.join("tmp"))
+        .args(["flux-build", "features", "--source", "platform=source"])
+        .output()
+        .unwrap_or_else(|err| panic!("{err}"));
+    let _ = std::fs::remove_dir_all(&dir);
+    let piped_stderr = String::from_utf8_lossy(&piped.stderr);
+    assert!(piped.status.success() && !piped_stderr.contains("building"), "{piped_stderr}");
+    // Without `script` (util-linux), there is no terminal to test with.
+    let Ok(on_terminal) = on_terminal else { return };
+    let shown = String::from_utf8_lossy(&on_terminal.stdout);
+    assert!(
+        shown.contains(
+            "[1/2] building Kustomization flux-system/k0 (source GitRepository/flux-system/platform, path \"./app\")"
+        ),
+        "{shown}"
+    );
+    assert!(shown.contains("[2/2] building Kustomization flux-system/k1"), "{shown}");
+}

@@ -267,8 +267,21 @@ pub(super) fn build_each(
     let mut copies = Copies::default();
     let mut built: Vec<(Name, Vec<Item>)> = Vec::new();
     let mut failed: Vec<&Name> = Vec::new();
-    for (i, dir) in plan {
+    // Long builds (a few minutes for a large repository) say where they are, on a terminal only,
+    // as kpt shows its steps: logs and golden files get the results alone.
+    let progress = std::io::IsTerminal::is_terminal(&std::io::stderr());
+    let total = plan.len();
+    for (n, (i, dir)) in plan.into_iter().enumerate() {
         let kustomization = &kustomizations[i];
+        if progress {
+            super::output::eprint_line(&format!(
+                "[{}/{total}] building Kustomization {} (source {}, path {:?})",
+                n + 1,
+                kustomization.id,
+                kustomization.source,
+                kustomization.path
+            ));
+        }
         if let Some(dependency) = kustomization.depends_on.iter().find(|d| failed.contains(d)) {
             results.push(
                 Diagnostic::warning(

@@ -128,7 +128,8 @@ struct FluxBuildArgs {
     #[command(flatten)]
     input: InputArgs,
     /// Where a Kustomization's source is on this machine: a checkout of the repository or an
-    /// unpacked artifact (repeatable; KIND and NAMESPACE narrow the match, the last match wins)
+    /// unpacked artifact (repeatable; KIND and NAMESPACE narrow the match, the last match wins).
+    /// Inside a git work tree, GitRepository/flux-system/flux-system defaults to the checkout
     #[arg(long = "source", value_name = "[KIND/][NAMESPACE/]NAME=DIR")]
     sources: Vec<String>,
     /// Build the Kustomizations whose source is given and warn about each other one
