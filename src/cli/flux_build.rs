@@ -35,7 +35,12 @@ pub(super) struct Options {
     /// The top of the git work tree the inputs are in: the `flux-system` GitRepository when no
     /// `--source` names it, as `flux bootstrap` makes the repository it commits to that source.
     checkout: Option<PathBuf>,
+    /// `--max-nesting`: how many rounds of Kustomizations that builds give are built.
+    pub(super) max_nesting: usize,
 }
+
+/// `--max-nesting`' default: deeper than the Kustomizations of real repositories nest.
+pub(super) const DEFAULT_MAX_NESTING: usize = 10;
 
 /// The source `flux bootstrap` creates for the repository it commits the cluster's files to.
 const BOOTSTRAP_SOURCE: (&str, &str, &str) = ("GitRepository", "flux-system", "flux-system");
@@ -76,6 +81,7 @@ impl Options {
             show_secrets: false,
             max_builds: DEFAULT_MAX_BUILDS,
             checkout: None,
+            max_nesting: DEFAULT_MAX_NESTING,
         })
     }
 }
@@ -94,6 +100,7 @@ pub(super) fn run(args: FluxBuildArgs, root: Option<PathBuf>, limits: Limits) ->
     options.show_secrets = args.show_secrets;
     options.max_builds = args.max_builds;
     options.checkout = args.input.paths.first().and_then(|path| work_tree_of(path));
+    options.max_nesting = args.max_nesting;
     let (input, files) = match from_paths(&args.input, root, limits) {
         Ok(loaded) => loaded,
         Err(exit) => return exit,
@@ -183,7 +190,7 @@ pub(super) fn build_each(
     let order = match options.only {
         // One Kustomization is built on its own, as `flux build kustomization` builds one.
         Some(_) => (0..kustomizations.len()).collect(),
-        None => match fluxbuild::build_order(&kustomizations) {
+        None => match fluxbuild::build_order(&kustomizations, &|_| false) {
             Ok(order) => order,
             Err(errors) => {
                 report_results(&errors, Some(files));
@@ -263,66 +270,180 @@ pub(super) fn build_each(
         true => Vec::new(),
         false => kustomize_tool().ok_or_else(|| Exit::Unusable(NO_KUSTOMIZE.to_string()))?,
     };
-    let budget = Budget::new(limits);
-    let mut copies = Copies::default();
-    let mut built: Vec<(Name, Vec<Item>)> = Vec::new();
-    let mut failed: Vec<&Name> = Vec::new();
-    // Long builds (a few minutes for a large repository) say where they are, on a terminal only,
-    // as kpt shows its steps: logs and golden files get the results alone.
-    let progress = std::io::IsTerminal::is_terminal(&std::io::stderr());
-    let total = plan.len();
-    for (n, (i, dir)) in plan.into_iter().enumerate() {
-        let kustomization = &kustomizations[i];
-        if progress {
+    let mut run = Run {
+        options,
+        rendered,
+        limits,
+        tool,
+        budget: Budget::new(limits),
+        copies: Copies::default(),
+        built: Vec::new(),
+        failed: Vec::new(),
+        results,
+        progress: std::io::IsTerminal::is_terminal(&std::io::stderr()),
+        planned: plan.len(),
+        started: 0,
+    };
+    for (i, dir) in plan {
+        run.build(&kustomizations[i], &dir);
+    }
+    // Kustomizations a build gives are applied, and then built, by the controller: with the
+    // parent's patches, namespace and substitution already in them. Not with --kustomization,
+    // which builds one, as `flux build kustomization` does.
+    if options.only.is_none() {
+        let known = kustomizations.iter().map(|k| k.id.clone()).collect();
+        run.nested(known, &bootstrap);
+    }
+    let Run { built, results, .. } = run;
+    report_results(&results, Some(files));
+    let failed = results.iter().any(Diagnostic::is_error);
+    Ok((built, failed))
+}
+
+/// The state of one `flux-build` run: what is built, what failed, the results so far.
+struct Run<'a> {
+    options: &'a Options,
+    rendered: &'a [Item],
+    limits: Limits,
+    tool: Vec<String>,
+    budget: Budget,
+    copies: Copies,
+    built: Built,
+    failed: Vec<Name>,
+    results: Vec<Diagnostic>,
+    /// Whether stderr is a terminal, to show progress on.
+    progress: bool,
+    /// Builds planned so far, and started.
+    planned: usize,
+    started: usize,
+}
+
+impl Run<'_> {
+    /// Builds one Kustomization from `dir`, as the controller reconciles it: not when one it
+    /// depends on failed; its objects post-built, or its failure an error result.
+    fn build(&mut self, kustomization: &Kustomization, dir: &Path) {
+        self.started += 1;
+        if self.progress {
             super::output::eprint_line(&format!(
-                "[{}/{total}] building Kustomization {} (source {}, path {:?})",
-                n + 1,
-                kustomization.id,
-                kustomization.source,
-                kustomization.path
+                "[{}/{}] building Kustomization {} (source {}, path {:?})",
+                self.started, self.planned, kustomization.id, kustomization.source, kustomization.path
             ));
         }
-        if let Some(dependency) = kustomization.depends_on.iter().find(|d| failed.contains(d)) {
-            results.push(
+        if let Some(dependency) = kustomization.depends_on.iter().find(|d| self.failed.contains(d)) {
+            self.results.push(
                 Diagnostic::warning(
                     Kind::Render,
                     format!("not built: it depends on Kustomization {dependency}, which failed"),
                 )
                 .about(&kustomization.object),
             );
-            failed.push(&kustomization.id);
-            continue;
+            self.failed.push(kustomization.id.clone());
+            return;
         }
-        let rules = fluxbuild::artifact_rules(rendered, &kustomization.source);
-        let built_objects = copies
-            .copy_of(&dir, &rules, limits)
-            .and_then(|copy| build(kustomization, &copy, &tool, limits, options.show_secrets));
+        let (limits, show_secrets) = (self.limits, self.options.show_secrets);
+        let rules = fluxbuild::artifact_rules(self.rendered, &kustomization.source);
+        let tool = &self.tool;
+        let built_objects = self
+            .copies
+            .copy_of(dir, &rules, limits)
+            .and_then(|copy| build(kustomization, &copy, tool, limits, show_secrets));
         let mut objects = match built_objects {
             Ok(objects) => objects,
             Err(message) => {
                 let message = format!("source {}, path {:?}: {message}", kustomization.source, kustomization.path);
-                results.push(kustomization.error(message));
-                failed.push(&kustomization.id);
-                continue;
+                self.results.push(kustomization.error(message));
+                self.failed.push(kustomization.id.clone());
+                return;
             }
         };
-        let pool =
-            rendered.iter().map(|item| &**item).chain(built.iter().flat_map(|(_, items)| items.iter().map(|i| &**i)));
-        let post_built = match fluxbuild::variables(kustomization, pool, options.strict_substitutions) {
-            Ok(variables) => fluxbuild::post_build(kustomization, &mut objects, variables.as_ref(), &budget),
+        let pool = self
+            .rendered
+            .iter()
+            .map(|item| &**item)
+            .chain(self.built.iter().flat_map(|(_, items)| items.iter().map(|i| &**i)));
+        let post_built = match fluxbuild::variables(kustomization, pool, self.options.strict_substitutions) {
+            Ok(variables) => fluxbuild::post_build(kustomization, &mut objects, variables.as_ref(), &self.budget),
             Err(message) => vec![kustomization.error(message)],
         };
         // The controller applies nothing of a Kustomization whose post-build failed.
         if post_built.iter().any(Diagnostic::is_error) {
-            failed.push(&kustomization.id);
+            self.failed.push(kustomization.id.clone());
         } else {
-            built.push((kustomization.id.clone(), objects));
+            self.built.push((kustomization.id.clone(), objects));
         }
-        results.extend(post_built);
+        self.results.extend(post_built);
     }
-    report_results(&results, Some(files));
-    let failed = results.iter().any(Diagnostic::is_error);
-    Ok((built, failed))
+
+    /// Builds the Kustomizations the builds so far gave, round after round, until a round gives
+    /// none new, at most `--max-nesting` rounds deep: each round in `dependsOn` order (a
+    /// dependency may be one built before), each from its source as the first round finds it;
+    /// problems are results, as the run has started.
+    fn nested(&mut self, mut known: std::collections::HashSet<Name>, bootstrap: &fluxbuild::SourceRef) {
+        let mut from = 0;
+        for round in 1.. {
+            let produced: Vec<Item> =
+                self.built[from..].iter().flat_map(|(_, objects)| objects.iter().cloned()).collect();
+            from = self.built.len();
+            let (mut found, errors) = fluxbuild::kustomizations(&produced);
+            self.results.extend(errors);
+            let mut seen = std::collections::HashSet::new();
+            found.retain(|k| !known.contains(&k.id) && seen.insert(k.id.clone()));
+            if found.is_empty() {
+                return;
+            }
+            if round > self.options.max_nesting {
+                let names: Vec<String> = found.iter().map(|k| k.id.to_string()).collect();
+                self.results.push(Diagnostic::error(
+                    Kind::Render,
+                    format!(
+                        "not built: Kustomizations {} come out of builds nested more than --max-nesting ({}) \
+                         deep: raise --max-nesting if the nesting is meant",
+                        names.join(", "),
+                        self.options.max_nesting
+                    ),
+                ));
+                return;
+            }
+            let order = match fluxbuild::build_order(&found, &|d| known.contains(d)) {
+                Ok(order) => order,
+                Err(errors) => {
+                    self.results.extend(errors);
+                    return;
+                }
+            };
+            known.extend(found.iter().map(|k| k.id.clone()));
+            self.planned += found.len();
+            for i in order {
+                let kustomization = &found[i];
+                if self.started >= self.options.max_builds {
+                    self.results.push(kustomization.error(format!(
+                        "not built: more than --max-builds ({}) Kustomizations to build: raise --max-builds",
+                        self.options.max_builds
+                    )));
+                    continue;
+                }
+                let given =
+                    self.options.sources.iter().rev().find(|(pattern, _)| pattern.matches(&kustomization.source));
+                let checkout = self.options.checkout.as_ref().filter(|_| kustomization.source == *bootstrap);
+                match given.map(|(_, dir)| dir).or(checkout).cloned() {
+                    Some(dir) => self.build(kustomization, &dir),
+                    None => {
+                        let message = format!("not built: no --source for {}", kustomization.source);
+                        match self.options.skip_missing_sources {
+                            true => self
+                                .results
+                                .push(Diagnostic::warning(Kind::Render, message).about(&kustomization.object)),
+                            false => self.results.push(kustomization.error(format!(
+                                "{message}: give --source {}=DIR, or --skip-missing-sources",
+                                kustomization.source
+                            ))),
+                        }
+                        self.failed.push(kustomization.id.clone());
+                    }
+                }
+            }
+        }
+    }
 }
 
 /// The distinct sources of `kustomizations`, for a message.

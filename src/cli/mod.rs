@@ -152,6 +152,10 @@ struct FluxBuildArgs {
     /// Most Kustomizations one run builds (each a kustomize run); more are refused before any build
     #[arg(long, value_name = "N", default_value_t = flux_build::DEFAULT_MAX_BUILDS)]
     max_builds: usize,
+    /// How many rounds deep Kustomizations that builds give are built in turn (a build that gives
+    /// a Kustomization that gives one is two)
+    #[arg(long, value_name = "N", default_value_t = flux_build::DEFAULT_MAX_NESTING)]
+    max_nesting: usize,
 }
 
 #[derive(Args)]

@@ -147,13 +147,16 @@ pub fn kustomizations(items: &[Item]) -> (Vec<Kustomization>, Vec<Diagnostic>) {
 }
 
 /// The order to build in: each Kustomization after those it depends on, otherwise as rendered.
-/// A dependency the render does not hold, or a cycle, is an error naming the Kustomizations:
-/// Flux would wait for them forever.
-pub fn build_order(kustomizations: &[Kustomization]) -> Result<Vec<usize>, Vec<Diagnostic>> {
+/// A dependency neither among them nor `elsewhere` (built before: a nested round's parents), or a
+/// cycle, is an error naming the Kustomizations: Flux would wait for them forever.
+pub fn build_order(
+    kustomizations: &[Kustomization],
+    elsewhere: &dyn Fn(&Name) -> bool,
+) -> Result<Vec<usize>, Vec<Diagnostic>> {
     let index: HashMap<&Name, usize> = kustomizations.iter().enumerate().map(|(i, k)| (&k.id, i)).collect();
     let mut errors = Vec::new();
     for kustomization in kustomizations {
-        for dependency in kustomization.depends_on.iter().filter(|d| !index.contains_key(d)) {
+        for dependency in kustomization.depends_on.iter().filter(|d| !index.contains_key(d) && !elsewhere(d)) {
             errors.push(kustomization.error(format!(
                 "depends on Kustomization {dependency}, which the render does not hold: add it, or remove it from \
                  spec.dependsOn"
@@ -183,7 +186,8 @@ pub fn build_order(kustomizations: &[Kustomization]) -> Result<Vec<usize>, Vec<D
             let dependencies = &kustomizations[at].depends_on;
             if let Some(dependency) = dependencies.get(*next) {
                 *next += 1;
-                let d = index[dependency];
+                // Built before, in an earlier round.
+                let Some(&d) = index.get(dependency) else { continue };
                 match marks[d] {
                     Mark::Done => {}
                     Mark::New => {

@@ -14,7 +14,7 @@ fn kustomization(name: &str, depends_on: &[&str]) -> Item {
 fn order_of(items: &[Item]) -> Result<Vec<String>, Vec<String>> {
     let (found, results) = kustomizations(items);
     assert!(results.is_empty());
-    build_order(&found)
+    build_order(&found, &|_| false)
         .map(|order| order.into_iter().map(|i| found[i].id.name.clone()).collect())
         .map_err(|errors| errors.into_iter().map(|e| e.message.clone()).collect())
 }
