@@ -190,14 +190,15 @@ pub(super) fn build_each(
     let order = match options.only {
         // One Kustomization is built on its own, as `flux build kustomization` builds one.
         Some(_) => (0..kustomizations.len()).collect(),
-        None => match fluxbuild::build_order(&kustomizations, &|_| false) {
-            Ok(order) => order,
-            Err(errors) => {
-                report_results(&errors, Some(files));
-                return Err(Exit::Errors);
-            }
-        },
+        None => {
+            let (order, problems) = fluxbuild::build_order(&kustomizations, &|_| false);
+            results.extend(problems);
+            order
+        }
     };
+    // Left out for a cycle or a missing dependency: what depends on them is not built either.
+    let blocked: Vec<Name> =
+        kustomizations.iter().enumerate().filter(|(i, _)| !order.contains(i)).map(|(_, k)| k.id.clone()).collect();
     let mut plan = Vec::new();
     let mut missing: Vec<(String, Vec<&Name>)> = Vec::new();
     let bootstrap = fluxbuild::SourceRef {
@@ -278,7 +279,7 @@ pub(super) fn build_each(
         budget: Budget::new(limits),
         copies: Copies::default(),
         built: Vec::new(),
-        failed: Vec::new(),
+        failed: blocked,
         results,
         progress: std::io::IsTerminal::is_terminal(&std::io::stderr()),
         planned: plan.len(),
@@ -404,13 +405,8 @@ impl Run<'_> {
                 ));
                 return;
             }
-            let order = match fluxbuild::build_order(&found, &|d| known.contains(d)) {
-                Ok(order) => order,
-                Err(errors) => {
-                    self.results.extend(errors);
-                    return;
-                }
-            };
+            let (order, problems) = fluxbuild::build_order(&found, &|d| known.contains(d));
+            self.results.extend(problems);
             known.extend(found.iter().map(|k| k.id.clone()));
             self.planned += found.len();
             for i in order {

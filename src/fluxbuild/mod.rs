@@ -146,25 +146,26 @@ pub fn kustomizations(items: &[Item]) -> (Vec<Kustomization>, Vec<Diagnostic>) {
     (found, results)
 }
 
-/// The order to build in: each Kustomization after those it depends on, otherwise as rendered.
-/// A dependency neither among them nor `elsewhere` (built before: a nested round's parents), or a
-/// cycle, is an error naming the Kustomizations: Flux would wait for them forever.
+/// The order to build in: each Kustomization after those it depends on, otherwise as rendered,
+/// and why the others cannot be built. A dependency neither among them nor `elsewhere` (built
+/// before: a nested round's parents), or a cycle, is an error naming the Kustomizations (Flux
+/// would wait for them forever), and each Kustomization that depends on one of those is left out
+/// with a warning; the rest are built, as the controller reconciles each on its own.
 pub fn build_order(
     kustomizations: &[Kustomization],
     elsewhere: &dyn Fn(&Name) -> bool,
-) -> Result<Vec<usize>, Vec<Diagnostic>> {
+) -> (Vec<usize>, Vec<Diagnostic>) {
     let index: HashMap<&Name, usize> = kustomizations.iter().enumerate().map(|(i, k)| (&k.id, i)).collect();
-    let mut errors = Vec::new();
-    for kustomization in kustomizations {
+    let mut results = Vec::new();
+    let mut blocked = vec![false; kustomizations.len()];
+    for (i, kustomization) in kustomizations.iter().enumerate() {
         for dependency in kustomization.depends_on.iter().filter(|d| !index.contains_key(d) && !elsewhere(d)) {
-            errors.push(kustomization.error(format!(
+            blocked[i] = true;
+            results.push(kustomization.error(format!(
                 "depends on Kustomization {dependency}, which the render does not hold: add it, or remove it from \
                  spec.dependsOn"
             )));
         }
-    }
-    if !errors.is_empty() {
-        return Err(errors);
     }
     // Depth-first, visiting in render order, so that independent Kustomizations keep it.
     #[derive(Clone, Copy, PartialEq)]
@@ -186,7 +187,7 @@ pub fn build_order(
             let dependencies = &kustomizations[at].depends_on;
             if let Some(dependency) = dependencies.get(*next) {
                 *next += 1;
-                // Built before, in an earlier round.
+                // Built before, in an earlier round, or not held (an error above).
                 let Some(&d) = index.get(dependency) else { continue };
                 match marks[d] {
                     Mark::Done => {}
@@ -196,15 +197,18 @@ pub fn build_order(
                     }
                     Mark::Open => {
                         let from = path.iter().position(|&(i, _)| i == d).unwrap_or(0);
-                        let cycle: Vec<String> = path[from..]
-                            .iter()
-                            .chain([&(d, 0)])
-                            .map(|&(i, _)| kustomizations[i].id.to_string())
-                            .collect();
-                        return Err(vec![kustomizations[d].error(format!(
-                            "Kustomizations depend on each other in a cycle: {}",
-                            cycle.join(" -> ")
-                        ))]);
+                        let members: Vec<usize> = path[from..].iter().map(|&(i, _)| i).collect();
+                        let cycle: Vec<String> =
+                            members.iter().chain([&d]).map(|&i| kustomizations[i].id.to_string()).collect();
+                        results.push(
+                            kustomizations[d].error(format!(
+                                "Kustomizations depend on each other in a cycle: {}",
+                                cycle.join(" -> ")
+                            )),
+                        );
+                        for member in members {
+                            blocked[member] = true;
+                        }
                     }
                 }
             } else {
@@ -214,7 +218,25 @@ pub fn build_order(
             }
         }
     }
-    Ok(order)
+    // In build order, a Kustomization after those it depends on: what they block, it inherits.
+    for &i in &order {
+        if blocked[i] {
+            continue;
+        }
+        let kustomization = &kustomizations[i];
+        if let Some(dependency) = kustomization.depends_on.iter().find(|d| index.get(d).is_some_and(|&d| blocked[d])) {
+            blocked[i] = true;
+            results.push(
+                Diagnostic::warning(
+                    Kind::Render,
+                    format!("not built: it depends on Kustomization {dependency}, which cannot be built"),
+                )
+                .about(&kustomization.object),
+            );
+        }
+    }
+    order.retain(|&i| !blocked[i]);
+    (order, results)
 }
 
 /// A `--source [KIND/][NAMESPACE/]NAME=DIR` flag, without its directory.
