@@ -159,19 +159,19 @@ pub(super) fn build_each(
     limits: Limits,
 ) -> Result<(Built, bool), Exit> {
     let (mut kustomizations, mut results) = fluxbuild::kustomizations(rendered);
-    if let Some((flag, namespace, name)) = &options.only {
-        let names: Vec<String> = kustomizations.iter().map(|k| k.id.to_string()).collect();
-        kustomizations.retain(|k| k.id.name == *name && namespace.as_ref().is_none_or(|ns| *ns == k.id.namespace));
-        if kustomizations.is_empty() {
-            let held = match names.is_empty() {
-                true => "it holds none".to_string(),
-                false => format!("it holds {}", names.join(", ")),
-            };
-            return Err(Exit::Unusable(format!(
-                "--kustomization {flag}: the render holds no such Flux Kustomization; {held}"
-            )));
-        }
+    let wanted = |id: &Name| {
+        options.only.as_ref().is_none_or(|(_, namespace, name)| {
+            id.name == *name && namespace.as_ref().is_none_or(|ns| *ns == id.namespace)
+        })
+    };
+    // --kustomization names one the render holds: it alone is built, as `flux build
+    // kustomization` builds one. One the render does not hold may come out of a build (a
+    // tenant's Kustomization): everything is built then, and its objects alone are printed.
+    let only_in_render = options.only.is_some() && kustomizations.iter().any(|k| wanted(&k.id));
+    if only_in_render {
+        kustomizations.retain(|k| wanted(&k.id));
     }
+    let only = only_in_render.then_some(());
     // A --source that no Kustomization's sourceRef matches is likely a typo in its name (with
     // --kustomization, the other sources are expected).
     for (pattern, dir) in options.sources.iter().filter(|_| options.only.is_none()) {
@@ -187,7 +187,7 @@ pub(super) fn build_each(
             ));
         }
     }
-    let order = match options.only {
+    let order = match only {
         // One Kustomization is built on its own, as `flux build kustomization` builds one.
         Some(_) => (0..kustomizations.len()).collect(),
         None => {
@@ -232,6 +232,16 @@ pub(super) fn build_each(
                 format!("{source} (Kustomization {})", names.join(", "))
             })
             .collect();
+        if let (Some((flag, _, _)), false) = (&options.only, only_in_render) {
+            // A name the render does not hold, and the builds that might give it cannot all run:
+            // most likely a typo.
+            let names: Vec<String> = kustomizations.iter().map(|k| k.id.to_string()).collect();
+            return Err(Exit::Unusable(format!(
+                "--kustomization {flag}: the render holds no such Flux Kustomization; it holds {} (with a --source \
+                 for each of their sources, the Kustomizations their builds give are looked in too)",
+                names.join(", ")
+            )));
+        }
         if !options.skip_missing_sources {
             let flags: Vec<String> = missing.iter().map(|(source, _)| format!("--source {source}=DIR")).collect();
             return Err(Exit::Unusable(format!(
@@ -284,6 +294,7 @@ pub(super) fn build_each(
         progress: std::io::IsTerminal::is_terminal(&std::io::stderr()),
         planned: plan.len(),
         started: 0,
+        known: kustomizations.iter().map(|k| k.id.clone()).collect(),
     };
     for (i, dir) in plan {
         run.build(&kustomizations[i], &dir);
@@ -291,13 +302,28 @@ pub(super) fn build_each(
     // Kustomizations a build gives are applied, and then built, by the controller: with the
     // parent's patches, namespace and substitution already in them. Not with --kustomization,
     // which builds one, as `flux build kustomization` does.
-    if options.only.is_none() {
+    if only.is_none() {
         let known = kustomizations.iter().map(|k| k.id.clone()).collect();
         run.nested(known, &bootstrap);
     }
-    let Run { built, results, .. } = run;
+    let Run { mut built, results, known, .. } = run;
     report_results(&results, Some(files));
     let failed = results.iter().any(Diagnostic::is_error);
+    if let (Some((flag, _, _)), false) = (&options.only, only_in_render) {
+        if !known.iter().any(|id| wanted(id)) {
+            let mut names: Vec<String> = known.iter().map(Name::to_string).collect();
+            names.sort();
+            let held = match names.is_empty() {
+                true => "there are none".to_string(),
+                false => format!("there are {}", names.join(", ")),
+            };
+            return Err(Exit::Unusable(format!(
+                "--kustomization {flag}: neither the render nor the Kustomizations built from it hold such a Flux \
+                 Kustomization; {held}"
+            )));
+        }
+        built.retain(|(id, _)| wanted(id));
+    }
     Ok((built, failed))
 }
 
@@ -317,6 +343,8 @@ struct Run<'a> {
     /// Builds planned so far, and started.
     planned: usize,
     started: usize,
+    /// Every Kustomization found so far: the render's and those builds gave.
+    known: Vec<Name>,
 }
 
 impl Run<'_> {
@@ -408,6 +436,7 @@ impl Run<'_> {
             let (order, problems) = fluxbuild::build_order(&found, &|d| known.contains(d));
             self.results.extend(problems);
             known.extend(found.iter().map(|k| k.id.clone()));
+            self.known.extend(found.iter().map(|k| k.id.clone()));
             self.planned += found.len();
             for i in order {
                 let kustomization = &found[i];
