@@ -310,7 +310,7 @@ pub(super) fn build_each(
     report_results(&results, Some(files));
     let failed = results.iter().any(Diagnostic::is_error);
     if let (Some((flag, _, _)), false) = (&options.only, only_in_render) {
-        if !known.iter().any(|id| wanted(id)) {
+        if !known.iter().any(&wanted) {
             let mut names: Vec<String> = known.iter().map(Name::to_string).collect();
             names.sort();
             let held = match names.is_empty() {
