@@ -135,7 +135,7 @@ struct FluxBuildArgs {
     /// Build the Kustomizations whose source is given and warn about each other one
     #[arg(long)]
     skip_missing_sources: bool,
-    /// Build this Kustomization only
+    /// Build this Kustomization only (one that a build gives: build all, print its objects only)
     #[arg(long, value_name = "[NAMESPACE/]NAME")]
     kustomization: Option<String>,
     /// Write one file per Kustomization (NAMESPACE_NAME.yaml) into DIR instead of stdout
