@@ -370,7 +370,12 @@ impl Run<'_> {
             return;
         }
         let (limits, show_secrets) = (self.limits, self.options.show_secrets);
-        let rules = fluxbuild::artifact_rules(self.rendered, &kustomization.source);
+        let objects = self
+            .rendered
+            .iter()
+            .map(|item| &**item)
+            .chain(self.built.iter().flat_map(|(_, items)| items.iter().map(|i| &**i)));
+        let rules = fluxbuild::artifact_rules(objects, &kustomization.source);
         let tool = &self.tool;
         let built_objects = self
             .copies

@@ -302,9 +302,10 @@ pub struct ArtifactRules {
     pub ignore: Option<String>,
 }
 
-/// The [`ArtifactRules`] of `source`, with its object among `items` when there is one.
-pub fn artifact_rules(items: &[Item], source: &SourceRef) -> ArtifactRules {
-    let object = items.iter().map(|item| &**item).find(|object| {
+/// The [`ArtifactRules`] of `source`, with its object among `objects` (the render's, then what
+/// builds so far apply) when there is one.
+pub fn artifact_rules<'a>(mut objects: impl Iterator<Item = &'a Value>, source: &SourceRef) -> ArtifactRules {
+    let object = objects.find(|object| {
         object.get("kind").and_then(Value::as_str) == Some(source.kind.as_str())
             && object
                 .get("apiVersion")
