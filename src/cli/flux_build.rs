@@ -300,11 +300,10 @@ pub(super) fn build_each(
         run.build(&kustomizations[i], &dir);
     }
     // Kustomizations a build gives are applied, and then built, by the controller: with the
-    // parent's patches, namespace and substitution already in them. Not with --kustomization,
-    // which builds one, as `flux build kustomization` does.
+    // parent's patches, namespace and substitution already in them. Not when --kustomization
+    // names one of the render's, which is built alone, as `flux build kustomization` builds one.
     if only.is_none() {
-        let known = kustomizations.iter().map(|k| k.id.clone()).collect();
-        run.nested(known, &bootstrap);
+        run.nested(&bootstrap);
     }
     let Run { mut built, results, known, .. } = run;
     report_results(&results, Some(files));
@@ -412,7 +411,7 @@ impl Run<'_> {
     /// none new, at most `--max-nesting` rounds deep: each round in `dependsOn` order (a
     /// dependency may be one built before), each from its source as the first round finds it;
     /// problems are results, as the run has started.
-    fn nested(&mut self, mut known: std::collections::HashSet<Name>, bootstrap: &fluxbuild::SourceRef) {
+    fn nested(&mut self, bootstrap: &fluxbuild::SourceRef) {
         let mut from = 0;
         for round in 1.. {
             let produced: Vec<Item> =
@@ -421,7 +420,7 @@ impl Run<'_> {
             let (mut found, errors) = fluxbuild::kustomizations(&produced);
             self.results.extend(errors);
             let mut seen = std::collections::HashSet::new();
-            found.retain(|k| !known.contains(&k.id) && seen.insert(k.id.clone()));
+            found.retain(|k| !self.known.contains(&k.id) && seen.insert(k.id.clone()));
             if found.is_empty() {
                 return;
             }
@@ -438,9 +437,9 @@ impl Run<'_> {
                 ));
                 return;
             }
+            let known = &self.known;
             let (order, problems) = fluxbuild::build_order(&found, &|d| known.contains(d));
             self.results.extend(problems);
-            known.extend(found.iter().map(|k| k.id.clone()));
             self.known.extend(found.iter().map(|k| k.id.clone()));
             self.planned += found.len();
             for i in order {
