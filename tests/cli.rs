@@ -1041,10 +1041,14 @@ fn flux_build_takes_the_checkout_for_the_flux_system_source() {
                          namespace: flux-system\nspec:\n  sourceRef:\n    kind: GitRepository\n    name: flux-system\n  \
                          path: ./apps\n";
     write("clusters/prod/apps.yaml", kustomization);
-    for name in ["apps/app.yaml", "apps/scratch.yaml", ".github/ci.yaml", "apps/.github/ci.yaml"] {
+    // An artifact unpacked into a directory git ignores is taken as it is.
+    let unpacked =
+        kustomization.replace("name: apps", "name: unpacked").replace("flux-system\n  path", "artifact\n  path");
+    write("clusters/prod/unpacked.yaml", &unpacked);
+    for name in ["apps/app.yaml", "apps/scratch.yaml", ".github/ci.yaml", "apps/.github/ci.yaml", "build/apps/c.yaml"] {
         write(name, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n");
     }
-    write(".gitignore", "scratch.yaml\n");
+    write(".gitignore", "scratch.yaml\nbuild/\n");
     // The stand-in kustomize logs the kustomization file Flux generated for the build.
     let script = format!("#!/bin/sh\ncat \"$4/kustomization.yaml\" >> {}\n", dir.join("built").display());
     write("bin/kustomize", &script);
@@ -1055,7 +1059,7 @@ fn flux_build_takes_the_checkout_for_the_flux_system_source() {
         bin()
             .current_dir(&dir)
             .env("PATH", &path)
-            .args(["flux-build", "clusters/prod"])
+            .args(["flux-build", "clusters/prod", "--source", "artifact=build"])
             .output()
             .unwrap_or_else(|err| panic!("{err}"))
     };
@@ -1073,7 +1077,7 @@ fn flux_build_takes_the_checkout_for_the_flux_system_source() {
     let stderr = String::from_utf8_lossy(&inside.stderr);
     assert!(inside.status.success(), "{stderr}");
     assert!(stderr.starts_with("info: source GitRepository/flux-system/flux-system is the git work tree "), "{stderr}");
-    assert!(built.contains("- ./app.yaml"), "{built}");
+    assert!(built.contains("- ./app.yaml") && built.contains("- ./c.yaml"), "{built}");
     assert!(!built.contains("scratch.yaml") && !built.contains(".github"), "{built}");
 }
 

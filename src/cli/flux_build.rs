@@ -675,7 +675,16 @@ fn copy_artifact(from: &Path, to: &Path, rules: &ArtifactRules, limits: Limits) 
             let dir = prefix[..depth].iter().fold(top.to_path_buf(), |path, part| path.join(part));
             ignores.read_git(&dir, &prefix[..depth], limits)?;
         }
-        ignores.git_prefix = Some(prefix);
+        // A directory git ignores (an artifact unpacked into `build/`) is no checkout: it is
+        // taken as it is.
+        let ignored = (1..=prefix.len()).any(|depth| {
+            let path: Vec<&str> = prefix[..depth].iter().map(String::as_str).collect();
+            ignores.git.excludes(&path, true)
+        });
+        match ignored {
+            true => ignores.git = Matcher::default(),
+            false => ignores.git_prefix = Some(prefix),
+        }
     }
     ignores.load(&real, &mut Vec::new(), rules.filtered, limits)?;
     let mut patterns = std::mem::take(&mut ignores.source);
