@@ -21,7 +21,7 @@ pub enum FileError {
     Escapes { path: String },
     /// Files cannot be read at all from this root (why, and what to do).
     Root(String),
-    /// A file in /proc, /sys or /dev.
+    /// A file in /proc or /sys.
     System { path: PathBuf },
     /// A directory, FIFO, socket or device.
     NotRegular { directory: bool },
@@ -57,7 +57,7 @@ impl std::fmt::Display for FileError {
             FileError::Escapes { path } => write!(f, "path {path:?} escapes the package root"),
             FileError::Root(why) => f.write_str(why),
             FileError::System { path } => {
-                write!(f, "{} is a system file (/proc, /sys and /dev are never read)", path.display())
+                write!(f, "{} is a system file (/proc and /sys are never read)", path.display())
             }
             FileError::NotRegular { directory } => {
                 let what = if *directory { "a directory" } else { "not a regular file (a FIFO, socket or device)" };
@@ -113,8 +113,10 @@ impl Files for MemoryFiles {
 pub const IMAGE_WORKDIR: &str = "/package";
 
 /// Directories whose files are never read, whatever the root: they hold the process's
-/// environment, memory and devices, not package files (checked on the canonical path).
-const SYSTEM_DIRS: [&str; 3] = ["/proc", "/sys", "/dev"];
+/// environment, memory and the kernel's settings, not package files (checked on the canonical
+/// path). Devices are refused wherever they are, as files that are not regular; `/dev/shm` is a
+/// tmpfs whose regular files (a `TMPDIR` there) are files like any other.
+const SYSTEM_DIRS: [&str; 2] = ["/proc", "/sys"];
 
 /// Refuses a package path that could leave the root before any filesystem call, so the answer
 /// never depends on (or reveals) whether a file outside the package exists.
@@ -130,7 +132,7 @@ pub fn check_inside(path: &str) -> Result<(), FileError> {
     Ok(())
 }
 
-/// Whether a canonical path lies in `/proc`, `/sys` or `/dev`.
+/// Whether a canonical path lies in `/proc` or `/sys`.
 pub fn is_system_path(path: &Path) -> bool {
     SYSTEM_DIRS.iter().any(|dir| path.starts_with(dir))
 }

@@ -232,7 +232,7 @@ fn file_reads_from_a_root_of_slash_are_refused() {
     assert!(!stdout.contains("PATH="), "{stdout}");
 }
 
-/// /proc, /sys and /dev are never read, whatever the root.
+/// /proc and /sys are never read, whatever the root, nor a device (a file that is not regular).
 #[test]
 fn system_directories_are_never_read() {
     let (code, _, stderr) = krm_in(std::path::Path::new("/"), &["--root", "/proc/self"], reading("../environ"));
@@ -242,7 +242,12 @@ fn system_directories_are_never_read() {
     let (code, _, stderr) = bin_output(&["render", "-f", "/proc/self/environ", "features"], Some(&dir));
     let _ = std::fs::remove_dir_all(&dir);
     assert_eq!(code, Some(2), "{stderr}");
-    assert!(stderr.contains("/proc, /sys and /dev are never read"), "{stderr}");
+    assert!(stderr.contains("/proc and /sys are never read"), "{stderr}");
+    let dir = scratch("system-device");
+    let (code, _, stderr) = bin_output(&["render", "-f", "/dev/zero", "features"], Some(&dir));
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("only regular files are read"), "{stderr}");
 }
 
 fn bin_output(args: &[&str], dir: Option<&std::path::Path>) -> (Option<i32>, String, String) {
@@ -1188,4 +1193,127 @@ fn diff_help_lists_its_flags() {
     ] {
         assert!(help.contains(needle), "diff --help lacks {needle:?}:\n{help}");
     }
+}
+
+/// A temporary directory on /dev/shm (tmpfs, the fast choice for TMPDIR) was refused as "a
+/// system file": only /proc, /sys and device files are. The copy of the source is made there and
+/// read, and removed after.
+#[cfg(target_os = "linux")]
+#[test]
+fn flux_build_works_with_tmpdir_on_dev_shm() {
+    let shm = std::path::Path::new("/dev/shm");
+    if !shm.is_dir() {
+        return;
+    }
+    let (dir, path) = many_kustomizations("flux-tmpdir-shm", 1);
+    let tmp = shm.join(format!("render-blueprint-test-{}", std::process::id()));
+    std::fs::create_dir_all(&tmp).unwrap_or_else(|err| panic!("{err}"));
+    let output = bin()
+        .current_dir(&dir)
+        .env("PATH", &path)
+        .env("TMPDIR", &tmp)
+        .args(["flux-build", "features", "--source", "platform=source"])
+        .output()
+        .unwrap_or_else(|err| panic!("{err}"));
+    let built = std::fs::read_to_string(dir.join("built")).unwrap_or_default();
+    let leftovers = std::fs::read_dir(&tmp).map(|d| d.count()).unwrap_or(0);
+    let _ = std::fs::remove_dir_all(&dir);
+    let _ = std::fs::remove_dir_all(&tmp);
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    assert!(built.starts_with(tmp.to_str().unwrap_or_default()), "built in TMPDIR: {built}");
+    assert_eq!(leftovers, 0, "the copy is removed");
+}
+
+/// Inside a git work tree, the `flux-system` GitRepository (what `flux bootstrap` makes of the
+/// repository) is the checkout when no --source names it, with an info line saying so; the copy
+/// holds what a clone holds (no files .gitignore names) and what the artifact holds (no
+/// .github/, no links). Outside a work tree the source must be given.
+#[cfg(target_os = "linux")]
+#[test]
+fn flux_build_takes_the_checkout_for_the_flux_system_source() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = scratch("flux-checkout");
+    let write = |path: &str, text: &str| {
+        let path = dir.join(path);
+        std::fs::create_dir_all(path.parent().unwrap_or(&dir)).unwrap_or_else(|err| panic!("{err}"));
+        std::fs::write(path, text).unwrap_or_else(|err| panic!("{err}"));
+    };
+    let kustomization = "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata:\n  name: apps\n  \
+                         namespace: flux-system\nspec:\n  sourceRef:\n    kind: GitRepository\n    name: flux-system\n  \
+                         path: ./apps\n";
+    write("clusters/prod/apps.yaml", kustomization);
+    // An artifact unpacked into a directory git ignores is taken as it is.
+    let unpacked =
+        kustomization.replace("name: apps", "name: unpacked").replace("flux-system\n  path", "artifact\n  path");
+    write("clusters/prod/unpacked.yaml", &unpacked);
+    for name in ["apps/app.yaml", "apps/scratch.yaml", ".github/ci.yaml", "apps/.github/ci.yaml", "build/apps/c.yaml"] {
+        write(name, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n");
+    }
+    write(".gitignore", "scratch.yaml\nbuild/\n");
+    // The stand-in kustomize logs the kustomization file Flux generated for the build.
+    let script = format!("#!/bin/sh\ncat \"$4/kustomization.yaml\" >> {}\n", dir.join("built").display());
+    write("bin/kustomize", &script);
+    std::fs::set_permissions(dir.join("bin/kustomize"), std::fs::Permissions::from_mode(0o755))
+        .unwrap_or_else(|err| panic!("{err}"));
+    let path = format!("{}:{}", dir.join("bin").display(), std::env::var("PATH").unwrap_or_default());
+    let run = || {
+        bin()
+            .current_dir(&dir)
+            .env("PATH", &path)
+            .args(["flux-build", "clusters/prod", "--source", "artifact=build"])
+            .output()
+            .unwrap_or_else(|err| panic!("{err}"))
+    };
+    let outside = run();
+    let git = std::process::Command::new("git").arg("init").arg("-q").current_dir(&dir).status();
+    let inside = run();
+    let built = std::fs::read_to_string(dir.join("built")).unwrap_or_default();
+    let _ = std::fs::remove_dir_all(&dir);
+    if !git.is_ok_and(|status| status.success()) {
+        return;
+    }
+    let outside_stderr = String::from_utf8_lossy(&outside.stderr);
+    assert_eq!(outside.status.code(), Some(2), "{outside_stderr}");
+    assert!(outside_stderr.contains("--source GitRepository/flux-system/flux-system=DIR"), "{outside_stderr}");
+    let stderr = String::from_utf8_lossy(&inside.stderr);
+    assert!(inside.status.success(), "{stderr}");
+    assert!(stderr.starts_with("info: source GitRepository/flux-system/flux-system is the git work tree "), "{stderr}");
+    assert!(built.contains("- ./app.yaml") && built.contains("- ./c.yaml"), "{built}");
+    assert!(!built.contains("scratch.yaml") && !built.contains(".github"), "{built}");
+}
+
+/// Progress goes to stderr, one line per Kustomization, only when stderr is a terminal (run
+/// here under `script`, which gives the command a pseudo-terminal); piped, stderr holds the
+/// results alone.
+#[cfg(target_os = "linux")]
+#[test]
+fn flux_build_shows_progress_on_a_terminal_only() {
+    let (dir, path) = many_kustomizations("flux-progress", 2);
+    let command = format!("{} flux-build features --source platform=source", env!("CARGO_BIN_EXE_render-blueprint"));
+    let on_terminal = std::process::Command::new("script")
+        .args(["-qec", &command, "/dev/null"])
+        .current_dir(&dir)
+        .env("PATH", &path)
+        .env("TMPDIR", dir.join("tmp"))
+        .output();
+    let piped = bin()
+        .current_dir(&dir)
+        .env("PATH", &path)
+        .env("TMPDIR", dir.join("tmp"))
+        .args(["flux-build", "features", "--source", "platform=source"])
+        .output()
+        .unwrap_or_else(|err| panic!("{err}"));
+    let _ = std::fs::remove_dir_all(&dir);
+    let piped_stderr = String::from_utf8_lossy(&piped.stderr);
+    assert!(piped.status.success() && !piped_stderr.contains("building"), "{piped_stderr}");
+    // Without `script` (util-linux), there is no terminal to test with.
+    let Ok(on_terminal) = on_terminal else { return };
+    let shown = String::from_utf8_lossy(&on_terminal.stdout);
+    assert!(
+        shown.contains(
+            "[1/2] building Kustomization flux-system/k0 (source GitRepository/flux-system/platform, path \"./app\")"
+        ),
+        "{shown}"
+    );
+    assert!(shown.contains("[2/2] building Kustomization flux-system/k1"), "{shown}");
 }

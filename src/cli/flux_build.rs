@@ -6,9 +6,10 @@
 use super::input::from_paths;
 use super::output::{report_results, write_stream, write_with};
 use super::{Exit, FluxBuildArgs};
-use crate::diag::{Diagnostic, Kind};
+use crate::diag::{Diagnostic, Kind, Severity};
 use crate::doc::{read_yaml_documents, read_yaml_documents_with_starts, to_yaml, Value};
-use crate::fluxbuild::{self, GeneratedResources, Kustomization, Name, SourcePattern};
+use crate::fluxbuild::ignore::Matcher;
+use crate::fluxbuild::{self, ArtifactRules, GeneratedResources, Kustomization, Name, SourcePattern};
 use crate::krm::{Item, StreamItems};
 use crate::limits::{Budget, Limits};
 use crate::package::{read_regular_file, DiskFiles};
@@ -31,6 +32,23 @@ pub(super) struct Options {
     /// `--max-builds`: a few hundred bytes of package can declare hundreds of Kustomizations, each
     /// a kustomize run, so their number is the operator's to bound.
     pub(super) max_builds: usize,
+    /// The top of the git work tree the inputs are in: the `flux-system` GitRepository when no
+    /// `--source` names it, as `flux bootstrap` makes the repository it commits to that source.
+    checkout: Option<PathBuf>,
+    /// `--max-nesting`: how many rounds of Kustomizations that builds give are built.
+    pub(super) max_nesting: usize,
+}
+
+/// `--max-nesting`' default: deeper than the Kustomizations of real repositories nest.
+pub(super) const DEFAULT_MAX_NESTING: usize = 10;
+
+/// The source `flux bootstrap` creates for the repository it commits the cluster's files to.
+const BOOTSTRAP_SOURCE: (&str, &str, &str) = ("GitRepository", "flux-system", "flux-system");
+
+/// The top of the git work tree `path` is in (the nearest directory above it holding `.git`).
+fn work_tree_of(path: &Path) -> Option<PathBuf> {
+    let real = path.canonicalize().ok()?;
+    real.ancestors().find(|dir| dir.join(".git").exists()).map(Path::to_path_buf)
 }
 
 /// `--max-builds`' default: far more Kustomizations than a real cluster's render holds.
@@ -62,6 +80,8 @@ impl Options {
             strict_substitutions,
             show_secrets: false,
             max_builds: DEFAULT_MAX_BUILDS,
+            checkout: None,
+            max_nesting: DEFAULT_MAX_NESTING,
         })
     }
 }
@@ -79,6 +99,8 @@ pub(super) fn run(args: FluxBuildArgs, root: Option<PathBuf>, limits: Limits) ->
     };
     options.show_secrets = args.show_secrets;
     options.max_builds = args.max_builds;
+    options.checkout = args.input.paths.first().and_then(|path| work_tree_of(path));
+    options.max_nesting = args.max_nesting;
     let (input, files) = match from_paths(&args.input, root, limits) {
         Ok(loaded) => loaded,
         Err(exit) => return exit,
@@ -88,7 +110,9 @@ pub(super) fn run(args: FluxBuildArgs, root: Option<PathBuf>, limits: Limits) ->
     let Some(rendered) = output.items else {
         return Exit::Errors;
     };
-    let mut built = match build_all(&options, &rendered, &files, limits) {
+    // One failing Kustomization does not hide the others: the controller reconciles each on its
+    // own, so what built is printed and the failures are error results (exit 1).
+    let (mut built, failed) = match build_each(&options, &rendered, &files, limits) {
         Ok(built) => built,
         Err(exit) => return exit,
     };
@@ -97,44 +121,100 @@ pub(super) fn run(args: FluxBuildArgs, root: Option<PathBuf>, limits: Limits) ->
             fluxbuild::redact_secrets(objects);
         }
     }
-    match &args.output_dir {
+    let written = match &args.output_dir {
         Some(dir) => write_files(dir, built),
         None => write_with(|out| write_stream(out, built.into_iter().flat_map(|(_, objects)| objects))),
+    };
+    match written {
+        Exit::Ok if failed => Exit::Errors,
+        exit => exit,
     }
 }
 
-/// Builds the Flux Kustomizations of a render: the objects each would apply, in build order.
-/// Problems are reported here; the exit says how the command ends then.
+/// Builds the Flux Kustomizations of a render, all or nothing: `diff --flux` compares whole
+/// builds, so a failure is the exit.
 pub(super) fn build_all(
     options: &Options,
     rendered: &[Item],
     files: &DiskFiles,
     limits: Limits,
-) -> Result<Vec<(Name, Vec<Item>)>, Exit> {
+) -> Result<Built, Exit> {
+    match build_each(options, rendered, files, limits)? {
+        (_, true) => Err(Exit::Errors),
+        (built, false) => Ok(built),
+    }
+}
+
+/// The objects each Kustomization that built would apply, in build order.
+pub(super) type Built = Vec<(Name, Vec<Item>)>;
+
+/// Builds the Flux Kustomizations of a render: the objects each that built would apply, in build
+/// order, and whether any failed. Each is built on its own, as the controller reconciles each; one
+/// that depends on a failed one is not built (the controller waits for its dependencies to be
+/// ready). Problems are reported here; `Err` is how the command ends when nothing can be built.
+pub(super) fn build_each(
+    options: &Options,
+    rendered: &[Item],
+    files: &DiskFiles,
+    limits: Limits,
+) -> Result<(Built, bool), Exit> {
     let (mut kustomizations, mut results) = fluxbuild::kustomizations(rendered);
-    if let Some((flag, namespace, name)) = &options.only {
-        kustomizations.retain(|k| k.id.name == *name && namespace.as_ref().is_none_or(|ns| *ns == k.id.namespace));
-        if kustomizations.is_empty() {
-            return Err(Exit::Unusable(format!("--kustomization {flag}: the render holds no such Flux Kustomization")));
+    let wanted = |id: &Name| {
+        options.only.as_ref().is_none_or(|(_, namespace, name)| {
+            id.name == *name && namespace.as_ref().is_none_or(|ns| *ns == id.namespace)
+        })
+    };
+    // --kustomization names one the render holds: it alone is built, as `flux build
+    // kustomization` builds one. One the render does not hold may come out of a build (a
+    // tenant's Kustomization): everything is built then, and its objects alone are printed.
+    let only_in_render = options.only.is_some() && kustomizations.iter().any(|k| wanted(&k.id));
+    if only_in_render {
+        kustomizations.retain(|k| wanted(&k.id));
+    }
+    let only = only_in_render.then_some(());
+    // A --source that no Kustomization's sourceRef matches is likely a typo in its name (with
+    // --kustomization, the other sources are expected).
+    for (pattern, dir) in options.sources.iter().filter(|_| options.only.is_none()) {
+        if !kustomizations.iter().any(|k| pattern.matches(&k.source)) {
+            results.push(Diagnostic::warning(
+                Kind::Render,
+                format!(
+                    "--source {}={}: no Kustomization to build has this source; the sources are {}",
+                    pattern,
+                    dir.display(),
+                    source_list(&kustomizations)
+                ),
+            ));
         }
     }
-    let order = match options.only {
+    let order = match only {
         // One Kustomization is built on its own, as `flux build kustomization` builds one.
         Some(_) => (0..kustomizations.len()).collect(),
-        None => match fluxbuild::build_order(&kustomizations) {
-            Ok(order) => order,
-            Err(errors) => {
-                report_results(&errors, Some(files));
-                return Err(Exit::Errors);
-            }
-        },
+        None => {
+            let (order, problems) = fluxbuild::build_order(&kustomizations, &|_| false);
+            results.extend(problems);
+            order
+        }
     };
+    // Left out for a cycle or a missing dependency: what depends on them is not built either.
+    let blocked: Vec<Name> =
+        kustomizations.iter().enumerate().filter(|(i, _)| !order.contains(i)).map(|(_, k)| k.id.clone()).collect();
     let mut plan = Vec::new();
     let mut missing: Vec<(String, Vec<&Name>)> = Vec::new();
+    let bootstrap = fluxbuild::SourceRef {
+        kind: BOOTSTRAP_SOURCE.0.to_string(),
+        namespace: BOOTSTRAP_SOURCE.1.to_string(),
+        name: BOOTSTRAP_SOURCE.2.to_string(),
+    };
+    let mut checkout_used = false;
     for i in order {
         let kustomization = &kustomizations[i];
-        match options.sources.iter().rev().find(|(pattern, _)| pattern.matches(&kustomization.source)) {
-            Some((_, dir)) => plan.push((i, dir.clone())),
+        let given = options.sources.iter().rev().find(|(pattern, _)| pattern.matches(&kustomization.source));
+        match given.map(|(_, dir)| dir).or(options.checkout.as_ref().filter(|_| kustomization.source == bootstrap)) {
+            Some(dir) => {
+                checkout_used |= given.is_none();
+                plan.push((i, dir.clone()));
+            }
             None => {
                 let source = kustomization.source.to_string();
                 match missing.iter_mut().find(|(s, _)| *s == source) {
@@ -152,6 +232,16 @@ pub(super) fn build_all(
                 format!("{source} (Kustomization {})", names.join(", "))
             })
             .collect();
+        if let (Some((flag, _, _)), false) = (&options.only, only_in_render) {
+            // A name the render does not hold, and the builds that might give it cannot all run:
+            // most likely a typo.
+            let names: Vec<String> = kustomizations.iter().map(|k| k.id.to_string()).collect();
+            return Err(Exit::Unusable(format!(
+                "--kustomization {flag}: the render holds no such Flux Kustomization; it holds {} (with a --source \
+                 for each of their sources, the Kustomizations their builds give are looked in too)",
+                names.join(", ")
+            )));
+        }
         if !options.skip_missing_sources {
             let flags: Vec<String> = missing.iter().map(|(source, _)| format!("--source {source}=DIR")).collect();
             return Err(Exit::Unusable(format!(
@@ -163,6 +253,21 @@ pub(super) fn build_all(
         for entry in &list {
             results.push(Diagnostic::warning(Kind::Render, format!("not built: no --source for {entry}")));
         }
+    }
+    if let (true, Some(checkout)) = (checkout_used, &options.checkout) {
+        let info = Diagnostic::new(
+            Severity::Info,
+            Kind::Render,
+            format!(
+                "source {bootstrap} is the git work tree {} (the checkout; flux bootstrap makes the repository it \
+                 commits to this source): give --source {}/{}/{}=DIR to build another",
+                checkout.display(),
+                BOOTSTRAP_SOURCE.0,
+                BOOTSTRAP_SOURCE.1,
+                BOOTSTRAP_SOURCE.2
+            ),
+        );
+        super::output::eprint_line(&info.to_string());
     }
     if plan.len() > options.max_builds {
         return Err(Exit::Unusable(format!(
@@ -176,37 +281,209 @@ pub(super) fn build_all(
         true => Vec::new(),
         false => kustomize_tool().ok_or_else(|| Exit::Unusable(NO_KUSTOMIZE.to_string()))?,
     };
-    let budget = Budget::new(limits);
-    let mut copies = Copies::default();
-    let mut built: Vec<(Name, Vec<Item>)> = Vec::new();
+    let mut run = Run {
+        options,
+        rendered,
+        limits,
+        tool,
+        budget: Budget::new(limits),
+        copies: Copies::default(),
+        built: Vec::new(),
+        failed: blocked,
+        results,
+        progress: std::io::IsTerminal::is_terminal(&std::io::stderr()),
+        planned: plan.len(),
+        started: 0,
+        known: kustomizations.iter().map(|k| k.id.clone()).collect(),
+    };
     for (i, dir) in plan {
-        let kustomization = &kustomizations[i];
-        let built_objects =
-            copies.copy_of(&dir).and_then(|copy| build(kustomization, &copy, &tool, limits, options.show_secrets));
+        run.build(&kustomizations[i], &dir);
+    }
+    // Kustomizations a build gives are applied, and then built, by the controller: with the
+    // parent's patches, namespace and substitution already in them. Not when --kustomization
+    // names one of the render's, which is built alone, as `flux build kustomization` builds one.
+    if only.is_none() {
+        run.nested(&bootstrap);
+    }
+    let Run { mut built, results, known, .. } = run;
+    report_results(&results, Some(files));
+    let failed = results.iter().any(Diagnostic::is_error);
+    if let (Some((flag, _, _)), false) = (&options.only, only_in_render) {
+        if !known.iter().any(&wanted) {
+            let mut names: Vec<String> = known.iter().map(Name::to_string).collect();
+            names.sort();
+            let held = match names.is_empty() {
+                true => "there are none".to_string(),
+                false => format!("there are {}", names.join(", ")),
+            };
+            return Err(Exit::Unusable(format!(
+                "--kustomization {flag}: neither the render nor the Kustomizations built from it hold such a Flux \
+                 Kustomization; {held}"
+            )));
+        }
+        built.retain(|(id, _)| wanted(id));
+    }
+    Ok((built, failed))
+}
+
+/// The state of one `flux-build` run: what is built, what failed, the results so far.
+struct Run<'a> {
+    options: &'a Options,
+    rendered: &'a [Item],
+    limits: Limits,
+    tool: Vec<String>,
+    budget: Budget,
+    copies: Copies,
+    built: Built,
+    failed: Vec<Name>,
+    results: Vec<Diagnostic>,
+    /// Whether stderr is a terminal, to show progress on.
+    progress: bool,
+    /// Builds planned so far, and started.
+    planned: usize,
+    started: usize,
+    /// Every Kustomization found so far: the render's and those builds gave.
+    known: Vec<Name>,
+}
+
+impl Run<'_> {
+    /// Builds one Kustomization from `dir`, as the controller reconciles it: not when one it
+    /// depends on failed; its objects post-built, or its failure an error result.
+    fn build(&mut self, kustomization: &Kustomization, dir: &Path) {
+        self.started += 1;
+        if self.progress {
+            super::output::eprint_line(&format!(
+                "[{}/{}] building Kustomization {} (source {}, path {:?})",
+                self.started, self.planned, kustomization.id, kustomization.source, kustomization.path
+            ));
+        }
+        if let Some(dependency) = kustomization.depends_on.iter().find(|d| self.failed.contains(d)) {
+            self.results.push(
+                Diagnostic::warning(
+                    Kind::Render,
+                    format!("not built: it depends on Kustomization {dependency}, which failed"),
+                )
+                .about(&kustomization.object),
+            );
+            self.failed.push(kustomization.id.clone());
+            return;
+        }
+        let (limits, show_secrets) = (self.limits, self.options.show_secrets);
+        let objects = self
+            .rendered
+            .iter()
+            .map(|item| &**item)
+            .chain(self.built.iter().flat_map(|(_, items)| items.iter().map(|i| &**i)));
+        let rules = fluxbuild::artifact_rules(objects, &kustomization.source);
+        let tool = &self.tool;
+        let built_objects = self
+            .copies
+            .copy_of(dir, &rules, limits)
+            .and_then(|copy| build(kustomization, &copy, tool, limits, show_secrets));
         let mut objects = match built_objects {
             Ok(objects) => objects,
             Err(message) => {
                 let message = format!("source {}, path {:?}: {message}", kustomization.source, kustomization.path);
-                results.push(kustomization.error(message));
-                continue;
+                self.results.push(kustomization.error(message));
+                self.failed.push(kustomization.id.clone());
+                return;
             }
         };
-        let pool =
-            rendered.iter().map(|item| &**item).chain(built.iter().flat_map(|(_, items)| items.iter().map(|i| &**i)));
-        match fluxbuild::variables(kustomization, pool, options.strict_substitutions) {
-            Ok(variables) => {
-                results.extend(fluxbuild::post_build(kustomization, &mut objects, variables.as_ref(), &budget))
-            }
-            Err(message) => results.push(kustomization.error(message)),
+        let pool = self
+            .rendered
+            .iter()
+            .map(|item| &**item)
+            .chain(self.built.iter().flat_map(|(_, items)| items.iter().map(|i| &**i)));
+        let post_built = match fluxbuild::variables(kustomization, pool, self.options.strict_substitutions) {
+            Ok(variables) => fluxbuild::post_build(kustomization, &mut objects, variables.as_ref(), &self.budget),
+            Err(message) => vec![kustomization.error(message)],
+        };
+        // The controller applies nothing of a Kustomization whose post-build failed.
+        if post_built.iter().any(Diagnostic::is_error) {
+            self.failed.push(kustomization.id.clone());
+        } else {
+            self.built.push((kustomization.id.clone(), objects));
         }
-        built.push((kustomization.id.clone(), objects));
+        self.results.extend(post_built);
     }
-    report_results(&results, Some(files));
-    if results.iter().any(Diagnostic::is_error) {
-        // Nothing is written for a build that failed in part.
-        return Err(Exit::Errors);
+
+    /// Builds the Kustomizations the builds so far gave, round after round, until a round gives
+    /// none new, at most `--max-nesting` rounds deep: each round in `dependsOn` order (a
+    /// dependency may be one built before), each from its source as the first round finds it;
+    /// problems are results, as the run has started.
+    fn nested(&mut self, bootstrap: &fluxbuild::SourceRef) {
+        let mut from = 0;
+        for round in 1.. {
+            let produced: Vec<Item> =
+                self.built[from..].iter().flat_map(|(_, objects)| objects.iter().cloned()).collect();
+            from = self.built.len();
+            let (mut found, errors) = fluxbuild::kustomizations(&produced);
+            self.results.extend(errors);
+            let mut seen = std::collections::HashSet::new();
+            found.retain(|k| !self.known.contains(&k.id) && seen.insert(k.id.clone()));
+            if found.is_empty() {
+                return;
+            }
+            if round > self.options.max_nesting {
+                let names: Vec<String> = found.iter().map(|k| k.id.to_string()).collect();
+                self.results.push(Diagnostic::error(
+                    Kind::Render,
+                    format!(
+                        "not built: Kustomizations {} come out of builds nested more than --max-nesting ({}) \
+                         deep: raise --max-nesting if the nesting is meant",
+                        names.join(", "),
+                        self.options.max_nesting
+                    ),
+                ));
+                return;
+            }
+            let known = &self.known;
+            let (order, problems) = fluxbuild::build_order(&found, &|d| known.contains(d));
+            self.results.extend(problems);
+            self.known.extend(found.iter().map(|k| k.id.clone()));
+            self.planned += found.len();
+            for i in order {
+                let kustomization = &found[i];
+                if self.started >= self.options.max_builds {
+                    self.results.push(kustomization.error(format!(
+                        "not built: more than --max-builds ({}) Kustomizations to build: raise --max-builds",
+                        self.options.max_builds
+                    )));
+                    continue;
+                }
+                let given =
+                    self.options.sources.iter().rev().find(|(pattern, _)| pattern.matches(&kustomization.source));
+                let checkout = self.options.checkout.as_ref().filter(|_| kustomization.source == *bootstrap);
+                match given.map(|(_, dir)| dir).or(checkout).cloned() {
+                    Some(dir) => self.build(kustomization, &dir),
+                    None => {
+                        let message = format!("not built: no --source for {}", kustomization.source);
+                        match self.options.skip_missing_sources {
+                            true => self
+                                .results
+                                .push(Diagnostic::warning(Kind::Render, message).about(&kustomization.object)),
+                            false => self.results.push(kustomization.error(format!(
+                                "{message}: give --source {}=DIR, or --skip-missing-sources",
+                                kustomization.source
+                            ))),
+                        }
+                        self.failed.push(kustomization.id.clone());
+                    }
+                }
+            }
+        }
     }
-    Ok(built)
+}
+
+/// The distinct sources of `kustomizations`, for a message.
+fn source_list(kustomizations: &[Kustomization]) -> String {
+    let mut sources: Vec<String> = kustomizations.iter().map(|k| k.source.to_string()).collect();
+    sources.sort();
+    sources.dedup();
+    match sources.is_empty() {
+        true => "none".to_string(),
+        false => sources.join(", "),
+    }
 }
 
 /// `NAMESPACE/NAME` or `NAME`.
@@ -245,13 +522,13 @@ fn kustomize_tool() -> Option<Vec<String>> {
 struct Copies {
     /// Made with the first copy; the guard removes it on SIGINT and SIGTERM.
     work: Option<(tempfile::TempDir, super::cleanup::Temporary)>,
-    /// Each source directory as given, and its copy.
-    copied: Vec<(PathBuf, PathBuf)>,
+    /// Each source directory as given, the rules its artifact was made by, and its copy.
+    copied: Vec<(PathBuf, ArtifactRules, PathBuf)>,
 }
 
 impl Copies {
-    fn copy_of(&mut self, source: &Path) -> Result<PathBuf, String> {
-        if let Some((_, copy)) = self.copied.iter().find(|(dir, _)| dir == source) {
+    fn copy_of(&mut self, source: &Path, rules: &ArtifactRules, limits: Limits) -> Result<PathBuf, String> {
+        if let Some((_, _, copy)) = self.copied.iter().find(|(dir, r, _)| dir == source && r == rules) {
             return Ok(copy.clone());
         }
         if !source.is_dir() {
@@ -267,11 +544,11 @@ impl Copies {
             }
         };
         let copy = work.join(format!("source-{}", self.copied.len()));
-        if let Err(message) = copy_tree(source, &copy, source) {
+        if let Err(message) = copy_artifact(source, &copy, rules, limits) {
             let _ = std::fs::remove_dir_all(&copy);
             return Err(message);
         }
-        self.copied.push((source.to_path_buf(), copy.clone()));
+        self.copied.push((source.to_path_buf(), rules.clone(), copy.clone()));
         Ok(copy)
     }
 }
@@ -375,34 +652,156 @@ fn shown(path: &Path, copy: &Path) -> String {
     path.strip_prefix(copy).map_or_else(|_| path.display().to_string(), |p| p.display().to_string())
 }
 
-/// Copies a source directory, without `.git` (Flux's artifacts hold none). A symbolic link is
-/// copied as what it points to, which must be inside the source.
-fn copy_tree(from: &Path, to: &Path, source: &Path) -> Result<(), String> {
+/// Copies a source directory as source-controller makes its artifact ([`fluxbuild::ignore`]):
+/// symbolic links are left out (the artifact's walk keeps regular files and directories only),
+/// and so are `.git`, the files a clone does not hold (those `.gitignore` files name, when the
+/// directory is in a git work tree) and, for a GitRepository or a Bucket, the files its
+/// `.sourceignore` files, its `spec.ignore` and the default excludes name.
+fn copy_artifact(from: &Path, to: &Path, rules: &ArtifactRules, limits: Limits) -> Result<(), String> {
     std::fs::create_dir_all(to).map_err(|err| format!("cannot copy the source: {err}"))?;
-    let source_root = source.canonicalize().map_err(|err| format!("{}: {err}", source.display()))?;
-    let mut entries: Vec<_> =
-        std::fs::read_dir(from).map_err(|err| format!("{}: {err}", from.display()))?.filter_map(Result::ok).collect();
-    entries.sort_by_key(|entry| entry.file_name());
-    for entry in entries {
-        let path = entry.path();
-        if entry.file_name() == ".git" {
+    let real = from.canonicalize().map_err(|err| format!("{}: {err}", from.display()))?;
+    let mut ignores = Ignores::default();
+    // Above the source, in its work tree: the .gitignore files on the way down apply too.
+    if let Some(top) = real.ancestors().find(|dir| dir.join(".git").exists()) {
+        let prefix: Vec<String> = real
+            .strip_prefix(top)
+            .map(|rest| rest.components().map(|c| c.as_os_str().to_string_lossy().into_owned()).collect())
+            .unwrap_or_default();
+        for depth in 0..prefix.len() {
+            let dir = prefix[..depth].iter().fold(top.to_path_buf(), |path, part| path.join(part));
+            ignores.read_git(&dir, &prefix[..depth], limits)?;
+        }
+        // A directory git ignores (an artifact unpacked into `build/`) is no checkout: it is
+        // taken as it is.
+        let ignored = (1..=prefix.len()).any(|depth| {
+            let path: Vec<&str> = prefix[..depth].iter().map(String::as_str).collect();
+            ignores.git.excludes(&path, true)
+        });
+        match ignored {
+            true => ignores.git = Matcher::default(),
+            false => ignores.git_prefix = Some(prefix),
+        }
+    }
+    ignores.load(&real, &mut Vec::new(), rules.filtered, limits)?;
+    let mut patterns = std::mem::take(&mut ignores.source);
+    if let Some(text) = &rules.ignore {
+        patterns.extend(fluxbuild::ignore::read_patterns(text, &[]));
+    }
+    let artifact = rules.filtered.then(|| Matcher::artifact(patterns));
+    copy_files(&real, to, &mut Vec::new(), &ignores, artifact.as_ref())
+}
+
+/// The ignore patterns of a source: its work tree's (`.gitignore`, scoped from the work tree's
+/// top, which is `git_prefix` above the source) and its own (`.sourceignore`).
+#[derive(Default)]
+struct Ignores {
+    git_prefix: Option<Vec<String>>,
+    git: Matcher,
+    source: Vec<fluxbuild::ignore::Pattern>,
+}
+
+impl Ignores {
+    fn read_git(&mut self, dir: &Path, domain: &[String], limits: Limits) -> Result<(), String> {
+        let file = dir.join(".gitignore");
+        if file.is_file() && !file.is_symlink() {
+            let text =
+                read_regular_file(&file, limits.max_file_bytes).map_err(|err| format!("{}: {err}", file.display()))?;
+            self.git.extend(fluxbuild::ignore::read_patterns(&text, domain));
+        }
+        Ok(())
+    }
+
+    /// Whether a path below the source (`parts`) is one a clone does not hold.
+    fn not_in_clone(&self, parts: &[String], is_dir: bool) -> bool {
+        let Some(prefix) = &self.git_prefix else { return false };
+        let path: Vec<&str> = prefix.iter().chain(parts).map(String::as_str).collect();
+        self.git.excludes(&path, is_dir)
+    }
+
+    /// Reads the `.gitignore` and (`sourceignore`) `.sourceignore` files of `dir` (`parts` below
+    /// the source) and below, as source-controller reads them: each directory's before its
+    /// sub-directories', in name order, not into `.git`, links or what a clone does not hold.
+    fn load(&mut self, dir: &Path, parts: &mut Vec<String>, sourceignore: bool, limits: Limits) -> Result<(), String> {
+        if let Some(prefix) = self.git_prefix.clone() {
+            let domain: Vec<String> = prefix.into_iter().chain(parts.iter().cloned()).collect();
+            self.read_git(dir, &domain, limits)?;
+        }
+        let file = dir.join(fluxbuild::ignore::IGNORE_FILE);
+        if sourceignore && file.is_file() && !file.is_symlink() {
+            let text =
+                read_regular_file(&file, limits.max_file_bytes).map_err(|err| format!("{}: {err}", file.display()))?;
+            self.source.extend(fluxbuild::ignore::read_patterns(&text, parts));
+        }
+        for (name, path) in sorted_entries(dir)? {
+            let is_dir = std::fs::symlink_metadata(&path).is_ok_and(|meta| meta.is_dir());
+            if !is_dir || name == ".git" {
+                continue;
+            }
+            parts.push(name);
+            if !self.not_in_clone(parts, true) {
+                self.load(&path, parts, sourceignore, limits)?;
+            }
+            parts.pop();
+        }
+        Ok(())
+    }
+}
+
+fn sorted_entries(dir: &Path) -> Result<Vec<(String, PathBuf)>, String> {
+    let mut entries: Vec<(String, PathBuf)> = std::fs::read_dir(dir)
+        .map_err(|err| format!("{}: {err}", dir.display()))?
+        .filter_map(Result::ok)
+        .map(|entry| (entry.file_name().to_string_lossy().into_owned(), entry.path()))
+        .collect();
+    entries.sort();
+    Ok(entries)
+}
+
+/// Copies the files of `from` (`parts` below the source) the artifact holds into `to`. A
+/// directory the artifact leaves out is still walked (a later `!pattern` may bring a file in it
+/// back), as source-controller's walk does; it is made only for the files kept in it.
+fn copy_files(
+    from: &Path,
+    to: &Path,
+    parts: &mut Vec<String>,
+    ignores: &Ignores,
+    artifact: Option<&Matcher>,
+) -> Result<(), String> {
+    for (name, path) in sorted_entries(from)? {
+        if name == ".git" {
             continue;
         }
-        let target = to.join(entry.file_name());
-        if path.is_symlink() {
-            let real = path.canonicalize().map_err(|err| format!("{}: {err}", path.display()))?;
-            if !real.starts_with(&source_root) {
-                return Err(format!("{}: a symbolic link that leads out of the source", path.display()));
-            }
-            // A link to a directory inside the source: its files are copied where they are.
-            if real.is_file() {
-                std::fs::copy(&real, &target).map_err(|err| format!("cannot copy {}: {err}", path.display()))?;
-            }
-        } else if path.is_dir() {
-            copy_tree(&path, &target, source)?;
-        } else if path.is_file() {
-            std::fs::copy(&path, &target).map_err(|err| format!("cannot copy {}: {err}", path.display()))?;
+        let Ok(meta) = std::fs::symlink_metadata(&path) else { continue };
+        // Links, FIFOs, sockets and devices: the artifact holds regular files and directories.
+        if !(meta.is_dir() || meta.is_file()) {
+            continue;
         }
+        parts.push(name.clone());
+        let target = to.join(&name);
+        let excluded = |is_dir: bool| {
+            let path: Vec<&str> = parts.iter().map(String::as_str).collect();
+            artifact.is_some_and(|matcher| matcher.excludes(&path, is_dir))
+        };
+        let result = if ignores.not_in_clone(parts, meta.is_dir()) {
+            Ok(())
+        } else if meta.is_dir() {
+            let made = match excluded(true) {
+                true => Ok(()),
+                false => {
+                    std::fs::create_dir_all(&target).map_err(|err| format!("cannot copy {}: {err}", path.display()))
+                }
+            };
+            made.and_then(|()| copy_files(&path, &target, parts, ignores, artifact))
+        } else if excluded(false) {
+            Ok(())
+        } else {
+            std::fs::create_dir_all(to)
+                .and_then(|()| std::fs::copy(&path, &target))
+                .map(|_| ())
+                .map_err(|err| format!("cannot copy {}: {err}", path.display()))
+        };
+        parts.pop();
+        result?;
     }
     Ok(())
 }

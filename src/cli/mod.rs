@@ -158,13 +158,14 @@ struct FluxBuildArgs {
     #[command(flatten)]
     input: InputArgs,
     /// Where a Kustomization's source is on this machine: a checkout of the repository or an
-    /// unpacked artifact (repeatable; KIND and NAMESPACE narrow the match, the last match wins)
+    /// unpacked artifact (repeatable; KIND and NAMESPACE narrow the match, the last match wins).
+    /// Inside a git work tree, GitRepository/flux-system/flux-system defaults to the checkout
     #[arg(long = "source", value_name = "[KIND/][NAMESPACE/]NAME=DIR")]
     sources: Vec<String>,
     /// Build the Kustomizations whose source is given and warn about each other one
     #[arg(long)]
     skip_missing_sources: bool,
-    /// Build this Kustomization only
+    /// Build this Kustomization only (one that a build gives: build all, print its objects only)
     #[arg(long, value_name = "[NAMESPACE/]NAME")]
     kustomization: Option<String>,
     /// Write one file per Kustomization (NAMESPACE_NAME.yaml) into DIR instead of stdout
@@ -173,13 +174,18 @@ struct FluxBuildArgs {
     /// Print Secret values instead of <redacted>
     #[arg(long)]
     show_secrets: bool,
-    /// A variable no source sets fails the build, as kustomize-controller's
-    /// StrictPostBuildSubstitutions feature gate makes it
-    #[arg(long)]
+    /// A variable no source sets, used without a default, fails the build, as kustomize-controller
+    /// v1.9.0 and later do (StrictPostBuildSubstitutions, on by default); =false for older controllers
+    #[arg(long, value_name = "BOOL", default_value_t = true, num_args = 0..=1, default_missing_value = "true",
+          require_equals = true, action = clap::ArgAction::Set)]
     strict_substitutions: bool,
     /// Most Kustomizations one run builds (each a kustomize run); more are refused before any build
     #[arg(long, value_name = "N", default_value_t = flux_build::DEFAULT_MAX_BUILDS)]
     max_builds: usize,
+    /// How many rounds deep Kustomizations that builds give are built in turn (a build that gives
+    /// a Kustomization that gives one is two)
+    #[arg(long, value_name = "N", default_value_t = flux_build::DEFAULT_MAX_NESTING)]
+    max_nesting: usize,
 }
 
 #[derive(Args)]
@@ -203,8 +209,9 @@ struct DiffArgs {
     /// With --flux: build the Kustomizations whose source is given, warn about the others
     #[arg(long)]
     skip_missing_sources: bool,
-    /// With --flux: a variable no source sets fails the build
-    #[arg(long)]
+    /// With --flux: a variable no source sets fails the build (as flux-build: on unless =false)
+    #[arg(long, value_name = "BOOL", default_value_t = true, num_args = 0..=1, default_missing_value = "true",
+          require_equals = true, action = clap::ArgAction::Set)]
     strict_substitutions: bool,
     /// With --flux: most Kustomizations each side builds (each a kustomize run); more are refused
     /// before any build

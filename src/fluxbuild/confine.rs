@@ -4,7 +4,7 @@
 //! the whole disk, so before it runs, every path a kustomization file (or a transformer,
 //! generator, validator or configurations file it names) gives is resolved against the source
 //! root, and one that leads out is refused. The copy kustomize builds holds no symbolic links
-//! (they are copied as what they point to), so resolving names is enough.
+//! (the artifact leaves them out), so resolving names is enough.
 
 use crate::doc::Value;
 

@@ -12,6 +12,7 @@
 
 mod confine;
 mod generate;
+pub mod ignore;
 mod post;
 mod redact;
 
@@ -145,22 +146,26 @@ pub fn kustomizations(items: &[Item]) -> (Vec<Kustomization>, Vec<Diagnostic>) {
     (found, results)
 }
 
-/// The order to build in: each Kustomization after those it depends on, otherwise as rendered.
-/// A dependency the render does not hold, or a cycle, is an error naming the Kustomizations:
-/// Flux would wait for them forever.
-pub fn build_order(kustomizations: &[Kustomization]) -> Result<Vec<usize>, Vec<Diagnostic>> {
+/// The order to build in: each Kustomization after those it depends on, otherwise as rendered,
+/// and why the others cannot be built. A dependency neither among them nor `elsewhere` (built
+/// before: a nested round's parents), or a cycle, is an error naming the Kustomizations (Flux
+/// would wait for them forever), and each Kustomization that depends on one of those is left out
+/// with a warning; the rest are built, as the controller reconciles each on its own.
+pub fn build_order(
+    kustomizations: &[Kustomization],
+    elsewhere: &dyn Fn(&Name) -> bool,
+) -> (Vec<usize>, Vec<Diagnostic>) {
     let index: HashMap<&Name, usize> = kustomizations.iter().enumerate().map(|(i, k)| (&k.id, i)).collect();
-    let mut errors = Vec::new();
-    for kustomization in kustomizations {
-        for dependency in kustomization.depends_on.iter().filter(|d| !index.contains_key(d)) {
-            errors.push(kustomization.error(format!(
+    let mut results = Vec::new();
+    let mut blocked = vec![false; kustomizations.len()];
+    for (i, kustomization) in kustomizations.iter().enumerate() {
+        for dependency in kustomization.depends_on.iter().filter(|d| !index.contains_key(d) && !elsewhere(d)) {
+            blocked[i] = true;
+            results.push(kustomization.error(format!(
                 "depends on Kustomization {dependency}, which the render does not hold: add it, or remove it from \
                  spec.dependsOn"
             )));
         }
-    }
-    if !errors.is_empty() {
-        return Err(errors);
     }
     // Depth-first, visiting in render order, so that independent Kustomizations keep it.
     #[derive(Clone, Copy, PartialEq)]
@@ -182,7 +187,8 @@ pub fn build_order(kustomizations: &[Kustomization]) -> Result<Vec<usize>, Vec<D
             let dependencies = &kustomizations[at].depends_on;
             if let Some(dependency) = dependencies.get(*next) {
                 *next += 1;
-                let d = index[dependency];
+                // Built before, in an earlier round, or not held (an error above).
+                let Some(&d) = index.get(dependency) else { continue };
                 match marks[d] {
                     Mark::Done => {}
                     Mark::New => {
@@ -191,15 +197,18 @@ pub fn build_order(kustomizations: &[Kustomization]) -> Result<Vec<usize>, Vec<D
                     }
                     Mark::Open => {
                         let from = path.iter().position(|&(i, _)| i == d).unwrap_or(0);
-                        let cycle: Vec<String> = path[from..]
-                            .iter()
-                            .chain([&(d, 0)])
-                            .map(|&(i, _)| kustomizations[i].id.to_string())
-                            .collect();
-                        return Err(vec![kustomizations[d].error(format!(
-                            "Kustomizations depend on each other in a cycle: {}",
-                            cycle.join(" -> ")
-                        ))]);
+                        let members: Vec<usize> = path[from..].iter().map(|&(i, _)| i).collect();
+                        let cycle: Vec<String> =
+                            members.iter().chain([&d]).map(|&i| kustomizations[i].id.to_string()).collect();
+                        results.push(
+                            kustomizations[d].error(format!(
+                                "Kustomizations depend on each other in a cycle: {}",
+                                cycle.join(" -> ")
+                            )),
+                        );
+                        for member in members {
+                            blocked[member] = true;
+                        }
                     }
                 }
             } else {
@@ -209,7 +218,25 @@ pub fn build_order(kustomizations: &[Kustomization]) -> Result<Vec<usize>, Vec<D
             }
         }
     }
-    Ok(order)
+    // In build order, a Kustomization after those it depends on: what they block, it inherits.
+    for &i in &order {
+        if blocked[i] {
+            continue;
+        }
+        let kustomization = &kustomizations[i];
+        if let Some(dependency) = kustomization.depends_on.iter().find(|d| index.get(d).is_some_and(|&d| blocked[d])) {
+            blocked[i] = true;
+            results.push(
+                Diagnostic::warning(
+                    Kind::Render,
+                    format!("not built: it depends on Kustomization {dependency}, which cannot be built"),
+                )
+                .about(&kustomization.object),
+            );
+        }
+    }
+    order.retain(|&i| !blocked[i]);
+    (order, results)
 }
 
 /// A `--source [KIND/][NAMESPACE/]NAME=DIR` flag, without its directory.
@@ -246,10 +273,52 @@ impl SourcePattern {
         Ok((pattern, dir))
     }
 
+    /// Whether it names `source`.
     pub fn matches(&self, source: &SourceRef) -> bool {
         self.name == source.name
             && self.namespace.as_ref().is_none_or(|ns| *ns == source.namespace)
             && self.kind.as_ref().is_none_or(|kind| *kind == source.kind)
+    }
+}
+
+impl fmt::Display for SourcePattern {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for part in [&self.kind, &self.namespace].into_iter().flatten() {
+            write!(f, "{part}/")?;
+        }
+        f.write_str(&self.name)
+    }
+}
+
+/// The API group of Flux's sources.
+pub const SOURCE_GROUP: &str = "source.toolkit.fluxcd.io";
+
+/// How source-controller makes a source's artifact from its files: whether it filters them
+/// (a GitRepository's checkout, a Bucket's objects: [`ignore`]), and the source's own
+/// `spec.ignore` patterns, read from the source object when the render holds it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ArtifactRules {
+    pub filtered: bool,
+    pub ignore: Option<String>,
+}
+
+/// The [`ArtifactRules`] of `source`, with its object among `objects` (the render's, then what
+/// builds so far apply) when there is one.
+pub fn artifact_rules<'a>(mut objects: impl Iterator<Item = &'a Value>, source: &SourceRef) -> ArtifactRules {
+    let object = objects.find(|object| {
+        object.get("kind").and_then(Value::as_str) == Some(source.kind.as_str())
+            && object
+                .get("apiVersion")
+                .and_then(Value::as_str)
+                .and_then(|api| api.strip_prefix(SOURCE_GROUP))
+                .is_some_and(|version| version.starts_with('/'))
+            && name_of(object) == source.name
+            && namespace_or_default(object) == source.namespace
+    });
+    let ignore = object.and_then(|o| o.get("spec")).and_then(|spec| spec.get("ignore")).and_then(Value::as_str);
+    ArtifactRules {
+        filtered: matches!(source.kind.as_str(), "GitRepository" | "Bucket"),
+        ignore: ignore.map(str::to_string),
     }
 }
 

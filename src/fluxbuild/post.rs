@@ -1,6 +1,7 @@
 //! What kustomize-controller does to the objects kustomize built, before it applies them:
-//! post-build substitution (fluxcd/pkg `kustomize/kustomize_varsub.go`, with the substitution the
-//! `render` step already has), then its owner labels and the Kustomization's `commonMetadata`.
+//! post-build substitution (fluxcd/pkg `kustomize/kustomize_varsub.go`: on each object's YAML
+//! text, [`subst::substitute_object`]), then its owner labels and the Kustomization's
+//! `commonMetadata`.
 
 use super::{owner_labels, Kustomization};
 use crate::config::SourceKind;
@@ -94,15 +95,14 @@ pub fn post_build(
     let mut results = Vec::new();
     if let Some(Variables(variables)) = variables {
         for item in objects.iter_mut() {
-            let applied = item.change_knowing_quotes(|value, quoted| {
-                subst::apply(variables, budget, &mut [value], &mut |_, pointer| quoted.is_quoted(pointer))
-            });
-            results.extend(applied.results.into_iter().map(|result| {
-                let at = result.field.as_ref().map(|field| format!(" (at {field})")).unwrap_or_default();
-                let message =
-                    format!("post build failed for '{}/{}'{at}: {}", item.type_of().1, name_of(item), result.message);
-                kustomization.error(message)
-            }));
+            match subst::substitute_object(variables, budget, item) {
+                Ok(Some(substituted)) => item.change(|value| *value = substituted),
+                Ok(None) => {}
+                Err(message) => {
+                    let message = format!("post build failed for '{}/{}': {message}", item.type_of().1, name_of(item));
+                    results.push(kustomization.error(message));
+                }
+            }
         }
     }
     let metadata = kustomization.object.get("spec").and_then(|spec| spec.get("commonMetadata"));

@@ -14,9 +14,10 @@ fn kustomization(name: &str, depends_on: &[&str]) -> Item {
 fn order_of(items: &[Item]) -> Result<Vec<String>, Vec<String>> {
     let (found, results) = kustomizations(items);
     assert!(results.is_empty());
-    build_order(&found)
-        .map(|order| order.into_iter().map(|i| found[i].id.name.clone()).collect())
-        .map_err(|errors| errors.into_iter().map(|e| e.message.clone()).collect())
+    match build_order(&found, &|_| false) {
+        (order, results) if results.is_empty() => Ok(order.into_iter().map(|i| found[i].id.name.clone()).collect()),
+        (_, results) => Err(results.into_iter().map(|e| e.message.clone()).collect()),
+    }
 }
 
 #[test]
@@ -33,6 +34,26 @@ fn a_cycle_and_a_missing_dependency_are_named() {
     let missing = [kustomization("a", &["gone"])];
     let errors = order_of(&missing).unwrap_err();
     assert!(errors[0].starts_with("depends on Kustomization flux-system/gone"), "{errors:?}");
+}
+
+/// What a cycle or a missing dependency blocks is left out, with what depends on it; the rest
+/// is built, as the controller reconciles each Kustomization on its own.
+#[test]
+fn the_rest_is_built_around_a_cycle() {
+    let items = [
+        kustomization("a", &["b"]),
+        kustomization("b", &["a"]),
+        kustomization("after-a", &["a"]),
+        kustomization("free", &[]),
+        kustomization("orphan", &["gone"]),
+    ];
+    let (found, _) = kustomizations(&items);
+    let (order, results) = build_order(&found, &|_| false);
+    let built: Vec<&str> = order.iter().map(|&i| found[i].id.name.as_str()).collect();
+    assert_eq!(built, ["free"]);
+    let messages: Vec<&str> = results.iter().map(|r| r.message.as_str()).collect();
+    assert_eq!(messages.len(), 3, "{messages:?}");
+    assert!(messages[2].contains("depends on Kustomization flux-system/a, which cannot be built"), "{messages:?}");
 }
 
 #[test]

@@ -9,6 +9,9 @@
 //! text ([`crate::doc::quoted_template_scalars`]).
 
 pub mod envsubst;
+mod text;
+
+pub use text::{as_go_json, substitute_object};
 
 use crate::config::Spec;
 use crate::diag::{Diagnostic, Kind};
@@ -222,8 +225,9 @@ impl Walk<'_> {
             .map_err(|err| format!("variable substitution failed: {err}"))
     }
 
-    /// Substitutes inside `value` (at JSON pointer `pointer`); `Err((message, pointer))`.
-    fn value(&mut self, value: &mut Value, pointer: &mut String) -> Result<(), (String, String)> {
+    /// Substitutes inside `value` (at JSON pointer `pointer`; an item of a list when
+    /// `in_list`); `Err((message, pointer))`.
+    fn value(&mut self, value: &mut Value, pointer: &mut String, in_list: bool) -> Result<(), (String, String)> {
         match value {
             Value::String(text) if may_substitute(text) => {
                 let new = self.text(text).map_err(|m| (m, pointer.clone()))?;
@@ -233,8 +237,26 @@ impl Walk<'_> {
                     *value = match retype(&new) {
                         Ok(Value::String(read)) if read == new => Value::String(new),
                         _ if (self.quoted)(pointer) => Value::String(new),
-                        // A plain scalar reads as its new text does: `"9797"` is the string 9797.
-                        retyped => retyped.map_err(|m| (m, pointer.clone()))?,
+                        // In Flux's text, `key: k: v` or `key: - a` does not parse; as a list
+                        // item (`- k: v`) it is a mapping. Flow collections (`[a]`, `{k: v}`)
+                        // parse anywhere.
+                        Ok(Value::Object(_) | Value::Array(_))
+                            if !in_list && !new.trim_start().starts_with(['[', '{']) =>
+                        {
+                            let message = format!(
+                                "substituted text {new:?} breaks the YAML structure: Flux substitutes the resource's \
+                                 text, where `key: {new}` does not parse (mapping values are not allowed in this \
+                                 context); quote the field (\"${{…}}\") or the variable's value to keep it a string"
+                            );
+                            return Err((message, pointer.clone()));
+                        }
+                        // A plain scalar reads as its new text does: `"9797"` is the string 9797,
+                        // `1e3` the number 1000 (through Go's JSON, as in Flux).
+                        retyped => {
+                            let mut retyped = retyped.map_err(|m| (m, pointer.clone()))?;
+                            text::as_go_json(&mut retyped);
+                            retyped
+                        }
                     };
                 }
             }
@@ -243,7 +265,7 @@ impl Walk<'_> {
                     let len = pointer.len();
                     // Writing to a String cannot fail.
                     let _ = write!(pointer, "/{i}");
-                    self.value(item, pointer)?;
+                    self.value(item, pointer, true)?;
                     pointer.truncate(len);
                 }
             }
@@ -268,7 +290,7 @@ impl Walk<'_> {
                         true => pointer.push_str(&key.replace('~', "~0").replace('/', "~1")),
                         false => pointer.push_str(key),
                     }
-                    self.value(item, pointer)?;
+                    self.value(item, pointer, false)?;
                     pointer.truncate(len);
                 }
             }
@@ -313,7 +335,7 @@ pub fn apply(
         let mut quoted_here = |pointer: &str| quoted(i, pointer);
         let mut walk = Walk { variables, budget, quoted: &mut quoted_here };
         // In place: an error fails the render, which then writes its input unchanged.
-        match walk.value(item, &mut String::new()) {
+        match walk.value(item, &mut String::new(), false) {
             Ok(()) => {}
             Err((message, pointer)) => {
                 let field = pointer.split('/').skip(1).fold(FieldPath::root(), |path, token| {
