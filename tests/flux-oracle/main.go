@@ -1,0 +1,366 @@
+// The Flux oracle: builds Flux Kustomizations with kustomize-controller's own build code
+// (fluxcd/pkg/kustomize's generator, SecureBuild and SubstituteVariables, fluxcd/pkg/ssa's
+// owner labels and common metadata) after making the source's artifact with source-controller's
+// own filter and archiver (fluxcd/pkg/sourceignore, fluxcd/pkg/artifact/storage) and unpacking it
+// with fluxcd/pkg/tar, as kustomize-controller's reconcile does. See README.md; build.sh builds it.
+//
+//	flux-oracle [--no-artifact] [--strict=false] [--source KEY=DIR]... PKG
+//
+// PKG is a directory (or a file) of YAML: the Flux Kustomizations to build, and the ConfigMaps,
+// Secrets and GitRepositories a cluster would hold (postBuild.substituteFrom reads the first two
+// through a stub of controller-runtime's client; a GitRepository's spec.ignore joins the
+// artifact's ignore patterns). KEY names a Kustomization's sourceRef as NAME, NAMESPACE/NAME or
+// KIND/NAMESPACE/NAME. Each Kustomization is built on its own, in file order; the result, one
+// entry per Kustomization with its objects or the error kustomize-controller would report, is
+// JSON on stdout.
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	securejoin "github.com/cyphar/filepath-securejoin"
+	"github.com/fluxcd/pkg/apis/meta"
+	"github.com/fluxcd/pkg/artifact/storage"
+	generator "github.com/fluxcd/pkg/kustomize"
+	"github.com/fluxcd/pkg/sourceignore"
+	"github.com/fluxcd/pkg/ssa"
+	ssautil "github.com/fluxcd/pkg/ssa/utils"
+	"github.com/fluxcd/pkg/tar"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+)
+
+const group = "kustomize.toolkit.fluxcd.io"
+
+type sourceFlags []string
+
+func (s *sourceFlags) String() string     { return strings.Join(*s, ",") }
+func (s *sourceFlags) Set(v string) error { *s = append(*s, v); return nil }
+
+type result struct {
+	Kustomization string                   `json:"kustomization"`
+	Source        string                   `json:"source,omitempty"`
+	Path          string                   `json:"path,omitempty"`
+	Generated     string                   `json:"generated,omitempty"`
+	Objects       []map[string]interface{} `json:"objects"`
+	Error         string                   `json:"error,omitempty"`
+}
+
+type output struct {
+	Strict   bool     `json:"strict"`
+	Artifact bool     `json:"artifact"`
+	Results  []result `json:"results"`
+}
+
+func main() {
+	var sources sourceFlags
+	noArtifact := flag.Bool("no-artifact", false, "build from the source directory as it is, without source-controller's artifact (its ignore filter and archive)")
+	strict := flag.Bool("strict", true, "StrictPostBuildSubstitutions (kustomize-controller's feature gate, on by default since v1.9.0)")
+	flag.Var(&sources, "source", "KEY=DIR: the source a Kustomization's sourceRef names (NAME, NAMESPACE/NAME or KIND/NAMESPACE/NAME)")
+	flag.Parse()
+	if flag.NArg() != 1 {
+		fmt.Fprintln(os.Stderr, "usage: flux-oracle [--no-artifact] [--strict=false] [--source KEY=DIR]... PKG")
+		os.Exit(2)
+	}
+	objs, err := readDir(flag.Arg(0))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "flux-oracle:", err)
+		os.Exit(2)
+	}
+	srcs := map[string]string{}
+	for _, s := range sources {
+		k, v, ok := strings.Cut(s, "=")
+		if !ok {
+			fmt.Fprintln(os.Stderr, "flux-oracle: --source wants KEY=DIR:", s)
+			os.Exit(2)
+		}
+		abs, err := filepath.Abs(v)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "flux-oracle:", err)
+			os.Exit(2)
+		}
+		srcs[k] = abs
+	}
+	cl := &stubClient{objects: objs}
+	out := output{Strict: *strict, Artifact: !*noArtifact, Results: []result{}}
+	for _, o := range objs {
+		if o.GetKind() != "Kustomization" || !strings.HasPrefix(o.GetAPIVersion(), group+"/") {
+			continue
+		}
+		out.Results = append(out.Results, buildOne(cl, objs, srcs, o, *strict, !*noArtifact))
+	}
+	enc := json.NewEncoder(os.Stdout)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(out); err != nil {
+		fmt.Fprintln(os.Stderr, "flux-oracle:", err)
+		os.Exit(2)
+	}
+}
+
+// readDir reads every .yaml/.yml/.json file under path (or path itself) as a stream of objects.
+func readDir(path string) ([]*unstructured.Unstructured, error) {
+	var files []string
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if st.IsDir() {
+		err = filepath.WalkDir(path, func(p string, d os.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			switch strings.ToLower(filepath.Ext(p)) {
+			case ".yaml", ".yml", ".json":
+				if !d.IsDir() {
+					files = append(files, p)
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		sort.Strings(files)
+	} else {
+		files = []string{path}
+	}
+	var objs []*unstructured.Unstructured
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			return nil, err
+		}
+		dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
+		for {
+			var m map[string]interface{}
+			if err := dec.Decode(&m); err != nil {
+				if err == io.EOF {
+					break
+				}
+				return nil, fmt.Errorf("%s: %w", f, err)
+			}
+			if m == nil {
+				continue
+			}
+			objs = append(objs, &unstructured.Unstructured{Object: m})
+		}
+	}
+	return objs, nil
+}
+
+// resolve finds the directory given for k's sourceRef, and the ignore patterns of the
+// GitRepository it names, if the package holds it.
+func resolve(objs []*unstructured.Unstructured, srcs map[string]string, k *unstructured.Unstructured) (string, string, *string) {
+	kind, _, _ := unstructured.NestedString(k.Object, "spec", "sourceRef", "kind")
+	name, _, _ := unstructured.NestedString(k.Object, "spec", "sourceRef", "name")
+	ns, _, _ := unstructured.NestedString(k.Object, "spec", "sourceRef", "namespace")
+	if ns == "" {
+		ns = k.GetNamespace()
+	}
+	var ignore *string
+	for _, o := range objs {
+		if o.GetKind() == kind && o.GetName() == name && o.GetNamespace() == ns {
+			if s, ok, _ := unstructured.NestedString(o.Object, "spec", "ignore"); ok {
+				ignore = &s
+			}
+		}
+	}
+	for _, key := range []string{kind + "/" + ns + "/" + name, ns + "/" + name, name} {
+		if d, ok := srcs[key]; ok {
+			return key, d, ignore
+		}
+	}
+	return "", "", ignore
+}
+
+func buildOne(cl client.Client, objs []*unstructured.Unstructured, srcs map[string]string, k *unstructured.Unstructured, strict, artifact bool) result {
+	r := result{Kustomization: k.GetNamespace() + "/" + k.GetName(), Objects: []map[string]interface{}{}}
+	key, dir, ignore := resolve(objs, srcs, k)
+	if dir == "" {
+		r.Error = "oracle: no --source given for this Kustomization's sourceRef"
+		return r
+	}
+	r.Source = key
+	path, _, _ := unstructured.NestedString(k.Object, "spec", "path")
+	r.Path = path
+	tmpDir, err := os.MkdirTemp("", "kustomization-")
+	if err != nil {
+		r.Error = "tmp dir error: " + err.Error()
+		return r
+	}
+	defer os.RemoveAll(tmpDir)
+	if artifact {
+		err = makeArtifact(dir, ignore, tmpDir)
+	} else {
+		err = os.CopyFS(tmpDir, os.DirFS(dir))
+	}
+	if err != nil {
+		r.Error = "oracle: artifact: " + err.Error()
+		return r
+	}
+
+	// kustomize-controller's reconcile: the build path inside the artifact.
+	dirPath, err := securejoin.SecureJoin(tmpDir, path)
+	if err != nil {
+		r.Error = err.Error()
+		return r
+	}
+	if _, err := os.Stat(dirPath); err != nil {
+		r.Error = strings.ReplaceAll(fmt.Errorf("kustomization path not found: %w", err).Error(), tmpDir, "<artifact>")
+		return r
+	}
+	if _, err := generator.NewGenerator(tmpDir, *k).WriteFile(dirPath); err != nil {
+		r.Error = strings.ReplaceAll(err.Error(), tmpDir, "<artifact>")
+		return r
+	}
+	for _, name := range []string{"kustomization.yaml", "kustomization.yml", "Kustomization"} {
+		if b, err := os.ReadFile(filepath.Join(dirPath, name)); err == nil {
+			r.Generated = string(b)
+			break
+		}
+	}
+	resources, err := build(cl, k, tmpDir, dirPath, strict)
+	if err != nil {
+		r.Error = strings.ReplaceAll(err.Error(), tmpDir, "<artifact>")
+		return r
+	}
+	objects, err := ssautil.ReadObjects(bytes.NewReader(resources))
+	if err != nil {
+		r.Error = err.Error()
+		return r
+	}
+	manager := ssa.NewResourceManager(ssa.Owner{Field: "kustomize-controller", Group: group})
+	manager.SetOwnerLabels(objects, k.GetName(), k.GetNamespace())
+	if cm, ok, _ := unstructured.NestedMap(k.Object, "spec", "commonMetadata"); ok {
+		labels, _, _ := unstructured.NestedStringMap(cm, "labels")
+		annotations, _, _ := unstructured.NestedStringMap(cm, "annotations")
+		ssautil.SetCommonMetadata(objects, labels, annotations)
+	}
+	for _, o := range objects {
+		r.Objects = append(r.Objects, o.Object)
+	}
+	return r
+}
+
+// makeArtifact archives dir as source-controller's GitRepository reconciler does (its
+// .sourceignore files and spec.ignore, or the default excludes when there are none) and unpacks
+// the archive into into, as kustomize-controller's fetcher does.
+func makeArtifact(dir string, ignore *string, into string) error {
+	store, err := os.MkdirTemp("", "artifact-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(store)
+	ignoreDomain := strings.Split(dir, string(filepath.Separator))
+	ps, err := sourceignore.LoadIgnorePatterns(dir, ignoreDomain)
+	if err != nil {
+		return fmt.Errorf("failed to load source ignore patterns from repository: %w", err)
+	}
+	if ignore != nil {
+		ps = append(ps, sourceignore.ReadPatterns(strings.NewReader(*ignore), ignoreDomain)...)
+	}
+	st := storage.Storage{BasePath: store}
+	art := meta.Artifact{Path: "artifact.tar.gz"}
+	if err := st.Archive(&art, dir, storage.SourceIgnoreFilter(ps, ignoreDomain)); err != nil {
+		return fmt.Errorf("unable to archive artifact to storage: %w", err)
+	}
+	f, err := os.Open(st.LocalPath(art))
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return tar.Untar(f, into, tar.WithMaxUntarSize(tar.UnlimitedUntarSize))
+}
+
+// build is kustomize-controller's build (internal/controller/kustomization_controller.go) without
+// SOPS decryption: SecureBuild with remote bases allowed (the controller's default), the
+// Kubernetes-object check, and the post-build substitutions.
+func build(cl client.Client, k *unstructured.Unstructured, workDir, dirPath string, strict bool) ([]byte, error) {
+	if _, ok, _ := unstructured.NestedMap(k.Object, "spec", "decryption"); ok {
+		return nil, fmt.Errorf("oracle: spec.decryption is not supported")
+	}
+	m, err := generator.SecureBuild(workDir, dirPath, true)
+	if err != nil {
+		return nil, fmt.Errorf("kustomize build failed: %w", err)
+	}
+	_, hasPostBuild, _ := unstructured.NestedMap(k.Object, "spec", "postBuild")
+	strategy, _, _ := unstructured.NestedString(k.Object, "spec", "postBuild", "substituteStrategy")
+	for _, res := range m.Resources() {
+		if res.GetName() == "" || res.GetKind() == "" || res.GetApiVersion() == "" {
+			return nil, fmt.Errorf("failed to decode Kubernetes apiVersion, kind and name from: %v", res.String())
+		}
+		if hasPostBuild {
+			outRes, err := generator.SubstituteVariables(context.Background(), cl, *k, res,
+				generator.SubstituteWithStrict(strict),
+				generator.SubstituteWithAlways(strategy == "Always"))
+			if err != nil {
+				return nil, fmt.Errorf("post build failed for '%s/%s': %w", res.GetGvk(), res.GetName(), err)
+			}
+			if outRes != nil {
+				if _, err = m.Replace(res); err != nil {
+					return nil, err
+				}
+			}
+		}
+	}
+	resources, err := m.AsYaml()
+	if err != nil {
+		return nil, fmt.Errorf("kustomize build failed: %w", err)
+	}
+	return resources, nil
+}
+
+// stubClient answers Get for the ConfigMaps and Secrets of the package as the API server would
+// (a Secret's stringData merged into its data).
+type stubClient struct {
+	objects []*unstructured.Unstructured
+}
+
+func (c *stubClient) Get(_ context.Context, key client.ObjectKey, obj client.Object, _ ...client.GetOption) error {
+	var kind, resource string
+	switch obj.(type) {
+	case *corev1.ConfigMap:
+		kind, resource = "ConfigMap", "configmaps"
+	case *corev1.Secret:
+		kind, resource = "Secret", "secrets"
+	default:
+		return fmt.Errorf("oracle: the stub client reads ConfigMaps and Secrets only")
+	}
+	for _, o := range c.objects {
+		if o.GetAPIVersion() != "v1" || o.GetKind() != kind || o.GetName() != key.Name || o.GetNamespace() != key.Namespace {
+			continue
+		}
+		b, err := json.Marshal(o.Object)
+		if err != nil {
+			return err
+		}
+		if err := yaml.Unmarshal(b, obj); err != nil {
+			return err
+		}
+		if s, ok := obj.(*corev1.Secret); ok && len(s.StringData) > 0 {
+			if s.Data == nil {
+				s.Data = map[string][]byte{}
+			}
+			for k, v := range s.StringData {
+				s.Data[k] = []byte(v)
+			}
+			s.StringData = nil
+		}
+		return nil
+	}
+	return apierrors.NewNotFound(schema.GroupResource{Resource: resource}, key.Name)
+}
