@@ -95,7 +95,7 @@ src=$scratch/gopath/src
 up=$scratch/upstream
 mkdir -p "$src" "$up" "$scratch/bin"
 versions=$scratch/bin/flux-oracle.version
-: > "$versions"
+echo "fluxcd/kustomize-controller v1.9.4: the versions its go.mod pins, as found in the mirrors" > "$versions"
 
 # put IMPORT MIRROR REF DIR [SKIP]: the repository's DIR at REF (tests and testdata left out, and
 # the comma-separated directories SKIP, which the mirror may hold only in part) as IMPORT.

@@ -4,15 +4,17 @@
 // own filter and archiver (fluxcd/pkg/sourceignore, fluxcd/pkg/artifact/storage) and unpacking it
 // with fluxcd/pkg/tar, as kustomize-controller's reconcile does. See README.md; build.sh builds it.
 //
-//	flux-oracle [--no-artifact] [--strict=false] [--source KEY=DIR]... PKG
+//	flux-oracle [--no-artifact] [--strict=false] [--nested=N] [--source KEY=DIR]... PKG...
 //
-// PKG is a directory (or a file) of YAML: the Flux Kustomizations to build, and the ConfigMaps,
+// Each PKG is a directory (or a file) of YAML: the Flux Kustomizations to build, and the ConfigMaps,
 // Secrets and GitRepositories a cluster would hold (postBuild.substituteFrom reads the first two
 // through a stub of controller-runtime's client; a GitRepository's spec.ignore joins the
 // artifact's ignore patterns). KEY names a Kustomization's sourceRef as NAME, NAMESPACE/NAME or
-// KIND/NAMESPACE/NAME. Each Kustomization is built on its own, in file order; the result, one
-// entry per Kustomization with its objects or the error kustomize-controller would report, is
-// JSON on stdout.
+// KIND/NAMESPACE/NAME. Each Kustomization is built on its own, in file order, then the
+// Kustomizations those builds produced (as applied: after the parent's patches, namespace,
+// substitution and labels), round after round, each once; the ConfigMaps and Secrets a build
+// produced are in the cluster for the builds after it. The result, one entry per Kustomization
+// with its objects or the error kustomize-controller would report, is JSON on stdout.
 package main
 
 import (
@@ -53,10 +55,12 @@ func (s *sourceFlags) Set(v string) error { *s = append(*s, v); return nil }
 
 type result struct {
 	Kustomization string                   `json:"kustomization"`
+	AppliedBy     string                   `json:"appliedBy,omitempty"`
 	Source        string                   `json:"source,omitempty"`
 	Path          string                   `json:"path,omitempty"`
 	Generated     string                   `json:"generated,omitempty"`
 	Objects       []map[string]interface{} `json:"objects"`
+	YAML          string                   `json:"yaml,omitempty"`
 	Error         string                   `json:"error,omitempty"`
 }
 
@@ -69,17 +73,22 @@ type output struct {
 func main() {
 	var sources sourceFlags
 	noArtifact := flag.Bool("no-artifact", false, "build from the source directory as it is, without source-controller's artifact (its ignore filter and archive)")
+	nested := flag.Int("nested", 10, "rounds of building the Kustomizations that a build produces, as the cluster reconciles them once applied (0: none)")
 	strict := flag.Bool("strict", true, "StrictPostBuildSubstitutions (kustomize-controller's feature gate, on by default since v1.9.0)")
 	flag.Var(&sources, "source", "KEY=DIR: the source a Kustomization's sourceRef names (NAME, NAMESPACE/NAME or KIND/NAMESPACE/NAME)")
 	flag.Parse()
-	if flag.NArg() != 1 {
-		fmt.Fprintln(os.Stderr, "usage: flux-oracle [--no-artifact] [--strict=false] [--source KEY=DIR]... PKG")
+	if flag.NArg() == 0 {
+		fmt.Fprintln(os.Stderr, "usage: flux-oracle [--no-artifact] [--strict=false] [--nested=N] [--source KEY=DIR]... PKG...")
 		os.Exit(2)
 	}
-	objs, err := readDir(flag.Arg(0))
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "flux-oracle:", err)
-		os.Exit(2)
+	var objs []*unstructured.Unstructured
+	for _, arg := range flag.Args() {
+		more, err := readDir(arg)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "flux-oracle:", err)
+			os.Exit(2)
+		}
+		objs = append(objs, more...)
 	}
 	srcs := map[string]string{}
 	for _, s := range sources {
@@ -97,11 +106,45 @@ func main() {
 	}
 	cl := &stubClient{objects: objs}
 	out := output{Strict: *strict, Artifact: !*noArtifact, Results: []result{}}
+	type pending struct {
+		k  *unstructured.Unstructured
+		by string
+	}
+	var todo []pending
+	seen := map[string]bool{}
 	for _, o := range objs {
-		if o.GetKind() != "Kustomization" || !strings.HasPrefix(o.GetAPIVersion(), group+"/") {
-			continue
+		if isKustomization(o) {
+			todo = append(todo, pending{k: o})
+			seen[o.GetNamespace()+"/"+o.GetName()] = true
 		}
-		out.Results = append(out.Results, buildOne(cl, objs, srcs, o, *strict, !*noArtifact))
+	}
+	for round := 0; len(todo) > 0; round++ {
+		var next []pending
+		for _, p := range todo {
+			r := buildOne(cl, cl.objects, srcs, p.k, *strict, !*noArtifact)
+			r.AppliedBy = p.by
+			out.Results = append(out.Results, r)
+			// What a build applies is in the cluster for the next ones: its ConfigMaps and
+			// Secrets for substituteFrom, and its Kustomizations, which the controller builds in
+			// turn (each once here).
+			for _, m := range r.Objects {
+				u := &unstructured.Unstructured{Object: m}
+				cl.objects = append(cl.objects, u.DeepCopy())
+				id := u.GetNamespace() + "/" + u.GetName()
+				if isKustomization(u) && !seen[id] {
+					seen[id] = true
+					next = append(next, pending{k: u.DeepCopy(), by: r.Kustomization})
+				}
+			}
+		}
+		if round >= *nested {
+			for _, p := range next {
+				out.Results = append(out.Results, result{Kustomization: p.k.GetNamespace() + "/" + p.k.GetName(),
+					AppliedBy: p.by, Objects: []map[string]interface{}{}, Error: "oracle: not built (--nested rounds reached)"})
+			}
+			break
+		}
+		todo = next
 	}
 	enc := json.NewEncoder(os.Stdout)
 	enc.SetIndent("", "  ")
@@ -109,6 +152,10 @@ func main() {
 		fmt.Fprintln(os.Stderr, "flux-oracle:", err)
 		os.Exit(2)
 	}
+}
+
+func isKustomization(o *unstructured.Unstructured) bool {
+	return o.GetKind() == "Kustomization" && strings.HasPrefix(o.GetAPIVersion(), group+"/")
 }
 
 // readDir reads every .yaml/.yml/.json file under path (or path itself) as a stream of objects.
@@ -252,6 +299,10 @@ func buildOne(cl client.Client, objs []*unstructured.Unstructured, srcs map[stri
 	}
 	for _, o := range objects {
 		r.Objects = append(r.Objects, o.Object)
+	}
+	// The text `flux build kustomization` prints for these objects.
+	if r.YAML, err = ssautil.ObjectsToYAML(objects); err != nil {
+		r.Error = err.Error()
 	}
 	return r
 }
