@@ -15,7 +15,8 @@
 # marked "pin missing" in DEPS.
 #
 # What is upstream and what is stubbed (stubs/, this project's code):
-# - upstream, whole packages: fluxcd/pkg kustomize (generator, SecureBuild, SubstituteVariables,
+# - upstream, whole packages: kustomize-controller's api (the typed Kustomization the controller
+#   reads), controller-runtime's pkg/scheme (which that api registers with); fluxcd/pkg kustomize (generator, SecureBuild, SubstituteVariables,
 #   its secure filesystem), envsubst, sourceignore, tar, apis/kustomize, apis/meta; kustomize's
 #   api and kyaml (v5.8.1); Kubernetes' apimachinery, api and apiextensions-apiserver; and their
 #   leaf libraries (DEPS below);
@@ -36,8 +37,10 @@ case "$scratch" in
   "$root"*) echo "build.sh: SCRATCH must be outside the repository" >&2; exit 2 ;;
 esac
 
-# import path | mirror | tag or commit | directory in the repository [| directories left out]
+# import path | mirror | tag or commit | directory in the repository (or directories, a,b)
 DEPS=$(cat <<'EOF'
+github.com/fluxcd/kustomize-controller/api  fluxcd+kustomize-controller         api/v1.9.4             api
+sigs.k8s.io/controller-runtime/pkg/scheme   kubernetes-sigs+controller-runtime  v0.24.1                pkg/scheme
 github.com/fluxcd/pkg/kustomize             fluxcd+pkg                          kustomize/v1.35.4      kustomize
 github.com/fluxcd/pkg/apis/kustomize        fluxcd+pkg                          apis/kustomize/v1.19.1 apis/kustomize
 github.com/fluxcd/pkg/apis/meta             fluxcd+pkg                          apis/meta/v1.30.1      apis/meta
@@ -83,7 +86,7 @@ github.com/google/uuid                      google+uuid                         
 github.com/spf13/pflag                      spf13+pflag                         v1.0.10                .
 github.com/pkg/errors                       pkg+errors                          v0.9.1                 .
 golang.org/x/net                            golang+net                          v0.56.0                .
-golang.org/x/text                           golang+text                         v0.38.0                .  collate,date
+golang.org/x/text                           golang+text                         v0.38.0                transform,unicode,secure,internal
 golang.org/x/sys                            golang+sys                          v0.46.0                .
 EOF
 )
@@ -97,26 +100,31 @@ mkdir -p "$src" "$up" "$scratch/bin"
 versions=$scratch/bin/flux-oracle.version
 echo "fluxcd/kustomize-controller v1.9.4: the versions its go.mod pins, as found in the mirrors" > "$versions"
 
-# put IMPORT MIRROR REF DIR [SKIP]: the repository's DIR at REF (tests and testdata left out, and
-# the comma-separated directories SKIP, which the mirror may hold only in part) as IMPORT.
+# put IMPORT MIRROR REF DIR: the repository's DIR at REF (tests and testdata left out) as IMPORT;
+# DIR may list sub-directories (a,b,c), the only ones taken (the mirror may hold others in part).
 put() {
-  local imp=$1 mirror=$2 ref=$3 dir=$4 skip=${5:-} gd="$mirrors/$2/repo" commit key s
-  local -a specs=("$dir")
+  local imp=$1 mirror=$2 ref=$3 dir=$4 gd="$mirrors/$2/repo" commit key d mark
   commit=$(git --git-dir="$gd" rev-parse --verify "$ref^{commit}")
   key="$up/$mirror@$commit"
-  for s in ${skip//,/ }; do specs+=(":(exclude)$s"); done
-  if [ ! -d "$key/$dir" ]; then
-    mkdir -p "$key"
-    git --git-dir="$gd" archive "$commit" -- "${specs[@]}" | tar -x -C "$key"
-  fi
-  mkdir -p "$src/$imp"
-  (cd "$key/$dir" && find . -name testdata -prune -o -name '*_test.go' -o -type f -print0 \
+  local -a dirs=(${dir//,/ })
+  mkdir -p "$key" "$src/$imp"
+  for d in "${dirs[@]}"; do
+    mark="$key.${d//\//_}.done"
+    if [ ! -e "$mark" ]; then
+      git --git-dir="$gd" archive "$commit" -- "$d" | tar -x -C "$key"
+      touch "$mark"
+    fi
+  done
+  # One directory is the package's root; several keep their paths under it.
+  local base=$key list=("${dirs[@]}")
+  if [ "${#dirs[@]}" = 1 ]; then base=$key/$dir; list=(.); fi
+  (cd "$base" && find "${list[@]}" -name testdata -prune -o -name '*_test.go' -o -type f -print0 \
     | xargs -0 -r cp --parents -t "$src/$imp")
   printf '%s %s %s (%s)\n' "$imp" "$mirror" "$commit" "$ref" >> "$versions"
 }
 
-while read -r imp mirror ref dir skip; do
-  [ -n "$imp" ] && put "$imp" "$mirror" "$ref" "$dir" "$skip"
+while read -r imp mirror ref dir; do
+  if [ -n "$imp" ]; then put "$imp" "$mirror" "$ref" "$dir"; fi
 done <<< "$DEPS"
 
 # Stubs (this project's code), then the single upstream files next to them.

@@ -30,6 +30,7 @@ import (
 	"strings"
 
 	securejoin "github.com/cyphar/filepath-securejoin"
+	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
 	"github.com/fluxcd/pkg/apis/meta"
 	"github.com/fluxcd/pkg/artifact/storage"
 	generator "github.com/fluxcd/pkg/kustomize"
@@ -40,6 +41,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -234,16 +236,38 @@ func resolve(objs []*unstructured.Unstructured, srcs map[string]string, k *unstr
 	return "", "", ignore
 }
 
+// stored is the Kustomization as kustomize-controller reads it: the API server keeps it as v1
+// (the served versions convert with strategy None) without the fields v1 does not have, and the
+// controller decodes it into its typed object and turns that back into the unstructured object it
+// gives the generator and SubstituteVariables.
+func stored(k *unstructured.Unstructured) (*kustomizev1.Kustomization, *unstructured.Unstructured, error) {
+	in := k.DeepCopy()
+	in.SetAPIVersion(kustomizev1.GroupVersion.String())
+	obj := &kustomizev1.Kustomization{}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(in.Object, obj); err != nil {
+		return nil, nil, fmt.Errorf("oracle: the API server would refuse this Kustomization: %w", err)
+	}
+	u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+	if err != nil {
+		return nil, nil, err
+	}
+	return obj, &unstructured.Unstructured{Object: u}, nil
+}
+
 func buildOne(cl client.Client, objs []*unstructured.Unstructured, srcs map[string]string, k *unstructured.Unstructured, strict, artifact bool) result {
 	r := result{Kustomization: k.GetNamespace() + "/" + k.GetName(), Objects: []map[string]interface{}{}}
+	obj, u, err := stored(k)
+	if err != nil {
+		r.Error = err.Error()
+		return r
+	}
 	key, dir, ignore := resolve(objs, srcs, k)
 	if dir == "" {
 		r.Error = "oracle: no --source given for this Kustomization's sourceRef"
 		return r
 	}
 	r.Source = key
-	path, _, _ := unstructured.NestedString(k.Object, "spec", "path")
-	r.Path = path
+	r.Path = obj.Spec.Path
 	tmpDir, err := os.MkdirTemp("", "kustomization-")
 	if err != nil {
 		r.Error = "tmp dir error: " + err.Error()
@@ -261,7 +285,7 @@ func buildOne(cl client.Client, objs []*unstructured.Unstructured, srcs map[stri
 	}
 
 	// kustomize-controller's reconcile: the build path inside the artifact.
-	dirPath, err := securejoin.SecureJoin(tmpDir, path)
+	dirPath, err := securejoin.SecureJoin(tmpDir, obj.Spec.Path)
 	if err != nil {
 		r.Error = err.Error()
 		return r
@@ -270,7 +294,7 @@ func buildOne(cl client.Client, objs []*unstructured.Unstructured, srcs map[stri
 		r.Error = strings.ReplaceAll(fmt.Errorf("kustomization path not found: %w", err).Error(), tmpDir, "<artifact>")
 		return r
 	}
-	if _, err := generator.NewGenerator(tmpDir, *k).WriteFile(dirPath); err != nil {
+	if _, err := generator.NewGenerator(tmpDir, *u).WriteFile(dirPath); err != nil {
 		r.Error = strings.ReplaceAll(err.Error(), tmpDir, "<artifact>")
 		return r
 	}
@@ -280,7 +304,7 @@ func buildOne(cl client.Client, objs []*unstructured.Unstructured, srcs map[stri
 			break
 		}
 	}
-	resources, err := build(cl, k, tmpDir, dirPath, strict)
+	resources, err := build(cl, obj, *u, tmpDir, dirPath, strict)
 	if err != nil {
 		r.Error = strings.ReplaceAll(err.Error(), tmpDir, "<artifact>")
 		return r
@@ -291,11 +315,9 @@ func buildOne(cl client.Client, objs []*unstructured.Unstructured, srcs map[stri
 		return r
 	}
 	manager := ssa.NewResourceManager(ssa.Owner{Field: "kustomize-controller", Group: group})
-	manager.SetOwnerLabels(objects, k.GetName(), k.GetNamespace())
-	if cm, ok, _ := unstructured.NestedMap(k.Object, "spec", "commonMetadata"); ok {
-		labels, _, _ := unstructured.NestedStringMap(cm, "labels")
-		annotations, _, _ := unstructured.NestedStringMap(cm, "annotations")
-		ssautil.SetCommonMetadata(objects, labels, annotations)
+	manager.SetOwnerLabels(objects, obj.GetName(), obj.GetNamespace())
+	if cmeta := obj.Spec.CommonMetadata; cmeta != nil {
+		ssautil.SetCommonMetadata(objects, cmeta.Labels, cmeta.Annotations)
 	}
 	for _, o := range objects {
 		r.Objects = append(r.Objects, o.Object)
@@ -340,24 +362,23 @@ func makeArtifact(dir string, ignore *string, into string) error {
 // build is kustomize-controller's build (internal/controller/kustomization_controller.go) without
 // SOPS decryption: SecureBuild with remote bases allowed (the controller's default), the
 // Kubernetes-object check, and the post-build substitutions.
-func build(cl client.Client, k *unstructured.Unstructured, workDir, dirPath string, strict bool) ([]byte, error) {
-	if _, ok, _ := unstructured.NestedMap(k.Object, "spec", "decryption"); ok {
+func build(cl client.Client, obj *kustomizev1.Kustomization, u unstructured.Unstructured, workDir, dirPath string, strict bool) ([]byte, error) {
+	if obj.Spec.Decryption != nil {
 		return nil, fmt.Errorf("oracle: spec.decryption is not supported")
 	}
 	m, err := generator.SecureBuild(workDir, dirPath, true)
 	if err != nil {
 		return nil, fmt.Errorf("kustomize build failed: %w", err)
 	}
-	_, hasPostBuild, _ := unstructured.NestedMap(k.Object, "spec", "postBuild")
-	strategy, _, _ := unstructured.NestedString(k.Object, "spec", "postBuild", "substituteStrategy")
 	for _, res := range m.Resources() {
 		if res.GetName() == "" || res.GetKind() == "" || res.GetApiVersion() == "" {
 			return nil, fmt.Errorf("failed to decode Kubernetes apiVersion, kind and name from: %v", res.String())
 		}
-		if hasPostBuild {
-			outRes, err := generator.SubstituteVariables(context.Background(), cl, *k, res,
+		if obj.Spec.PostBuild != nil {
+			always := obj.GetSubstituteStrategy() == kustomizev1.SubstituteStrategyAlways
+			outRes, err := generator.SubstituteVariables(context.Background(), cl, u, res,
 				generator.SubstituteWithStrict(strict),
-				generator.SubstituteWithAlways(strategy == "Always"))
+				generator.SubstituteWithAlways(always))
 			if err != nil {
 				return nil, fmt.Errorf("post build failed for '%s/%s': %w", res.GetGvk(), res.GetName(), err)
 			}
