@@ -20,12 +20,18 @@
 #   its secure filesystem), envsubst, sourceignore, tar, apis/kustomize, apis/meta; kustomize's
 #   api and kyaml (v5.8.1); Kubernetes' apimachinery, api and apiextensions-apiserver; and their
 #   leaf libraries (DEPS below);
+# - upstream, internal packages under other import paths: source-watcher's internal/builder (as
+#   github.com/fluxcd/source-watcher/v2/builder) and internal/controller's
+#   artifactgenerator_pathpattern.go (as .../v2/pathpattern, with stubs/' export of it), with
+#   source-watcher's and source-controller's api packages;
 # - upstream, single files: fluxcd/pkg ssa/utils meta.go, object.go and is.go (ReadObjects,
 #   SetCommonMetadata); ResourceManager.SetOwnerLabels from ssa/manager.go (appended to the stub
-#   of fluxcd/pkg/ssa); artifact/storage archive.go and path.go (SourceIgnoreFilter, Archive);
+#   of fluxcd/pkg/ssa); artifact/storage archive.go and path.go (SourceIgnoreFilter, Archive),
+#   and Storage's NewArtifactFor, SetArtifactURL and MkdirAll (appended to the stub);
 # - stubbed: controller-runtime's client (Get only; main.go's stubClient reads the package's
 #   ConfigMaps and Secrets, merging a Secret's stringData into data as the API server does),
-#   fluxcd/pkg/ssa's ResourceManager (no cluster), artifact/storage's Storage type (a base path),
+#   fluxcd/pkg/ssa's ResourceManager (no cluster), artifact/storage's Storage type (a base path,
+#   a lock that does nothing),
 #   artifact/digest (SHA-256) and oci (RenameWithFallback as os.Rename).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -41,6 +47,11 @@ esac
 DEPS=$(cat <<'EOF'
 github.com/fluxcd/kustomize-controller/api  fluxcd+kustomize-controller         api/v1.9.4             api
 sigs.k8s.io/controller-runtime/pkg/scheme   kubernetes-sigs+controller-runtime  v0.24.1                pkg/scheme
+github.com/fluxcd/source-watcher/api/v2     fluxcd+source-watcher               api/v2.2.1             api
+github.com/fluxcd/source-controller/api     fluxcd+source-controller            api/v1.9.1             api
+github.com/fluxcd/pkg/apis/acl              fluxcd+pkg                          apis/acl/v0.10.0       apis/acl
+github.com/bmatcuk/doublestar/v4            bmatcuk+doublestar                  HEAD                   .
+golang.org/x/mod/sumdb/dirhash              golang+mod                          v0.36.0                sumdb/dirhash
 github.com/fluxcd/pkg/kustomize             fluxcd+pkg                          kustomize/v1.35.4      kustomize
 github.com/fluxcd/pkg/apis/kustomize        fluxcd+pkg                          apis/kustomize/v1.19.1 apis/kustomize
 github.com/fluxcd/pkg/apis/meta             fluxcd+pkg                          apis/meta/v1.30.1      apis/meta
@@ -91,7 +102,8 @@ golang.org/x/sys                            golang+sys                          
 EOF
 )
 # Pins missing from the mirrors: sigs.k8s.io/json 2d320260d730 (HEAD is used),
-# gopkg.in/evanphx/json-patch.v4 v4.13.0 (v4.12.0 is used).
+# gopkg.in/evanphx/json-patch.v4 v4.13.0 (v4.12.0 is used), github.com/bmatcuk/doublestar/v4
+# v4.10.0 (HEAD, after v4.9.1, is used). source-watcher's are v2.2.1's.
 
 rm -rf "$scratch"
 src=$scratch/gopath/src
@@ -145,8 +157,27 @@ grep -q 'func (m \*ResourceManager) SetOwnerLabels' "$src/github.com/fluxcd/pkg/
 for f in archive.go path.go; do
   git --git-dir="$pkg" show "$artifact_ref:artifact/storage/$f" > "$src/github.com/fluxcd/pkg/artifact/storage/$f"
 done
+{
+  echo
+  echo "// From fluxcd/pkg $(git --git-dir="$pkg" rev-parse "$artifact_ref^{commit}") artifact/storage (Apache-2.0)."
+  git --git-dir="$pkg" show "$artifact_ref:artifact/storage/storage.go" \
+    | awk '/^func \(s Storage\) (NewArtifactFor|SetArtifactURL)\(/,/^}/'
+  git --git-dir="$pkg" show "$artifact_ref:artifact/storage/filesystem.go" | awk '/^func \(s Storage\) MkdirAll\(/,/^}/'
+} >> "$src/github.com/fluxcd/pkg/artifact/storage/storage.go"
+[ "$(grep -c '^func (s Storage) \(NewArtifactFor\|SetArtifactURL\|MkdirAll\)(' "$src/github.com/fluxcd/pkg/artifact/storage/storage.go")" = 3 ]
+
+# source-watcher's artifact builder and path patterns (internal packages, here under other paths).
+sw=$mirrors/fluxcd+source-watcher/repo
+sw_ref=v2.2.1
+mkdir -p "$src/github.com/fluxcd/source-watcher/v2/builder"
+for f in builder.go dirhash.go extract.go merge.go; do
+  git --git-dir="$sw" show "$sw_ref:internal/builder/$f" > "$src/github.com/fluxcd/source-watcher/v2/builder/$f"
+done
+git --git-dir="$sw" show "$sw_ref:internal/controller/artifactgenerator_pathpattern.go" \
+  > "$src/github.com/fluxcd/source-watcher/v2/pathpattern/artifactgenerator_pathpattern.go"
 printf '%s\n' "github.com/fluxcd/pkg/ssa (manager.go SetOwnerLabels, utils meta.go object.go is.go) fluxcd+pkg $(git --git-dir="$pkg" rev-parse "$ssa_ref^{commit}") ($ssa_ref)" \
-  "github.com/fluxcd/pkg/artifact/storage (archive.go path.go) fluxcd+pkg $(git --git-dir="$pkg" rev-parse "$artifact_ref^{commit}") ($artifact_ref)" >> "$versions"
+  "github.com/fluxcd/pkg/artifact/storage (archive.go path.go; NewArtifactFor, SetArtifactURL, MkdirAll) fluxcd+pkg $(git --git-dir="$pkg" rev-parse "$artifact_ref^{commit}") ($artifact_ref)" \
+  "github.com/fluxcd/source-watcher/v2 (internal/builder, internal/controller/artifactgenerator_pathpattern.go) fluxcd+source-watcher $(git --git-dir="$sw" rev-parse "$sw_ref^{commit}") ($sw_ref)" >> "$versions"
 
 mkdir -p "$src/render-blueprint/flux-oracle"
 cp "$here/main.go" "$src/render-blueprint/flux-oracle/"

@@ -38,6 +38,9 @@ import (
 	"github.com/fluxcd/pkg/ssa"
 	ssautil "github.com/fluxcd/pkg/ssa/utils"
 	"github.com/fluxcd/pkg/tar"
+	swapi "github.com/fluxcd/source-watcher/api/v2/v1beta1"
+	"github.com/fluxcd/source-watcher/v2/builder"
+	pathpattern "github.com/fluxcd/source-watcher/v2/pathpattern"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -211,15 +214,9 @@ func readDir(path string) ([]*unstructured.Unstructured, error) {
 	return objs, nil
 }
 
-// resolve finds the directory given for k's sourceRef, and the ignore patterns of the
-// GitRepository it names, if the package holds it.
-func resolve(objs []*unstructured.Unstructured, srcs map[string]string, k *unstructured.Unstructured) (string, string, *string) {
-	kind, _, _ := unstructured.NestedString(k.Object, "spec", "sourceRef", "kind")
-	name, _, _ := unstructured.NestedString(k.Object, "spec", "sourceRef", "name")
-	ns, _, _ := unstructured.NestedString(k.Object, "spec", "sourceRef", "namespace")
-	if ns == "" {
-		ns = k.GetNamespace()
-	}
+// resolve finds the directory given for the source kind/ns/name, and the ignore patterns of the
+// GitRepository (or other source) it names, if the package holds it.
+func resolve(objs []*unstructured.Unstructured, srcs map[string]string, kind, ns, name string) (string, string, *string) {
 	var ignore *string
 	for _, o := range objs {
 		if o.GetKind() == kind && o.GetName() == name && o.GetNamespace() == ns {
@@ -236,10 +233,114 @@ func resolve(objs []*unstructured.Unstructured, srcs map[string]string, k *unstr
 	return "", "", ignore
 }
 
+// fetchSource lays out the artifact of the Kustomization's source in into, and says which
+// --source it came from.
+func fetchSource(objs []*unstructured.Unstructured, srcs map[string]string, obj *kustomizev1.Kustomization, into string, artifact bool) (string, error) {
+	ref := obj.Spec.SourceRef
+	ns := ref.Namespace
+	if ns == "" {
+		ns = obj.GetNamespace()
+	}
+	if ref.Kind == "ExternalArtifact" {
+		return generateArtifact(objs, srcs, ns, ref.Name, into, artifact)
+	}
+	key, dir, ignore := resolve(objs, srcs, ref.Kind, ns, ref.Name)
+	if dir == "" {
+		return "", fmt.Errorf("oracle: no --source given for %s/%s/%s", ref.Kind, ns, ref.Name)
+	}
+	return key, layOut(dir, ignore, into, artifact)
+}
+
+// layOut puts the source directory's artifact (or, without the artifact step, a copy of it) in into.
+func layOut(dir string, ignore *string, into string, artifact bool) error {
+	var err error
+	if artifact {
+		err = makeArtifact(dir, ignore, into)
+	} else {
+		err = os.CopyFS(into, os.DirFS(dir))
+	}
+	if err != nil {
+		return fmt.Errorf("oracle: artifact: %w", err)
+	}
+	return nil
+}
+
+// generateArtifact makes the ExternalArtifact NAME in namespace ns as source-watcher does, from
+// the ArtifactGenerator in the package (or applied by a build) that lists it: each of the
+// generator's sources laid out under a directory named after its alias, the artifacts its path
+// pattern gives, then builder.Build's copy operations and archive; the archive is unpacked in into.
+func generateArtifact(objs []*unstructured.Unstructured, srcs map[string]string, ns, name, into string, artifact bool) (string, error) {
+	for _, o := range objs {
+		if o.GetKind() != "ArtifactGenerator" || !strings.HasPrefix(o.GetAPIVersion(), "source.extensions.fluxcd.io/") || o.GetNamespace() != ns {
+			continue
+		}
+		gen := &swapi.ArtifactGenerator{}
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, gen); err != nil {
+			return "", fmt.Errorf("oracle: ArtifactGenerator %s/%s: %w", ns, o.GetName(), err)
+		}
+		workspace, err := os.MkdirTemp("", "ag-")
+		if err != nil {
+			return "", err
+		}
+		defer os.RemoveAll(workspace)
+		local := map[string]string{}
+		var keys []string
+		for _, src := range gen.Spec.Sources {
+			sns := src.Namespace
+			if sns == "" {
+				sns = gen.Namespace
+			}
+			key, dir, ignore := resolve(objs, srcs, src.Kind, sns, src.Name)
+			if dir == "" {
+				return "", fmt.Errorf("oracle: ArtifactGenerator %s/%s: no --source given for %s/%s/%s", ns, gen.Name, src.Kind, sns, src.Name)
+			}
+			aliasDir := filepath.Join(workspace, src.Alias)
+			if err := os.MkdirAll(aliasDir, 0o755); err != nil {
+				return "", err
+			}
+			if err := layOut(dir, ignore, aliasDir, artifact); err != nil {
+				return "", err
+			}
+			local[src.Alias] = aliasDir
+			keys = append(keys, src.Alias+"="+key)
+		}
+		outputs, err := pathpattern.BuildArtifactRequests(gen, local)
+		if err != nil {
+			return "", fmt.Errorf("failed to expand path pattern: %w", err)
+		}
+		for i := range outputs {
+			oa := outputs[i]
+			if oa.Name != name {
+				continue
+			}
+			store, err := os.MkdirTemp("", "storage-")
+			if err != nil {
+				return "", err
+			}
+			defer os.RemoveAll(store)
+			st := &storage.Storage{BasePath: store, Hostname: "source-watcher"}
+			art, err := builder.New(st).Build(context.Background(), &oa, local, gen.Namespace, workspace)
+			if err != nil {
+				return "", fmt.Errorf("%s build failed: %w", oa.Name, err)
+			}
+			f, err := os.Open(st.LocalPath(*art))
+			if err != nil {
+				return "", err
+			}
+			defer f.Close()
+			if err := tar.Untar(f, into, tar.WithMaxUntarSize(tar.UnlimitedUntarSize)); err != nil {
+				return "", err
+			}
+			return "ArtifactGenerator/" + ns + "/" + gen.Name + " (" + strings.Join(keys, ", ") + ")", nil
+		}
+	}
+	return "", fmt.Errorf("oracle: no ArtifactGenerator in %s makes the ExternalArtifact %s", ns, name)
+}
+
 // stored is the Kustomization as kustomize-controller reads it: the API server keeps it as v1
-// (the served versions convert with strategy None) without the fields v1 does not have, and the
-// controller decodes it into its typed object and turns that back into the unstructured object it
-// gives the generator and SubstituteVariables.
+// (the only version v1.9 serves) without the fields v1 does not have, and the controller decodes
+// it into its typed object and turns that back into the unstructured object it gives the
+// generator and SubstituteVariables.
 func stored(k *unstructured.Unstructured) (*kustomizev1.Kustomization, *unstructured.Unstructured, error) {
 	in := k.DeepCopy()
 	in.SetAPIVersion(kustomizev1.GroupVersion.String())
@@ -261,12 +362,6 @@ func buildOne(cl client.Client, objs []*unstructured.Unstructured, srcs map[stri
 		r.Error = err.Error()
 		return r
 	}
-	key, dir, ignore := resolve(objs, srcs, k)
-	if dir == "" {
-		r.Error = "oracle: no --source given for this Kustomization's sourceRef"
-		return r
-	}
-	r.Source = key
 	r.Path = obj.Spec.Path
 	tmpDir, err := os.MkdirTemp("", "kustomization-")
 	if err != nil {
@@ -274,13 +369,8 @@ func buildOne(cl client.Client, objs []*unstructured.Unstructured, srcs map[stri
 		return r
 	}
 	defer os.RemoveAll(tmpDir)
-	if artifact {
-		err = makeArtifact(dir, ignore, tmpDir)
-	} else {
-		err = os.CopyFS(tmpDir, os.DirFS(dir))
-	}
-	if err != nil {
-		r.Error = "oracle: artifact: " + err.Error()
+	if r.Source, err = fetchSource(objs, srcs, obj, tmpDir, artifact); err != nil {
+		r.Error = err.Error()
 		return r
 	}
 
