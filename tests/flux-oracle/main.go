@@ -2,7 +2,9 @@
 // (fluxcd/pkg/kustomize's generator, SecureBuild and SubstituteVariables, fluxcd/pkg/ssa's
 // owner labels and common metadata) after making the source's artifact with source-controller's
 // own filter and archiver (fluxcd/pkg/sourceignore, fluxcd/pkg/artifact/storage) and unpacking it
-// with fluxcd/pkg/tar, as kustomize-controller's reconcile does. See README.md; build.sh builds it.
+// with fluxcd/pkg/tar, as kustomize-controller's reconcile does; an ExternalArtifact is made
+// with source-watcher's own builder from the ArtifactGenerator that lists it. See README.md;
+// build.sh builds it.
 //
 //	flux-oracle [--no-artifact] [--strict=false] [--nested=N] [--source KEY=DIR]... PKG...
 //
@@ -486,8 +488,8 @@ func build(cl client.Client, obj *kustomizev1.Kustomization, u unstructured.Unst
 	return resources, nil
 }
 
-// stubClient answers Get for the ConfigMaps and Secrets of the package as the API server would
-// (a Secret's stringData merged into its data).
+// stubClient answers Get for the ConfigMaps and Secrets of the package and of the builds so far
+// as the API server would (the last one applied; a Secret's stringData merged into its data).
 type stubClient struct {
 	objects []*unstructured.Unstructured
 }
@@ -502,7 +504,8 @@ func (c *stubClient) Get(_ context.Context, key client.ObjectKey, obj client.Obj
 	default:
 		return fmt.Errorf("oracle: the stub client reads ConfigMaps and Secrets only")
 	}
-	for _, o := range c.objects {
+	for i := len(c.objects) - 1; i >= 0; i-- {
+		o := c.objects[i]
 		if o.GetAPIVersion() != "v1" || o.GetKind() != kind || o.GetName() != key.Name || o.GetNamespace() != key.Namespace {
 			continue
 		}
