@@ -158,7 +158,23 @@ def compare(label, oracle_objs, docs):
     got = {}
     for d in docs:
         got.setdefault(ident(d), []).append(d)
+    # A Kustomization none of whose objects are on one side is reported once.
+    owners_want = {k[0] for k in want}
+    owners_got = {k[0] for k in got}
+    whole = set()
+    for owner in owners_want | owners_got:
+        w = [k for k in want if k[0] == owner]
+        g = [k for k in got if k[0] == owner]
+        if w and not g:
+            lines.append("   %s: the %d objects of %s only in the oracle's build" % (label, len(w), owner))
+            whole.add(owner)
+        elif g and not w:
+            lines.append("   %s: the %d objects of %s only in ours" % (label, len(g), owner))
+            whole.add(owner)
+    lines.sort()
     for k in sorted(set(want) | set(got), key=lambda t: tuple(str(x) for x in t)):
+        if k[0] in whole:
+            continue
         name = "%s %s %s/%s (of %s)" % (k[1], k[2], k[3] or "", k[4], k[0])
         if k not in got:
             lines.append("   %s: %s only in the oracle's build" % (label, name))
