@@ -25,14 +25,16 @@
 #   artifactgenerator_pathpattern.go (as .../v2/pathpattern, with stubs/' export of it), with
 #   source-watcher's and source-controller's api packages;
 # - upstream, single files: fluxcd/pkg ssa/utils meta.go, object.go and is.go (ReadObjects,
-#   SetCommonMetadata); ResourceManager.SetOwnerLabels from ssa/manager.go (appended to the stub
+#   SetCommonMetadata), ssa/normalize/normalize.go (what the controller does before applying;
+#   with client-go's kubernetes/scheme); ResourceManager.SetOwnerLabels from ssa/manager.go (appended to the stub
 #   of fluxcd/pkg/ssa); artifact/storage archive.go and path.go (SourceIgnoreFilter, Archive),
 #   and Storage's NewArtifactFor, SetArtifactURL and MkdirAll (appended to the stub);
 # - stubbed: controller-runtime's client (Get only; main.go's stubClient reads the package's
 #   ConfigMaps and Secrets, merging a Secret's stringData into data as the API server does),
 #   fluxcd/pkg/ssa's ResourceManager (no cluster), artifact/storage's Storage type (a base path,
 #   a lock that does nothing),
-#   artifact/digest (SHA-256) and oci (RenameWithFallback as os.Rename).
+#   artifact/digest (SHA-256), oci (RenameWithFallback as os.Rename), and ssa/utils'
+#   FmtUnstructured (fmt.go needs fluxcd/cli-utils).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -62,6 +64,7 @@ github.com/cyphar/filepath-securejoin       cyphar+filepath-securejoin          
 k8s.io/apimachinery                         kubernetes+apimachinery             v0.36.2                .
 k8s.io/api                                  kubernetes+api                      v0.36.2                .
 k8s.io/apiextensions-apiserver              kubernetes+apiextensions-apiserver  v0.36.2                .
+k8s.io/client-go/kubernetes/scheme          kubernetes+client-go                v0.36.2                kubernetes/scheme
 k8s.io/klog/v2                              kubernetes+klog                     v2.140.0               .
 k8s.io/utils                                kubernetes+utils                    ff6756f316d2           .
 k8s.io/kube-openapi                         kubernetes+kube-openapi             865597e52e25           .
@@ -148,6 +151,8 @@ mkdir -p "$src/github.com/fluxcd/pkg/ssa/utils"
 for f in meta.go object.go is.go; do
   git --git-dir="$pkg" show "$ssa_ref:ssa/utils/$f" > "$src/github.com/fluxcd/pkg/ssa/utils/$f"
 done
+mkdir -p "$src/github.com/fluxcd/pkg/ssa/normalize"
+git --git-dir="$pkg" show "$ssa_ref:ssa/normalize/normalize.go" > "$src/github.com/fluxcd/pkg/ssa/normalize/normalize.go"
 {
   echo
   echo "// From fluxcd/pkg $(git --git-dir="$pkg" rev-parse "$ssa_ref^{commit}") ssa/manager.go (Apache-2.0)."
@@ -175,7 +180,7 @@ for f in builder.go dirhash.go extract.go merge.go; do
 done
 git --git-dir="$sw" show "$sw_ref:internal/controller/artifactgenerator_pathpattern.go" \
   > "$src/github.com/fluxcd/source-watcher/v2/pathpattern/artifactgenerator_pathpattern.go"
-printf '%s\n' "github.com/fluxcd/pkg/ssa (manager.go SetOwnerLabels, utils meta.go object.go is.go) fluxcd+pkg $(git --git-dir="$pkg" rev-parse "$ssa_ref^{commit}") ($ssa_ref)" \
+printf '%s\n' "github.com/fluxcd/pkg/ssa (manager.go SetOwnerLabels, utils meta.go object.go is.go, normalize) fluxcd+pkg $(git --git-dir="$pkg" rev-parse "$ssa_ref^{commit}") ($ssa_ref)" \
   "github.com/fluxcd/pkg/artifact/storage (archive.go path.go; NewArtifactFor, SetArtifactURL, MkdirAll) fluxcd+pkg $(git --git-dir="$pkg" rev-parse "$artifact_ref^{commit}") ($artifact_ref)" \
   "github.com/fluxcd/source-watcher/v2 (internal/builder, internal/controller/artifactgenerator_pathpattern.go) fluxcd+source-watcher $(git --git-dir="$sw" rev-parse "$sw_ref^{commit}") ($sw_ref)" >> "$versions"
 

@@ -6,7 +6,7 @@
 // with source-watcher's own builder from the ArtifactGenerator that lists it. See README.md;
 // build.sh builds it.
 //
-//	flux-oracle [--no-artifact] [--strict=false] [--nested=N] [--source KEY=DIR]... PKG...
+//	flux-oracle [--no-artifact] [--strict=false] [--normalize] [--nested=N] [--source KEY=DIR]... PKG...
 //
 // Each PKG is a directory (or a file) of YAML: the Flux Kustomizations to build, and the ConfigMaps,
 // Secrets and GitRepositories a cluster would hold (postBuild.substituteFrom reads the first two
@@ -38,6 +38,7 @@ import (
 	generator "github.com/fluxcd/pkg/kustomize"
 	"github.com/fluxcd/pkg/sourceignore"
 	"github.com/fluxcd/pkg/ssa"
+	"github.com/fluxcd/pkg/ssa/normalize"
 	ssautil "github.com/fluxcd/pkg/ssa/utils"
 	"github.com/fluxcd/pkg/tar"
 	swapi "github.com/fluxcd/source-watcher/api/v2/v1beta1"
@@ -72,20 +73,22 @@ type result struct {
 }
 
 type output struct {
-	Strict   bool     `json:"strict"`
-	Artifact bool     `json:"artifact"`
-	Results  []result `json:"results"`
+	Normalized bool     `json:"normalized,omitempty"`
+	Strict     bool     `json:"strict"`
+	Artifact   bool     `json:"artifact"`
+	Results    []result `json:"results"`
 }
 
 func main() {
 	var sources sourceFlags
 	noArtifact := flag.Bool("no-artifact", false, "build from the source directory as it is, without source-controller's artifact (its ignore filter and archive)")
 	nested := flag.Int("nested", 10, "rounds of building the Kustomizations that a build produces, as the cluster reconciles them once applied (0: none)")
+	applied := flag.Bool("normalize", false, "go on as the controller's apply does: normalize the objects (ssa/normalize) before commonMetadata")
 	strict := flag.Bool("strict", true, "StrictPostBuildSubstitutions (kustomize-controller's feature gate, on by default since v1.9.0)")
 	flag.Var(&sources, "source", "KEY=DIR: the source a Kustomization's sourceRef names (NAME, NAMESPACE/NAME or KIND/NAMESPACE/NAME)")
 	flag.Parse()
 	if flag.NArg() == 0 {
-		fmt.Fprintln(os.Stderr, "usage: flux-oracle [--no-artifact] [--strict=false] [--nested=N] [--source KEY=DIR]... PKG...")
+		fmt.Fprintln(os.Stderr, "usage: flux-oracle [--no-artifact] [--strict=false] [--normalize] [--nested=N] [--source KEY=DIR]... PKG...")
 		os.Exit(2)
 	}
 	var objs []*unstructured.Unstructured
@@ -112,7 +115,7 @@ func main() {
 		srcs[k] = abs
 	}
 	cl := &stubClient{objects: objs}
-	out := output{Strict: *strict, Artifact: !*noArtifact, Results: []result{}}
+	out := output{Normalized: *applied, Strict: *strict, Artifact: !*noArtifact, Results: []result{}}
 	type pending struct {
 		k  *unstructured.Unstructured
 		by string
@@ -128,7 +131,7 @@ func main() {
 	for round := 0; len(todo) > 0; round++ {
 		var next []pending
 		for _, p := range todo {
-			r := buildOne(cl, cl.objects, srcs, p.k, *strict, !*noArtifact)
+			r := buildOne(cl, cl.objects, srcs, p.k, *strict, !*noArtifact, *applied)
 			r.AppliedBy = p.by
 			out.Results = append(out.Results, r)
 			// What a build applies is in the cluster for the next ones: its ConfigMaps and
@@ -357,7 +360,7 @@ func stored(k *unstructured.Unstructured) (*kustomizev1.Kustomization, *unstruct
 	return obj, &unstructured.Unstructured{Object: u}, nil
 }
 
-func buildOne(cl client.Client, objs []*unstructured.Unstructured, srcs map[string]string, k *unstructured.Unstructured, strict, artifact bool) result {
+func buildOne(cl client.Client, objs []*unstructured.Unstructured, srcs map[string]string, k *unstructured.Unstructured, strict, artifact, applied bool) result {
 	r := result{Kustomization: k.GetNamespace() + "/" + k.GetName(), Objects: []map[string]interface{}{}}
 	obj, u, err := stored(k)
 	if err != nil {
@@ -408,6 +411,13 @@ func buildOne(cl client.Client, objs []*unstructured.Unstructured, srcs map[stri
 	}
 	manager := ssa.NewResourceManager(ssa.Owner{Field: "kustomize-controller", Group: group})
 	manager.SetOwnerLabels(objects, obj.GetName(), obj.GetNamespace())
+	if applied {
+		// The controller's apply: normalize, then commonMetadata.
+		if err := normalize.UnstructuredList(objects); err != nil {
+			r.Error = err.Error()
+			return r
+		}
+	}
 	if cmeta := obj.Spec.CommonMetadata; cmeta != nil {
 		ssautil.SetCommonMetadata(objects, cmeta.Labels, cmeta.Annotations)
 	}
