@@ -107,6 +107,8 @@ EOF
 # Pins missing from the mirrors: sigs.k8s.io/json 2d320260d730 (HEAD is used),
 # gopkg.in/evanphx/json-patch.v4 v4.13.0 (v4.12.0 is used), github.com/bmatcuk/doublestar/v4
 # v4.10.0 (HEAD, after v4.9.1, is used). source-watcher's are v2.2.1's.
+# git archive may say "invalid object ... collate/tables.go": the golang/text mirror lacks blobs
+# of packages not taken here; the ones taken are complete.
 
 rm -rf "$scratch"
 src=$scratch/gopath/src
