@@ -311,7 +311,7 @@ func generateArtifact(objs []*unstructured.Unstructured, srcs map[string]string,
 		}
 		outputs, err := pathpattern.BuildArtifactRequests(gen, local)
 		if err != nil {
-			return "", fmt.Errorf("failed to expand path pattern: %w", err)
+			return "", fmt.Errorf("failed to expand path pattern: %s", strings.ReplaceAll(err.Error(), workspace, "<workspace>"))
 		}
 		for i := range outputs {
 			oa := outputs[i]
@@ -326,7 +326,8 @@ func generateArtifact(objs []*unstructured.Unstructured, srcs map[string]string,
 			st := &storage.Storage{BasePath: store, Hostname: "source-watcher"}
 			art, err := builder.New(st).Build(context.Background(), &oa, local, gen.Namespace, workspace)
 			if err != nil {
-				return "", fmt.Errorf("%s build failed: %w", oa.Name, err)
+				msg := strings.NewReplacer(workspace, "<workspace>", store, "<storage>").Replace(err.Error())
+				return "", fmt.Errorf("%s build failed: %s", oa.Name, msg)
 			}
 			f, err := os.Open(st.LocalPath(*art))
 			if err != nil {
@@ -375,7 +376,7 @@ func buildOne(cl client.Client, objs []*unstructured.Unstructured, srcs map[stri
 	}
 	defer os.RemoveAll(tmpDir)
 	if r.Source, err = fetchSource(objs, srcs, obj, tmpDir, artifact); err != nil {
-		r.Error = err.Error()
+		r.Error = strings.ReplaceAll(err.Error(), tmpDir, "<artifact>")
 		return r
 	}
 
