@@ -133,23 +133,22 @@ pub fn render(mut input: Input, files: &dyn Files) -> Output {
 /// naming where the first came from. Items that are not applied (local-config) and items
 /// without a name are left out. One pass, a set of identities.
 fn warn_duplicates(render: &mut Render) {
-    let headers: Vec<&Value> = render.items.iter().map(|item| item.header()).collect();
+    let identities: Vec<_> = render.items.iter().map(Item::identity).collect();
     let mut first: std::collections::HashMap<(&str, &str, &str, &str), usize> = std::collections::HashMap::new();
     let mut warnings = Vec::new();
-    for (index, item) in headers.iter().enumerate() {
-        let name = krm::name_of(item);
-        if name.is_empty() || krm::is_local_config(item) {
+    for (index, (item, identity)) in render.items.iter().zip(&identities).enumerate() {
+        if identity.name.is_empty() || identity.local_config {
             continue;
         }
-        let (api_version, kind) = krm::type_of(item);
-        let namespace = krm::namespace_of(item);
-        let Some(&earlier) = first.get(&(api_version, kind, namespace, name)) else {
-            first.insert((api_version, kind, namespace, name), index);
+        let (api_version, kind) = item.type_of();
+        let key = (api_version, kind, &*identity.namespace, &*identity.name);
+        let Some(&earlier) = first.get(&key) else {
+            first.insert(key, index);
             continue;
         };
-        let (here, there) = (krm::item_location(item).0, krm::item_location(headers[earlier]).0);
+        let (here, there) = (identity.path.as_deref(), identities[earlier].path.as_deref());
         let first = match there {
-            Some(path) if here.as_deref() != Some(path.as_str()) => format!("the first is in {path}"),
+            Some(path) if here != Some(path) => format!("the first is in {path}"),
             Some(_) => "the first is in this file".to_string(),
             None => "the first has no file".to_string(),
         };
@@ -158,7 +157,7 @@ fn warn_duplicates(render: &mut Render) {
              kustomize refuses the build and a cluster keeps only the one applied last; remove one, or give it \
              another name or namespace"
         );
-        warnings.push(Diagnostic::warning(Kind::Render, message).about(item));
+        warnings.push(Diagnostic::warning(Kind::Render, message).about(item.header()));
     }
     render.results.extend(warnings);
 }
