@@ -10,7 +10,8 @@
 //!
 //! Each case here renders `tests/fixtures/features/windsor-core/contexts/_template` (the
 //! Blueprint and every facet, its `schema.yaml` read next to `blueprint.yaml`) through the
-//! library with `spec.values` the case's values and `spec.windsor.context` its context, `env()`
+//! library with `spec.values` the case's values, `spec.windsor.context` its context and
+//! `spec.blueprint` its context blueprint (when it has one), `env()`
 //! seeing `WINDSOR_CONTEXT`, `WINDSOR_PROJECT_ROOT` and the case's `env`, as the oracle does.
 //! Then:
 //! - the CLI failed: the render must fail too (the messages are not compared);
@@ -127,6 +128,8 @@ struct Case {
     context: String,
     values: Map,
     env: BTreeMap<String, String>,
+    /// The context's blueprint.yaml, when the case has one.
+    blueprint: Option<Value>,
 }
 
 /// A scalar as text (what `env` entries become).
@@ -139,7 +142,8 @@ fn text(value: &Value) -> String {
 
 /// The values (and `env`) of `<file>/<case name>` in core's tests.
 fn test_case_inputs(dir: &Path, reference: &str) -> Result<(Map, BTreeMap<String, String>), String> {
-    let (file, name) = reference.split_once('/').ok_or_else(|| format!("testCase {reference:?}: want <file>/<name>"))?;
+    let (file, name) =
+        reference.split_once('/').ok_or_else(|| format!("testCase {reference:?}: want <file>/<name>"))?;
     let tests = read_yaml(&dir.join("tests").join(format!("{file}.test.yaml")))?;
     let case = tests
         .get("cases")
@@ -150,13 +154,8 @@ fn test_case_inputs(dir: &Path, reference: &str) -> Result<(Map, BTreeMap<String
         .ok_or_else(|| format!("no case {name:?} in {file}.test.yaml"))?;
     let mut values = case.get("values").and_then(Value::as_object).cloned().unwrap_or_default();
     values.shift_remove("context");
-    let env = case
-        .get("env")
-        .and_then(Value::as_object)
-        .into_iter()
-        .flatten()
-        .map(|(k, v)| (k.clone(), text(v)))
-        .collect();
+    let env =
+        case.get("env").and_then(Value::as_object).into_iter().flatten().map(|(k, v)| (k.clone(), text(v))).collect();
     Ok((values, env))
 }
 
@@ -169,18 +168,23 @@ fn cases(dir: &Path) -> Result<Vec<Case>, String> {
             Some(reference) => test_case_inputs(dir, reference)?,
             None => (case.get("values").and_then(Value::as_object).cloned().unwrap_or_default(), BTreeMap::new()),
         };
-        out.push(Case { name: field("name"), context: field("context"), values, env });
+        let blueprint = case.get("blueprint").filter(|b| !b.is_null()).cloned();
+        out.push(Case { name: field("name"), context: field("context"), values, env, blueprint });
     }
     Ok(out)
 }
 
 /// This crate's merged Blueprint for the case, as JSON, or its errors.
 fn compose(dir: &Path, items: &[Value], case: &Case) -> Result<Value, String> {
+    let mut spec = json!({"values": Value::Object(case.values.clone()), "windsor": {"context": case.context}});
+    if let Some(blueprint) = &case.blueprint {
+        spec["blueprint"] = blueprint.clone();
+    }
     let config = json!({
         "apiVersion": "fn.blueprint.dev/v1alpha1",
         "kind": "RenderBlueprint",
         "metadata": {"name": "matrix", "annotations": {"internal.config.kubernetes.io/path": "render.yaml"}},
-        "spec": {"values": Value::Object(case.values.clone()), "windsor": {"context": case.context}},
+        "spec": spec,
     });
     let mut environment: BTreeMap<String, String> = BTreeMap::new();
     environment.insert("WINDSOR_CONTEXT".into(), case.context.clone());
@@ -194,8 +198,7 @@ fn compose(dir: &Path, items: &[Value], case: &Case) -> Result<Value, String> {
     };
     let output = render(input, &DiskFiles::new(dir, 8 << 20));
     if output.has_errors() {
-        let errors: Vec<String> =
-            output.results.iter().filter(|d| d.is_error()).map(|d| d.message.clone()).collect();
+        let errors: Vec<String> = output.results.iter().filter(|d| d.is_error()).map(|d| d.message.clone()).collect();
         return Err(errors.join("\n"));
     }
     let blueprint = output.report.features.blueprint.ok_or("no blueprint was composed")?;

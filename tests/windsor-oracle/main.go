@@ -1,11 +1,11 @@
 // Command windsor-oracle composes a Windsor blueprint with windsorcli/cli's own code, as
 // `windsor show blueprint` does, for one context of a project whose template is given.
 //
-//	windsor-oracle [--display] [--json] TEMPLATE_DIR CONTEXT VALUES_YAML
+//	windsor-oracle [--display] [--json] [--env NAME=VALUE] TEMPLATE_DIR CONTEXT VALUES_YAML [BLUEPRINT_YAML]
 //
 // It lays out a project in a temporary directory named core (windsor.yaml, .windsor/context naming CONTEXT,
-// contexts/_template a copy of TEMPLATE_DIR, contexts/CONTEXT/values.yaml the given values; no
-// contexts/CONTEXT/blueprint.yaml) and runs what `windsor show blueprint` runs there:
+// contexts/_template a copy of TEMPLATE_DIR, contexts/CONTEXT/values.yaml the given values,
+// contexts/CONTEXT/blueprint.yaml the given BLUEPRINT_YAML, if any) and runs what `windsor show blueprint` runs there:
 // runtime.NewRuntime and project.NewProject's context root, Runtime.ResolveConfig (the context
 // defaults: dev mode for `local`, the workstation runtime, the platform; windsor.yaml and
 // values.yaml; the schema), Runtime.InitializeComponents, then the blueprint handler's
@@ -56,11 +56,11 @@ func main() {
 	env := envFlags{}
 	flag.Var(env, "env", "NAME=VALUE that env() sees (repeatable)")
 	flag.Parse()
-	if flag.NArg() != 3 {
-		fmt.Fprintln(os.Stderr, "usage: windsor-oracle [--display] [--json] [--env NAME=VALUE] TEMPLATE_DIR CONTEXT VALUES_YAML")
+	if flag.NArg() != 3 && flag.NArg() != 4 {
+		fmt.Fprintln(os.Stderr, "usage: windsor-oracle [--display] [--json] [--env NAME=VALUE] TEMPLATE_DIR CONTEXT VALUES_YAML [BLUEPRINT_YAML]")
 		os.Exit(2)
 	}
-	out, err := run(flag.Arg(0), flag.Arg(1), flag.Arg(2), !*display, *asJSON, env)
+	out, err := run(flag.Arg(0), flag.Arg(1), flag.Arg(2), flag.Arg(3), !*display, *asJSON, env)
 	if err != nil {
 		fmt.Printf("error: %s\n", strings.ReplaceAll(err.Error(), "\n", "\n  "))
 		os.Exit(1)
@@ -89,10 +89,16 @@ func copyTree(from, to string) error {
 	})
 }
 
-func run(templateDir, contextName, valuesPath string, raw, asJSON bool, env map[string]string) (string, error) {
+func run(templateDir, contextName, valuesPath, blueprintPath string, raw, asJSON bool, env map[string]string) (string, error) {
 	values, err := os.ReadFile(valuesPath)
 	if err != nil {
 		return "", err
+	}
+	var contextBlueprint []byte
+	if blueprintPath != "" {
+		if contextBlueprint, err = os.ReadFile(blueprintPath); err != nil {
+			return "", err
+		}
 	}
 	scratch, err := os.MkdirTemp("", "windsor-oracle-")
 	if err != nil {
@@ -115,6 +121,9 @@ func run(templateDir, contextName, valuesPath string, raw, asJSON bool, env map[
 		"windsor.yaml":     "version: v1alpha1\n",
 		".windsor/context": contextName,
 		filepath.Join("contexts", contextName, "values.yaml"): string(values),
+	}
+	if contextBlueprint != nil {
+		files[filepath.Join("contexts", contextName, "blueprint.yaml")] = string(contextBlueprint)
 	}
 	for name, text := range files {
 		if err := os.WriteFile(filepath.Join(root, name), []byte(text), 0o644); err != nil {

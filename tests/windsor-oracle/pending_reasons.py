@@ -1,7 +1,22 @@
-import re, yaml, sys, collections
-matrix = {c['name']: c for c in yaml.safe_load(open('/work/wt-53b/tests/windsor-oracle/matrix.yaml'))['cases']}
+#!/usr/bin/env python3
+"""Sorts the matrix cases that differ into causes, for tests/windsor_matrix_pending.txt.
+
+    WINDSOR_MATRIX_REPORT=1 cargo test --test windsor_matrix 2>&1 | tests/windsor-oracle/pending_reasons.py [--rest]
+
+Prints `<case> | <reasons>` for every case the report shows as differing; --rest prints instead
+the differences no rule explains (each needs a rule, or a reason written by hand).
+"""
+import collections
+import os
+import re
+import sys
+
+import yaml
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+matrix = {c['name']: c for c in yaml.safe_load(open(os.path.join(HERE, 'matrix.yaml')))['cases']}
 blocks = {}; cur = None
-for l in open('/tmp/w53/report.txt'):
+for l in sys.stdin:
     if l.startswith('DIFFERS '): cur = l.split()[1]; blocks[cur] = []
     elif cur and l.startswith('  '): blocks[cur].append(l.strip())
 RULES = [
@@ -28,7 +43,7 @@ for name, lines in blocks.items():
         reasons.append('a context named test or test-* composes without the schema defaults in the CLI (config/resolve.go, as windsor test does); this crate applies them')
         rest = []
     if rest and (ctx == 'local' or ctx.startswith('local-')):
-        reasons.append('context defaults not derived: the CLI applies dev-mode defaults to a context named local (dev, workstation runtime, platform docker, dns.domain test and the DefaultConfig_Dev addons) before reading values.yaml, even when it says dev: false')
+        reasons.append('context defaults not derived: the CLI applies dev-mode defaults to a context named local (dev, workstation runtime, platform docker, dns.domain test and the DefaultConfig_Dev addons) before reading values.yaml (so also when the values say dev: false); this crate takes only the values')
         rest = []
     out[name] = (reasons, rest)
 for name, (reasons, rest) in out.items():
@@ -39,4 +54,4 @@ if '--rest' in sys.argv:
         for l in ls[:8]: print('   ', l[:300])
 else:
     for n, (reasons, rest) in out.items():
-        print(n, '|', '; '.join(reasons) if reasons else '?', '+REST' if rest else '')
+        print(n, '|', '; '.join(reasons) if reasons else '?')

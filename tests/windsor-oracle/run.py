@@ -5,7 +5,7 @@
 
 CORE_TEMPLATE_DIR defaults to tests/fixtures/features/windsor-core/contexts/_template (windsorcli/core
 at the commit its README names). For each case of matrix.yaml (or only the CASEs named) it writes
-the case's values.yaml and runs the oracle for the case's context, as `windsor show blueprint --raw`
+the case's values.yaml (and its `blueprint` as contexts/<context>/blueprint.yaml) and runs the oracle for the case's context, as `windsor show blueprint --raw`
 composes it. Without --write it compares the oracle's answer with expected/<case>.yaml and says
 which differ (exit 1 if any); --write stores the answers there, and the oracle's build versions in
 expected/versions.txt. A composition that fails is stored as `error: <message>`.
@@ -49,6 +49,11 @@ def run_case(oracle, template, case, tmp):
     for k, v in sorted(env.items()):
         cmd += ["--env", f"{k}={v}"]
     cmd += [template, case["context"], path]
+    if case.get("blueprint") is not None:
+        blueprint = os.path.join(tmp, "blueprint.yaml")
+        with open(blueprint, "w") as f:
+            yaml.safe_dump(case["blueprint"], f, sort_keys=False)
+        cmd.append(blueprint)
     proc = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp)
     if proc.returncode == 0:
         return proc.stdout
