@@ -12,11 +12,11 @@ var errNone = errors.New("windsor-oracle: no images")
 
 type image struct{}
 
-func (image) Layers() ([]v1.Layer, error)            { return nil, nil }
-func (image) Manifest() (*v1.Manifest, error)        { return &v1.Manifest{}, nil }
+func (image) Layers() ([]v1.Layer, error)             { return nil, nil }
+func (image) Manifest() (*v1.Manifest, error)         { return &v1.Manifest{}, nil }
 func (image) LayerByDigest(v1.Hash) (v1.Layer, error) { return nil, errNone }
-func (image) ConfigName() (v1.Hash, error)           { return v1.Hash{}, errNone }
-func (image) RawConfigFile() ([]byte, error)         { return nil, errNone }
+func (image) ConfigName() (v1.Hash, error)            { return v1.Hash{}, errNone }
+func (image) RawConfigFile() ([]byte, error)          { return nil, errNone }
 
 // Image is an image with no layers.
 var Image v1.Image = image{}

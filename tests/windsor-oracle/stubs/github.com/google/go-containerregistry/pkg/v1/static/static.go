@@ -15,9 +15,11 @@ type layer struct {
 	mt   types.MediaType
 }
 
-func (l layer) Digest() (v1.Hash, error)               { return v1.Hash{Algorithm: "sha256"}, nil }
-func (l layer) Uncompressed() (io.ReadCloser, error)    { return io.NopCloser(bytes.NewReader(l.data)), nil }
-func (l layer) MediaType() (types.MediaType, error)     { return l.mt, nil }
+func (l layer) Digest() (v1.Hash, error) { return v1.Hash{Algorithm: "sha256"}, nil }
+func (l layer) Uncompressed() (io.ReadCloser, error) {
+	return io.NopCloser(bytes.NewReader(l.data)), nil
+}
+func (l layer) MediaType() (types.MediaType, error) { return l.mt, nil }
 
 // NewLayer gives a layer holding data.
 func NewLayer(data []byte, mt types.MediaType) v1.Layer { return layer{data, mt} }
