@@ -11,7 +11,8 @@
 // values.yaml; the schema), Runtime.InitializeComponents, then the blueprint handler's
 // LoadBlueprint and Generate. It prints the Blueprint as `show blueprint` prints it
 // (blueprint.RenderForDisplay, YAML with literal multi-line strings); deferred values are kept as
-// written (`--raw`) unless --display is given. When composition fails it prints
+// written (`--raw`) unless --display is given. With --kustomizations, every Flux Kustomization
+// follows, as `windsor show kustomization <name>` prints it. When composition fails it prints
 // `error: <message>` on stdout and exits 1.
 //
 // Left out of `windsor show blueprint`: project.Configure's LoadEnvironment (the environment
@@ -33,6 +34,7 @@ import (
 	"github.com/goccy/go-yaml"
 	"github.com/windsorcli/cli/pkg/composer/artifact"
 	"github.com/windsorcli/cli/pkg/composer/blueprint"
+	"github.com/windsorcli/cli/pkg/constants"
 	"github.com/windsorcli/cli/pkg/runtime"
 	"github.com/windsorcli/cli/pkg/runtime/shell"
 )
@@ -51,6 +53,7 @@ func (e envFlags) Set(s string) error {
 }
 
 func main() {
+	kustomizations := flag.Bool("kustomizations", false, "after the Blueprint, print every Flux Kustomization as show kustomization <name> prints it")
 	display := flag.Bool("display", false, "render deferred values as <deferred>, as show blueprint does without --raw")
 	asJSON := flag.Bool("json", false, "print JSON instead of YAML")
 	env := envFlags{}
@@ -60,7 +63,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "usage: windsor-oracle [--display] [--json] [--env NAME=VALUE] TEMPLATE_DIR CONTEXT VALUES_YAML [BLUEPRINT_YAML]")
 		os.Exit(2)
 	}
-	out, err := run(flag.Arg(0), flag.Arg(1), flag.Arg(2), flag.Arg(3), !*display, *asJSON, env)
+	out, err := run(flag.Arg(0), flag.Arg(1), flag.Arg(2), flag.Arg(3), !*display, *asJSON, *kustomizations, env)
 	if err != nil {
 		fmt.Printf("error: %s\n", strings.ReplaceAll(err.Error(), "\n", "\n  "))
 		os.Exit(1)
@@ -89,7 +92,7 @@ func copyTree(from, to string) error {
 	})
 }
 
-func run(templateDir, contextName, valuesPath, blueprintPath string, raw, asJSON bool, env map[string]string) (string, error) {
+func run(templateDir, contextName, valuesPath, blueprintPath string, raw, asJSON, kustomizations bool, env map[string]string) (string, error) {
 	values, err := os.ReadFile(valuesPath)
 	if err != nil {
 		return "", err
@@ -181,5 +184,24 @@ func run(templateDir, contextName, valuesPath, blueprintPath string, raw, asJSON
 	if err != nil {
 		return "", err
 	}
-	return string(out), nil
+	if !kustomizations {
+		return string(out), nil
+	}
+	// show kustomization <name>, for every name show kustomization lists (cmd/show.go
+	// buildFluxKustomization: the blueprint's name as the default source, its ConfigMaps in
+	// postBuild.substituteFrom, gitops.namespace and gitops.mode).
+	namespace := rt.ConfigHandler.GetString("gitops.namespace", constants.DefaultGitopsNamespace)
+	mode := constants.ParseGitopsMode(rt.ConfigHandler.GetString("gitops.mode", ""))
+	text := string(out)
+	for _, k := range bp.AllKustomizations() {
+		k := k
+		flux := k.ToFluxKustomization(namespace, bp.Metadata.Name, bp.Sources, mode, bp.ConfigMaps)
+		shown := blueprint.RenderForDisplay(flux, raw, handler.GetDeferredPaths())
+		doc, err := yaml.MarshalWithOptions(shown, yaml.UseLiteralStyleIfMultiline(true))
+		if err != nil {
+			return "", err
+		}
+		text += "---\n" + string(doc)
+	}
+	return text, nil
 }

@@ -8,7 +8,9 @@ at the commit its README names). For each case of matrix.yaml (or only the CASEs
 the case's values.yaml (and its `blueprint` as contexts/<context>/blueprint.yaml) and runs the oracle for the case's context, as `windsor show blueprint --raw`
 composes it. Without --write it compares the oracle's answer with expected/<case>.yaml and says
 which differ (exit 1 if any); --write stores the answers there, and the oracle's build versions in
-expected/versions.txt. A composition that fails is stored as `error: <message>`.
+expected/versions.txt. A composition that fails is stored as `error: <message>`. A case with
+`kustomizations: true` also records, after the Blueprint, each Flux Kustomization as
+`windsor show kustomization <name>` prints it.
 tests/windsor_matrix.rs reads the stored answers in cargo test.
 """
 import os
@@ -46,6 +48,8 @@ def run_case(oracle, template, case, tmp):
     with open(path, "w") as f:
         yaml.safe_dump(values, f, sort_keys=False)
     cmd = [oracle]
+    if case.get("kustomizations"):
+        cmd.append("--kustomizations")
     for k, v in sorted(env.items()):
         cmd += ["--env", f"{k}={v}"]
     cmd += [template, case["context"], path]
