@@ -23,7 +23,12 @@
 //!   holds Go durations: `5m` prints as `5m0s`), a whole number compared as an integer
 //!   (`10.0`, a float64 in the CLI, is 10), and `source: template` (the CLI's name for the
 //!   project's own `contexts/_template`) taken as no source, which is how this crate leaves the
-//!   package's own entries.
+//!   package's own entries;
+//! - for a case that recorded them (`kustomizations: true`), each Flux Kustomization
+//!   `windsor show kustomization` lists must be among this crate's output items, with the same
+//!   namespace, `dependsOn`, `path`, `components`, `postBuild.substituteFrom` ConfigMaps, `prune`,
+//!   `wait`, `deletionPolicy` and durations (`sourceRef` is not compared: the CLI names the
+//!   project's own template after the context's blueprint, this crate after the package's).
 //!
 //! Cases that differ today are listed in `tests/windsor_matrix_pending.txt`, one per line as
 //! `<case> | <reason>`: a listed case that differs passes (its reason shown under
@@ -80,9 +85,13 @@ fn template_dir() -> PathBuf {
     manifest_dir().join("tests/fixtures/features/windsor-core/contexts/_template")
 }
 
-fn read_yaml(path: &Path) -> Result<Value, String> {
+fn read_documents(path: &Path) -> Result<Vec<Value>, String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let mut documents = read_yaml_documents(&text).map_err(|e| format!("{}: {e:?}", path.display()))?;
+    read_yaml_documents(&text).map_err(|e| format!("{}: {e:?}", path.display()))
+}
+
+fn read_yaml(path: &Path) -> Result<Value, String> {
+    let mut documents = read_documents(path)?;
     Ok(if documents.is_empty() { Value::Null } else { documents.swap_remove(0) })
 }
 
@@ -174,8 +183,9 @@ fn cases(dir: &Path) -> Result<Vec<Case>, String> {
     Ok(out)
 }
 
-/// This crate's merged Blueprint for the case, as JSON, or its errors.
-fn compose(dir: &Path, items: &[Value], case: &Case) -> Result<Value, String> {
+/// This crate's merged Blueprint for the case, as JSON, and the Flux Kustomizations it wrote, or
+/// its errors.
+fn compose(dir: &Path, items: &[Value], case: &Case) -> Result<(Value, Vec<Value>), String> {
     let mut spec = json!({"values": Value::Object(case.values.clone()), "windsor": {"context": case.context}});
     if let Some(blueprint) = &case.blueprint {
         spec["blueprint"] = blueprint.clone();
@@ -201,8 +211,78 @@ fn compose(dir: &Path, items: &[Value], case: &Case) -> Result<Value, String> {
         let errors: Vec<String> = output.results.iter().filter(|d| d.is_error()).map(|d| d.message.clone()).collect();
         return Err(errors.join("\n"));
     }
+    let flux: Vec<Value> = output
+        .items
+        .unwrap_or_default()
+        .into_iter()
+        .map(Item::into_value)
+        .filter(|v| {
+            v.get("kind").and_then(Value::as_str) == Some("Kustomization")
+                && v.get("apiVersion")
+                    .and_then(Value::as_str)
+                    .is_some_and(|a| a.starts_with("kustomize.toolkit.fluxcd.io/"))
+        })
+        .collect();
     let blueprint = output.report.features.blueprint.ok_or("no blueprint was composed")?;
-    serde_json::to_value(&blueprint).map_err(|e| e.to_string())
+    Ok((serde_json::to_value(&blueprint).map_err(|e| e.to_string())?, flux))
+}
+
+/// What is compared of a Flux Kustomization: its namespace, `dependsOn` (`namespace/name`),
+/// `path`, `components`, the ConfigMaps of `postBuild.substituteFrom`, `prune`, `wait`,
+/// `deletionPolicy` and the durations (the CLI prints a Go duration as `{duration: 5m0s}`).
+fn flux_view(k: &Value) -> Value {
+    let spec = k.get("spec").cloned().unwrap_or(Value::Null);
+    let namespace = k.pointer("/metadata/namespace").cloned().unwrap_or(Value::Null);
+    let depends: Vec<String> = spec
+        .get("dependsOn")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .map(|d| format!("{}/{}", field_text(d, "namespace"), field_text(d, "name")))
+        .collect();
+    let from: Vec<String> = spec
+        .pointer("/postBuild/substituteFrom")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .map(|d| format!("{}/{}", field_text(d, "kind"), field_text(d, "name")))
+        .collect();
+    let mut view = json!({
+        "namespace": namespace,
+        "dependsOn": depends,
+        "path": spec.get("path").cloned().unwrap_or(Value::Null),
+        "components": spec.get("components").cloned().unwrap_or(Value::Null),
+        "substituteFrom": from,
+        "prune": spec.get("prune").cloned().unwrap_or(Value::Null),
+        "wait": spec.get("wait").cloned().unwrap_or(Value::Null),
+        "deletionPolicy": spec.get("deletionPolicy").cloned().unwrap_or(Value::Null),
+    });
+    for key in DURATIONS {
+        let text = match spec.get(key) {
+            Some(Value::Object(d)) => d.get("duration").and_then(Value::as_str).map(str::to_string),
+            Some(Value::String(s)) => Some(s.clone()),
+            _ => None,
+        };
+        view[key] = text.and_then(|t| duration_ms(&t)).map_or(Value::Null, |ms| json!(format!("{ms}ms")));
+    }
+    normalize(&view).unwrap_or(Value::Null)
+}
+
+fn field_text(value: &Value, key: &str) -> String {
+    value.get(key).and_then(Value::as_str).unwrap_or_default().to_string()
+}
+
+/// Each Flux Kustomization the CLI lists (`show kustomization`), against this crate's of that
+/// name (this crate's others, such as the `crds` layers `show kustomization` does not list, are
+/// not compared).
+fn compare_flux(expected: &[Value], ours: &[Value], out: &mut Vec<String>) {
+    for k in expected {
+        let name = k.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default();
+        match ours.iter().find(|o| o.pointer("/metadata/name").and_then(Value::as_str) == Some(name)) {
+            None => out.push(format!("Kustomization {name}: windsor writes it, ours does not")),
+            Some(o) => diff(&format!("Kustomization[{name}]"), Some(&flux_view(k)), Some(&flux_view(o)), out),
+        }
+    }
 }
 
 /// Both sides' entries, made comparable: bookkeeping and empty values left out, a deferred
@@ -317,10 +397,15 @@ fn compare_list(key: &str, expected: &Value, actual: &Value, out: &mut Vec<Strin
 }
 
 fn run_case(dir: &Path, items: &[Value], case: &Case) -> Vec<String> {
-    let expected = match read_yaml(&manifest_dir().join(ORACLE).join("expected").join(format!("{}.yaml", case.name))) {
-        Ok(v) => v,
+    let path = manifest_dir().join(ORACLE).join("expected").join(format!("{}.yaml", case.name));
+    let mut documents = match read_documents(&path) {
+        Ok(v) if !v.is_empty() => v,
+        Ok(_) => return vec![format!("{}: empty: run tests/windsor-oracle/run.py --write", path.display())],
         Err(err) => return vec![format!("no recorded output: {err}: run tests/windsor-oracle/run.py --write")],
     };
+    // The Blueprint, then (for a case with `kustomizations: true`) the Flux Kustomizations.
+    let flux = documents.split_off(1);
+    let expected = documents.swap_remove(0);
     let ours = compose(dir, items, case);
     if let Some(error) = expected.get("error").and_then(Value::as_str) {
         return match ours {
@@ -328,7 +413,7 @@ fn run_case(dir: &Path, items: &[Value], case: &Case) -> Vec<String> {
             Ok(_) => vec![format!("windsor fails ({}), ours renders", error.lines().next().unwrap_or_default())],
         };
     }
-    let ours = match ours {
+    let (ours, ours_flux) = match ours {
         Ok(v) => v,
         Err(err) => return vec![format!("windsor renders, ours fails: {err}")],
     };
@@ -336,6 +421,7 @@ fn run_case(dir: &Path, items: &[Value], case: &Case) -> Vec<String> {
     for key in ["terraform", "kustomize", "flux"] {
         compare_list(key, &expected, &ours, &mut out);
     }
+    compare_flux(&flux, &ours_flux, &mut out);
     out
 }
 
