@@ -43,7 +43,7 @@ for name, lines in blocks.items():
         reasons.append('a context named test or test-* composes without the schema defaults in the CLI (config/resolve.go, as windsor test does); this crate applies them')
         rest = []
     if rest and (ctx == 'local' or ctx.startswith('local-')):
-        reasons.append('context defaults not derived: the CLI applies dev-mode defaults to a context named local (dev: true, which core's option-dev facet turns into pki, private dns, database and observability; workstation runtime docker; platform docker; dns.domain test) before reading values.yaml (so also when the values say dev: false); this crate takes only the values')
+        reasons.append('context defaults not derived: the CLI applies dev-mode defaults to a context named local (dev: true, which core\'s option-dev facet turns into pki, private dns, database and observability; workstation runtime docker; platform docker; dns.domain test) before reading values.yaml (so also when the values say dev: false); this crate takes only the values')
         rest = []
     out[name] = (reasons, rest)
 for name, (reasons, rest) in out.items():
