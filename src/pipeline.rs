@@ -133,20 +133,25 @@ pub fn render(mut input: Input, files: &dyn Files) -> Output {
 /// naming where the first came from. Items that are not applied (local-config) and items
 /// without a name are left out. One pass, a set of identities.
 fn warn_duplicates(render: &mut Render) {
-    let identities: Vec<_> = render.items.iter().map(Item::identity).collect();
-    let mut first: std::collections::HashMap<(&str, &str, &str, &str), usize> = std::collections::HashMap::new();
+    use crate::krm::{LOCAL_CONFIG_BIT, UNNAMED_BIT};
+    let mut first: std::collections::HashMap<(&str, &str, u64), usize> = std::collections::HashMap::new();
     let mut warnings = Vec::new();
-    for (index, (item, identity)) in render.items.iter().zip(&identities).enumerate() {
-        if identity.name.is_empty() || identity.local_config {
+    for (index, item) in render.items.iter().enumerate() {
+        let key = item.identity_key();
+        if key & (LOCAL_CONFIG_BIT | UNNAMED_BIT) != 0 {
             continue;
         }
         let (api_version, kind) = item.type_of();
-        let key = (api_version, kind, &*identity.namespace, &*identity.name);
-        let Some(&earlier) = first.get(&key) else {
-            first.insert(key, index);
+        let Some(&earlier) = first.get(&(api_version, kind, key)) else {
+            first.insert((api_version, kind, key), index);
             continue;
         };
-        let (here, there) = (identity.path.as_deref(), identities[earlier].path.as_deref());
+        // Equal keys: the names decide (a hash collision is not a repeat).
+        let (identity, earlier) = (item.identity(), render.items[earlier].identity());
+        if identity.name != earlier.name || identity.namespace != earlier.namespace {
+            continue;
+        }
+        let (here, there) = (identity.path.as_deref(), earlier.path.as_deref());
         let first = match there {
             Some(path) if here != Some(path) => format!("the first is in {path}"),
             Some(_) => "the first is in this file".to_string(),

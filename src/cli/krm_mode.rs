@@ -30,7 +30,9 @@ pub(super) fn run(root: Option<PathBuf>, limits: Limits) -> Exit {
         Err(err) => return Exit::Unusable(err.to_string()),
     };
     let mut package = Package::new(root_or_cwd(root), limits);
-    package.files.check_items_are_here(list.items.iter().filter_map(|item| item.identity().path.map(String::from)));
+    package
+        .files
+        .check_items_are_here(list.items.iter().take(16).filter_map(|item| item.identity().path.map(String::from)));
     let under_kustomize = list.function_config.as_ref().is_some_and(super::output::is_kustomize_function_config);
     let input = package.input(std::mem::take(&mut list.items), list.function_config.take(), vec![]);
     let output = pipeline::render(input, &package.files);

@@ -13,8 +13,40 @@ pub(super) const HEADER: [&str; 3] = ["apiVersion", "kind", "metadata"];
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Head {
     pub(super) text: Box<str>,
-    api_version_end: usize,
-    kind_end: usize,
+    api_version_end: u32,
+    kind_end: u32,
+    /// [`identity_key`] of the metadata, made while the header is at hand as a value, so that a
+    /// check over every item (repeated identities) never parses a header back.
+    identity: u64,
+}
+
+/// Set in an [`identity_key`] for an item that is local-config (kustomize's reading: the
+/// annotation present and anything but `"false"`).
+pub const LOCAL_CONFIG_BIT: u64 = 1 << 63;
+/// Set in an [`identity_key`] for an item without a `metadata.name` string.
+pub const UNNAMED_BIT: u64 = 1 << 62;
+
+/// `metadata.name` and `metadata.namespace` hashed together (the same key for the same pair,
+/// in every run), with [`LOCAL_CONFIG_BIT`] and [`UNNAMED_BIT`]: equal keys are a candidate for
+/// the same object, which the caller confirms on the names themselves.
+pub fn identity_key(metadata: Option<&Value>) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let text = |key: &str| metadata.and_then(|m| m.get(key)).and_then(Value::as_str);
+    let mut hasher = std::hash::DefaultHasher::new();
+    text("name").hash(&mut hasher);
+    text("namespace").unwrap_or_default().hash(&mut hasher);
+    let mut key = hasher.finish() & !(LOCAL_CONFIG_BIT | UNNAMED_BIT);
+    let local = metadata
+        .and_then(|m| m.get("annotations"))
+        .and_then(|a| a.get(super::annotations::LOCAL_CONFIG))
+        .is_some_and(|v| v.as_str() != Some("false"));
+    if local {
+        key |= LOCAL_CONFIG_BIT;
+    }
+    if text("name").is_none_or(str::is_empty) {
+        key |= UNNAMED_BIT;
+    }
+    key
 }
 
 impl Head {
@@ -29,6 +61,7 @@ impl Head {
             fields.clone().find(|(name, _)| *name == key).and_then(|(_, value)| value.as_str()).unwrap_or_default()
         };
         let (api_version, kind) = (field("apiVersion"), field("kind"));
+        let metadata = fields.clone().find(|(name, _)| *name == "metadata").map(|(_, value)| value);
         let mut text = Vec::with_capacity(api_version.len() + kind.len() + 128);
         text.extend_from_slice(api_version.as_bytes());
         text.extend_from_slice(kind.as_bytes());
@@ -50,21 +83,32 @@ impl Head {
         }
         text.push(b'}');
         let text = String::from_utf8(text).unwrap_or_default().into_boxed_str();
-        Head { text, api_version_end: api_version.len(), kind_end: api_version.len() + kind.len() }
+        // The type's strings are at most the YAML reader's scalar limit (64 MiB).
+        let end = |len: usize| u32::try_from(len).unwrap_or(u32::MAX);
+        Head {
+            text,
+            api_version_end: end(api_version.len()),
+            kind_end: end(api_version.len() + kind.len()),
+            identity: identity_key(metadata),
+        }
     }
 
     pub(super) fn api_version(&self) -> &str {
-        self.text.get(..self.api_version_end).unwrap_or_default()
+        self.text.get(..self.api_version_end as usize).unwrap_or_default()
     }
 
     pub(super) fn kind(&self) -> &str {
-        self.text.get(self.api_version_end..self.kind_end).unwrap_or_default()
+        self.text.get(self.api_version_end as usize..self.kind_end as usize).unwrap_or_default()
+    }
+
+    pub(super) fn identity(&self) -> u64 {
+        self.identity
     }
 
     /// The header as compact JSON (see the type); empty for `Head::default()`, which an item keeps
     /// for a header a step made other than a mapping.
     pub(super) fn json(&self) -> &str {
-        self.text.get(self.kind_end..).unwrap_or_default()
+        self.text.get(self.kind_end as usize..).unwrap_or_default()
     }
 
     /// The header as a value; null for `Head::default()`.

@@ -486,6 +486,20 @@ impl Item {
         }
     }
 
+    /// [`super::head::identity_key`] of the item: kept with the header while it is text, else
+    /// made from its value. Cheap for every item, so a check over all of them costs no parse.
+    pub fn identity_key(&self) -> u64 {
+        match &self.state {
+            State::Lazy { head: Header::Text(text, _), full, .. }
+            | State::Compact { head: Header::Text(text, _), full, .. }
+                if full.get().is_none() && !text.json().is_empty() =>
+            {
+                text.identity()
+            }
+            _ => super::head::identity_key(self.header().get("metadata")),
+        }
+    }
+
     /// The metadata that tells objects apart and whether one is applied, read from the header's
     /// text while it is text (no value built: a check over every item, such as the one for
     /// repeated identities, must not cost what building every header costs).
@@ -927,6 +941,12 @@ items:
             )
         };
         let from_text: Vec<_> = items.iter().map(|item| owned(item.identity())).collect();
+        let keys: Vec<u64> = items.iter().map(Item::identity_key).collect();
+        let built: Vec<Item> = items.iter().map(|item| Item::from(item.with_value(Clone::clone))).collect();
+        assert_eq!(keys, built.iter().map(Item::identity_key).collect::<Vec<_>>());
+        assert_eq!(keys[1] & crate::krm::LOCAL_CONFIG_BIT, crate::krm::LOCAL_CONFIG_BIT);
+        assert_eq!(keys[0] & (crate::krm::LOCAL_CONFIG_BIT | crate::krm::UNNAMED_BIT), 0);
+        assert_eq!(keys[3] & crate::krm::UNNAMED_BIT, crate::krm::UNNAMED_BIT);
         for item in &items {
             let _ = item.header();
         }

@@ -12,6 +12,7 @@ mod cut;
 pub(crate) mod differential;
 mod documents;
 mod head;
+pub use head::{LOCAL_CONFIG_BIT, UNNAMED_BIT};
 mod item;
 mod rules;
 mod scan;
