@@ -554,3 +554,90 @@ pub fn sorted(value: Value) -> Value {
         other => other,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    //! Expectations from fluxcd/source-watcher v2.2.1 (Apache-2.0): `internal/builder/builder_test.go`
+    //! (`TestBuildWithExcludes`), bmatcuk/doublestar v4's `doublestar_test.go` and Go's `path`.
+    use super::*;
+
+    fn list(patterns: &[&str]) -> Vec<String> {
+        patterns.iter().map(|p| p.to_string()).collect()
+    }
+
+    #[test]
+    fn excludes_as_the_builder_tests_say() {
+        // "exclude single file extension", `@source/**`: the pattern matches the file name.
+        assert!(excluded("notes.md", ".", &list(&["*.md"])));
+        assert!(excluded("docs/guide.md", ".", &list(&["*.md"])));
+        assert!(!excluded("app.yaml", ".", &list(&["*.md"])));
+        // "exclude directory recursively".
+        assert!(excluded("testdata", ".", &list(&["**/testdata/**"])));
+        assert!(!excluded("configs/prod.yaml", ".", &list(&["**/testdata/**"])));
+        // "exclude nested directory by full path from source root", `@source/infrastructure/**`.
+        let nested = list(&["infrastructure/controllers/descheduler/**"]);
+        assert!(excluded("infrastructure/controllers/descheduler", "infrastructure", &nested));
+        assert!(!excluded("infrastructure/controllers/sealed-secrets", "infrastructure", &nested));
+        // Relative to the selection root too.
+        assert!(excluded("base/testdata/bad.yaml", "base", &list(&["testdata/**"])));
+    }
+
+    #[test]
+    fn doublestar() {
+        assert_eq!(doublestar_match("a/**", "a"), Some(true));
+        assert_eq!(doublestar_match("a/**", "a/b/c"), Some(true));
+        assert_eq!(doublestar_match("**/c", "a/b/c"), Some(true));
+        assert_eq!(doublestar_match("a/*", "a/b/c"), Some(false));
+        assert_eq!(doublestar_match("{a,b}/x", "b/x"), Some(true));
+        assert_eq!(doublestar_match("[!a]", "b"), Some(true));
+        assert_eq!(doublestar_match("[", "a"), None);
+        assert!(!valid_exclude("{a,b"));
+        assert!(valid_exclude("**/testdata/**"));
+    }
+
+    #[test]
+    fn paths_as_go_cleans_them() {
+        assert_eq!(clean(""), ".");
+        assert_eq!(clean("a/./b/../c/"), "a/c");
+        assert_eq!(clean("../x"), "../x");
+        assert_eq!(join(&["", "x"]), "x");
+        assert_eq!(inside("../one.yaml"), None);
+        assert_eq!(inside("/etc/passwd"), None);
+        assert_eq!(inside("a/b"), Some(vec!["a", "b"]));
+        // `dir/**` strips the directory; other globs keep the whole match.
+        assert_eq!(glob_destination("base/**", "base/cm.yaml", "base"), "base/cm.yaml");
+        assert_eq!(glob_destination("config/*.yaml", "config/one.yaml", "config"), "config/config/one.yaml");
+        assert_eq!(selection_root("infrastructure/**"), "infrastructure");
+        assert_eq!(selection_root("*.yaml"), ".");
+    }
+
+    #[test]
+    fn merge_as_helm_values() {
+        let base = serde_json::json!({"data": {"a": "1", "b": "2"}, "list": [1, 2]});
+        let overlay = serde_json::json!({"data": {"b": "3"}, "list": [3]});
+        let merged = merge(base, overlay);
+        assert_eq!(merged, serde_json::json!({"data": {"a": "1", "b": "3"}, "list": [3]}));
+    }
+
+    #[test]
+    fn path_pattern_requests() {
+        let object = serde_json::json!({
+            "apiVersion": "source.extensions.fluxcd.io/v1beta1",
+            "kind": "ArtifactGenerator",
+            "metadata": {"name": "apps", "namespace": "flux-system"},
+            "spec": {
+                "sources": [{"alias": "repo", "kind": "GitRepository", "name": "platform"}],
+                "pathPattern": "@repo/apps/{app}/envs/{env}",
+                "artifacts": [{"name": "{app}-{env}", "copy": [{"from": "@repo/apps/{app}/envs/{env}/**", "to": "@artifact/"}]}]
+            }
+        });
+        let generator = Generator::read(&object).expect("a generator");
+        let dirs = list(&["apps", "apps/Shop", "apps/Shop/envs", "apps/Shop/envs/dev", "apps/Shop/envs/dev/x"]);
+        let requests = generator.requests(&dirs).expect("requests");
+        assert_eq!(requests.len(), 1);
+        assert_eq!(requests[0].name, "shop-dev");
+        assert_eq!(requests[0].copy[0].from, "@repo/apps/Shop/envs/dev/**");
+        let clash = list(&["apps/shop/envs/dev", "apps/SHOP/envs/dev"]);
+        assert!(generator.requests(&clash).is_err());
+    }
+}
