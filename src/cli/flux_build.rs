@@ -499,8 +499,12 @@ impl Run<'_> {
             .collect();
         let mut problems = Vec::new();
         let found = generators(objects.iter().copied(), &mut problems);
-        if let Some(problem) = problems.first() {
-            return Err(problem.message.clone());
+        // A generator that cannot be read is an error result once (the render's were reported
+        // when the run began); the others may still make the artifact.
+        for problem in problems {
+            if !self.results.iter().any(|r| r.message == problem.message) {
+                self.results.push(problem);
+            }
         }
         for generator in found.iter().filter(|g| g.may_make(&source.namespace, &source.name)) {
             let mut local: Vec<(String, PathBuf)> = Vec::new();

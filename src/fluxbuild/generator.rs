@@ -442,8 +442,8 @@ pub fn doublestar_match(pattern: &str, path: &str) -> Option<bool> {
                     continue;
                 }
                 if parts[i] == "**" {
-                    for k in j..=names.len() {
-                        reach[i + 1][k] = true;
+                    for cell in &mut reach[i + 1][j..] {
+                        *cell = true;
                     }
                 } else if j < names.len() && super::ignore::name_matches(&parts[i], names[j])? {
                     reach[i + 1][j + 1] = true;
