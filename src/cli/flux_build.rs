@@ -318,8 +318,13 @@ pub(super) fn build_each(
         }
         if !options.skip_missing_sources {
             let flags: Vec<String> = missing.iter().map(|(source, _)| format!("--source {source}=DIR")).collect();
+            let generated = match missing.iter().any(|(source, _)| source.starts_with("ExternalArtifact/")) {
+                true => " (or add to the inputs the ArtifactGenerator that makes the ExternalArtifact)",
+                false => "",
+            };
             return Err(Exit::Unusable(format!(
-                "no directory is given for the sources {}: give {}, or --skip-missing-sources to build the rest",
+                "no directory is given for the sources {}: give {}{generated}, or --skip-missing-sources to build the \
+                 rest",
                 list.join("; "),
                 flags.join(" ")
             )));
@@ -421,7 +426,7 @@ struct Run<'a> {
 }
 
 impl Run<'_> {
-    /// Builds one Kustomization from `dir`, as the controller reconciles it: not when one it
+    /// Builds one Kustomization from its source, as the controller reconciles it: not when one it
     /// depends on failed; its objects post-built, or its failure an error result.
     fn build(&mut self, kustomization: &Kustomization, origin: &Origin) {
         self.started += 1;
