@@ -226,12 +226,18 @@ fn copy_file(from: &Path, to: &Path) -> Result<(), String> {
 }
 
 /// `mergeFileWithRoots`: both files' documents merged into one map each, the source's over the
-/// destination's, written back as Go writes a map (keys sorted).
+/// destination's, written back as Go writes a map (keys sorted). A file of several documents is
+/// read as YAML 1.2.
 fn merge_file(from: &Path, to: &Path, limits: Limits) -> Result<(), String> {
     let load = |path: &Path| -> Result<Value, String> {
         let text = read_regular_file(path, limits.max_file_bytes).map_err(|err| err.to_string())?;
-        let documents =
+        let mut documents =
             read_yaml_documents(&text).map_err(|err| format!("error reading YAML document: {}", err.message))?;
+        // One document (a values file) is typed as source-watcher's YAML 1.1 reader types it
+        // (`yes` is true); it read without error above.
+        if documents.len() == 1 {
+            documents = vec![crate::subst::read_as_yaml_v2(&text)?];
+        }
         let mut merged = Value::Object(Default::default());
         for document in documents {
             if !document.is_object() {
