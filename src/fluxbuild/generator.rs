@@ -416,8 +416,9 @@ fn excluded_path(path: &str, exclude: &[String]) -> bool {
     })
 }
 
-/// At most this many alternatives a `{a,b}` pattern expands to.
-const MAX_ALTERNATIVES: usize = 1024;
+/// At most this many alternatives a `{a,b}` pattern expands to: each is matched against every
+/// copied path, and a few braces would otherwise make thousands.
+const MAX_ALTERNATIVES: usize = 64;
 
 /// Whether an `exclude` pattern is well formed (doublestar's `ValidatePattern`).
 pub fn valid_exclude(pattern: &str) -> bool {
@@ -592,6 +593,7 @@ mod tests {
         assert_eq!(doublestar_match("[!a]", "b"), Some(true));
         assert_eq!(doublestar_match("[", "a"), None);
         assert!(!valid_exclude("{a,b"));
+        assert!(!valid_exclude("{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}"));
         assert!(valid_exclude("**/testdata/**"));
     }
 

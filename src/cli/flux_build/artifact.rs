@@ -75,7 +75,9 @@ fn apply(op: &CopyOperation, sources: &[(String, PathBuf)], staging: &Path, limi
         ));
     };
     if let Some(bad) = op.exclude.iter().find(|p| !generator::valid_exclude(p)) {
-        return Err(format!("invalid exclude pattern '{bad}': close its brackets and braces"));
+        return Err(format!(
+            "invalid exclude pattern '{bad}': close its brackets and braces, and give at most 64 {{a,b}} alternatives"
+        ));
     }
     if op.strategy == Strategy::Extract {
         return Err("strategy Extract (unpacking tarballs) is not supported by flux-build: give the artifact's \
