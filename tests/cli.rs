@@ -1282,6 +1282,67 @@ fn flux_build_takes_the_checkout_for_the_flux_system_source() {
     assert!(!built.contains("scratch.yaml") && !built.contains(".github"), "{built}");
 }
 
+/// An ExternalArtifact made by an ArtifactGenerator from the `flux-system` GitRepository (Flux
+/// 2.7, as fluxcd/flux2-kustomize-helm-example lays out its clusters): inside a git work tree the
+/// generator's source is the checkout, and the artifact is made from what a clone holds; outside
+/// one, the generator's source is the missing one (exit 2, naming its flag).
+#[cfg(target_os = "linux")]
+#[test]
+fn flux_build_makes_external_artifacts_from_the_checkout() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = scratch("flux-external-artifact");
+    let write = |path: &str, text: &str| {
+        let path = dir.join(path);
+        std::fs::create_dir_all(path.parent().unwrap_or(&dir)).unwrap_or_else(|err| panic!("{err}"));
+        std::fs::write(path, text).unwrap_or_else(|err| panic!("{err}"));
+    };
+    write(
+        "clusters/prod/artifacts.yaml",
+        "apiVersion: source.extensions.fluxcd.io/v1beta1\nkind: ArtifactGenerator\nmetadata:\n  name: flux-system\n  \
+         namespace: flux-system\nspec:\n  sources:\n  - alias: monorepo\n    kind: GitRepository\n    name: \
+         flux-system\n  artifacts:\n  - name: apps\n    copy:\n    - from: \"@monorepo/apps/**\"\n      to: \
+         \"@artifact/prod/\"\n",
+    );
+    write(
+        "clusters/prod/apps.yaml",
+        "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata:\n  name: apps\n  namespace: \
+         flux-system\nspec:\n  sourceRef:\n    kind: ExternalArtifact\n    name: apps\n  path: ./prod\n",
+    );
+    for name in ["apps/app.yaml", "apps/scratch.yaml"] {
+        write(name, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n");
+    }
+    write(".gitignore", "scratch.yaml\n");
+    let script = format!("#!/bin/sh\ncat \"$4/kustomization.yaml\" >> {}\n", dir.join("built").display());
+    write("bin/kustomize", &script);
+    std::fs::set_permissions(dir.join("bin/kustomize"), std::fs::Permissions::from_mode(0o755))
+        .unwrap_or_else(|err| panic!("{err}"));
+    let path = format!("{}:{}", dir.join("bin").display(), std::env::var("PATH").unwrap_or_default());
+    let run = || {
+        bin()
+            .current_dir(&dir)
+            .env("PATH", &path)
+            .args(["flux-build", "clusters/prod"])
+            .output()
+            .unwrap_or_else(|err| panic!("{err}"))
+    };
+    let outside = run();
+    let git = std::process::Command::new("git").arg("init").arg("-q").current_dir(&dir).status();
+    let inside = run();
+    let built = std::fs::read_to_string(dir.join("built")).unwrap_or_default();
+    let _ = std::fs::remove_dir_all(&dir);
+    if !git.is_ok_and(|status| status.success()) {
+        return;
+    }
+    let outside_stderr = String::from_utf8_lossy(&outside.stderr);
+    assert_eq!(outside.status.code(), Some(2), "{outside_stderr}");
+    assert!(outside_stderr.contains("--source GitRepository/flux-system/flux-system=DIR"), "{outside_stderr}");
+    let stderr = String::from_utf8_lossy(&inside.stderr);
+    assert!(inside.status.success(), "{stderr}");
+    assert!(stderr.starts_with("info: source GitRepository/flux-system/flux-system is the git work tree "), "{stderr}");
+    assert!(built.contains("- ./app.yaml"), "{built}");
+    assert!(!built.contains("scratch.yaml"), "{built}");
+}
+
 /// Progress goes to stderr, one line per Kustomization, only when stderr is a terminal (run
 /// here under `script`, which gives the command a pseudo-terminal); piped, stderr holds the
 /// results alone.

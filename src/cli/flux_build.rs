@@ -17,6 +17,70 @@ use crate::pipeline;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+mod artifact;
+
+/// Where a Kustomization's source comes from: a directory (`--source`, the checkout), or the
+/// ArtifactGenerator that makes its ExternalArtifact, found when the build starts (a build
+/// before may apply it).
+#[derive(Clone, Debug)]
+enum Origin {
+    Dir(PathBuf),
+    Generated,
+}
+
+/// The directory given for `source`: the last `--source` that names it, else the checkout for
+/// the bootstrap source.
+fn source_dir<'o>(options: &'o Options, source: &fluxbuild::SourceRef) -> Option<&'o PathBuf> {
+    let given = options.sources.iter().rev().find(|(pattern, _)| pattern.matches(source)).map(|(_, dir)| dir);
+    let bootstrap = source.kind == BOOTSTRAP_SOURCE.0
+        && source.namespace == BOOTSTRAP_SOURCE.1
+        && source.name == BOOTSTRAP_SOURCE.2;
+    given.or(options.checkout.as_ref().filter(|_| bootstrap))
+}
+
+/// The ArtifactGenerators among `objects`; one that cannot be read is an error result.
+fn generators<'a>(
+    objects: impl Iterator<Item = &'a Value>,
+    results: &mut Vec<Diagnostic>,
+) -> Vec<fluxbuild::generator::Generator> {
+    let mut found = Vec::new();
+    for object in objects.filter(|o| fluxbuild::generator::is_generator(o)) {
+        match fluxbuild::generator::Generator::read(object) {
+            Ok(generator) => found.push(generator),
+            Err(message) => results.push(Diagnostic::error(Kind::Render, message).about(object)),
+        }
+    }
+    found
+}
+
+/// Where `kustomization`'s source comes from, or the sources missing for it: a directory given
+/// for it wins; an ExternalArtifact without one is made by the first of `generators` that may
+/// make it, when a directory is given for each of that generator's sources.
+fn origin_of(
+    options: &Options,
+    kustomization: &Kustomization,
+    generators: &[fluxbuild::generator::Generator],
+) -> Result<Origin, Vec<fluxbuild::SourceRef>> {
+    if let Some(dir) = source_dir(options, &kustomization.source) {
+        return Ok(Origin::Dir(dir.clone()));
+    }
+    let source = &kustomization.source;
+    let generator = (source.kind == "ExternalArtifact")
+        .then(|| generators.iter().find(|g| g.may_make(&source.namespace, &source.name)))
+        .flatten();
+    let Some(generator) = generator else { return Err(vec![source.clone()]) };
+    let missing: Vec<fluxbuild::SourceRef> = generator
+        .sources
+        .iter()
+        .filter(|s| source_dir(options, &s.source).is_none())
+        .map(|s| s.source.clone())
+        .collect();
+    match missing.is_empty() {
+        true => Ok(Origin::Generated),
+        false => Err(missing),
+    }
+}
+
 /// The kustomization file names kustomize recognises, in the order it looks for them.
 const KUSTOMIZATION_FILES: [&str; 3] = ["kustomization.yaml", "kustomization.yml", "Kustomization"];
 
@@ -174,8 +238,10 @@ pub(super) fn build_each(
     let only = only_in_render.then_some(());
     // A --source that no Kustomization's sourceRef matches is likely a typo in its name (with
     // --kustomization, the other sources are expected).
+    let rendered_generators = generators(rendered.iter().map(|item| &**item), &mut results);
     for (pattern, dir) in options.sources.iter().filter(|_| options.only.is_none()) {
-        if !kustomizations.iter().any(|k| pattern.matches(&k.source)) {
+        let by_generator = rendered_generators.iter().flat_map(|g| &g.sources).any(|s| pattern.matches(&s.source));
+        if !by_generator && !kustomizations.iter().any(|k| pattern.matches(&k.source)) {
             results.push(Diagnostic::warning(
                 Kind::Render,
                 format!(
@@ -207,19 +273,27 @@ pub(super) fn build_each(
         name: BOOTSTRAP_SOURCE.2.to_string(),
     };
     let mut checkout_used = false;
+    let given_for = |source: &fluxbuild::SourceRef| options.sources.iter().any(|(pattern, _)| pattern.matches(source));
     for i in order {
         let kustomization = &kustomizations[i];
-        let given = options.sources.iter().rev().find(|(pattern, _)| pattern.matches(&kustomization.source));
-        match given.map(|(_, dir)| dir).or(options.checkout.as_ref().filter(|_| kustomization.source == bootstrap)) {
-            Some(dir) => {
-                checkout_used |= given.is_none();
-                plan.push((i, dir.clone()));
+        match origin_of(options, kustomization, &rendered_generators) {
+            Ok(origin) => {
+                checkout_used |= match &origin {
+                    Origin::Dir(_) => !given_for(&kustomization.source),
+                    Origin::Generated => rendered_generators
+                        .iter()
+                        .find(|g| g.may_make(&kustomization.source.namespace, &kustomization.source.name))
+                        .is_some_and(|g| g.sources.iter().any(|s| !given_for(&s.source))),
+                };
+                plan.push((i, origin));
             }
-            None => {
-                let source = kustomization.source.to_string();
-                match missing.iter_mut().find(|(s, _)| *s == source) {
-                    Some((_, names)) => names.push(&kustomization.id),
-                    None => missing.push((source, vec![&kustomization.id])),
+            Err(sources) => {
+                for source in sources {
+                    let source = source.to_string();
+                    match missing.iter_mut().find(|(s, _)| *s == source) {
+                        Some((_, names)) => names.push(&kustomization.id),
+                        None => missing.push((source, vec![&kustomization.id])),
+                    }
                 }
             }
         }
@@ -244,8 +318,13 @@ pub(super) fn build_each(
         }
         if !options.skip_missing_sources {
             let flags: Vec<String> = missing.iter().map(|(source, _)| format!("--source {source}=DIR")).collect();
+            let generated = match missing.iter().any(|(source, _)| source.starts_with("ExternalArtifact/")) {
+                true => " (or add to the inputs the ArtifactGenerator that makes the ExternalArtifact)",
+                false => "",
+            };
             return Err(Exit::Unusable(format!(
-                "no directory is given for the sources {}: give {}, or --skip-missing-sources to build the rest",
+                "no directory is given for the sources {}: give {}{generated}, or --skip-missing-sources to build the \
+                 rest",
                 list.join("; "),
                 flags.join(" ")
             )));
@@ -296,14 +375,14 @@ pub(super) fn build_each(
         started: 0,
         known: kustomizations.iter().map(|k| k.id.clone()).collect(),
     };
-    for (i, dir) in plan {
-        run.build(&kustomizations[i], &dir);
+    for (i, origin) in plan {
+        run.build(&kustomizations[i], &origin);
     }
     // Kustomizations a build gives are applied, and then built, by the controller: with the
     // parent's patches, namespace and substitution already in them. Not when --kustomization
     // names one of the render's, which is built alone, as `flux build kustomization` builds one.
     if only.is_none() {
-        run.nested(&bootstrap);
+        run.nested();
     }
     let Run { mut built, results, known, .. } = run;
     report_results(&results, Some(files));
@@ -347,9 +426,9 @@ struct Run<'a> {
 }
 
 impl Run<'_> {
-    /// Builds one Kustomization from `dir`, as the controller reconciles it: not when one it
+    /// Builds one Kustomization from its source, as the controller reconciles it: not when one it
     /// depends on failed; its objects post-built, or its failure an error result.
-    fn build(&mut self, kustomization: &Kustomization, dir: &Path) {
+    fn build(&mut self, kustomization: &Kustomization, origin: &Origin) {
         self.started += 1;
         if self.progress {
             super::output::eprint_line(&format!(
@@ -374,12 +453,15 @@ impl Run<'_> {
             .iter()
             .map(|item| &**item)
             .chain(self.built.iter().flat_map(|(_, items)| items.iter().map(|i| &**i)));
-        let rules = fluxbuild::artifact_rules(objects, &kustomization.source);
+        let copy = match origin {
+            Origin::Dir(dir) => {
+                let rules = fluxbuild::artifact_rules(objects, &kustomization.source);
+                self.copies.copy_of(dir, &rules, limits)
+            }
+            Origin::Generated => self.generated(kustomization),
+        };
         let tool = &self.tool;
-        let built_objects = self
-            .copies
-            .copy_of(dir, &rules, limits)
-            .and_then(|copy| build(kustomization, &copy, tool, limits, show_secrets));
+        let built_objects = copy.and_then(|copy| build(kustomization, &copy, tool, limits, show_secrets));
         let mut objects = match built_objects {
             Ok(objects) => objects,
             Err(message) => {
@@ -407,11 +489,74 @@ impl Run<'_> {
         self.results.extend(post_built);
     }
 
+    /// The ExternalArtifact of `kustomization` as source-watcher makes it, from the first
+    /// ArtifactGenerator in its namespace (the render's, then those builds so far applied) that
+    /// makes it: each of the generator's sources laid out as its own artifact, under its alias,
+    /// the path pattern expanded over them, then the artifact's copy operations. Each artifact is
+    /// made once per run.
+    fn generated(&mut self, kustomization: &Kustomization) -> Result<PathBuf, String> {
+        let source = &kustomization.source;
+        let objects: Vec<&Value> = self
+            .rendered
+            .iter()
+            .map(|item| &**item)
+            .chain(self.built.iter().flat_map(|(_, items)| items.iter().map(|i| &**i)))
+            .collect();
+        let mut problems = Vec::new();
+        let found = generators(objects.iter().copied(), &mut problems);
+        // A generator that cannot be read is an error result once (the render's were reported
+        // when the run began); the others may still make the artifact.
+        for problem in problems {
+            if !self.results.iter().any(|r| r.message == problem.message) {
+                self.results.push(problem);
+            }
+        }
+        for generator in found.iter().filter(|g| g.may_make(&source.namespace, &source.name)) {
+            let mut local: Vec<(String, PathBuf)> = Vec::new();
+            for entry in &generator.sources {
+                let Some(dir) = source_dir(self.options, &entry.source) else {
+                    return Err(format!(
+                        "ArtifactGenerator {} lists the source {} as @{}, and no directory is given for it: give                          --source {}=DIR",
+                        generator.id, entry.source, entry.alias, entry.source
+                    ));
+                };
+                let rules = fluxbuild::artifact_rules(objects.iter().copied(), &entry.source);
+                let copy = self
+                    .copies
+                    .copy_of(dir, &rules, self.limits)
+                    .map_err(|err| format!("ArtifactGenerator {}, source @{}: {err}", generator.id, entry.alias))?;
+                local.push((entry.alias.clone(), copy));
+            }
+            let dirs = match generator.pattern_alias()? {
+                Some((alias, _)) => {
+                    let Some((_, root)) = local.iter().find(|(a, _)| a == alias) else {
+                        return Err(format!(
+                            "ArtifactGenerator {}: pathPattern names the source alias {alias}, which spec.sources does                              not list: add it, or change pathPattern",
+                            generator.id
+                        ));
+                    };
+                    artifact::directories(root)?
+                }
+                None => Vec::new(),
+            };
+            let requests = generator.requests(&dirs)?;
+            let Some(request) = requests.iter().find(|r| r.name == source.name) else { continue };
+            return self
+                .copies
+                .artifact(&generator.id, request, &local, self.limits)
+                .map_err(|err| format!("ArtifactGenerator {}, artifact {}: {err}", generator.id, request.name));
+        }
+        Err(format!(
+            "no ArtifactGenerator in namespace {} makes the ExternalArtifact {}: add the generator to the inputs, or              give --source {source}=DIR",
+            source.namespace, source.name
+        ))
+    }
+
     /// Builds the Kustomizations the builds so far gave, round after round, until a round gives
     /// none new, at most `--max-nesting` rounds deep: each round in `dependsOn` order (a
     /// dependency may be one built before), each from its source as the first round finds it;
     /// problems are results, as the run has started.
-    fn nested(&mut self, bootstrap: &fluxbuild::SourceRef) {
+    fn nested(&mut self) {
         let mut from = 0;
         for round in 1.. {
             let produced: Vec<Item> =
@@ -451,21 +596,26 @@ impl Run<'_> {
                     )));
                     continue;
                 }
-                let given =
-                    self.options.sources.iter().rev().find(|(pattern, _)| pattern.matches(&kustomization.source));
-                let checkout = self.options.checkout.as_ref().filter(|_| kustomization.source == *bootstrap);
-                match given.map(|(_, dir)| dir).or(checkout).cloned() {
-                    Some(dir) => self.build(kustomization, &dir),
-                    None => {
-                        let message = format!("not built: no --source for {}", kustomization.source);
+                let objects = self
+                    .rendered
+                    .iter()
+                    .map(|item| &**item)
+                    .chain(self.built.iter().flat_map(|(_, items)| items.iter().map(|i| &**i)));
+                let known_generators = generators(objects, &mut Vec::new());
+                match origin_of(self.options, kustomization, &known_generators) {
+                    Ok(origin) => self.build(kustomization, &origin),
+                    Err(sources) => {
+                        let sources: Vec<String> = sources.iter().map(|s| s.to_string()).collect();
+                        let message = format!("not built: no --source for {}", sources.join(", "));
+                        let flags: Vec<String> = sources.iter().map(|s| format!("--source {s}=DIR")).collect();
                         match self.options.skip_missing_sources {
                             true => self
                                 .results
                                 .push(Diagnostic::warning(Kind::Render, message).about(&kustomization.object)),
-                            false => self.results.push(kustomization.error(format!(
-                                "{message}: give --source {}=DIR, or --skip-missing-sources",
-                                kustomization.source
-                            ))),
+                            false => self.results.push(
+                                kustomization
+                                    .error(format!("{message}: give {}, or --skip-missing-sources", flags.join(" "))),
+                            ),
                         }
                         self.failed.push(kustomization.id.clone());
                     }
@@ -524,9 +674,46 @@ struct Copies {
     work: Option<(tempfile::TempDir, super::cleanup::Temporary)>,
     /// Each source directory as given, the rules its artifact was made by, and its copy.
     copied: Vec<(PathBuf, ArtifactRules, PathBuf)>,
+    /// Each ExternalArtifact made: its generator, its name, its directory.
+    artifacts: Vec<(Name, String, PathBuf)>,
 }
 
 impl Copies {
+    fn work(&mut self) -> Result<PathBuf, String> {
+        match &self.work {
+            Some((work, _)) => Ok(work.path().to_path_buf()),
+            None => {
+                let (work, guard) = super::cleanup::temp_dir("render-blueprint-flux-")?;
+                let path = work.path().to_path_buf();
+                self.work = Some((work, guard));
+                Ok(path)
+            }
+        }
+    }
+
+    /// The ExternalArtifact `request` of `generator`, made from its sources' copies once.
+    fn artifact(
+        &mut self,
+        generator: &Name,
+        request: &fluxbuild::generator::OutputArtifact,
+        sources: &[(String, PathBuf)],
+        limits: Limits,
+    ) -> Result<PathBuf, String> {
+        if let Some((_, _, dir)) = self.artifacts.iter().find(|(g, n, _)| g == generator && *n == request.name) {
+            return Ok(dir.clone());
+        }
+        let work = self.work()?;
+        let into = work.join(format!("artifact-{}", self.artifacts.len()));
+        let staging = work.join(format!("staging-{}", self.artifacts.len()));
+        if let Err(message) = artifact::make(request, sources, &staging, &into, limits) {
+            let _ = std::fs::remove_dir_all(&staging);
+            let _ = std::fs::remove_dir_all(&into);
+            return Err(message);
+        }
+        self.artifacts.push((generator.clone(), request.name.clone(), into.clone()));
+        Ok(into)
+    }
+
     fn copy_of(&mut self, source: &Path, rules: &ArtifactRules, limits: Limits) -> Result<PathBuf, String> {
         if let Some((_, _, copy)) = self.copied.iter().find(|(dir, r, _)| dir == source && r == rules) {
             return Ok(copy.clone());
@@ -534,15 +721,7 @@ impl Copies {
         if !source.is_dir() {
             return Err(format!("the source directory {} does not exist", source.display()));
         }
-        let work = match &self.work {
-            Some((work, _)) => work.path().to_path_buf(),
-            None => {
-                let (work, guard) = super::cleanup::temp_dir("render-blueprint-flux-")?;
-                let path = work.path().to_path_buf();
-                self.work = Some((work, guard));
-                path
-            }
-        };
+        let work = self.work()?;
         let copy = work.join(format!("source-{}", self.copied.len()));
         if let Err(message) = copy_artifact(source, &copy, rules, limits) {
             let _ = std::fs::remove_dir_all(&copy);

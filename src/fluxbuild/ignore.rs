@@ -188,7 +188,7 @@ impl Matcher {
 /// Go's `filepath.Match` on one path component: `*` any run of characters, `?` one, `[…]` a
 /// class (`^` negates, `a-z` ranges), `\` escapes. `None`: the pattern is malformed (it then
 /// matches nothing, as in Flux).
-fn name_matches(pattern: &str, name: &str) -> Option<bool> {
+pub(crate) fn name_matches(pattern: &str, name: &str) -> Option<bool> {
     let pattern: Vec<char> = pattern.chars().collect();
     let name: Vec<char> = name.chars().collect();
     glob(&pattern, &name)

@@ -12,6 +12,7 @@
 
 mod confine;
 mod generate;
+pub mod generator;
 pub mod ignore;
 mod post;
 mod redact;

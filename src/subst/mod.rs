@@ -11,7 +11,7 @@
 pub mod envsubst;
 mod text;
 
-pub use text::{as_go_json, substitute_object};
+pub use text::{as_go_json, read_as_yaml_v2, substitute_object};
 
 use crate::config::Spec;
 use crate::diag::{Diagnostic, Kind};

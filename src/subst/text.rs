@@ -40,7 +40,7 @@ pub fn substitute_object(variables: &Variables, budget: &Budget, object: &Value)
 
 /// What `yaml.YAMLToJSON` and Kubernetes' JSON decoding make of a YAML text: its first document,
 /// plain scalars typed as yaml.v2 types them, numbers as Go's JSON writes them.
-fn read_as_yaml_v2(text: &str) -> Result<Value, String> {
+pub fn read_as_yaml_v2(text: &str) -> Result<Value, String> {
     let documents = read_yaml_documents(text).map_err(|err| {
         // The reader adds a hint of its own after the parser's message; Flux prints the message.
         let message = err.message.split(": check this line").next().unwrap_or(&err.message);

@@ -1,0 +1,255 @@
+//! Lays out an ExternalArtifact as source-watcher v2.2.1's builder makes it
+//! (`internal/builder/builder.go`): each copy operation of the output artifact applied in order
+//! from the generator's sources (each already laid out as its own artifact) into a staging
+//! directory, cp-like, then the staging directory archived with the default excludes. The
+//! decisions are in [`crate::fluxbuild::generator`]; here are the reads and writes, every path
+//! from the input checked to stay inside its root (the source's or the artifact's), as Go's
+//! `os.Root` keeps it.
+
+use super::{copy_files, sorted_entries, Ignores};
+use crate::doc::{read_yaml_documents, to_yaml, Value};
+use crate::fluxbuild::generator::{self, CopyOperation, OutputArtifact, Strategy};
+use crate::fluxbuild::ignore::Matcher;
+use crate::limits::Limits;
+use crate::package::read_regular_file;
+use std::path::{Path, PathBuf};
+
+/// Every directory below `root`, relative with `/`, in the order Go's `filepath.WalkDir` visits
+/// them (lexical, each before what it holds): what a path pattern is matched against.
+pub(super) fn directories(root: &Path) -> Result<Vec<String>, String> {
+    fn walk(dir: &Path, prefix: &str, found: &mut Vec<String>) -> Result<(), String> {
+        for (name, path) in sorted_entries(dir)? {
+            if std::fs::symlink_metadata(&path).is_ok_and(|meta| meta.is_dir()) {
+                let relative = match prefix {
+                    "" => name,
+                    _ => format!("{prefix}/{name}"),
+                };
+                found.push(relative.clone());
+                walk(&path, &relative, found)?;
+            }
+        }
+        Ok(())
+    }
+    let mut found = Vec::new();
+    walk(root, "", &mut found)?;
+    Ok(found)
+}
+
+/// Makes the artifact in `into`: the copy operations in a staging directory next to it, then
+/// the archive's filter (the version-control files and the default excludes left out:
+/// `SourceIgnoreFilter(nil, nil)`). `sources` are the generator's aliases and their artifacts.
+pub(super) fn make(
+    artifact: &OutputArtifact,
+    sources: &[(String, PathBuf)],
+    staging: &Path,
+    into: &Path,
+    limits: Limits,
+) -> Result<(), String> {
+    std::fs::create_dir_all(staging).map_err(|err| format!("cannot create the staging directory: {err}"))?;
+    for op in &artifact.copy {
+        apply(op, sources, staging, limits).map_err(|err| format!("copy operation {op}: {err}"))?;
+    }
+    std::fs::create_dir_all(into).map_err(|err| format!("cannot create the artifact: {err}"))?;
+    let filter = Matcher::artifact(Vec::new());
+    copy_files(staging, into, &mut Vec::new(), &Ignores::default(), Some(&filter))?;
+    let _ = std::fs::remove_dir_all(staging);
+    Ok(())
+}
+
+/// A path inside `root`, or an error when it leads out.
+fn within(root: &Path, relative: &str, what: &str) -> Result<PathBuf, String> {
+    let parts = generator::inside(relative).ok_or_else(|| {
+        format!("{what} {relative:?} leads out of it (source-watcher's os.Root refuses it): keep the path inside")
+    })?;
+    Ok(parts.iter().fold(root.to_path_buf(), |path, part| path.join(part)))
+}
+
+fn apply(op: &CopyOperation, sources: &[(String, PathBuf)], staging: &Path, limits: Limits) -> Result<(), String> {
+    let (alias, pattern) = generator::parse_from(&op.from).map_err(|err| format!("invalid from: {err}"))?;
+    let dest = generator::parse_to(&op.to).map_err(|err| format!("invalid to: {err}"))?;
+    let Some((_, root)) = sources.iter().find(|(a, _)| a == alias) else {
+        let aliases: Vec<String> = sources.iter().map(|(a, _)| format!("@{a}")).collect();
+        return Err(format!(
+            "source alias '{alias}' not found: the generator's sources are {}; change from",
+            aliases.join(", ")
+        ));
+    };
+    if let Some(bad) = op.exclude.iter().find(|p| !generator::valid_exclude(p)) {
+        return Err(format!(
+            "invalid exclude pattern '{bad}': close its brackets and braces, and give at most 64 {{a,b}} alternatives"
+        ));
+    }
+    if op.strategy == Strategy::Extract {
+        return Err("strategy Extract (unpacking tarballs) is not supported by flux-build: give the artifact's \
+                    directory with --source ExternalArtifact/NAMESPACE/NAME=DIR"
+            .to_string());
+    }
+    let dest_is_dir = op.to.ends_with('/');
+    if !generator::has_glob(pattern) {
+        let source = generator::clean(pattern);
+        let path = within(root, &source, "from")?;
+        let meta = std::fs::metadata(&path).map_err(|_| {
+            format!("source '{source}' does not exist in @{alias}: change from, or add it to the source")
+        })?;
+        if meta.is_dir() {
+            let name = source.rsplit('/').next().unwrap_or(&source);
+            let target = generator::join(&[dest, name]);
+            return copy_path(op, root, &source, staging, &target, &source, limits);
+        }
+        if generator::excluded(&source, ".", &op.exclude) {
+            return Ok(());
+        }
+        let name = source.rsplit('/').next().unwrap_or(&source);
+        let existing_dir = within(staging, dest, "to").is_ok_and(|p| p.is_dir());
+        let target = match dest_is_dir || existing_dir {
+            true => generator::join(&[dest, name]),
+            false => dest.to_string(),
+        };
+        return copy_path(op, root, &source, staging, &target, ".", limits);
+    }
+    let matches = glob(root, pattern)?;
+    if matches.is_empty() {
+        return Err(format!("no files match pattern '{pattern}' in source '{alias}': change from"));
+    }
+    let base = generator::selection_root(pattern);
+    let kept: Vec<&String> = matches
+        .iter()
+        .filter(|m| *m != "." && *m != "..")
+        .filter(|m| !generator::excluded(m, &base, &op.exclude))
+        .collect();
+    if kept.is_empty() {
+        return Err(format!(
+            "all files matching pattern '{pattern}' in source '{alias}' were excluded: change from or exclude"
+        ));
+    }
+    for matched in kept {
+        let target = generator::glob_destination(pattern, matched, dest);
+        copy_path(op, root, matched, staging, &target, &base, limits)
+            .map_err(|err| format!("failed to copy file '{matched}' to '{target}': {err}"))?;
+    }
+    Ok(())
+}
+
+/// Go's `fs.Glob` over the source: the pattern component by component, each directory's entries
+/// in name order; paths that are not valid inside the root (`..`, absolute) match nothing.
+fn glob(root: &Path, pattern: &str) -> Result<Vec<String>, String> {
+    let bad = || format!("invalid glob pattern '{pattern}': syntax error in pattern: change from");
+    let parts: Vec<&str> = pattern.split('/').collect();
+    for part in &parts {
+        generator::component_matches(part, "").ok_or_else(bad)?;
+    }
+    if parts.iter().any(|p| p.is_empty() || *p == "." || *p == "..") {
+        return Ok(Vec::new());
+    }
+    let mut found: Vec<String> = vec![String::new()];
+    for (i, part) in parts.iter().enumerate() {
+        let last = i + 1 == parts.len();
+        let mut next = Vec::new();
+        for prefix in &found {
+            let dir = within(root, if prefix.is_empty() { "." } else { prefix }, "from")?;
+            let joined = |name: &str| match prefix.is_empty() {
+                true => name.to_string(),
+                false => format!("{prefix}/{name}"),
+            };
+            if !part.contains(['*', '?', '[', '\\']) {
+                let path = dir.join(part);
+                let exists = match last {
+                    true => path.exists(),
+                    false => path.is_dir(),
+                };
+                if exists {
+                    next.push(joined(part));
+                }
+                continue;
+            }
+            let Ok(entries) = sorted_entries(&dir) else { continue };
+            for (name, path) in entries {
+                if !last && !path.is_dir() {
+                    continue;
+                }
+                if generator::component_matches(part, &name) == Some(true) {
+                    next.push(joined(&name));
+                }
+            }
+        }
+        found = next;
+    }
+    Ok(found)
+}
+
+/// `copyFileWithRoots`: a directory copied whole (what `exclude` names left out), a file copied,
+/// or merged into the one already there with `strategy: Merge`.
+fn copy_path(
+    op: &CopyOperation,
+    root: &Path,
+    source: &str,
+    staging: &Path,
+    target: &str,
+    base: &str,
+    limits: Limits,
+) -> Result<(), String> {
+    let from = within(root, source, "from")?;
+    let to = within(staging, target, "to")?;
+    if from.is_dir() {
+        return copy_dir(op, &from, source, &to, base);
+    }
+    if op.strategy == Strategy::Merge && to.exists() {
+        return merge_file(&from, &to, limits).map_err(|err| format!("{err}: make both files YAML mappings"));
+    }
+    copy_file(&from, &to)
+}
+
+fn copy_dir(op: &CopyOperation, from: &Path, source: &str, to: &Path, base: &str) -> Result<(), String> {
+    std::fs::create_dir_all(to).map_err(|err| format!("failed to create destination directory: {err}"))?;
+    for (name, path) in sorted_entries(from)? {
+        let relative = format!("{source}/{name}");
+        let relative = generator::clean(&relative);
+        if generator::excluded(&relative, base, &op.exclude) {
+            continue;
+        }
+        let target = to.join(&name);
+        if path.is_dir() {
+            copy_dir(op, &path, &relative, &target, base)?;
+        } else {
+            copy_file(&path, &target)?;
+        }
+    }
+    Ok(())
+}
+
+fn copy_file(from: &Path, to: &Path) -> Result<(), String> {
+    if let Some(parent) = to.parent() {
+        std::fs::create_dir_all(parent).map_err(|err| format!("failed to create destination directory: {err}"))?;
+    }
+    if to.is_dir() {
+        return Err("the destination is a directory: end to with '/' to copy into it".to_string());
+    }
+    std::fs::copy(from, to).map(|_| ()).map_err(|err| format!("cannot copy: {err}"))
+}
+
+/// `mergeFileWithRoots`: both files' documents merged into one map each, the source's over the
+/// destination's, written back as Go writes a map (keys sorted). A file of several documents is
+/// read as YAML 1.2.
+fn merge_file(from: &Path, to: &Path, limits: Limits) -> Result<(), String> {
+    let load = |path: &Path| -> Result<Value, String> {
+        let text = read_regular_file(path, limits.max_file_bytes).map_err(|err| err.to_string())?;
+        let mut documents =
+            read_yaml_documents(&text).map_err(|err| format!("error reading YAML document: {}", err.message))?;
+        // One document (a values file) is typed as source-watcher's YAML 1.1 reader types it
+        // (`yes` is true); it read without error above.
+        if documents.len() == 1 {
+            documents = vec![crate::subst::read_as_yaml_v2(&text)?];
+        }
+        let mut merged = Value::Object(Default::default());
+        for document in documents {
+            if !document.is_object() {
+                return Err("cannot unmarshal YAML document: it is not a mapping".to_string());
+            }
+            merged = generator::merge(merged, document);
+        }
+        Ok(merged)
+    };
+    let merged = generator::merge(load(to)?, load(from)?);
+    std::fs::write(to, to_yaml(&generator::sorted(merged)))
+        .map_err(|err| format!("cannot write the merged file: {err}"))
+}
