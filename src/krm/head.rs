@@ -38,7 +38,8 @@ pub fn identity_key(metadata: Option<&Value>) -> u64 {
     let mut key = hasher.finish() & !(LOCAL_CONFIG_BIT | UNNAMED_BIT);
     let local = metadata
         .and_then(|m| m.get("annotations"))
-        .and_then(|a| a.get(super::annotations::LOCAL_CONFIG))
+        // `annotations::LOCAL_CONFIG`, written out: this module is a leaf of `krm`.
+        .and_then(|a| a.get("config.kubernetes.io/local-config"))
         .is_some_and(|v| v.as_str() != Some("false"));
     if local {
         key |= LOCAL_CONFIG_BIT;

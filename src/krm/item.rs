@@ -523,13 +523,18 @@ impl Item {
                 path: annotations.path.or(annotations.legacy_path),
             };
         }
-        let header = self.header();
-        let text = |key: &str| super::annotation(header, key).map(std::borrow::Cow::Borrowed);
+        // Read here rather than with `krm`'s helpers, which sit above this module.
+        let metadata = self.header().get("metadata");
+        let field =
+            |key: &str| metadata.and_then(|m| m.get(key)).and_then(Value::as_str).map(std::borrow::Cow::Borrowed);
+        let annotations = metadata.and_then(|m| m.get("annotations"));
+        let annotation =
+            |key: &str| annotations.and_then(|a| a.get(key)).and_then(Value::as_str).map(std::borrow::Cow::Borrowed);
         Identity {
-            name: std::borrow::Cow::Borrowed(super::name_of(header)),
-            namespace: std::borrow::Cow::Borrowed(super::namespace_of(header)),
-            local_config: super::is_local_config(header),
-            path: text(super::annotations::PATH).or_else(|| text(super::annotations::LEGACY_PATH)),
+            name: field("name").unwrap_or_default(),
+            namespace: field("namespace").unwrap_or_default(),
+            local_config: annotation("config.kubernetes.io/local-config").is_some_and(|v| v != "false"),
+            path: annotation("internal.config.kubernetes.io/path").or_else(|| annotation("config.kubernetes.io/path")),
         }
     }
 
