@@ -134,7 +134,7 @@ pub fn render(mut input: Input, files: &dyn Files) -> Output {
 /// without a name are left out. One pass, a set of identities.
 fn warn_duplicates(render: &mut Render) {
     use crate::krm::{LOCAL_CONFIG_BIT, UNNAMED_BIT};
-    let mut first: std::collections::HashMap<(&str, &str, u64), usize> = std::collections::HashMap::new();
+    let mut first: rustc_hash::FxHashMap<(&str, &str, u64), usize> = rustc_hash::FxHashMap::default();
     let mut warnings = Vec::new();
     for (index, item) in render.items.iter().enumerate() {
         let key = item.identity_key();

@@ -31,20 +31,30 @@ pub const UNNAMED_BIT: u64 = 1 << 62;
 /// the same object, which the caller confirms on the names themselves.
 pub fn identity_key(metadata: Option<&Value>) -> u64 {
     use std::hash::{Hash, Hasher};
-    let text = |key: &str| metadata.and_then(|m| m.get(key)).and_then(Value::as_str);
-    let mut hasher = std::hash::DefaultHasher::new();
-    text("name").hash(&mut hasher);
-    text("namespace").unwrap_or_default().hash(&mut hasher);
+    // One walk over the (small) maps, no key hashed: this runs for every item read.
+    let (mut name, mut namespace, mut local) = (None, "", false);
+    for (key, value) in metadata.and_then(Value::as_object).into_iter().flatten() {
+        match key.as_str() {
+            "name" => name = value.as_str(),
+            "namespace" => namespace = value.as_str().unwrap_or_default(),
+            "annotations" => {
+                // `annotations::LOCAL_CONFIG`, written out: this module is a leaf of `krm`.
+                let annotations = value.as_object().into_iter().flatten();
+                local = annotations
+                    .filter(|(key, _)| key.as_str() == "config.kubernetes.io/local-config")
+                    .any(|(_, value)| value.as_str().is_some_and(|v| v != "false"));
+            }
+            _ => {}
+        }
+    }
+    let mut hasher = rustc_hash::FxHasher::default();
+    name.hash(&mut hasher);
+    namespace.hash(&mut hasher);
     let mut key = hasher.finish() & !(LOCAL_CONFIG_BIT | UNNAMED_BIT);
-    let local = metadata
-        .and_then(|m| m.get("annotations"))
-        // `annotations::LOCAL_CONFIG`, written out: this module is a leaf of `krm`.
-        .and_then(|a| a.get("config.kubernetes.io/local-config"))
-        .is_some_and(|v| v.as_str() != Some("false"));
     if local {
         key |= LOCAL_CONFIG_BIT;
     }
-    if text("name").is_none_or(str::is_empty) {
+    if name.is_none_or(str::is_empty) {
         key |= UNNAMED_BIT;
     }
     key
