@@ -71,6 +71,14 @@ impl Output {
 }
 
 pub fn render(mut input: Input, files: &dyn Files) -> Output {
+    // No configuration: no functionConfig, or the empty ConfigMap kpt passes without
+    // --fn-config, and no RenderBlueprint among the items. The repeated-identity warning is
+    // then not given: a result written after the items has kpt move a comment that ends the
+    // last item into it, so a run that changes nothing would rewrite a file.
+    let unconfigured = input.function_config.as_ref().is_none_or(|config| {
+        krm::type_of(config) == ("v1", "ConfigMap")
+            && config.get("data").is_none_or(|data| data.as_object().is_some_and(|d| d.is_empty()))
+    }) && !input.items.iter().any(|item| item.type_of() == (config::API_VERSION, config::KIND));
     let (config, overrides) = match choose_config(input.function_config.take(), &input.items) {
         Ok(config) => config,
         Err(diagnostic) => return Output { items: None, results: vec![diagnostic], report: Report::default() },
@@ -112,7 +120,9 @@ pub fn render(mut input: Input, files: &dyn Files) -> Output {
         let generated = std::mem::take(&mut render.generated).into_iter().map(|g| g.item).collect();
         let generated = finish_generated(&render.config.name, generated);
         render.items.extend(generated.into_iter().map(Item::from));
-        warn_duplicates(&mut render);
+        if !unconfigured {
+            warn_duplicates(&mut render);
+        }
     }
     if render.config.spec.warnings_as_errors {
         warnings_become_errors(&mut render.results);
@@ -162,7 +172,19 @@ fn warn_duplicates(render: &mut Render) {
              kustomize refuses the build and a cluster keeps only the one applied last; remove one, or give it \
              another name or namespace"
         );
-        warnings.push(Diagnostic::warning(Kind::Render, message).about(item.header()));
+        // What the result is about, made from the identity: building the item's header value
+        // would have the writer write the item from it, its comments moved.
+        let mut metadata = serde_json::Map::new();
+        metadata.insert("name".into(), Value::String(identity.name.to_string()));
+        if !identity.namespace.is_empty() {
+            metadata.insert("namespace".into(), Value::String(identity.namespace.to_string()));
+        }
+        if let Some(path) = here {
+            let annotations = std::iter::once((ann::PATH.to_string(), Value::String(path.to_string())));
+            metadata.insert("annotations".into(), Value::Object(annotations.collect()));
+        }
+        let about = serde_json::json!({"apiVersion": api_version, "kind": kind, "metadata": metadata});
+        warnings.push(Diagnostic::warning(Kind::Render, message).about(&about));
     }
     render.results.extend(warnings);
 }

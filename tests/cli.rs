@@ -1224,6 +1224,38 @@ fn flux_build_works_with_tmpdir_on_dev_shm() {
     assert_eq!(leftovers, 0, "the copy is removed");
 }
 
+/// Runs `render-blueprint ARGS` in `dir` with a stand-in kustomize that logs the kustomization
+/// file Flux generated (to `dir/built`), before and after `git init` makes `dir` a work tree:
+/// outside, the flux-system source must be given (exit 2); inside, it is the checkout, said in an
+/// info line. Returns what was built, or None, said on stderr, when git cannot run here.
+#[cfg(target_os = "linux")]
+fn outside_and_inside_a_work_tree(dir: &std::path::Path, args: &[&str]) -> Option<String> {
+    use std::os::unix::fs::PermissionsExt;
+    let script = format!("#!/bin/sh\ncat \"$4/kustomization.yaml\" >> {}\n", dir.join("built").display());
+    let _ = std::fs::create_dir_all(dir.join("bin"));
+    std::fs::write(dir.join("bin/kustomize"), script).unwrap_or_else(|err| panic!("{err}"));
+    std::fs::set_permissions(dir.join("bin/kustomize"), std::fs::Permissions::from_mode(0o755))
+        .unwrap_or_else(|err| panic!("{err}"));
+    let path = format!("{}:{}", dir.join("bin").display(), std::env::var("PATH").unwrap_or_default());
+    let run = || bin().current_dir(dir).env("PATH", &path).args(args).output().unwrap_or_else(|err| panic!("{err}"));
+    let outside = run();
+    let git = std::process::Command::new("git").arg("init").arg("-q").current_dir(dir).status();
+    let inside = run();
+    let built = std::fs::read_to_string(dir.join("built")).unwrap_or_default();
+    let _ = std::fs::remove_dir_all(dir);
+    if !git.is_ok_and(|status| status.success()) {
+        eprintln!("skipped: git is needed to make a work tree (install git)");
+        return None;
+    }
+    let outside_stderr = String::from_utf8_lossy(&outside.stderr);
+    assert_eq!(outside.status.code(), Some(2), "{outside_stderr}");
+    assert!(outside_stderr.contains("--source GitRepository/flux-system/flux-system=DIR"), "{outside_stderr}");
+    let stderr = String::from_utf8_lossy(&inside.stderr);
+    assert!(inside.status.success(), "{stderr}");
+    assert!(stderr.starts_with("info: source GitRepository/flux-system/flux-system is the git work tree "), "{stderr}");
+    Some(built)
+}
+
 /// Inside a git work tree, the `flux-system` GitRepository (what `flux bootstrap` makes of the
 /// repository) is the checkout when no --source names it, with an info line saying so; the copy
 /// holds what a clone holds (no files .gitignore names) and what the artifact holds (no
@@ -1231,7 +1263,6 @@ fn flux_build_works_with_tmpdir_on_dev_shm() {
 #[cfg(target_os = "linux")]
 #[test]
 fn flux_build_takes_the_checkout_for_the_flux_system_source() {
-    use std::os::unix::fs::PermissionsExt;
     let dir = scratch("flux-checkout");
     let write = |path: &str, text: &str| {
         let path = dir.join(path);
@@ -1251,33 +1282,11 @@ fn flux_build_takes_the_checkout_for_the_flux_system_source() {
     }
     write(".gitignore", "scratch.yaml\nbuild/\n");
     // The stand-in kustomize logs the kustomization file Flux generated for the build.
-    let script = format!("#!/bin/sh\ncat \"$4/kustomization.yaml\" >> {}\n", dir.join("built").display());
-    write("bin/kustomize", &script);
-    std::fs::set_permissions(dir.join("bin/kustomize"), std::fs::Permissions::from_mode(0o755))
-        .unwrap_or_else(|err| panic!("{err}"));
-    let path = format!("{}:{}", dir.join("bin").display(), std::env::var("PATH").unwrap_or_default());
-    let run = || {
-        bin()
-            .current_dir(&dir)
-            .env("PATH", &path)
-            .args(["flux-build", "clusters/prod", "--source", "artifact=build"])
-            .output()
-            .unwrap_or_else(|err| panic!("{err}"))
-    };
-    let outside = run();
-    let git = std::process::Command::new("git").arg("init").arg("-q").current_dir(&dir).status();
-    let inside = run();
-    let built = std::fs::read_to_string(dir.join("built")).unwrap_or_default();
-    let _ = std::fs::remove_dir_all(&dir);
-    if !git.is_ok_and(|status| status.success()) {
+    let Some(built) =
+        outside_and_inside_a_work_tree(&dir, &["flux-build", "clusters/prod", "--source", "artifact=build"])
+    else {
         return;
-    }
-    let outside_stderr = String::from_utf8_lossy(&outside.stderr);
-    assert_eq!(outside.status.code(), Some(2), "{outside_stderr}");
-    assert!(outside_stderr.contains("--source GitRepository/flux-system/flux-system=DIR"), "{outside_stderr}");
-    let stderr = String::from_utf8_lossy(&inside.stderr);
-    assert!(inside.status.success(), "{stderr}");
-    assert!(stderr.starts_with("info: source GitRepository/flux-system/flux-system is the git work tree "), "{stderr}");
+    };
     assert!(built.contains("- ./app.yaml") && built.contains("- ./c.yaml"), "{built}");
     assert!(!built.contains("scratch.yaml") && !built.contains(".github"), "{built}");
 }
@@ -1289,7 +1298,6 @@ fn flux_build_takes_the_checkout_for_the_flux_system_source() {
 #[cfg(target_os = "linux")]
 #[test]
 fn flux_build_makes_external_artifacts_from_the_checkout() {
-    use std::os::unix::fs::PermissionsExt;
     let dir = scratch("flux-external-artifact");
     let write = |path: &str, text: &str| {
         let path = dir.join(path);
@@ -1312,33 +1320,7 @@ fn flux_build_makes_external_artifacts_from_the_checkout() {
         write(name, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n");
     }
     write(".gitignore", "scratch.yaml\n");
-    let script = format!("#!/bin/sh\ncat \"$4/kustomization.yaml\" >> {}\n", dir.join("built").display());
-    write("bin/kustomize", &script);
-    std::fs::set_permissions(dir.join("bin/kustomize"), std::fs::Permissions::from_mode(0o755))
-        .unwrap_or_else(|err| panic!("{err}"));
-    let path = format!("{}:{}", dir.join("bin").display(), std::env::var("PATH").unwrap_or_default());
-    let run = || {
-        bin()
-            .current_dir(&dir)
-            .env("PATH", &path)
-            .args(["flux-build", "clusters/prod"])
-            .output()
-            .unwrap_or_else(|err| panic!("{err}"))
-    };
-    let outside = run();
-    let git = std::process::Command::new("git").arg("init").arg("-q").current_dir(&dir).status();
-    let inside = run();
-    let built = std::fs::read_to_string(dir.join("built")).unwrap_or_default();
-    let _ = std::fs::remove_dir_all(&dir);
-    if !git.is_ok_and(|status| status.success()) {
-        return;
-    }
-    let outside_stderr = String::from_utf8_lossy(&outside.stderr);
-    assert_eq!(outside.status.code(), Some(2), "{outside_stderr}");
-    assert!(outside_stderr.contains("--source GitRepository/flux-system/flux-system=DIR"), "{outside_stderr}");
-    let stderr = String::from_utf8_lossy(&inside.stderr);
-    assert!(inside.status.success(), "{stderr}");
-    assert!(stderr.starts_with("info: source GitRepository/flux-system/flux-system is the git work tree "), "{stderr}");
+    let Some(built) = outside_and_inside_a_work_tree(&dir, &["flux-build", "clusters/prod"]) else { return };
     assert!(built.contains("- ./app.yaml"), "{built}");
     assert!(!built.contains("scratch.yaml"), "{built}");
 }

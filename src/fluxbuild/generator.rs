@@ -325,31 +325,8 @@ pub fn has_glob(path: &str) -> bool {
     path.contains(['*', '?', '[', ']'])
 }
 
-/// Go's `path.Clean` (`/`-separated, as on Linux): `.` and empty components dropped, `..` taken
-/// back where it can be, `.` for nothing.
-pub fn clean(path: &str) -> String {
-    let rooted = path.starts_with('/');
-    let mut parts: Vec<&str> = Vec::new();
-    for part in path.split('/') {
-        match part {
-            "" | "." => {}
-            ".." => match parts.last() {
-                Some(&last) if last != ".." => {
-                    parts.pop();
-                }
-                _ if rooted => {}
-                _ => parts.push(".."),
-            },
-            part => parts.push(part),
-        }
-    }
-    let joined = parts.join("/");
-    match (rooted, joined.is_empty()) {
-        (true, _) => format!("/{joined}"),
-        (false, true) => ".".to_string(),
-        (false, false) => joined,
-    }
-}
+/// Go's `path.Clean`, as Sprig's `clean` has it (`/`-separated, as on Linux).
+pub use crate::template::sprig::path_clean as clean;
 
 /// Go's `path.Join`: the non-empty parts joined and cleaned (empty for none).
 pub fn join(parts: &[&str]) -> String {
