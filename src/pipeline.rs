@@ -143,26 +143,11 @@ pub fn render(mut input: Input, files: &dyn Files) -> Output {
 /// naming where the first came from. Items that are not applied (local-config) and items
 /// without a name are left out. One pass, a set of identities.
 fn warn_duplicates(render: &mut Render) {
-    use crate::krm::{LOCAL_CONFIG_BIT, UNNAMED_BIT};
-    let mut first: rustc_hash::FxHashMap<(&str, &str, u64), usize> = rustc_hash::FxHashMap::default();
     let mut warnings = Vec::new();
-    for (index, item) in render.items.iter().enumerate() {
-        let key = item.identity_key();
-        if key & (LOCAL_CONFIG_BIT | UNNAMED_BIT) != 0 {
-            continue;
-        }
-        let (api_version, kind) = item.type_of();
-        let Some(&earlier) = first.get(&(api_version, kind, key)) else {
-            first.insert((api_version, kind, key), index);
-            continue;
-        };
-        // Equal keys: the names decide (a hash collision is not a repeat).
-        let (identity, earlier) = (item.identity(), render.items[earlier].identity());
-        if identity.name != earlier.name || identity.namespace != earlier.namespace {
-            continue;
-        }
-        let (here, there) = (identity.path.as_deref(), earlier.path.as_deref());
-        let first = match there {
+    for (earlier, index) in krm::repeated_identities(render.items.iter()) {
+        let (item, identity) = (&render.items[index], render.items[index].identity());
+        let (here, there) = (identity.path.as_deref(), render.items[earlier].identity().path);
+        let first = match there.as_deref() {
             Some(path) if here != Some(path) => format!("the first is in {path}"),
             Some(_) => "the first is in this file".to_string(),
             None => "the first has no file".to_string(),
@@ -172,19 +157,7 @@ fn warn_duplicates(render: &mut Render) {
              kustomize refuses the build and a cluster keeps only the one applied last; remove one, or give it \
              another name or namespace"
         );
-        // What the result is about, made from the identity: building the item's header value
-        // would have the writer write the item from it, its comments moved.
-        let mut metadata = serde_json::Map::new();
-        metadata.insert("name".into(), Value::String(identity.name.to_string()));
-        if !identity.namespace.is_empty() {
-            metadata.insert("namespace".into(), Value::String(identity.namespace.to_string()));
-        }
-        if let Some(path) = here {
-            let annotations = std::iter::once((ann::PATH.to_string(), Value::String(path.to_string())));
-            metadata.insert("annotations".into(), Value::Object(annotations.collect()));
-        }
-        let about = serde_json::json!({"apiVersion": api_version, "kind": kind, "metadata": metadata});
-        warnings.push(Diagnostic::warning(Kind::Render, message).about(&about));
+        warnings.push(Diagnostic::warning(Kind::Render, message).about(item.header()));
     }
     render.results.extend(warnings);
 }

@@ -180,6 +180,7 @@ pub(super) fn run(args: FluxBuildArgs, root: Option<PathBuf>, limits: Limits) ->
         Ok(built) => built,
         Err(exit) => return exit,
     };
+    report_results(&fluxbuild::applied_twice(&built), None);
     if !args.show_secrets {
         for (_, objects) in &mut built {
             fluxbuild::redact_secrets(objects);

@@ -45,6 +45,34 @@ impl fmt::Display for Name {
     }
 }
 
+/// Objects that two Kustomizations both apply (two clusters' trees built together, an app
+/// listed twice): in a cluster each reconcile overwrites the other's and pruning one deletes
+/// what the other applied. A warning per repeat, naming the object and both Kustomizations.
+pub fn applied_twice(built: &[(Name, Vec<Item>)]) -> Vec<Diagnostic> {
+    let owners: Vec<&Name> = built.iter().flat_map(|(id, objects)| objects.iter().map(move |_| id)).collect();
+    let objects: Vec<&Item> = built.iter().flat_map(|(_, objects)| objects.iter()).collect();
+    crate::krm::repeated_identities(objects.iter().copied())
+        .into_iter()
+        .filter(|&(first, repeat)| owners[first] != owners[repeat])
+        .map(|(first, repeat)| {
+            let (api_version, kind) = objects[repeat].type_of();
+            let identity = objects[repeat].identity();
+            let object = match &*identity.namespace {
+                "" => identity.name.to_string(),
+                namespace => format!("{namespace}/{}", identity.name),
+            };
+            Diagnostic::warning(
+                Kind::Render,
+                format!(
+                    "{kind} {object} ({api_version}) is applied by Kustomization {} and by Kustomization {}: in a \
+                     cluster each reconcile overwrites the other's, and pruning one deletes it; keep it in one",
+                    owners[first], owners[repeat]
+                ),
+            )
+        })
+        .collect()
+}
+
 /// A Kustomization's `spec.sourceRef`, its namespace defaulted to the Kustomization's.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SourceRef {

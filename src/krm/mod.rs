@@ -530,6 +530,35 @@ pub fn namespace_of(item: &Value) -> &str {
     item.get("metadata").and_then(|m| m.get("namespace")).and_then(Value::as_str).unwrap_or_default()
 }
 
+/// Pairs `(first, repeat)` of item positions with the same apiVersion, kind, namespace and name,
+/// each repeat paired with the first of its identity; local-config and unnamed items are left
+/// out. One pass over the keys each header keeps ([`Item::identity_key`]), so no header is
+/// built; names are compared only where two keys are equal (a hash collision is no repeat).
+pub fn repeated_identities<'a>(items: impl Iterator<Item = &'a Item>) -> Vec<(usize, usize)> {
+    let items: Vec<&Item> = items.collect();
+    let mut first: rustc_hash::FxHashMap<(&str, &str, u64), usize> = rustc_hash::FxHashMap::default();
+    let mut pairs = Vec::new();
+    for (index, item) in items.iter().enumerate() {
+        let key = item.identity_key();
+        if key & (LOCAL_CONFIG_BIT | UNNAMED_BIT) != 0 {
+            continue;
+        }
+        let (api_version, kind) = item.type_of();
+        match first.get(&(api_version, kind, key)) {
+            None => {
+                first.insert((api_version, kind, key), index);
+            }
+            Some(&earlier) => {
+                let (identity, earlier_identity) = (item.identity(), items[earlier].identity());
+                if identity.name == earlier_identity.name && identity.namespace == earlier_identity.namespace {
+                    pairs.push((earlier, index));
+                }
+            }
+        }
+    }
+    pairs
+}
+
 #[cfg(test)]
 mod tests {
     use super::cut::{moved_left, standalone_len, uses_anchors};
