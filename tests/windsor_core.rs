@@ -39,6 +39,9 @@
 //! reason, under `--nocapture`); a listed case that passes fails, so the list only shrinks; an
 //! unlisted failure fails. `WINDSOR_CORE_REPORT=1` prints every failing case with its diffs.
 
+#[path = "common/windsor.rs"]
+mod windsor;
+
 use libtest_mimic::{Arguments, Failed, Trial};
 use render_blueprint::doc::{read_yaml_documents, Map, Value};
 use render_blueprint::features::model::{Blueprint, Kustomization, TerraformComponent};
@@ -55,41 +58,6 @@ const PENDING: &str = "tests/windsor_core_pending.txt";
 
 fn template_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/features/windsor-core/contexts/_template")
-}
-
-/// The package's items: the base Blueprint and every facet, each with its path in the template
-/// (a facet's ordinal comes from its file name).
-fn package_items(dir: &Path) -> Vec<Value> {
-    let mut items = Vec::new();
-    let mut files: Vec<String> = vec!["blueprint.yaml".into()];
-    let mut facets: Vec<String> = std::fs::read_dir(dir.join("facets"))
-        .map(|entries| entries.flatten().map(|e| e.file_name().to_string_lossy().into_owned()).collect())
-        .unwrap_or_default();
-    facets.sort();
-    files.extend(facets.into_iter().filter(|f| f.ends_with(".yaml")).map(|f| format!("facets/{f}")));
-    for file in files {
-        let text = std::fs::read_to_string(dir.join(&file)).unwrap_or_else(|err| panic!("{file}: {err:?}"));
-        let documents = read_yaml_documents(&text).unwrap_or_else(|err| panic!("{file}: {err:?}"));
-        for (index, mut document) in documents.into_iter().enumerate() {
-            if document.is_null() {
-                continue;
-            }
-            let annotations = document
-                .as_object_mut()
-                .and_then(|o| o.entry("metadata").or_insert_with(|| json!({})).as_object_mut())
-                .map(|m| m.entry("annotations").or_insert_with(|| json!({})));
-            if let Some(Value::Object(annotations)) = annotations {
-                for key in ["config.kubernetes.io/path", "internal.config.kubernetes.io/path"] {
-                    annotations.insert(key.into(), json!(file));
-                }
-                for key in ["config.kubernetes.io/index", "internal.config.kubernetes.io/index"] {
-                    annotations.insert(key.into(), json!(index.to_string()));
-                }
-            }
-            items.push(document);
-        }
-    }
-    items
 }
 
 /// One `*.test.yaml` case.
@@ -786,7 +754,7 @@ fn matrix_case(dir: &Path, items: &[Value], values: &Value, context: &str) -> Re
 fn main() -> ExitCode {
     let args = Arguments::from_args();
     let dir = template_dir();
-    let items = Arc::new(package_items(&dir));
+    let items = Arc::new(windsor::package_items(&dir).unwrap_or_else(|err| panic!("{err}")));
     let pending = pending();
     let all = cases(&dir);
     let report = std::env::var_os("WINDSOR_CORE_REPORT").is_some_and(|v| v == "1");

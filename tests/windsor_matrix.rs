@@ -35,6 +35,9 @@
 //! `--nocapture`), a listed case that agrees fails (take it off the list), an unlisted case that
 //! differs fails. `WINDSOR_MATRIX_REPORT=1` prints every differing case with its differences.
 
+#[path = "common/windsor.rs"]
+mod windsor;
+
 use libtest_mimic::{Arguments, Failed, Trial};
 use render_blueprint::doc::{read_yaml_documents, Map, Value};
 use render_blueprint::krm::Item;
@@ -93,43 +96,6 @@ fn read_documents(path: &Path) -> Result<Vec<Value>, String> {
 fn read_yaml(path: &Path) -> Result<Value, String> {
     let mut documents = read_documents(path)?;
     Ok(if documents.is_empty() { Value::Null } else { documents.swap_remove(0) })
-}
-
-/// The package's items: the base Blueprint and every facet, each with its path in the template.
-fn package_items(dir: &Path) -> Result<Vec<Value>, String> {
-    let mut files: Vec<String> = vec!["blueprint.yaml".into()];
-    let mut facets: Vec<String> = std::fs::read_dir(dir.join("facets"))
-        .map_err(|e| format!("{}: {e}", dir.display()))?
-        .flatten()
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|f| f.ends_with(".yaml"))
-        .collect();
-    facets.sort();
-    files.extend(facets.into_iter().map(|f| format!("facets/{f}")));
-    let mut items = Vec::new();
-    for file in files {
-        let text = std::fs::read_to_string(dir.join(&file)).map_err(|e| format!("{file}: {e}"))?;
-        let documents = read_yaml_documents(&text).map_err(|e| format!("{file}: {e:?}"))?;
-        for (index, mut document) in documents.into_iter().enumerate() {
-            if document.is_null() {
-                continue;
-            }
-            let annotations = document
-                .as_object_mut()
-                .and_then(|o| o.entry("metadata").or_insert_with(|| json!({})).as_object_mut())
-                .map(|m| m.entry("annotations").or_insert_with(|| json!({})));
-            if let Some(Value::Object(annotations)) = annotations {
-                for key in ["config.kubernetes.io/path", "internal.config.kubernetes.io/path"] {
-                    annotations.insert(key.into(), json!(file));
-                }
-                for key in ["config.kubernetes.io/index", "internal.config.kubernetes.io/index"] {
-                    annotations.insert(key.into(), json!(index.to_string()));
-                }
-            }
-            items.push(document);
-        }
-    }
-    Ok(items)
 }
 
 struct Case {
@@ -441,7 +407,7 @@ fn pending() -> HashMap<String, String> {
 fn main() -> ExitCode {
     let args = Arguments::from_args();
     let dir = template_dir();
-    let setup = package_items(&dir).and_then(|items| cases(&dir).map(|cases| (items, cases)));
+    let setup = windsor::package_items(&dir).and_then(|items| cases(&dir).map(|cases| (items, cases)));
     let (items, all) = match setup {
         Ok(found) => found,
         Err(err) => {
