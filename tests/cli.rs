@@ -696,20 +696,13 @@ fn the_jsonnet_worker_stops_at_its_cpu_time_limit() {
 /// the working tree stays as it is. Skipped, visibly, where git is not installed.
 #[test]
 fn diff_against_a_git_revision_reads_the_revision_and_leaves_the_tree() {
-    let git_here = std::process::Command::new("git").arg("--version").output().is_ok_and(|o| o.status.success());
-    if !git_here {
+    if !git_installed() {
         eprintln!("SKIP diff --git: git is not installed");
         return;
     }
     let dir = scratch("diff-git");
     let git = |args: &[&str]| {
-        let status = std::process::Command::new("git")
-            .args(["-c", "user.name=t", "-c", "user.email=t@example.com", "-c", "commit.gpgsign=false"])
-            .args(args)
-            .current_dir(&dir)
-            .output()
-            .unwrap_or_else(|err| panic!("{err}"));
-        assert!(status.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&status.stderr));
+        git_in(&dir, args, "");
     };
     let manifest = |replicas: u32| {
         format!("apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  replicas: {replicas}\n")
@@ -732,6 +725,11 @@ fn diff_against_a_git_revision_reads_the_revision_and_leaves_the_tree() {
 }
 
 /// Runs git in `dir` for a test (author given, no signing), returning its stdout.
+/// Whether git runs here (tests that need it say so and skip when it does not).
+fn git_installed() -> bool {
+    std::process::Command::new("git").arg("--version").output().is_ok_and(|o| o.status.success())
+}
+
 fn git_in(dir: &std::path::Path, args: &[&str], stdin: &str) -> String {
     let output = Command::new("git")
         .args(["-c", "user.name=t", "-c", "user.email=t@example.com", "-c", "commit.gpgsign=false"])
@@ -750,8 +748,7 @@ fn git_in(dir: &std::path::Path, args: &[&str], stdin: &str) -> String {
 /// check. Both are refused, and nothing is written outside.
 #[test]
 fn diff_git_refuses_tree_entries_and_paths_that_lead_out() {
-    let git_here = std::process::Command::new("git").arg("--version").output().is_ok_and(|o| o.status.success());
-    if !git_here {
+    if !git_installed() {
         eprintln!("SKIP diff --git: git is not installed");
         return;
     }
@@ -1082,8 +1079,7 @@ fn pinned_kubectl_dir() -> Option<std::path::PathBuf> {
 /// from the working tree on both sides, with a warning that says so.
 #[test]
 fn diff_git_flux_reads_each_source_at_the_revision() {
-    let git_here = std::process::Command::new("git").arg("--version").output().is_ok_and(|o| o.status.success());
-    let Some(kubectl) = pinned_kubectl_dir().filter(|_| git_here) else {
+    let Some(kubectl) = pinned_kubectl_dir().filter(|_| git_installed()) else {
         eprintln!("SKIP diff --git --flux: needs git and kustomize (scripts/install-kubectl)");
         return;
     };
@@ -1150,8 +1146,7 @@ fn diff_git_flux_reads_each_source_at_the_revision() {
 /// pair by file, with no repeated-identity warning, and the report says there is no difference.
 #[test]
 fn diff_git_pairs_unnamed_documents_by_file_and_says_so_when_nothing_differs() {
-    let git_here = std::process::Command::new("git").arg("--version").output().is_ok_and(|o| o.status.success());
-    if !git_here {
+    if !git_installed() {
         eprintln!("SKIP diff --git: git is not installed");
         return;
     }
