@@ -426,6 +426,12 @@ struct Run<'a> {
     known: Vec<Name>,
 }
 
+/// The objects a cluster holds at this point of the run: the render's and those every build so
+/// far applied (sources, generators, variables are looked for among them).
+fn applied<'a>(rendered: &'a [Item], built: &'a Built) -> impl Iterator<Item = &'a Value> + Clone {
+    rendered.iter().map(|item| &**item).chain(built.iter().flat_map(|(_, items)| items.iter().map(|i| &**i)))
+}
+
 impl Run<'_> {
     /// Builds one Kustomization from its source, as the controller reconciles it: not when one it
     /// depends on failed; its objects post-built, or its failure an error result.
@@ -449,14 +455,9 @@ impl Run<'_> {
             return;
         }
         let (limits, show_secrets) = (self.limits, self.options.show_secrets);
-        let objects = self
-            .rendered
-            .iter()
-            .map(|item| &**item)
-            .chain(self.built.iter().flat_map(|(_, items)| items.iter().map(|i| &**i)));
         let copy = match origin {
             Origin::Dir(dir) => {
-                let rules = fluxbuild::artifact_rules(objects, &kustomization.source);
+                let rules = fluxbuild::artifact_rules(applied(self.rendered, &self.built), &kustomization.source);
                 self.copies.copy_of(dir, &rules, limits)
             }
             Origin::Generated => self.generated(kustomization),
@@ -472,11 +473,7 @@ impl Run<'_> {
                 return;
             }
         };
-        let pool = self
-            .rendered
-            .iter()
-            .map(|item| &**item)
-            .chain(self.built.iter().flat_map(|(_, items)| items.iter().map(|i| &**i)));
+        let pool = applied(self.rendered, &self.built);
         let post_built = match fluxbuild::variables(kustomization, pool, self.options.strict_substitutions) {
             Ok(variables) => fluxbuild::post_build(kustomization, &mut objects, variables.as_ref(), &self.budget),
             Err(message) => vec![kustomization.error(message)],
@@ -497,12 +494,7 @@ impl Run<'_> {
     /// made once per run.
     fn generated(&mut self, kustomization: &Kustomization) -> Result<PathBuf, String> {
         let source = &kustomization.source;
-        let objects: Vec<&Value> = self
-            .rendered
-            .iter()
-            .map(|item| &**item)
-            .chain(self.built.iter().flat_map(|(_, items)| items.iter().map(|i| &**i)))
-            .collect();
+        let objects: Vec<&Value> = applied(self.rendered, &self.built).collect();
         let mut problems = Vec::new();
         let found = generators(objects.iter().copied(), &mut problems);
         // A generator that cannot be read is an error result once (the render's were reported
@@ -597,11 +589,7 @@ impl Run<'_> {
                     )));
                     continue;
                 }
-                let objects = self
-                    .rendered
-                    .iter()
-                    .map(|item| &**item)
-                    .chain(self.built.iter().flat_map(|(_, items)| items.iter().map(|i| &**i)));
+                let objects = applied(self.rendered, &self.built);
                 let known_generators = generators(objects, &mut Vec::new());
                 match origin_of(self.options, kustomization, &known_generators) {
                     Ok(origin) => self.build(kustomization, &origin),
