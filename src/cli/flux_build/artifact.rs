@@ -79,11 +79,7 @@ fn apply(op: &CopyOperation, sources: &[(String, PathBuf)], staging: &Path, limi
             "invalid exclude pattern '{bad}': close its brackets and braces, and give at most 64 {{a,b}} alternatives"
         ));
     }
-    if op.strategy == Strategy::Extract {
-        return Err("strategy Extract (unpacking tarballs) is not supported by flux-build: give the artifact's \
-                    directory with --source ExternalArtifact/NAMESPACE/NAME=DIR"
-            .to_string());
-    }
+    let extract = op.strategy == Strategy::Extract;
     let dest_is_dir = op.to.ends_with('/');
     if !generator::has_glob(pattern) {
         let source = generator::clean(pattern);
@@ -92,12 +88,25 @@ fn apply(op: &CopyOperation, sources: &[(String, PathBuf)], staging: &Path, limi
             format!("source '{source}' does not exist in @{alias}: change from, or add it to the source")
         })?;
         if meta.is_dir() {
+            if extract {
+                return Err(format!(
+                    "extract strategy is not supported for directories, got '{source}': name the archives, e.g. '{source}/*.tgz'"
+                ));
+            }
             let name = source.rsplit('/').next().unwrap_or(&source);
             let target = generator::join(&[dest, name]);
             return copy_path(op, root, &source, staging, &target, &source, limits);
         }
         if generator::excluded(&source, ".", &op.exclude) {
             return Ok(());
+        }
+        if extract {
+            if !is_tarball(&source) {
+                return Err(format!(
+                    "extract strategy requires tarball file (.tar.gz or .tgz), got '{source}': name an archive, or leave strategy Extract out"
+                ));
+            }
+            return extract_tarball(&path, &source, staging, dest);
         }
         let name = source.rsplit('/').next().unwrap_or(&source);
         let existing_dir = within(staging, dest, "to").is_ok_and(|p| p.is_dir());
@@ -107,7 +116,10 @@ fn apply(op: &CopyOperation, sources: &[(String, PathBuf)], staging: &Path, limi
         };
         return copy_path(op, root, &source, staging, &target, ".", limits);
     }
-    let matches = glob(root, pattern)?;
+    let matches = match extract {
+        true => doublestar_glob(root, pattern)?,
+        false => glob(root, pattern)?,
+    };
     if matches.is_empty() {
         return Err(format!("no files match pattern '{pattern}' in source '{alias}': change from"));
     }
@@ -123,6 +135,15 @@ fn apply(op: &CopyOperation, sources: &[(String, PathBuf)], staging: &Path, limi
         ));
     }
     for matched in kept {
+        if extract {
+            // Files that are not tarballs, and directories, are passed over.
+            let path = within(root, matched, "from")?;
+            if is_tarball(matched) && !path.is_dir() {
+                extract_tarball(&path, matched, staging, dest)
+                    .map_err(|err| format!("failed to extract tarball '{matched}' to '{dest}': {err}"))?;
+            }
+            continue;
+        }
         let target = generator::glob_destination(pattern, matched, dest);
         copy_path(op, root, matched, staging, &target, &base, limits)
             .map_err(|err| format!("failed to copy file '{matched}' to '{target}': {err}"))?;
@@ -175,6 +196,99 @@ fn glob(root: &Path, pattern: &str) -> Result<Vec<String>, String> {
         found = next;
     }
     Ok(found)
+}
+
+/// doublestar's `Glob` over the source (what `strategy: Extract` matches with, so `**/*.tgz`
+/// finds archives at any depth): every path below the root, each directory's entries in name
+/// order, each directory before what it holds.
+fn doublestar_glob(root: &Path, pattern: &str) -> Result<Vec<String>, String> {
+    fn walk(dir: &Path, prefix: &str, pattern: &str, found: &mut Vec<String>) -> Result<(), String> {
+        for (name, path) in sorted_entries(dir)? {
+            let relative = match prefix {
+                "" => name,
+                _ => format!("{prefix}/{name}"),
+            };
+            if generator::doublestar_match(pattern, &relative) == Some(true) {
+                found.push(relative.clone());
+            }
+            if std::fs::symlink_metadata(&path).is_ok_and(|meta| meta.is_dir()) {
+                walk(&path, &relative, pattern, found)?;
+            }
+        }
+        Ok(())
+    }
+    if !generator::valid_exclude(pattern) {
+        return Err(format!("invalid glob pattern '{pattern}': syntax error in pattern: change from"));
+    }
+    let mut found = Vec::new();
+    walk(root, "", pattern, &mut found)?;
+    Ok(found)
+}
+
+/// What `strategy: Extract` unpacks (source-watcher's `isTarball`; any case).
+fn is_tarball(path: &str) -> bool {
+    let lower = path.to_lowercase();
+    lower.ends_with(".tar.gz") || lower.ends_with(".tgz")
+}
+
+/// The bytes of file data one archive may unpack to (fluxcd/pkg `tar.DefaultMaxUntarSize`).
+const MAX_UNTAR_BYTES: u64 = 100 << 20;
+
+/// `extractTarball`: a gzip-compressed tar archive unpacked below `dest` in the staging directory
+/// as fluxcd/pkg's `tar.Untar` unpacks it: names that are absolute, hold `\` or `../` refused,
+/// symbolic links and devices refused, at most [`MAX_UNTAR_BYTES`] of file data.
+fn extract_tarball(archive: &Path, name: &str, staging: &Path, dest: &str) -> Result<(), String> {
+    use std::io::{Read, Seek};
+    let into = within(staging, dest, "to")?;
+    std::fs::create_dir_all(&into).map_err(|err| format!("failed to create destination directory: {err}"))?;
+    let mut file = std::fs::File::open(archive).map_err(|err| format!("failed to open tarball {name:?}: {err}"))?;
+    let mut magic = [0u8; 2];
+    let gzip = file.read_exact(&mut magic).is_ok() && magic == [0x1f, 0x8b];
+    if !gzip {
+        return Err("requires gzip-compressed body: gzip: invalid header".to_string());
+    }
+    file.rewind().map_err(|err| format!("failed to open tarball {name:?}: {err}"))?;
+    let tar_error = |err: std::io::Error| format!("tar error: {err}");
+    let mut tarball = tar::Archive::new(flate2::read::MultiGzDecoder::new(std::io::BufReader::new(file)));
+    let mut processed: u64 = 0;
+    for entry in tarball.entries().map_err(tar_error)? {
+        let mut entry = entry.map_err(tar_error)?;
+        let entry_name = String::from_utf8_lossy(&entry.path_bytes()).into_owned();
+        processed = processed.saturating_add(entry.size());
+        if processed > MAX_UNTAR_BYTES {
+            return Err(format!("tar {entry_name:?} is bigger than max archive size of {MAX_UNTAR_BYTES} bytes"));
+        }
+        if entry_name.is_empty()
+            || entry_name.contains('\\')
+            || entry_name.starts_with('/')
+            || entry_name.contains("../")
+        {
+            return Err(format!("tar contained invalid name error {entry_name:?}"));
+        }
+        let target = within(&into, &generator::clean(&entry_name), "a tarball entry")?;
+        match entry.header().entry_type() {
+            tar::EntryType::Directory => std::fs::create_dir_all(&target)
+                .map_err(|err| format!("cannot create {entry_name}: {err}"))?,
+            tar::EntryType::Symlink => {
+                return Err(format!(
+                    "tar file entry {entry_name} is a symlink, which is not allowed in this context: make the archive without links"
+                ))
+            }
+            kind @ (tar::EntryType::Char | tar::EntryType::Block | tar::EntryType::Fifo) => {
+                return Err(format!("tar file entry {entry_name} contained unsupported file type {kind:?}"))
+            }
+            // Go reads every other type (hard links, pax global headers) as a regular file.
+            _ => {
+                if let Some(parent) = target.parent() {
+                    std::fs::create_dir_all(parent).map_err(|err| format!("cannot create {entry_name}: {err}"))?;
+                }
+                let mut out = std::fs::File::create(&target)
+                    .map_err(|err| format!("error writing to {entry_name}: {err}"))?;
+                std::io::copy(&mut entry, &mut out).map_err(|err| format!("error writing to {entry_name}: {err}"))?;
+            }
+        }
+    }
+    Ok(())
 }
 
 /// `copyFileWithRoots`: a directory copied whole (what `exclude` names left out), a file copied,
