@@ -275,9 +275,22 @@ pub(super) fn build_each(
     };
     let mut checkout_used = false;
     let given_for = |source: &fluxbuild::SourceRef| options.sources.iter().any(|(pattern, _)| pattern.matches(source));
+    // An ExternalArtifact whose ArtifactGenerator the render lacks may be made by a generator a
+    // build applies (a cluster waits for it to appear): such a Kustomization, and what depends on
+    // it, is built after the others. With nothing else to build, it is missing as any source.
+    let mut deferred: Vec<usize> = Vec::new();
+    let generated_later =
+        |sources: &[fluxbuild::SourceRef]| only.is_none() && sources.iter().all(|s| s.kind == "ExternalArtifact");
+    let buildable = order.iter().any(|&i| origin_of(options, &kustomizations[i], &rendered_generators).is_ok());
     for i in order {
         let kustomization = &kustomizations[i];
+        let waits = kustomization.depends_on.iter().any(|d| deferred.iter().any(|&j| kustomizations[j].id == *d));
+        if buildable && waits {
+            deferred.push(i);
+            continue;
+        }
         match origin_of(options, kustomization, &rendered_generators) {
+            Err(sources) if buildable && generated_later(&sources) => deferred.push(i),
             Ok(origin) => {
                 checkout_used |= match &origin {
                     Origin::Dir(_) => !given_for(&kustomization.source),
@@ -384,6 +397,10 @@ pub(super) fn build_each(
     // names one of the render's, which is built alone, as `flux build kustomization` builds one.
     if only.is_none() {
         run.nested();
+        if !deferred.is_empty() {
+            run.deferred(&kustomizations, &deferred);
+            run.nested();
+        }
     }
     let Run { mut built, results, known, .. } = run;
     report_results(&results, Some(files));
@@ -593,24 +610,44 @@ impl Run<'_> {
                 let known_generators = generators(objects, &mut Vec::new());
                 match origin_of(self.options, kustomization, &known_generators) {
                     Ok(origin) => self.build(kustomization, &origin),
-                    Err(sources) => {
-                        let sources: Vec<String> = sources.iter().map(|s| s.to_string()).collect();
-                        let message = format!("not built: no --source for {}", sources.join(", "));
-                        let flags: Vec<String> = sources.iter().map(|s| format!("--source {s}=DIR")).collect();
-                        match self.options.skip_missing_sources {
-                            true => self
-                                .results
-                                .push(Diagnostic::warning(Kind::Render, message).about(&kustomization.object)),
-                            false => self.results.push(
-                                kustomization
-                                    .error(format!("{message}: give {}, or --skip-missing-sources", flags.join(" "))),
-                            ),
-                        }
-                        self.failed.push(kustomization.id.clone());
-                    }
+                    Err(sources) => self.not_built(kustomization, &sources),
                 }
             }
         }
+    }
+
+    /// The render's Kustomizations whose ExternalArtifact's generator none of the render's
+    /// objects is, once everything else is built: each built from a generator a build applied,
+    /// or missing its source.
+    fn deferred(&mut self, kustomizations: &[Kustomization], deferred: &[usize]) {
+        self.planned += deferred.len();
+        for &i in deferred {
+            let kustomization = &kustomizations[i];
+            let known_generators = generators(applied(self.rendered, &self.built), &mut Vec::new());
+            match origin_of(self.options, kustomization, &known_generators) {
+                Ok(origin) => self.build(kustomization, &origin),
+                Err(sources) => self.not_built(kustomization, &sources),
+            }
+        }
+    }
+
+    /// A Kustomization whose sources have no directory, found once the run has started: an error
+    /// result (a warning with `--skip-missing-sources`).
+    fn not_built(&mut self, kustomization: &Kustomization, sources: &[fluxbuild::SourceRef]) {
+        let generated = match sources.iter().any(|s| s.kind == "ExternalArtifact") {
+            true => " (no ArtifactGenerator in the inputs or applied by a build makes the ExternalArtifact)",
+            false => "",
+        };
+        let sources: Vec<String> = sources.iter().map(|s| s.to_string()).collect();
+        let message = format!("not built: no --source for {}{generated}", sources.join(", "));
+        let flags: Vec<String> = sources.iter().map(|s| format!("--source {s}=DIR")).collect();
+        match self.options.skip_missing_sources {
+            true => self.results.push(Diagnostic::warning(Kind::Render, message).about(&kustomization.object)),
+            false => self
+                .results
+                .push(kustomization.error(format!("{message}: give {}, or --skip-missing-sources", flags.join(" ")))),
+        }
+        self.failed.push(kustomization.id.clone());
     }
 }
 
