@@ -64,21 +64,42 @@ fn origin_of(
     if let Some(dir) = source_dir(options, &kustomization.source) {
         return Ok(Origin::Dir(dir.clone()));
     }
-    let source = &kustomization.source;
-    let generator = (source.kind == "ExternalArtifact")
-        .then(|| generators.iter().find(|g| g.may_make(&source.namespace, &source.name)))
-        .flatten();
-    let Some(generator) = generator else { return Err(vec![source.clone()]) };
-    let missing: Vec<fluxbuild::SourceRef> = generator
-        .sources
-        .iter()
-        .filter(|s| source_dir(options, &s.source).is_none())
-        .map(|s| s.source.clone())
-        .collect();
+    let mut missing = Vec::new();
+    missing_for_generated(options, &kustomization.source, generators, &mut Vec::new(), &mut missing);
     match missing.is_empty() {
         true => Ok(Origin::Generated),
         false => Err(missing),
     }
+}
+
+/// The sources no directory is given for that making the ExternalArtifact `source` needs: its
+/// generator's sources, and theirs when one is itself an ExternalArtifact a generator makes
+/// (`chain`: the ExternalArtifacts being made, so a generator fed by its own artifact ends).
+fn missing_for_generated(
+    options: &Options,
+    source: &fluxbuild::SourceRef,
+    generators: &[fluxbuild::generator::Generator],
+    chain: &mut Vec<fluxbuild::SourceRef>,
+    missing: &mut Vec<fluxbuild::SourceRef>,
+) {
+    if chain.contains(source) {
+        // Made from itself: the build says so.
+        return;
+    }
+    let generator = (source.kind == "ExternalArtifact")
+        .then(|| generators.iter().find(|g| g.may_make(&source.namespace, &source.name)))
+        .flatten();
+    let Some(generator) = generator else {
+        if !missing.contains(source) {
+            missing.push(source.clone());
+        }
+        return;
+    };
+    chain.push(source.clone());
+    for entry in generator.sources.iter().filter(|s| source_dir(options, &s.source).is_none()) {
+        missing_for_generated(options, &entry.source, generators, chain, missing);
+    }
+    chain.pop();
 }
 
 /// The kustomization file names kustomize recognises, in the order it looks for them.
@@ -297,7 +318,7 @@ pub(super) fn build_each(
                     Origin::Generated => rendered_generators
                         .iter()
                         .find(|g| g.may_make(&kustomization.source.namespace, &kustomization.source.name))
-                        .is_some_and(|g| g.sources.iter().any(|s| !given_for(&s.source))),
+                        .is_some_and(|g| g.sources.iter().any(|s| s.source == bootstrap && !given_for(&s.source))),
                 };
                 plan.push((i, origin));
             }
@@ -510,7 +531,23 @@ impl Run<'_> {
     /// the path pattern expanded over them, then the artifact's copy operations. Each artifact is
     /// made once per run.
     fn generated(&mut self, kustomization: &Kustomization) -> Result<PathBuf, String> {
-        let source = &kustomization.source;
+        self.external_artifact(&kustomization.source, &mut Vec::new())
+    }
+
+    /// The ExternalArtifact `source`, made by its generator; a generator source that is itself
+    /// an ExternalArtifact with no `--source` is made first (`chain`: those being made).
+    fn external_artifact(
+        &mut self,
+        source: &fluxbuild::SourceRef,
+        chain: &mut Vec<fluxbuild::SourceRef>,
+    ) -> Result<PathBuf, String> {
+        if chain.contains(source) {
+            let names: Vec<String> = chain.iter().chain([source]).map(|s| s.to_string()).collect();
+            return Err(format!(
+                "the ExternalArtifacts are made from each other: {}: give one of them with --source",
+                names.join(" <- ")
+            ));
+        }
         let objects: Vec<&Value> = applied(self.rendered, &self.built).collect();
         let mut problems = Vec::new();
         let found = generators(objects.iter().copied(), &mut problems);
@@ -521,19 +558,36 @@ impl Run<'_> {
                 self.results.push(problem);
             }
         }
-        for generator in found.iter().filter(|g| g.may_make(&source.namespace, &source.name)) {
+        // Each source's artifact rules, read before a chained artifact is made (which may build).
+        let makers: Vec<(&fluxbuild::generator::Generator, Vec<ArtifactRules>)> = found
+            .iter()
+            .filter(|g| g.may_make(&source.namespace, &source.name))
+            .map(|g| {
+                (g, g.sources.iter().map(|e| fluxbuild::artifact_rules(objects.iter().copied(), &e.source)).collect())
+            })
+            .collect();
+        for (generator, rules) in makers {
             let mut local: Vec<(String, PathBuf)> = Vec::new();
-            for entry in &generator.sources {
-                let Some(dir) = source_dir(self.options, &entry.source) else {
+            for (entry, rules) in generator.sources.iter().zip(&rules) {
+                let given = source_dir(self.options, &entry.source);
+                if given.is_none() && entry.source.kind == "ExternalArtifact" {
+                    chain.push(source.clone());
+                    let made = self.external_artifact(&entry.source, chain);
+                    chain.pop();
+                    let made = made
+                        .map_err(|err| format!("ArtifactGenerator {}, source @{}: {err}", generator.id, entry.alias))?;
+                    local.push((entry.alias.clone(), made));
+                    continue;
+                }
+                let Some(dir) = given else {
                     return Err(format!(
-                        "ArtifactGenerator {} lists the source {} as @{}, and no directory is given for it: give                          --source {}=DIR",
+                        "ArtifactGenerator {} lists the source {} as @{}, and no directory is given for it: give --source {}=DIR",
                         generator.id, entry.source, entry.alias, entry.source
                     ));
                 };
-                let rules = fluxbuild::artifact_rules(objects.iter().copied(), &entry.source);
                 let copy = self
                     .copies
-                    .copy_of(dir, &rules, self.limits)
+                    .copy_of(dir, rules, self.limits)
                     .map_err(|err| format!("ArtifactGenerator {}, source @{}: {err}", generator.id, entry.alias))?;
                 local.push((entry.alias.clone(), copy));
             }
@@ -541,7 +595,7 @@ impl Run<'_> {
                 Some((alias, _)) => {
                     let Some((_, root)) = local.iter().find(|(a, _)| a == alias) else {
                         return Err(format!(
-                            "ArtifactGenerator {}: pathPattern names the source alias {alias}, which spec.sources does                              not list: add it, or change pathPattern",
+                            "ArtifactGenerator {}: pathPattern names the source alias {alias}, which spec.sources does not list: add it, or change pathPattern",
                             generator.id
                         ));
                     };
@@ -557,7 +611,7 @@ impl Run<'_> {
                 .map_err(|err| format!("ArtifactGenerator {}, artifact {}: {err}", generator.id, request.name));
         }
         Err(format!(
-            "no ArtifactGenerator in namespace {} makes the ExternalArtifact {}: add the generator to the inputs, or              give --source {source}=DIR",
+            "no ArtifactGenerator in namespace {} makes the ExternalArtifact {}: add the generator to the inputs, or give --source {source}=DIR",
             source.namespace, source.name
         ))
     }

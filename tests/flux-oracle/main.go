@@ -275,6 +275,20 @@ func layOut(dir string, ignore *string, into string, artifact bool) error {
 // generator's sources laid out under a directory named after its alias, the artifacts its path
 // pattern gives, then builder.Build's copy operations and archive; the archive is unpacked in into.
 func generateArtifact(objs []*unstructured.Unstructured, srcs map[string]string, ns, name, into string, artifact bool) (string, error) {
+	return generateChained(objs, srcs, ns, name, into, artifact, nil)
+}
+
+// generateChained is generateArtifact with the ExternalArtifacts being made (chain): a generator
+// source that is an ExternalArtifact with no --source is made first, by its own generator, as
+// source-watcher would once that artifact exists; one made from itself is an error.
+func generateChained(objs []*unstructured.Unstructured, srcs map[string]string, ns, name, into string, artifact bool, chain []string) (string, error) {
+	self := "ExternalArtifact/" + ns + "/" + name
+	for _, c := range chain {
+		if c == self {
+			return "", fmt.Errorf("oracle: the ExternalArtifacts are made from each other: %s <- %s", strings.Join(chain, " <- "), self)
+		}
+	}
+	chain = append(chain, self)
 	for _, o := range objs {
 		if o.GetKind() != "ArtifactGenerator" || !strings.HasPrefix(o.GetAPIVersion(), "source.extensions.fluxcd.io/") || o.GetNamespace() != ns {
 			continue
@@ -282,6 +296,13 @@ func generateArtifact(objs []*unstructured.Unstructured, srcs map[string]string,
 		gen := &swapi.ArtifactGenerator{}
 		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, gen); err != nil {
 			return "", fmt.Errorf("oracle: ArtifactGenerator %s/%s: %w", ns, o.GetName(), err)
+		}
+		lists := gen.Spec.PathPattern != ""
+		for _, a := range gen.Spec.OutputArtifacts {
+			lists = lists || a.Name == name
+		}
+		if !lists {
+			continue
 		}
 		workspace, err := os.MkdirTemp("", "ag-")
 		if err != nil {
@@ -296,14 +317,19 @@ func generateArtifact(objs []*unstructured.Unstructured, srcs map[string]string,
 				sns = gen.Namespace
 			}
 			key, dir, ignore := resolve(objs, srcs, src.Kind, sns, src.Name)
-			if dir == "" {
-				return "", fmt.Errorf("oracle: ArtifactGenerator %s/%s: no --source given for %s/%s/%s", ns, gen.Name, src.Kind, sns, src.Name)
-			}
 			aliasDir := filepath.Join(workspace, src.Alias)
 			if err := os.MkdirAll(aliasDir, 0o755); err != nil {
 				return "", err
 			}
-			if err := layOut(dir, ignore, aliasDir, artifact); err != nil {
+			if dir == "" && src.Kind == "ExternalArtifact" {
+				made, err := generateChained(objs, srcs, sns, src.Name, aliasDir, artifact, chain)
+				if err != nil {
+					return "", fmt.Errorf("oracle: ArtifactGenerator %s/%s, source @%s: %w", ns, gen.Name, src.Alias, err)
+				}
+				key = made
+			} else if dir == "" {
+				return "", fmt.Errorf("oracle: ArtifactGenerator %s/%s: no --source given for %s/%s/%s", ns, gen.Name, src.Kind, sns, src.Name)
+			} else if err := layOut(dir, ignore, aliasDir, artifact); err != nil {
 				return "", err
 			}
 			local[src.Alias] = aliasDir
