@@ -51,6 +51,13 @@ pub(super) struct DiffOptions {
     /// Set one value of B only: a.b.c=value, applied after --set (repeatable)
     #[arg(long = "set-b", value_name = "KEY=VALUE")]
     set_b: Vec<String>,
+    /// With --flux and two paths: a source of A only, after the --source flags (repeatable; the
+    /// last match wins)
+    #[arg(long = "source-a", value_name = "[KIND/][NAMESPACE/]NAME=DIR")]
+    source_a: Vec<String>,
+    /// With --flux and two paths: a source of B only, after the --source flags (repeatable)
+    #[arg(long = "source-b", value_name = "[KIND/][NAMESPACE/]NAME=DIR")]
+    source_b: Vec<String>,
 }
 
 impl DiffOptions {
@@ -90,9 +97,25 @@ pub(super) fn run(args: DiffArgs, root: Option<PathBuf>, limits: Limits) -> Exit
         Ok(Some(options))
     };
     let layers = |b: bool| args.diff.layers(&args.layers, b);
-    let new_flux = match flux(&args.sources) {
+    let per_side = !args.diff.source_a.is_empty() || !args.diff.source_b.is_empty();
+    if per_side && (!args.flux || args.git.is_some()) {
+        return Exit::Unusable(
+            "--source-a and --source-b are for --flux with two paths (with --git, each --source inside the \
+             repository is read at the revision on A's side): add --flux, or use --source"
+                .to_string(),
+        );
+    }
+    let side_sources = |own: &[String]| -> Vec<String> { args.sources.iter().chain(own).cloned().collect() };
+    let new_flux = match flux(&side_sources(&args.diff.source_b)) {
         Ok(options) => options,
         Err(exit) => return exit,
+    };
+    let old_flux = match per_side {
+        true => match flux(&side_sources(&args.diff.source_a)) {
+            Ok(options) => options,
+            Err(exit) => return exit,
+        },
+        false => None,
     };
     let side = |shown: String, path: PathBuf, root: Option<PathBuf>, b: bool, files_root: PathBuf| Side {
         shown,
@@ -113,7 +136,8 @@ pub(super) fn run(args: DiffArgs, root: Option<PathBuf>, limits: Limits) -> Exit
             );
             let new_side =
                 side(new.display().to_string(), new.clone(), root.clone(), true, side_root(&root, &layers(true), new));
-            compare(&args, &filter, (old_side, new_side), (new_flux.as_ref(), new_flux.as_ref()), limits)
+            let old_flux = old_flux.as_ref().or(new_flux.as_ref());
+            compare(&args, &filter, (old_side, new_side), (old_flux, new_flux.as_ref()), limits)
         }
         (Some(revision), [path]) => {
             let checkout = match checkout(revision, path, &args) {
