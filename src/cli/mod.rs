@@ -102,7 +102,7 @@ enum Command {
     FluxBuild(FluxBuildArgs),
     /// Render two inputs (or one as of a git revision and now) and print what differs, resource by
     /// resource and field by field; exit 0 when nothing does, 1 when something does
-    Diff(DiffArgs),
+    Diff(Box<DiffArgs>),
     /// Print the JSON Schema of the RenderBlueprint kind
     Schema,
 }
@@ -315,7 +315,7 @@ pub fn main() -> ExitCode {
             commands::report(&args.input, cli.root, limits, |output| explain::graph(output, format))
         }
         Some(Command::FluxBuild(args)) => flux_build::run(args, cli.root, limits),
-        Some(Command::Diff(args)) => diff::run(args, cli.root, limits),
+        Some(Command::Diff(args)) => diff::run(*args, cli.root, limits),
         Some(Command::Schema) => {
             write_stdout(&format!("{}\n", serde_json::to_string_pretty(&config::json_schema()).unwrap_or_default()))
         }
