@@ -1141,6 +1141,56 @@ fn diff_git_flux_reads_each_source_at_the_revision() {
     );
 }
 
+/// `diff --git REV PATH --flux` with no --source: the Kustomization's source is the
+/// repository flux bootstrap sets up (GitRepository flux-system/flux-system), which is the
+/// checkout on each side, as flux-build's default: the work tree on B's side, the whole
+/// repository as of REV on A's, so a change in `apps/` shows.
+#[test]
+fn diff_git_flux_reads_the_flux_system_source_at_the_revision() {
+    let Some(kubectl) = pinned_kubectl_dir().filter(|_| git_installed()) else {
+        eprintln!("SKIP diff --git --flux: needs git and kustomize (scripts/install-kubectl)");
+        return;
+    };
+    let dir = scratch("diff-git-flux-system");
+    let repo = dir.join("repo");
+    let write = |path: &str, text: &str| {
+        let path = repo.join(path);
+        std::fs::create_dir_all(path.parent().unwrap_or(&repo)).unwrap_or_else(|err| panic!("{err}"));
+        std::fs::write(path, text).unwrap_or_else(|err| panic!("{err}"));
+    };
+    write(
+        "clusters/staging/apps.yaml",
+        "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata:\n  name: apps\n  namespace: \
+         flux-system\nspec:\n  interval: 10m\n  sourceRef:\n    kind: GitRepository\n    name: flux-system\n  path: \
+         ./apps/staging\n  prune: true\n",
+    );
+    write(
+        "apps/staging/kustomization.yaml",
+        "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n- podinfo.yaml\n",
+    );
+    let values = |replicas: u32| {
+        format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: podinfo-values\n  namespace: podinfo\ndata:\n  replicas: \"{replicas}\"\n")
+    };
+    write("apps/staging/podinfo.yaml", &values(1));
+    git_in(&repo, &["init", "-q"], "");
+    git_in(&repo, &["add", "."], "");
+    git_in(&repo, &["commit", "-q", "-m", "one replica"], "");
+    write("apps/staging/podinfo.yaml", &values(2));
+    let path = format!("{}:{}", kubectl.display(), std::env::var("PATH").unwrap_or_default());
+    let output = bin()
+        .current_dir(&repo)
+        .env("PATH", &path)
+        .args(["diff", "--git", "HEAD", "clusters/staging", "--flux"])
+        .output()
+        .unwrap_or_else(|err| panic!("{err}"));
+    let _ = std::fs::remove_dir_all(&dir);
+    let (stdout, stderr) = (String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
+    assert_eq!(output.status.code(), Some(1), "{stdout}{stderr}");
+    assert_eq!(stdout, "data.replicas  (v1/ConfigMap/podinfo/podinfo-values)\n  ± value change\n    - 1\n    + 2\n\n");
+    assert!(stderr.contains("as of HEAD (the checkout;"), "{stderr}");
+    assert!(!stderr.contains("render-blueprint-diff-"), "the temporary copy is not named: {stderr}");
+}
+
 /// `diff --git` on a package whose kustomization.yaml files (no name) did not change: the two
 /// sides name their files alike (the revision's side was read with a root of its own), so they
 /// pair by file, with no repeated-identity warning, and the report says there is no difference.

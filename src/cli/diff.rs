@@ -110,12 +110,10 @@ pub(super) fn run(args: DiffArgs, root: Option<PathBuf>, limits: Limits) -> Exit
         Ok(options) => options,
         Err(exit) => return exit,
     };
-    let old_flux = match per_side {
-        true => match flux(&side_sources(&args.diff.source_a)) {
-            Ok(options) => options,
-            Err(exit) => return exit,
-        },
-        false => None,
+    let mut new_flux = new_flux;
+    let mut old_flux = match flux(&side_sources(&args.diff.source_a)) {
+        Ok(options) => options,
+        Err(exit) => return exit,
     };
     let side = |shown: String, path: PathBuf, root: Option<PathBuf>, b: bool, files_root: PathBuf| Side {
         shown,
@@ -136,8 +134,14 @@ pub(super) fn run(args: DiffArgs, root: Option<PathBuf>, limits: Limits) -> Exit
             );
             let new_side =
                 side(new.display().to_string(), new.clone(), root.clone(), true, side_root(&root, &layers(true), new));
-            let old_flux = old_flux.as_ref().or(new_flux.as_ref());
-            compare(&args, &filter, (old_side, new_side), (old_flux, new_flux.as_ref()), limits)
+            // Each side's flux-system source defaults to the git work tree it is in, as flux-build's.
+            if let Some(options) = old_flux.as_mut() {
+                options.checkout = flux_build::work_tree_of(old);
+            }
+            if let Some(options) = new_flux.as_mut() {
+                options.checkout = flux_build::work_tree_of(new);
+            }
+            compare(&args, &filter, (old_side, new_side), (old_flux.as_ref(), new_flux.as_ref()), limits)
         }
         (Some(revision), [path]) => {
             let checkout = match checkout(revision, path, &args) {
@@ -147,10 +151,17 @@ pub(super) fn run(args: DiffArgs, root: Option<PathBuf>, limits: Limits) -> Exit
             for warning in &checkout.warnings {
                 eprint_line(&format!("warning: {warning}"));
             }
-            let old_flux = match flux(&checkout.sources) {
+            let mut old_flux = match flux(&checkout.sources) {
                 Ok(options) => options,
                 Err(exit) => return exit,
             };
+            if let (Some(options), true) = (old_flux.as_mut(), checkout.whole) {
+                options.checkout = Some(checkout.copy.clone());
+                options.checkout_shown = Some(format!("{} as of {revision}", checkout.top.display()));
+            }
+            if let (Some(options), true) = (new_flux.as_mut(), checkout.whole) {
+                options.checkout = Some(checkout.top.clone());
+            }
             let files_root = side_root(&root, &layers(true), path);
             let mut old = side(
                 format!("{} as of {revision}", path.display()),
@@ -338,6 +349,9 @@ struct Checkout {
     sources: Vec<String>,
     /// Sources read from the working tree on both sides.
     warnings: Vec<String>,
+    /// Whether the copy is the whole repository (with `--flux`, when no `--source` names the
+    /// flux-system source, which is then the checkout on each side).
+    whole: bool,
 }
 
 /// `path` made absolute from the current directory, with `.` and `..` taken away by their
@@ -426,6 +440,18 @@ fn checkout(revision: &str, path: &Path, args: &DiffArgs) -> Result<Checkout, St
             }
         }
     }
+    // With --flux, the flux-system source defaults to the checkout, as flux-build's does: the
+    // revision's side needs the whole repository as of REV, unless a --source names it.
+    let bootstrap = crate::fluxbuild::SourceRef {
+        kind: flux_build::BOOTSTRAP_SOURCE.0.to_string(),
+        namespace: flux_build::BOOTSTRAP_SOURCE.1.to_string(),
+        name: flux_build::BOOTSTRAP_SOURCE.2.to_string(),
+    };
+    let named = args.sources.iter().any(|flag| SourcePattern::parse(flag).is_ok_and(|(p, _)| p.matches(&bootstrap)));
+    let whole = args.flux && !named;
+    if whole {
+        wanted.push(String::new());
+    }
     // Each file's name, with its blob and size.
     let mut names: std::collections::BTreeMap<String, (String, usize)> = std::collections::BTreeMap::new();
     for relative in &wanted {
@@ -499,7 +525,16 @@ fn checkout(revision: &str, path: &Path, args: &DiffArgs) -> Result<Checkout, St
     }
     let here = dir.path().join(&prefix);
     let copy = dir.path().to_path_buf();
-    Ok(Checkout { here, top, copy, sources: copied, warnings, _dir: dir, _removed_on_signals: removed_on_signals })
+    Ok(Checkout {
+        here,
+        top,
+        copy,
+        sources: copied,
+        warnings,
+        whole,
+        _dir: dir,
+        _removed_on_signals: removed_on_signals,
+    })
 }
 
 /// How many files one `git show` reads.

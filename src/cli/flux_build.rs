@@ -119,7 +119,9 @@ pub(super) struct Options {
     pub(super) max_builds: usize,
     /// The top of the git work tree the inputs are in: the `flux-system` GitRepository when no
     /// `--source` names it, as `flux bootstrap` makes the repository it commits to that source.
-    checkout: Option<PathBuf>,
+    pub(super) checkout: Option<PathBuf>,
+    /// How the checkout is named in the info line (diff's revision side: a temporary copy).
+    pub(super) checkout_shown: Option<String>,
     /// `--max-nesting`: how many rounds of Kustomizations that builds give are built.
     pub(super) max_nesting: usize,
 }
@@ -128,10 +130,10 @@ pub(super) struct Options {
 pub(super) const DEFAULT_MAX_NESTING: usize = 10;
 
 /// The source `flux bootstrap` creates for the repository it commits the cluster's files to.
-const BOOTSTRAP_SOURCE: (&str, &str, &str) = ("GitRepository", "flux-system", "flux-system");
+pub(super) const BOOTSTRAP_SOURCE: (&str, &str, &str) = ("GitRepository", "flux-system", "flux-system");
 
 /// The top of the git work tree `path` is in (the nearest directory above it holding `.git`).
-fn work_tree_of(path: &Path) -> Option<PathBuf> {
+pub(super) fn work_tree_of(path: &Path) -> Option<PathBuf> {
     let real = path.canonicalize().ok()?;
     real.ancestors().find(|dir| dir.join(".git").exists()).map(Path::to_path_buf)
 }
@@ -166,6 +168,7 @@ impl Options {
             show_secrets: false,
             max_builds: DEFAULT_MAX_BUILDS,
             checkout: None,
+            checkout_shown: None,
             max_nesting: DEFAULT_MAX_NESTING,
         })
     }
@@ -375,7 +378,7 @@ pub(super) fn build_each(
             format!(
                 "source {bootstrap} is the git work tree {} (the checkout; flux bootstrap makes the repository it \
                  commits to this source): give --source {}/{}/{}=DIR to build another",
-                checkout.display(),
+                options.checkout_shown.clone().unwrap_or_else(|| checkout.display().to_string()),
                 BOOTSTRAP_SOURCE.0,
                 BOOTSTRAP_SOURCE.1,
                 BOOTSTRAP_SOURCE.2
