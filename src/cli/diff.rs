@@ -136,10 +136,10 @@ pub(super) fn run(args: DiffArgs, root: Option<PathBuf>, limits: Limits) -> Exit
                 side(new.display().to_string(), new.clone(), root.clone(), true, side_root(&root, &layers(true), new));
             // Each side's flux-system source defaults to the git work tree it is in, as flux-build's.
             if let Some(options) = old_flux.as_mut() {
-                options.checkout = flux_build::work_tree_of(old);
+                options.sources.checkout = flux_build::work_tree_of(old);
             }
             if let Some(options) = new_flux.as_mut() {
-                options.checkout = flux_build::work_tree_of(new);
+                options.sources.checkout = flux_build::work_tree_of(new);
             }
             compare(&args, &filter, (old_side, new_side), (old_flux.as_ref(), new_flux.as_ref()), limits)
         }
@@ -156,11 +156,11 @@ pub(super) fn run(args: DiffArgs, root: Option<PathBuf>, limits: Limits) -> Exit
                 Err(exit) => return exit,
             };
             if let (Some(options), true) = (old_flux.as_mut(), checkout.whole) {
-                options.checkout = Some(checkout.copy.clone());
+                options.sources.checkout = Some(checkout.copy.clone());
                 options.checkout_shown = Some(format!("{} as of {revision}", checkout.top.display()));
             }
             if let (Some(options), true) = (new_flux.as_mut(), checkout.whole) {
-                options.checkout = Some(checkout.top.clone());
+                options.sources.checkout = Some(checkout.top.clone());
             }
             let files_root = side_root(&root, &layers(true), path);
             let mut old = side(
@@ -442,11 +442,7 @@ fn checkout(revision: &str, path: &Path, args: &DiffArgs) -> Result<Checkout, St
     }
     // With --flux, the flux-system source defaults to the checkout, as flux-build's does: the
     // revision's side needs the whole repository as of REV, unless a --source names it.
-    let bootstrap = crate::fluxbuild::SourceRef {
-        kind: flux_build::BOOTSTRAP_SOURCE.0.to_string(),
-        namespace: flux_build::BOOTSTRAP_SOURCE.1.to_string(),
-        name: flux_build::BOOTSTRAP_SOURCE.2.to_string(),
-    };
+    let bootstrap = crate::fluxbuild::plan::bootstrap_source();
     let named = args.sources.iter().any(|flag| SourcePattern::parse(flag).is_ok_and(|(p, _)| p.matches(&bootstrap)));
     let whole = args.flux && !named;
     if whole {

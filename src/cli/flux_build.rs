@@ -9,6 +9,7 @@ use super::{Exit, FluxBuildArgs};
 use crate::diag::{Diagnostic, Kind, Severity};
 use crate::doc::{read_yaml_documents, read_yaml_documents_with_starts, to_yaml, Value};
 use crate::fluxbuild::ignore::Matcher;
+use crate::fluxbuild::plan::{self, Origin, Sources};
 use crate::fluxbuild::{self, ArtifactRules, GeneratedResources, Kustomization, Name, SourcePattern};
 use crate::krm::{Item, StreamItems};
 use crate::limits::{Budget, Limits};
@@ -19,95 +20,14 @@ use std::process::Command;
 
 mod artifact;
 
-/// Where a Kustomization's source comes from: a directory (`--source`, the checkout), or the
-/// ArtifactGenerator that makes its ExternalArtifact, found when the build starts (a build
-/// before may apply it).
-#[derive(Clone, Debug)]
-enum Origin {
-    Dir(PathBuf),
-    Generated,
-}
-
-/// The directory given for `source`: the last `--source` that names it, else the checkout for
-/// the bootstrap source.
-fn source_dir<'o>(options: &'o Options, source: &fluxbuild::SourceRef) -> Option<&'o PathBuf> {
-    let given = options.sources.iter().rev().find(|(pattern, _)| pattern.matches(source)).map(|(_, dir)| dir);
-    let bootstrap = source.kind == BOOTSTRAP_SOURCE.0
-        && source.namespace == BOOTSTRAP_SOURCE.1
-        && source.name == BOOTSTRAP_SOURCE.2;
-    given.or(options.checkout.as_ref().filter(|_| bootstrap))
-}
-
-/// The ArtifactGenerators among `objects`; one that cannot be read is an error result.
-fn generators<'a>(
-    objects: impl Iterator<Item = &'a Value>,
-    results: &mut Vec<Diagnostic>,
-) -> Vec<fluxbuild::generator::Generator> {
-    let mut found = Vec::new();
-    for object in objects.filter(|o| fluxbuild::generator::is_generator(o)) {
-        match fluxbuild::generator::Generator::read(object) {
-            Ok(generator) => found.push(generator),
-            Err(message) => results.push(Diagnostic::error(Kind::Render, message).about(object)),
-        }
-    }
-    found
-}
-
-/// Where `kustomization`'s source comes from, or the sources missing for it: a directory given
-/// for it wins; an ExternalArtifact without one is made by the first of `generators` that may
-/// make it, when a directory is given for each of that generator's sources.
-fn origin_of(
-    options: &Options,
-    kustomization: &Kustomization,
-    generators: &[fluxbuild::generator::Generator],
-) -> Result<Origin, Vec<fluxbuild::SourceRef>> {
-    if let Some(dir) = source_dir(options, &kustomization.source) {
-        return Ok(Origin::Dir(dir.clone()));
-    }
-    let mut missing = Vec::new();
-    missing_for_generated(options, &kustomization.source, generators, &mut Vec::new(), &mut missing);
-    match missing.is_empty() {
-        true => Ok(Origin::Generated),
-        false => Err(missing),
-    }
-}
-
-/// The sources no directory is given for that making the ExternalArtifact `source` needs: its
-/// generator's sources, and theirs when one is itself an ExternalArtifact a generator makes
-/// (`chain`: the ExternalArtifacts being made, so a generator fed by its own artifact ends).
-fn missing_for_generated(
-    options: &Options,
-    source: &fluxbuild::SourceRef,
-    generators: &[fluxbuild::generator::Generator],
-    chain: &mut Vec<fluxbuild::SourceRef>,
-    missing: &mut Vec<fluxbuild::SourceRef>,
-) {
-    if chain.contains(source) {
-        // Made from itself: the build says so.
-        return;
-    }
-    let generator = (source.kind == "ExternalArtifact")
-        .then(|| generators.iter().find(|g| g.may_make(&source.namespace, &source.name)))
-        .flatten();
-    let Some(generator) = generator else {
-        if !missing.contains(source) {
-            missing.push(source.clone());
-        }
-        return;
-    };
-    chain.push(source.clone());
-    for entry in generator.sources.iter().filter(|s| source_dir(options, &s.source).is_none()) {
-        missing_for_generated(options, &entry.source, generators, chain, missing);
-    }
-    chain.pop();
-}
-
 /// The kustomization file names kustomize recognises, in the order it looks for them.
 const KUSTOMIZATION_FILES: [&str; 3] = ["kustomization.yaml", "kustomization.yml", "Kustomization"];
 
 /// How to build: the `flux-build` flags `diff --flux` shares.
 pub(super) struct Options {
-    sources: Vec<(SourcePattern, PathBuf)>,
+    /// `--source` flags, and the checkout: the `flux-system` GitRepository when no `--source`
+    /// names it, as `flux bootstrap` makes the repository it commits to that source.
+    pub(super) sources: Sources,
     skip_missing_sources: bool,
     /// `--kustomization`: the flag as given, and its namespace and name.
     only: Option<(String, Option<String>, String)>,
@@ -117,9 +37,6 @@ pub(super) struct Options {
     /// `--max-builds`: a few hundred bytes of package can declare hundreds of Kustomizations, each
     /// a kustomize run, so their number is the operator's to bound.
     pub(super) max_builds: usize,
-    /// The top of the git work tree the inputs are in: the `flux-system` GitRepository when no
-    /// `--source` names it, as `flux bootstrap` makes the repository it commits to that source.
-    pub(super) checkout: Option<PathBuf>,
     /// How the checkout is named in the info line (diff's revision side: a temporary copy).
     pub(super) checkout_shown: Option<String>,
     /// `--max-nesting`: how many rounds of Kustomizations that builds give are built.
@@ -128,9 +45,6 @@ pub(super) struct Options {
 
 /// `--max-nesting`' default: deeper than the Kustomizations of real repositories nest.
 pub(super) const DEFAULT_MAX_NESTING: usize = 10;
-
-/// The source `flux bootstrap` creates for the repository it commits the cluster's files to.
-pub(super) const BOOTSTRAP_SOURCE: (&str, &str, &str) = ("GitRepository", "flux-system", "flux-system");
 
 /// The top of the git work tree `path` is in (the nearest directory above it holding `.git`).
 pub(super) fn work_tree_of(path: &Path) -> Option<PathBuf> {
@@ -161,13 +75,12 @@ impl Options {
             None => None,
         };
         Ok(Options {
-            sources: parsed,
+            sources: Sources { given: parsed, checkout: None },
             skip_missing_sources,
             only,
             strict_substitutions,
             show_secrets: false,
             max_builds: DEFAULT_MAX_BUILDS,
-            checkout: None,
             checkout_shown: None,
             max_nesting: DEFAULT_MAX_NESTING,
         })
@@ -187,7 +100,7 @@ pub(super) fn run(args: FluxBuildArgs, root: Option<PathBuf>, limits: Limits) ->
     };
     options.show_secrets = args.show_secrets;
     options.max_builds = args.max_builds;
-    options.checkout = args.input.paths.first().and_then(|path| work_tree_of(path));
+    options.sources.checkout = args.input.paths.first().and_then(|path| work_tree_of(path));
     options.max_nesting = args.max_nesting;
     let (input, files) = match from_paths(&args.input, root, limits) {
         Ok(loaded) => loaded,
@@ -263,20 +176,9 @@ pub(super) fn build_each(
     let only = only_in_render.then_some(());
     // A --source that no Kustomization's sourceRef matches is likely a typo in its name (with
     // --kustomization, the other sources are expected).
-    let rendered_generators = generators(rendered.iter().map(|item| &**item), &mut results);
-    for (pattern, dir) in options.sources.iter().filter(|_| options.only.is_none()) {
-        let by_generator = rendered_generators.iter().flat_map(|g| &g.sources).any(|s| pattern.matches(&s.source));
-        if !by_generator && !kustomizations.iter().any(|k| pattern.matches(&k.source)) {
-            results.push(Diagnostic::warning(
-                Kind::Render,
-                format!(
-                    "--source {}={}: no Kustomization to build has this source; the sources are {}",
-                    pattern,
-                    dir.display(),
-                    source_list(&kustomizations)
-                ),
-            ));
-        }
+    let rendered_generators = plan::generators(rendered.iter().map(|item| &**item), &mut results);
+    if options.only.is_none() {
+        results.extend(plan::unused_sources(&options.sources, &kustomizations, &rendered_generators));
     }
     let order = match only {
         // One Kustomization is built on its own, as `flux build kustomization` builds one.
@@ -290,102 +192,26 @@ pub(super) fn build_each(
     // Left out for a cycle or a missing dependency: what depends on them is not built either.
     let blocked: Vec<Name> =
         kustomizations.iter().enumerate().filter(|(i, _)| !order.contains(i)).map(|(_, k)| k.id.clone()).collect();
-    let mut plan = Vec::new();
-    let mut missing: Vec<(String, Vec<&Name>)> = Vec::new();
-    let bootstrap = fluxbuild::SourceRef {
-        kind: BOOTSTRAP_SOURCE.0.to_string(),
-        namespace: BOOTSTRAP_SOURCE.1.to_string(),
-        name: BOOTSTRAP_SOURCE.2.to_string(),
-    };
-    let mut checkout_used = false;
-    let given_for = |source: &fluxbuild::SourceRef| options.sources.iter().any(|(pattern, _)| pattern.matches(source));
-    // An ExternalArtifact whose ArtifactGenerator the render lacks may be made by a generator a
-    // build applies (a cluster waits for it to appear): such a Kustomization, and what depends on
-    // it, is built after the others. With nothing else to build, it is missing as any source.
-    let mut deferred: Vec<usize> = Vec::new();
-    let generated_later =
-        |sources: &[fluxbuild::SourceRef]| only.is_none() && sources.iter().all(|s| s.kind == "ExternalArtifact");
-    let buildable = order.iter().any(|&i| origin_of(options, &kustomizations[i], &rendered_generators).is_ok());
-    for i in order {
-        let kustomization = &kustomizations[i];
-        let waits = kustomization.depends_on.iter().any(|d| deferred.iter().any(|&j| kustomizations[j].id == *d));
-        if buildable && waits {
-            deferred.push(i);
-            continue;
-        }
-        match origin_of(options, kustomization, &rendered_generators) {
-            Err(sources) if buildable && generated_later(&sources) => deferred.push(i),
-            Ok(origin) => {
-                checkout_used |= match &origin {
-                    Origin::Dir(_) => !given_for(&kustomization.source),
-                    Origin::Generated => rendered_generators
-                        .iter()
-                        .find(|g| g.may_make(&kustomization.source.namespace, &kustomization.source.name))
-                        .is_some_and(|g| g.sources.iter().any(|s| s.source == bootstrap && !given_for(&s.source))),
-                };
-                plan.push((i, origin));
-            }
-            Err(sources) => {
-                for source in sources {
-                    let source = source.to_string();
-                    match missing.iter_mut().find(|(s, _)| *s == source) {
-                        Some((_, names)) => names.push(&kustomization.id),
-                        None => missing.push((source, vec![&kustomization.id])),
-                    }
-                }
-            }
-        }
-    }
-    if !missing.is_empty() {
-        let list: Vec<String> = missing
-            .iter()
-            .map(|(source, names)| {
-                let names: Vec<String> = names.iter().map(|n| n.to_string()).collect();
-                format!("{source} (Kustomization {})", names.join(", "))
-            })
-            .collect();
+    let planned = plan::plan(&kustomizations, &order, &options.sources, &rendered_generators, only.is_some());
+    if !planned.missing.is_empty() {
         if let (Some((flag, _, _)), false) = (&options.only, only_in_render) {
             // A name the render does not hold, and the builds that might give it cannot all run:
             // most likely a typo.
-            let names: Vec<String> = kustomizations.iter().map(|k| k.id.to_string()).collect();
-            return Err(Exit::Unusable(format!(
-                "--kustomization {flag}: the render holds no such Flux Kustomization; it holds {} (with a --source \
-                 for each of their sources, the Kustomizations their builds give are looked in too)",
-                names.join(", ")
-            )));
+            return Err(Exit::Unusable(plan::unknown_kustomization(flag, &kustomizations)));
         }
         if !options.skip_missing_sources {
-            let flags: Vec<String> = missing.iter().map(|(source, _)| format!("--source {source}=DIR")).collect();
-            let generated = match missing.iter().any(|(source, _)| source.starts_with("ExternalArtifact/")) {
-                true => " (or add to the inputs the ArtifactGenerator that makes the ExternalArtifact)",
-                false => "",
-            };
-            return Err(Exit::Unusable(format!(
-                "no directory is given for the sources {}: give {}{generated}, or --skip-missing-sources to build the \
-                 rest",
-                list.join("; "),
-                flags.join(" ")
-            )));
+            return Err(Exit::Unusable(planned.missing_message(&kustomizations)));
         }
-        for entry in &list {
+        for entry in planned.missing_list(&kustomizations) {
             results.push(Diagnostic::warning(Kind::Render, format!("not built: no --source for {entry}")));
         }
     }
-    if let (true, Some(checkout)) = (checkout_used, &options.checkout) {
-        let info = Diagnostic::new(
-            Severity::Info,
-            Kind::Render,
-            format!(
-                "source {bootstrap} is the git work tree {} (the checkout; flux bootstrap makes the repository it \
-                 commits to this source): give --source {}/{}/{}=DIR to build another",
-                options.checkout_shown.clone().unwrap_or_else(|| checkout.display().to_string()),
-                BOOTSTRAP_SOURCE.0,
-                BOOTSTRAP_SOURCE.1,
-                BOOTSTRAP_SOURCE.2
-            ),
-        );
+    if let (true, Some(checkout)) = (planned.checkout_used, &options.sources.checkout) {
+        let shown = options.checkout_shown.clone().unwrap_or_else(|| checkout.display().to_string());
+        let info = Diagnostic::new(Severity::Info, Kind::Render, plan::checkout_info(&shown));
         super::output::eprint_line(&info.to_string());
     }
+    let plan::Plan { builds: plan, deferred, .. } = planned;
     if plan.len() > options.max_builds {
         return Err(Exit::Unusable(format!(
             "the render holds {} Kustomizations to build, more than --max-builds ({}): raise --max-builds, or build \
@@ -431,16 +257,7 @@ pub(super) fn build_each(
     let failed = results.iter().any(Diagnostic::is_error);
     if let (Some((flag, _, _)), false) = (&options.only, only_in_render) {
         if !known.iter().any(&wanted) {
-            let mut names: Vec<String> = known.iter().map(Name::to_string).collect();
-            names.sort();
-            let held = match names.is_empty() {
-                true => "there are none".to_string(),
-                false => format!("there are {}", names.join(", ")),
-            };
-            return Err(Exit::Unusable(format!(
-                "--kustomization {flag}: neither the render nor the Kustomizations built from it hold such a Flux \
-                 Kustomization; {held}"
-            )));
+            return Err(Exit::Unusable(plan::kustomization_not_found(flag, &known)));
         }
         built.retain(|(id, _)| wanted(id));
     }
@@ -553,7 +370,7 @@ impl Run<'_> {
         }
         let objects: Vec<&Value> = applied(self.rendered, &self.built).collect();
         let mut problems = Vec::new();
-        let found = generators(objects.iter().copied(), &mut problems);
+        let found = plan::generators(objects.iter().copied(), &mut problems);
         // A generator that cannot be read is an error result once (the render's were reported
         // when the run began); the others may still make the artifact.
         for problem in problems {
@@ -572,7 +389,7 @@ impl Run<'_> {
         for (generator, rules) in makers {
             let mut local: Vec<(String, PathBuf)> = Vec::new();
             for (entry, rules) in generator.sources.iter().zip(&rules) {
-                let given = source_dir(self.options, &entry.source);
+                let given = self.options.sources.dir(&entry.source);
                 if given.is_none() && entry.source.kind == "ExternalArtifact" {
                     chain.push(source.clone());
                     let made = self.external_artifact(&entry.source, chain);
@@ -664,8 +481,8 @@ impl Run<'_> {
                     continue;
                 }
                 let objects = applied(self.rendered, &self.built);
-                let known_generators = generators(objects, &mut Vec::new());
-                match origin_of(self.options, kustomization, &known_generators) {
+                let known_generators = plan::generators(objects, &mut Vec::new());
+                match plan::origin_of(&self.options.sources, kustomization, &known_generators) {
                     Ok(origin) => self.build(kustomization, &origin),
                     Err(sources) => self.not_built(kustomization, &sources),
                 }
@@ -680,42 +497,18 @@ impl Run<'_> {
         self.planned += deferred.len();
         for &i in deferred {
             let kustomization = &kustomizations[i];
-            let known_generators = generators(applied(self.rendered, &self.built), &mut Vec::new());
-            match origin_of(self.options, kustomization, &known_generators) {
+            let known_generators = plan::generators(applied(self.rendered, &self.built), &mut Vec::new());
+            match plan::origin_of(&self.options.sources, kustomization, &known_generators) {
                 Ok(origin) => self.build(kustomization, &origin),
                 Err(sources) => self.not_built(kustomization, &sources),
             }
         }
     }
 
-    /// A Kustomization whose sources have no directory, found once the run has started: an error
-    /// result (a warning with `--skip-missing-sources`).
+    /// A Kustomization whose sources have no directory, found once the run has started.
     fn not_built(&mut self, kustomization: &Kustomization, sources: &[fluxbuild::SourceRef]) {
-        let generated = match sources.iter().any(|s| s.kind == "ExternalArtifact") {
-            true => " (no ArtifactGenerator in the inputs or applied by a build makes the ExternalArtifact)",
-            false => "",
-        };
-        let sources: Vec<String> = sources.iter().map(|s| s.to_string()).collect();
-        let message = format!("not built: no --source for {}{generated}", sources.join(", "));
-        let flags: Vec<String> = sources.iter().map(|s| format!("--source {s}=DIR")).collect();
-        match self.options.skip_missing_sources {
-            true => self.results.push(Diagnostic::warning(Kind::Render, message).about(&kustomization.object)),
-            false => self
-                .results
-                .push(kustomization.error(format!("{message}: give {}, or --skip-missing-sources", flags.join(" ")))),
-        }
+        self.results.push(plan::not_built(kustomization, sources, self.options.skip_missing_sources));
         self.failed.push(kustomization.id.clone());
-    }
-}
-
-/// The distinct sources of `kustomizations`, for a message.
-fn source_list(kustomizations: &[Kustomization]) -> String {
-    let mut sources: Vec<String> = kustomizations.iter().map(|k| k.source.to_string()).collect();
-    sources.sort();
-    sources.dedup();
-    match sources.is_empty() {
-        true => "none".to_string(),
-        false => sources.join(", "),
     }
 }
 

@@ -14,6 +14,7 @@ mod confine;
 mod generate;
 pub mod generator;
 pub mod ignore;
+pub mod plan;
 mod post;
 mod redact;
 

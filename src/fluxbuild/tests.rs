@@ -172,3 +172,50 @@ fn secret_values_leave_messages() {
     );
     assert_eq!(redact_message("every e", &["e".to_string()]), "<redacted>v<redacted>ry <redacted>");
 }
+
+fn sourced(name: &str, kind: &str, source: &str, depends_on: &[&str]) -> Item {
+    let depends: Vec<Value> = depends_on.iter().map(|d| json!({"name": d})).collect();
+    Item::from(json!({
+        "apiVersion": "kustomize.toolkit.fluxcd.io/v1",
+        "kind": "Kustomization",
+        "metadata": {"name": name, "namespace": "flux-system"},
+        "spec": {"sourceRef": {"kind": kind, "name": source}, "path": "./", "dependsOn": depends},
+    }))
+}
+
+fn planned(items: &[Item], sources: &plan::Sources) -> (Vec<String>, Vec<String>, Vec<String>) {
+    let (found, _) = kustomizations(items);
+    let (order, _) = build_order(&found, &|_| false);
+    let result = plan::plan(&found, &order, sources, &[], false);
+    let names = |indices: Vec<usize>| indices.into_iter().map(|i| found[i].id.name.clone()).collect();
+    (
+        names(result.builds.iter().map(|(i, _)| *i).collect()),
+        names(result.deferred.clone()),
+        result.missing_list(&found),
+    )
+}
+
+/// An ExternalArtifact whose generator is not in the render waits for the other builds (one may
+/// apply the generator), with what depends on it; a missing GitRepository stops the plan as
+/// before; with nothing else to build, the ExternalArtifact is missing too.
+#[test]
+fn plans_wait_for_generators_a_build_may_apply() {
+    let given = plan::Sources {
+        given: vec![(SourcePattern::parse("core=.").map(|(p, _)| p).unwrap_or_else(|e| panic!("{e}")), ".".into())],
+        checkout: None,
+    };
+    let items = [
+        sourced("apps", "ExternalArtifact", "bundle", &[]),
+        sourced("after", "GitRepository", "core", &["apps"]),
+        sourced("platform", "GitRepository", "core", &[]),
+        sourced("other", "GitRepository", "elsewhere", &[]),
+    ];
+    let (builds, deferred, missing) = planned(&items, &given);
+    assert_eq!(builds, ["platform"]);
+    assert_eq!(deferred, ["apps", "after"]);
+    assert_eq!(missing, ["GitRepository/flux-system/elsewhere (Kustomization flux-system/other)"]);
+    let alone = [sourced("apps", "ExternalArtifact", "bundle", &[])];
+    let (builds, deferred, missing) = planned(&alone, &given);
+    assert!(builds.is_empty() && deferred.is_empty());
+    assert_eq!(missing, ["ExternalArtifact/flux-system/bundle (Kustomization flux-system/apps)"]);
+}
