@@ -116,9 +116,15 @@ func main() {
 	}
 	cl := &stubClient{objects: objs}
 	out := output{Normalized: *applied, Strict: *strict, Artifact: !*noArtifact, Results: []result{}}
+	// The controller reconciles a Kustomization once every Kustomization its spec.dependsOn
+	// names is ready: here, built without error. What a build applies is in the cluster for the
+	// next ones (its ConfigMaps and Secrets for substituteFrom, its ArtifactGenerators) and its
+	// Kustomizations are reconciled in turn, at most --nested builds deep. One whose
+	// dependencies never become ready (failed, missing, a cycle) is not built.
 	type pending struct {
-		k  *unstructured.Unstructured
-		by string
+		k     *unstructured.Unstructured
+		by    string
+		depth int
 	}
 	var todo []pending
 	seen := map[string]bool{}
@@ -128,33 +134,61 @@ func main() {
 			seen[o.GetNamespace()+"/"+o.GetName()] = true
 		}
 	}
-	for round := 0; len(todo) > 0; round++ {
-		var next []pending
-		for _, p := range todo {
+	ready := map[string]bool{}
+	waitsFor := func(k *unstructured.Unstructured) []string {
+		deps, _, _ := unstructured.NestedSlice(k.Object, "spec", "dependsOn")
+		var ids []string
+		for _, d := range deps {
+			m, ok := d.(map[string]interface{})
+			if !ok {
+				continue
+			}
+			name, _ := m["name"].(string)
+			ns, _ := m["namespace"].(string)
+			if ns == "" {
+				ns = k.GetNamespace()
+			}
+			ids = append(ids, ns+"/"+name)
+		}
+		return ids
+	}
+	for progress := true; progress; {
+		progress = false
+		for i, p := range todo {
+			waiting := false
+			for _, id := range waitsFor(p.k) {
+				waiting = waiting || !ready[id]
+			}
+			if waiting {
+				continue
+			}
+			todo = append(todo[:i:i], todo[i+1:]...)
+			progress = true
+			id := p.k.GetNamespace() + "/" + p.k.GetName()
+			if p.depth > *nested {
+				out.Results = append(out.Results, result{Kustomization: id, AppliedBy: p.by,
+					Objects: []map[string]interface{}{}, Error: "oracle: not built (--nested rounds reached)"})
+				break
+			}
 			r := buildOne(cl, cl.objects, srcs, p.k, *strict, !*noArtifact, *applied)
 			r.AppliedBy = p.by
 			out.Results = append(out.Results, r)
-			// What a build applies is in the cluster for the next ones: its ConfigMaps and
-			// Secrets for substituteFrom, and its Kustomizations, which the controller builds in
-			// turn (each once here).
+			ready[id] = r.Error == ""
 			for _, m := range r.Objects {
 				u := &unstructured.Unstructured{Object: m}
 				cl.objects = append(cl.objects, u.DeepCopy())
-				id := u.GetNamespace() + "/" + u.GetName()
-				if isKustomization(u) && !seen[id] {
-					seen[id] = true
-					next = append(next, pending{k: u.DeepCopy(), by: r.Kustomization})
+				uid := u.GetNamespace() + "/" + u.GetName()
+				if isKustomization(u) && !seen[uid] {
+					seen[uid] = true
+					todo = append(todo, pending{k: u.DeepCopy(), by: r.Kustomization, depth: p.depth + 1})
 				}
-			}
-		}
-		if round >= *nested {
-			for _, p := range next {
-				out.Results = append(out.Results, result{Kustomization: p.k.GetNamespace() + "/" + p.k.GetName(),
-					AppliedBy: p.by, Objects: []map[string]interface{}{}, Error: "oracle: not built (--nested rounds reached)"})
 			}
 			break
 		}
-		todo = next
+	}
+	for _, p := range todo {
+		out.Results = append(out.Results, result{Kustomization: p.k.GetNamespace() + "/" + p.k.GetName(), AppliedBy: p.by,
+			Objects: []map[string]interface{}{}, Error: "oracle: not built (a dependency is not ready)"})
 	}
 	enc := json.NewEncoder(os.Stdout)
 	enc.SetIndent("", "  ")
