@@ -4,29 +4,37 @@
 //!
 //! - an output budget: execution writes through [`BudgetWriter`], so a template that loops or
 //!   repeats a large value stops at `--max-output-size` instead of filling memory;
-//! - Go's argument checks for our functions ([`Args`]): the crate hands a function an untyped
+//! - Go's argument checks for our functions ([`args`]): the crate hands a function an untyped
 //!   slice, where Go converts and checks each argument against the function's signature and
 //!   reports `wrong number of args for F: want 1 got 2`;
-//! - conversions between the document model and the crate's values, and Go's `%v` spelling of
-//!   floats (the crate prints Rust's: `1000000` where Go prints `1e+06`).
+//! - conversions between the document model and the crate's values ([`value`]), and Go's
+//!   formatting of values ([`fmt`]: type names, `%v`, floats, `printf`; the crate prints Rust's
+//!   `1000000` where Go prints `1e+06`).
+//!
+//! The modules are layers: [`value`] at the bottom, [`fmt`] on it, [`args`], [`semver`],
+//! [`typed`] and [`refs`] above, this file on top; none uses what this file defines.
 //!
 //! Callers compile each distinct text once per render; function maps are built once per render.
 
+pub mod args;
 pub mod check;
 pub mod comments;
 pub mod fmt;
 pub mod pipes;
 pub mod refs;
+pub mod semver;
 pub mod strconv;
 pub mod typed;
+pub mod value;
 
-use crate::doc::{Map, Value};
 use crate::limits::{Budget, Exhausted};
+pub use args::{define, fail, Args, Arity, Body};
+pub use fmt::{go_float, go_type};
 use gotmpl::parse::{ListNode, Node};
-pub use gotmpl::{FuncMap, MissingKey, TemplateError, Value as GoValue, ValueFunc};
+pub use gotmpl::{FuncMap, MissingKey, TemplateError};
 use std::collections::HashMap;
-use std::fmt::Write as _;
 use std::sync::Arc;
+pub use value::{from_go, is_nil_list, list, map, map_to_go, nil_list, string, to_go, GoMap, GoValue, ValueFunc};
 
 /// A compiled template and the steps one execution of it is charged.
 pub struct Compiled {
@@ -310,286 +318,6 @@ impl std::fmt::Write for BudgetWriter<'_> {
                 Err(std::fmt::Error)
             }
         }
-    }
-}
-
-/// An error a function returns, in Go's words: `error calling F: …`.
-pub fn fail(name: &str, text: impl std::fmt::Display) -> TemplateError {
-    TemplateError::Exec(format!("error calling {name}: {text}"))
-}
-
-/// A function's arguments, checked as Go checks them against the function's signature.
-pub struct Args<'a> {
-    name: &'a str,
-    args: &'a [GoValue],
-}
-
-impl<'a> Args<'a> {
-    /// Exactly `want` arguments.
-    pub fn exact(name: &'a str, args: &'a [GoValue], want: usize) -> Result<Self, TemplateError> {
-        if args.len() != want {
-            return Err(TemplateError::Exec(format!(
-                "wrong number of args for {name}: want {want} got {}",
-                args.len()
-            )));
-        }
-        Ok(Self { name, args })
-    }
-
-    /// At least `want` arguments (a variadic function).
-    pub fn at_least(name: &'a str, args: &'a [GoValue], want: usize) -> Result<Self, TemplateError> {
-        if args.len() < want {
-            return Err(TemplateError::Exec(format!(
-                "wrong number of args for {name}: want at least {want} got {}",
-                args.len()
-            )));
-        }
-        Ok(Self { name, args })
-    }
-
-    /// The function's name, for its error messages.
-    pub fn name(&self) -> &'a str {
-        self.name
-    }
-
-    pub fn len(&self) -> usize {
-        self.args.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.args.is_empty()
-    }
-
-    /// The argument as Go passes it to an `interface{}` parameter.
-    pub fn any(&self, i: usize) -> &'a GoValue {
-        self.args.get(i).unwrap_or(&GoValue::Nil)
-    }
-
-    /// The arguments from `i` on (a variadic tail).
-    pub fn rest(&self, i: usize) -> &'a [GoValue] {
-        self.args.get(i..).unwrap_or(&[])
-    }
-
-    fn wrong(&self, i: usize, expected: &str) -> TemplateError {
-        TemplateError::Exec(format!(
-            "wrong type for value; expected {expected}; got {} (argument {} of {})",
-            go_type(self.any(i)),
-            i + 1,
-            self.name
-        ))
-    }
-
-    /// A `string` parameter.
-    pub fn string(&self, i: usize) -> Result<&'a str, TemplateError> {
-        match self.any(i) {
-            GoValue::String(s) => Ok(s),
-            _ => Err(self.wrong(i, "string")),
-        }
-    }
-
-    /// An `int`/`int64` parameter (Go converts any integer value that fits).
-    pub fn int(&self, i: usize) -> Result<i64, TemplateError> {
-        match self.any(i) {
-            GoValue::Int(n) => Ok(*n),
-            GoValue::Uint(n) => i64::try_from(*n).map_err(|_| self.wrong(i, "int")),
-            _ => Err(self.wrong(i, "int")),
-        }
-    }
-
-    /// A `float64` parameter (integers convert).
-    pub fn float(&self, i: usize) -> Result<f64, TemplateError> {
-        match self.any(i) {
-            GoValue::Float(f) => Ok(*f),
-            #[allow(clippy::cast_precision_loss)]
-            GoValue::Int(n) => Ok(*n as f64),
-            #[allow(clippy::cast_precision_loss)]
-            GoValue::Uint(n) => Ok(*n as f64),
-            _ => Err(self.wrong(i, "float64")),
-        }
-    }
-
-    /// A `uint64` parameter (non-negative integers convert).
-    pub fn uint(&self, i: usize) -> Result<u64, TemplateError> {
-        match self.any(i) {
-            GoValue::Uint(n) => Ok(*n),
-            GoValue::Int(n) => u64::try_from(*n).map_err(|_| self.wrong(i, "uint64")),
-            _ => Err(self.wrong(i, "uint64")),
-        }
-    }
-
-    /// A `[]interface{}` parameter (nil is the empty slice, as Go passes it).
-    pub fn list(&self, i: usize) -> Result<&'a [GoValue], TemplateError> {
-        match self.any(i) {
-            GoValue::List(items) => Ok(items),
-            GoValue::Nil => Ok(&[]),
-            _ => Err(self.wrong(i, "[]interface {}")),
-        }
-    }
-
-    /// A `map[string]interface{}` parameter (nil is the empty map, as Go passes it).
-    pub fn map(&self, i: usize) -> Result<&'a GoMap, TemplateError> {
-        static EMPTY: GoMap = GoMap::new();
-        match self.any(i) {
-            GoValue::Map(map) => Ok(map),
-            GoValue::Nil => Ok(&EMPTY),
-            _ => Err(self.wrong(i, "map[string]interface {}")),
-        }
-    }
-
-    /// A `bool` parameter.
-    pub fn bool(&self, i: usize) -> Result<bool, TemplateError> {
-        match self.any(i) {
-            GoValue::Bool(b) => Ok(*b),
-            _ => Err(self.wrong(i, "bool")),
-        }
-    }
-}
-
-/// A template map's entries.
-pub type GoMap = std::collections::BTreeMap<Arc<str>, GoValue>;
-
-/// How many arguments a function takes, as its Go signature says.
-#[derive(Clone, Copy, Debug)]
-pub enum Arity {
-    /// Exactly this many.
-    Exact(usize),
-    /// At least this many (a variadic tail).
-    AtLeast(usize),
-}
-
-/// A function body: it receives its arguments already counted.
-pub type Body = fn(&Args<'_>) -> Result<GoValue, TemplateError>;
-
-/// Registers `body` as `name`, counting its arguments as Go would before calling it.
-pub fn define(funcs: &mut FuncMap, name: &'static str, arity: Arity, body: Body) {
-    let func: ValueFunc = Arc::new(move |args: &[GoValue]| {
-        let args = match arity {
-            Arity::Exact(n) => Args::exact(name, args, n)?,
-            Arity::AtLeast(n) => Args::at_least(name, args, n)?,
-        };
-        body(&args)
-    });
-    funcs.insert(name.to_string(), func);
-}
-
-/// A string value.
-pub fn string(text: impl Into<Arc<str>>) -> GoValue {
-    GoValue::String(text.into())
-}
-
-/// A list value.
-pub fn list(items: Vec<GoValue>) -> GoValue {
-    GoValue::List(items.into())
-}
-
-/// Go's nil slice (`var s []interface{}`), which Sprig's `rest`, `initial` and `concat` of
-/// empty lists and `regexFindAll` without a match return: empty everywhere but in JSON, where it
-/// is `null`, and in `deepEqual`, where it differs from an empty list. One shared allocation,
-/// told apart by its address ([`is_nil_list`]).
-pub fn nil_list() -> GoValue {
-    static NIL: std::sync::LazyLock<Arc<[GoValue]>> = std::sync::LazyLock::new(|| Arc::from(Vec::new()));
-    GoValue::List(NIL.clone())
-}
-
-/// Whether `items` is [`nil_list`]'s.
-pub fn is_nil_list(items: &Arc<[GoValue]>) -> bool {
-    matches!(nil_list(), GoValue::List(nil) if Arc::ptr_eq(&nil, items))
-}
-
-/// A map value.
-pub fn map(entries: GoMap) -> GoValue {
-    GoValue::Map(Arc::new(entries))
-}
-
-/// Go's name for a value's type, for messages.
-pub fn go_type(value: &GoValue) -> &'static str {
-    match value {
-        GoValue::Nil => "nil",
-        GoValue::Bool(_) => "bool",
-        GoValue::Int(_) => "int",
-        GoValue::Uint(_) => "uint64",
-        GoValue::Float(_) => "float64",
-        GoValue::String(_) => "string",
-        GoValue::List(_) => "[]interface {}",
-        GoValue::Map(_) => "map[string]interface {}",
-        GoValue::Function(_) => "func",
-    }
-}
-
-/// Go's `fmt.Sprint` of a value (`%v`): what a template writes for it.
-pub fn sprint(value: &GoValue) -> String {
-    let mut out = String::new();
-    write_value(&mut out, value);
-    out
-}
-
-fn write_value(out: &mut String, value: &GoValue) {
-    match value {
-        GoValue::Float(f) => out.push_str(&go_float(*f)),
-        GoValue::List(items) => {
-            out.push('[');
-            for (i, item) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push(' ');
-                }
-                write_value(out, item);
-            }
-            out.push(']');
-        }
-        GoValue::Map(map) => {
-            out.push_str("map[");
-            for (i, (key, item)) in map.iter().enumerate() {
-                if i > 0 {
-                    out.push(' ');
-                }
-                out.push_str(key);
-                out.push(':');
-                write_value(out, item);
-            }
-            out.push(']');
-        }
-        other => {
-            let _ = write!(out, "{other}");
-        }
-    }
-}
-
-/// Go's `%v` of a float64: the expressions' formatter, which Windsor's interpolation uses too.
-pub use crate::expr::go_float;
-
-/// A document value as template data.
-pub fn to_go(value: &Value) -> GoValue {
-    match value {
-        Value::Null => GoValue::Nil,
-        Value::Bool(b) => GoValue::Bool(*b),
-        Value::Number(n) => match (n.as_i64(), n.as_u64(), n.as_f64()) {
-            (Some(i), _, _) => GoValue::Int(i),
-            (None, Some(u), _) => GoValue::Uint(u),
-            (_, _, Some(f)) => GoValue::Float(f),
-            _ => GoValue::String(n.to_string().into()),
-        },
-        Value::String(s) => GoValue::String(s.as_str().into()),
-        Value::Array(items) => GoValue::List(items.iter().map(to_go).collect()),
-        Value::Object(map) => map_to_go(map),
-    }
-}
-
-/// A mapping as template data (`.key` lookups).
-pub fn map_to_go(map: &Map) -> GoValue {
-    GoValue::Map(Arc::new(map.iter().map(|(k, v)| (Arc::<str>::from(k.as_str()), to_go(v))).collect()))
-}
-
-/// Template data back as a document value (functions returning structure: `fromYaml`, `dict`).
-pub fn from_go(value: &GoValue) -> Value {
-    match value {
-        GoValue::Nil | GoValue::Function(_) => Value::Null,
-        GoValue::Bool(b) => Value::Bool(*b),
-        GoValue::Int(n) => Value::from(*n),
-        GoValue::Uint(n) => Value::from(*n),
-        GoValue::Float(f) => serde_json::Number::from_f64(*f).map_or(Value::Null, Value::Number),
-        GoValue::String(s) => Value::String(s.to_string()),
-        GoValue::List(items) => Value::Array(items.iter().map(from_go).collect()),
-        GoValue::Map(map) => Value::Object(map.iter().map(|(k, v)| (k.to_string(), from_go(v))).collect()),
     }
 }
 

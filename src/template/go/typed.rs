@@ -15,65 +15,12 @@
 //! What a function stores in a list or map is stored without its tag: `typeOf (index (list (add
 //! 1 2)) 0)` is `int` (Go: `int64`).
 
-use super::{GoMap, GoValue, TemplateError, ValueFunc};
+use super::fmt::tagged_name;
+use super::value::GoValue;
+pub use super::value::{tag, tagged, Type};
 use gotmpl::parse::{Expr, ListNode, Node, Number, PipeNode};
+use gotmpl::TemplateError;
 use std::cell::Cell;
-use std::sync::{Arc, LazyLock};
-
-/// A Go type the crate's values do not tell apart from another.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Type {
-    Int64,
-    Strings,
-    Ints,
-    Lists,
-    StringMap,
-    Semver,
-}
-
-const TYPES: [Type; 6] = [Type::Int64, Type::Strings, Type::Ints, Type::Lists, Type::StringMap, Type::Semver];
-
-impl Type {
-    /// Go's name of the type (`%T`, `typeOf`).
-    pub fn name(self) -> &'static str {
-        match self {
-            Type::Int64 => "int64",
-            Type::Strings => "[]string",
-            Type::Ints => "[]int",
-            Type::Lists => "[][]interface {}",
-            Type::StringMap => "map[string]string",
-            Type::Semver => "*semver.Version",
-        }
-    }
-
-    /// Go's kind of the type (`kindOf`).
-    pub fn kind(self) -> &'static str {
-        match self {
-            Type::Int64 => "int64",
-            Type::Strings | Type::Ints | Type::Lists => "slice",
-            Type::StringMap => "map",
-            Type::Semver => "ptr",
-        }
-    }
-}
-
-/// One marker function per type, told apart by address.
-static MARKERS: LazyLock<[ValueFunc; 6]> =
-    LazyLock::new(|| std::array::from_fn(|_| -> ValueFunc { Arc::new(|_: &[GoValue]| Ok(GoValue::Nil)) }));
-
-/// `value` tagged as `ty`. A semver's value is the map of its fields (Go's methods without
-/// arguments: `.Major`, `.Original`, `.String`).
-pub fn tag(value: GoValue, ty: Type) -> GoValue {
-    let index = TYPES.iter().position(|t| *t == ty).unwrap_or(0);
-    GoValue::List(Arc::from(vec![value, GoValue::Function(MARKERS[index].clone())]))
-}
-
-/// The type and the value of a tagged value.
-pub fn tagged(value: &GoValue) -> Option<(Type, &GoValue)> {
-    let GoValue::List(items) = value else { return None };
-    let [inner, GoValue::Function(marker)] = &items[..] else { return None };
-    MARKERS.iter().position(|m| Arc::ptr_eq(m, marker)).map(|i| (TYPES[i], inner))
-}
 
 /// The value as the crate reads it (compared, ranged over, passed to a builtin), and as most
 /// functions receive it: without its tag; a semver as the map of its fields, which a function
@@ -101,28 +48,6 @@ pub fn semver_text(fields: &GoValue) -> GoValue {
         GoValue::Map(map) => map.get("String").cloned().unwrap_or(GoValue::Nil),
         _ => GoValue::Nil,
     }
-}
-
-/// A semver's fields: the map a template's `.Major` reads.
-pub fn semver_fields(major: u64, minor: u64, patch: u64, pre: &str, metadata: &str, original: &str) -> GoValue {
-    let mut text = format!("{major}.{minor}.{patch}");
-    if !pre.is_empty() {
-        text.push('-');
-        text.push_str(pre);
-    }
-    if !metadata.is_empty() {
-        text.push('+');
-        text.push_str(metadata);
-    }
-    let mut map = GoMap::new();
-    map.insert("Major".into(), GoValue::Uint(major));
-    map.insert("Minor".into(), GoValue::Uint(minor));
-    map.insert("Patch".into(), GoValue::Uint(patch));
-    map.insert("Prerelease".into(), super::string(pre));
-    map.insert("Metadata".into(), super::string(metadata));
-    map.insert("Original".into(), super::string(original));
-    map.insert("String".into(), super::string(text));
-    super::map(map)
 }
 
 thread_local! {
@@ -292,7 +217,7 @@ impl Signature {
             };
             return Err(TemplateError::Exec(format!(
                 "wrong type for value; expected {expected}; got {} (argument {} of {name})",
-                ty.name(),
+                tagged_name(ty),
                 i + 1
             )));
         }
