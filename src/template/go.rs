@@ -71,12 +71,12 @@ pub fn compile(source: &str, (left, right): (&str, &str), funcs: &FuncMap) -> Re
         .filter_map(|word| funcs.get_key_value(word))
         .map(|(name, f)| (name.clone(), f.clone()))
         .collect();
-    // The crate's parse, for its errors (the tree executed is the rewritten one below).
-    gotmpl::Template::new("").delims(left, right).funcs(used.clone()).parse(source).map_err(|err| message(&err))?;
-    // Parsed again (the text parsed above, so it parses) for what the crate leaves out.
+    // Parsed once, by the crate's parser; what the crate's `Template::parse` adds to it for an
+    // unnamed template is Go's refusal of a name defined twice in one text.
     let (mut tree, defines) = gotmpl::parse::Parser::with_name(None, source, left, right)
         .and_then(gotmpl::parse::Parser::parse)
         .map_err(|err| message(&err))?;
+    twice_defined(source, &defines).map_err(|err| message(&err))?;
     let bodies: Vec<&ListNode> = defines.iter().map(|d| &d.body).collect();
     check::check(&tree, &bodies, &|name| funcs.contains_key(name)).map_err(|err| message(&err))?;
     let steps = if source.contains("range") || source.contains("template") || source.contains("block") {
@@ -126,6 +126,26 @@ pub fn compile(source: &str, (left, right): (&str, &str), funcs: &FuncMap) -> Re
         template = template.add_parse_tree(&define.name, define.body);
     }
     Ok(Compiled { template, steps, typed })
+}
+
+/// Go's `multiple definition of template` for a name given two non-empty bodies in one text (an
+/// empty body beside a non-empty one is dropped, not refused), at the second body, as the crate's
+/// `Template::parse` reports it.
+fn twice_defined(source: &str, defines: &[gotmpl::parse::DefineNode]) -> Result<(), TemplateError> {
+    let mut defined = std::collections::HashSet::new();
+    for define in defines.iter().filter(|d| !d.body.is_empty_tree()) {
+        if !defined.insert(define.name.as_str()) {
+            let start = source.get(..define.pos.offset).map_or(0, |before| before.rfind('\n').map_or(0, |i| i + 1));
+            let col = source.get(start..define.pos.offset).map_or(0, |text| text.chars().count()) + 1;
+            return Err(TemplateError::Parse {
+                name: None,
+                line: define.pos.line,
+                col,
+                message: format!("multiple definition of template {:?}", define.name.as_str()),
+            });
+        }
+    }
+    Ok(())
 }
 
 /// What executing a tree may cost: its nodes and `range`s, `{{template}}` calls expanded.
@@ -357,6 +377,20 @@ mod tests {
         assert!(err.contains("expected string; got int"), "{err}");
         let err = run(r#"repl{{ Nope 1 }}"#, ("repl{{", "}}"), &funcs).err().unwrap_or_default();
         assert!(err.contains("Nope"), "{err}");
+    }
+
+    #[test]
+    fn a_name_defined_twice_is_refused_as_the_crate_refuses_it() {
+        for (refused, source) in [
+            (true, "{{define \"a\"}}x{{end}}{{define \"a\"}}y{{end}}"),
+            (true, "ü{{define \"a\"}}x{{end}}\n  é {{define \"b\"}}{{end}}{{define \"a\"}}y{{end}}"),
+            (false, "{{define \"a\"}}{{end}}{{define \"a\"}}y{{end}}{{define \"a\"}}{{end}}"),
+        ] {
+            let crate_parse = gotmpl::Template::new("").parse(source).err().map(|err| message(&err));
+            let ours = compile(source, ("{{", "}}"), &FuncMap::new()).err();
+            assert_eq!(ours, crate_parse, "{source}");
+            assert_eq!(ours.is_some(), refused, "{source}");
+        }
     }
 
     #[test]
