@@ -40,8 +40,6 @@ pub use value::{from_go, is_nil_list, list, map, map_to_go, nil_list, string, to
 pub struct Compiled {
     template: gotmpl::Template,
     steps: u64,
-    /// Whether it runs typed ([`typed`]).
-    typed: bool,
 }
 
 /// The name the rewritten tree ([`refs::rewrite`]) is executed under.
@@ -63,12 +61,12 @@ const MAX_EXPANSION: u64 = 100_000;
 /// functions; only the names the text mentions are handed over, so compiling a short template
 /// costs what the template costs. (Functions are looked up when the template runs, so a name
 /// that is not handed over fails as an unknown function would.)
-pub fn compile(source: &str, (left, right): (&str, &str), funcs: &FuncMap) -> Result<Compiled, String> {
+pub fn compile(source: &str, (left, right): (&str, &str), funcs: &Functions) -> Result<Compiled, String> {
     let source = &*comments::normalize(source, left, right)?;
     let source = &*pipes::normalize(source, left, right);
-    let used: FuncMap = source
+    let mut used: FuncMap = source
         .split(|c: char| !(c.is_alphanumeric() || c == '_'))
-        .filter_map(|word| funcs.get_key_value(word))
+        .filter_map(|word| funcs.get(word, false))
         .map(|(name, f)| (name.clone(), f.clone()))
         .collect();
     // Parsed once, by the crate's parser; what the crate's `Template::parse` adds to it for an
@@ -78,7 +76,7 @@ pub fn compile(source: &str, (left, right): (&str, &str), funcs: &FuncMap) -> Re
         .map_err(|err| message(&err))?;
     twice_defined(source, &defines).map_err(|err| message(&err))?;
     let bodies: Vec<&ListNode> = defines.iter().map(|d| &d.body).collect();
-    check::check(&tree, &bodies, &|name| funcs.contains_key(name)).map_err(|err| message(&err))?;
+    check::check(&tree, &bodies, &|name| funcs.get(name, false).is_some()).map_err(|err| message(&err))?;
     let steps = if source.contains("range") || source.contains("template") || source.contains("block") {
         let defines: HashMap<&str, &ListNode> = defines.iter().map(|d| (d.name.as_str(), &d.body)).collect();
         let cost = cost(&tree, &defines, &mut Vec::new(), 0)?;
@@ -91,6 +89,13 @@ pub fn compile(source: &str, (left, right): (&str, &str), funcs: &FuncMap) -> Re
     let changes = refs::may_change(source);
     // A typed template's crate reads take the tags off: the same rewrite.
     let typed::Uses { typed, int_params } = typed::uses(used.keys().map(String::as_str));
+    if typed {
+        for (name, f) in &mut used {
+            if let Some((_, typed)) = funcs.get(name, true) {
+                f.clone_from(typed);
+            }
+        }
+    }
     if int_params {
         typed::int_constants(&mut tree);
     }
@@ -125,7 +130,7 @@ pub fn compile(source: &str, (left, right): (&str, &str), funcs: &FuncMap) -> Re
         refs::rewrite(&mut define.body, rewritten);
         template = template.add_parse_tree(&define.name, define.body);
     }
-    Ok(Compiled { template, steps, typed })
+    Ok(Compiled { template, steps })
 }
 
 /// Go's `multiple definition of template` for a name given two non-empty bodies in one text (an
@@ -212,9 +217,7 @@ impl Compiled {
         let mut out = BudgetWriter { out: String::new(), budget, exhausted: None };
         let limit = budget.limits().max_output_bytes;
         let room = limit.saturating_sub(budget.used().0);
-        let executed = refs::scope(room, limit, || {
-            typed::run(self.typed, || self.template.execute_template_fmt(&mut out, REWRITTEN, data))
-        });
+        let executed = refs::scope(room, limit, || self.template.execute_template_fmt(&mut out, REWRITTEN, data));
         match executed {
             Ok(()) => Ok(out.out),
             Err(err) => Err(match out.exhausted {
@@ -225,75 +228,109 @@ impl Compiled {
     }
 }
 
+/// The functions a template may call: each in the form an untyped and a typed template
+/// ([`typed`]) runs it, and those a caller adds unchanged for every template (`include`).
+/// Cloning is cheap: the two tables are shared.
+#[derive(Clone, Default)]
+pub struct Functions {
+    plain: Arc<FuncMap>,
+    typed: Arc<FuncMap>,
+    added: FuncMap,
+}
+
+impl Functions {
+    /// Adds `f` as `name` for untyped and typed templates alike, over a function of that name.
+    pub fn insert(&mut self, name: String, f: ValueFunc) {
+        self.added.insert(name, f);
+    }
+
+    /// The function named `name`, in the form a typed or an untyped template runs it.
+    pub fn get(&self, name: &str, typed: bool) -> Option<(&String, &ValueFunc)> {
+        let table = if typed { &self.typed } else { &self.plain };
+        self.added.get_key_value(name).or_else(|| table.get_key_value(name))
+    }
+
+    /// The names of all the functions.
+    pub fn names(&self) -> impl Iterator<Item = &String> {
+        self.plain.keys().filter(|name| !self.added.contains_key(*name)).chain(self.added.keys())
+    }
+}
+
+/// Functions as they are, for templates of any kind (uncharged: tests and nested renders).
+impl From<FuncMap> for Functions {
+    fn from(funcs: FuncMap) -> Self {
+        let plain = Arc::new(funcs);
+        Functions { typed: plain.clone(), plain, added: FuncMap::new() }
+    }
+}
+
 /// The same functions, each call charged one step of `budget` and the size of what it returns:
 /// a loop that calls functions without writing output still ends at `--max-steps` or
-/// `--max-output-size`.
-pub fn charged(funcs: FuncMap, budget: &Arc<Budget>) -> FuncMap {
-    funcs
-        .into_iter()
-        .map(|(name, f)| {
-            let budget = Arc::clone(budget);
-            let (factor, label) = (text_factor(&name), name.clone());
-            let signature = typed::Signature::of(&name);
-            let charged: ValueFunc = Arc::new(move |args: &[GoValue]| {
-                budget.charge_steps(1).map_err(|e| TemplateError::Exec(e.to_string()))?;
-                // A typed execution's values carry their Go types.
-                let typed = typed::on();
-                let untagged: Vec<GoValue>;
-                let args = match typed.then(|| signature.arguments(&label, args)).transpose()?.flatten() {
-                    Some(plain) => {
-                        untagged = plain;
-                        &untagged[..]
-                    }
-                    None => args,
-                };
-                // Maps changed in this execution are read at their newest version.
-                let resolved: Vec<GoValue>;
-                let args = if refs::any_changed() {
-                    resolved = args.iter().map(refs::resolve).collect::<Result<_, _>>()?;
-                    &resolved[..]
-                } else {
-                    args
-                };
-                // A function that writes its arguments' text must fit before it builds it: what
-                // printing them writes (shared parts as often as printed), times what escaping
-                // may multiply it by.
-                if let Some(factor) = factor {
-                    // printf with only plain verbs writes its arguments as they are.
-                    let factor = match args.first() {
-                        Some(GoValue::String(format))
-                            if label == "printf" && !format.contains(['q', 'x', 'X', '#', 'U']) =>
-                        {
-                            1
-                        }
-                        _ => factor,
-                    };
-                    let mut size = 0u64;
-                    for arg in args {
-                        size = size.saturating_add(refs::measure(arg)?.size);
-                    }
-                    let exhausted = |e: crate::limits::Exhausted| TemplateError::Exec(format!("{label}: {e}"));
-                    budget.output_fits(size.saturating_mul(factor)).map_err(exhausted)?;
-                }
-                let result = f(args)?;
-                let result = if typed { signature.result(result) } else { result };
-                // What a call builds counts as produced output, written or not (`$x := repeat …`),
-                // and may not nest deeper than values may.
-                let size = match &result {
-                    GoValue::String(s) => s.len(),
-                    GoValue::List(items) => items.len().saturating_mul(8),
-                    GoValue::Map(map) => map.len().saturating_mul(16),
-                    _ => 0,
-                };
-                budget.charge_output(size).map_err(|e| TemplateError::Exec(e.to_string()))?;
-                if matches!(result, GoValue::List(_) | GoValue::Map(_)) {
-                    refs::measure(&result)?;
-                }
-                Ok(result)
-            });
-            (name, charged)
-        })
-        .collect()
+/// `--max-output-size`. A typed template's calls also take the Go-type tags off the arguments
+/// and put them on the result ([`typed::Signature`]).
+pub fn charged(funcs: FuncMap, budget: &Arc<Budget>) -> Functions {
+    let both = |typed: bool| -> FuncMap {
+        funcs.iter().map(|(name, f)| (name.clone(), charge(name, f.clone(), budget, typed))).collect()
+    };
+    Functions { plain: Arc::new(both(false)), typed: Arc::new(both(true)), added: FuncMap::new() }
+}
+
+/// `f` charged to `budget`, as [`charged`] says.
+fn charge(name: &str, f: ValueFunc, budget: &Arc<Budget>, typed: bool) -> ValueFunc {
+    let budget = Arc::clone(budget);
+    let (factor, label) = (text_factor(name), name.to_string());
+    let signature = typed::Signature::of(name);
+    Arc::new(move |args: &[GoValue]| {
+        budget.charge_steps(1).map_err(|e| TemplateError::Exec(e.to_string()))?;
+        // A typed execution's values carry their Go types.
+        let untagged: Vec<GoValue>;
+        let args = match typed.then(|| signature.arguments(&label, args)).transpose()?.flatten() {
+            Some(plain) => {
+                untagged = plain;
+                &untagged[..]
+            }
+            None => args,
+        };
+        // Maps changed in this execution are read at their newest version.
+        let resolved: Vec<GoValue>;
+        let args = if refs::any_changed() {
+            resolved = args.iter().map(refs::resolve).collect::<Result<_, _>>()?;
+            &resolved[..]
+        } else {
+            args
+        };
+        // A function that writes its arguments' text must fit before it builds it: what
+        // printing them writes (shared parts as often as printed), times what escaping
+        // may multiply it by.
+        if let Some(factor) = factor {
+            // printf with only plain verbs writes its arguments as they are.
+            let factor = match args.first() {
+                Some(GoValue::String(format)) if label == "printf" && !format.contains(['q', 'x', 'X', '#', 'U']) => 1,
+                _ => factor,
+            };
+            let mut size = 0u64;
+            for arg in args {
+                size = size.saturating_add(refs::measure(arg)?.size);
+            }
+            let exhausted = |e: crate::limits::Exhausted| TemplateError::Exec(format!("{label}: {e}"));
+            budget.output_fits(size.saturating_mul(factor)).map_err(exhausted)?;
+        }
+        let result = f(args)?;
+        let result = if typed { signature.result(result) } else { result };
+        // What a call builds counts as produced output, written or not (`$x := repeat …`),
+        // and may not nest deeper than values may.
+        let size = match &result {
+            GoValue::String(s) => s.len(),
+            GoValue::List(items) => items.len().saturating_mul(8),
+            GoValue::Map(map) => map.len().saturating_mul(16),
+            _ => 0,
+        };
+        budget.charge_output(size).map_err(|e| TemplateError::Exec(e.to_string()))?;
+        if matches!(result, GoValue::List(_) | GoValue::Map(_)) {
+            refs::measure(&result)?;
+        }
+        Ok(result)
+    })
 }
 
 /// For a function whose result is its arguments' text (printed, joined, quoted, encoded), how
@@ -346,7 +383,7 @@ mod tests {
     use super::*;
 
     fn run(source: &str, delims: (&str, &str), funcs: &FuncMap) -> Result<String, String> {
-        compile(source, delims, funcs)?.execute(&GoValue::Nil, &Budget::default())
+        compile(source, delims, &funcs.clone().into())?.execute(&GoValue::Nil, &Budget::default())
     }
 
     #[test]
@@ -387,7 +424,7 @@ mod tests {
             (false, "{{define \"a\"}}{{end}}{{define \"a\"}}y{{end}}{{define \"a\"}}{{end}}"),
         ] {
             let crate_parse = gotmpl::Template::new("").parse(source).err().map(|err| message(&err));
-            let ours = compile(source, ("{{", "}}"), &FuncMap::new()).err();
+            let ours = compile(source, ("{{", "}}"), &Functions::default()).err();
             assert_eq!(ours, crate_parse, "{source}");
             assert_eq!(ours.is_some(), refused, "{source}");
         }
@@ -396,7 +433,7 @@ mod tests {
     #[test]
     fn output_is_budgeted() {
         let budget = Budget::new(crate::limits::Limits { max_output_bytes: 1000, ..Default::default() });
-        let compiled = compile(r#"{{ range 100000 }}xxxxxxxxxx{{ end }}"#, ("{{", "}}"), &FuncMap::new());
+        let compiled = compile(r#"{{ range 100000 }}xxxxxxxxxx{{ end }}"#, ("{{", "}}"), &Functions::default());
         let err = compiled.and_then(|c| c.execute(&GoValue::Nil, &budget)).err().unwrap_or_default();
         assert!(err.contains("--max-output-size"), "{err}");
     }

@@ -10,7 +10,8 @@
 //! build), every read of the crate's own goes through the rewritten tree's `RESOLVE`, which
 //! takes the tag off ([`plain`]), and each function receives its arguments without tags unless
 //! it reports types ([`define`](super::define)). Other templates run as before: nothing is
-//! tagged, and a call pays one thread-local flag read.
+//! tagged. Which form of each function a template calls is chosen when it is compiled
+//! ([`Functions`](super::Functions)), so an `include` runs as its own template says.
 //!
 //! What a function stores in a list or map is stored without its tag: `typeOf (index (list (add
 //! 1 2)) 0)` is `int` (Go: `int64`).
@@ -20,7 +21,6 @@ use super::value::GoValue;
 pub use super::value::{tag, tagged, Type};
 use gotmpl::parse::{Expr, ListNode, Node, Number, PipeNode};
 use gotmpl::TemplateError;
-use std::cell::Cell;
 
 /// The value as the crate reads it (compared, ranged over, passed to a builtin), and as most
 /// functions receive it: without its tag; a semver as the map of its fields, which a function
@@ -48,28 +48,6 @@ pub fn semver_text(fields: &GoValue) -> GoValue {
         GoValue::Map(map) => map.get("String").cloned().unwrap_or(GoValue::Nil),
         _ => GoValue::Nil,
     }
-}
-
-thread_local! {
-    static TYPED: Cell<bool> = const { Cell::new(false) };
-}
-
-/// Whether the executing template runs typed.
-pub fn on() -> bool {
-    TYPED.with(Cell::get)
-}
-
-/// Runs `f` (a template execution) typed or not; an `include` inside it runs as its own
-/// template says, and the caller's mode is back afterwards.
-pub fn run<R>(typed: bool, f: impl FnOnce() -> R) -> R {
-    struct Restore(bool);
-    impl Drop for Restore {
-        fn drop(&mut self) {
-            TYPED.with(|t| t.set(self.0));
-        }
-    }
-    let _restore = Restore(TYPED.with(|t| t.replace(typed)));
-    f()
 }
 
 /// The functions whose results carry a type the crate does not tell apart.
