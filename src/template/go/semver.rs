@@ -13,15 +13,10 @@ use std::cmp::Ordering;
 /// `fields`: `Compare`, `LessThan`, `GreaterThan`, `Equal` (each takes a version).
 pub fn method(fields: &GoValue, name: &str, args: &[GoValue]) -> Result<GoValue, TemplateError> {
     let version = |value: &GoValue| match tagged(value) {
-        Some((Type::Semver, GoValue::Map(map))) => {
-            map.get("Original").and_then(GoValue::as_str).and_then(Version::parse)
-        }
+        Some((Type::Semver, fields)) => Version::of_fields(fields),
         _ => None,
     };
-    let receiver = match fields {
-        GoValue::Map(map) => map.get("Original").and_then(GoValue::as_str).and_then(Version::parse),
-        _ => None,
-    };
+    let receiver = Version::of_fields(fields);
     let want = |n: usize| -> Result<(), TemplateError> {
         if args.len() == n {
             Ok(())
@@ -117,6 +112,24 @@ impl Version {
         fields.insert("Original".into(), string(original));
         fields.insert("String".into(), string(text));
         map(fields)
+    }
+
+    /// The version whose [`fields`](Self::fields) these are, read back without parsing its text
+    /// again.
+    fn of_fields(fields: &GoValue) -> Option<Version> {
+        let GoValue::Map(map) = fields else { return None };
+        let number = |name: &str| match map.get(name) {
+            Some(GoValue::Uint(n)) => Some(*n),
+            _ => None,
+        };
+        let text = |name: &str| map.get(name).and_then(GoValue::as_str).map(str::to_string);
+        Some(Version {
+            major: number("Major")?,
+            minor: number("Minor")?,
+            patch: number("Patch")?,
+            pre: text("Prerelease")?,
+            metadata: text("Metadata")?,
+        })
     }
 
     /// Semantic-version precedence (metadata ignored).
