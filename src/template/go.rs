@@ -230,12 +230,20 @@ impl Compiled {
 
 /// The functions a template may call: each in the form an untyped and a typed template
 /// ([`typed`]) runs it, and those a caller adds unchanged for every template (`include`).
-/// Cloning is cheap: the two tables are shared.
+/// Cloning is cheap: the tables are shared. The typed forms are built when a typed template is
+/// first compiled: most renders have none.
 #[derive(Clone, Default)]
 pub struct Functions {
     plain: Arc<FuncMap>,
-    typed: Arc<FuncMap>,
+    typed: Option<Arc<TypedForms>>,
     added: FuncMap,
+}
+
+/// What the typed forms are built from, and once built, the forms.
+struct TypedForms {
+    funcs: FuncMap,
+    budget: Arc<Budget>,
+    built: std::sync::OnceLock<FuncMap>,
 }
 
 impl Functions {
@@ -246,7 +254,16 @@ impl Functions {
 
     /// The function named `name`, in the form a typed or an untyped template runs it.
     pub fn get(&self, name: &str, typed: bool) -> Option<(&String, &ValueFunc)> {
-        let table = if typed { &self.typed } else { &self.plain };
+        let table = match &self.typed {
+            Some(forms) if typed => forms.built.get_or_init(|| {
+                forms
+                    .funcs
+                    .iter()
+                    .map(|(name, f)| (name.clone(), charge(name, f.clone(), &forms.budget, true)))
+                    .collect()
+            }),
+            _ => &self.plain,
+        };
         self.added.get_key_value(name).or_else(|| table.get_key_value(name))
     }
 
@@ -259,8 +276,7 @@ impl Functions {
 /// Functions as they are, for templates of any kind (uncharged: tests and nested renders).
 impl From<FuncMap> for Functions {
     fn from(funcs: FuncMap) -> Self {
-        let plain = Arc::new(funcs);
-        Functions { typed: plain.clone(), plain, added: FuncMap::new() }
+        Functions { plain: Arc::new(funcs), typed: None, added: FuncMap::new() }
     }
 }
 
@@ -269,10 +285,9 @@ impl From<FuncMap> for Functions {
 /// `--max-output-size`. A typed template's calls also take the Go-type tags off the arguments
 /// and put them on the result ([`typed::Signature`]).
 pub fn charged(funcs: FuncMap, budget: &Arc<Budget>) -> Functions {
-    let both = |typed: bool| -> FuncMap {
-        funcs.iter().map(|(name, f)| (name.clone(), charge(name, f.clone(), budget, typed))).collect()
-    };
-    Functions { plain: Arc::new(both(false)), typed: Arc::new(both(true)), added: FuncMap::new() }
+    let plain = funcs.iter().map(|(name, f)| (name.clone(), charge(name, f.clone(), budget, false))).collect();
+    let typed = TypedForms { funcs, budget: budget.clone(), built: std::sync::OnceLock::new() };
+    Functions { plain: Arc::new(plain), typed: Some(Arc::new(typed)), added: FuncMap::new() }
 }
 
 /// `f` charged to `budget`, as [`charged`] says.
