@@ -1,8 +1,8 @@
 //! A `*semver.Version` (Masterminds/semver v3, which Sprig's `semver` returns): its lenient
 //! parse, its precedence, and its methods with arguments (`Compare`, `LessThan`, `GreaterThan`,
 //! `Equal`). Written here because the `semver` crate follows Cargo's rules, not Masterminds'.
-//! Sprig's functions over versions (`semver`, `semverCompare`'s constraints) are in
-//! [`sprig::semver`](crate::template::sprig).
+//! Sprig's functions over versions (`semver`, `semverCompare`'s constraints) are Sprig's, in
+//! `template/sprig/semver.rs`.
 
 use super::fmt::type_name;
 use super::value::{map, string, tagged, GoMap, GoValue, Type};
