@@ -36,7 +36,7 @@ fn both() -> [Value; 2] {
 
 /// Go's `{{ .key }}` of template data.
 fn print(data: &go::GoValue, key: &str) -> String {
-    let compiled = go::compile(&format!("{{{{ .{key} }}}}"), ("{{", "}}"), &go::FuncMap::new());
+    let compiled = go::compile(&format!("{{{{ .{key} }}}}"), ("{{", "}}"), &go::Functions::default());
     compiled.and_then(|c| c.execute(data, &Budget::default())).unwrap_or_else(|err| err)
 }
 

@@ -26,7 +26,7 @@ use super::files::BlueprintFs;
 use crate::doc::{read_yaml_documents, Map, Value};
 use crate::limits::Budget;
 use crate::package::Files;
-use crate::template::go::{self, define, Args, Arity, Compiled, FuncMap, GoValue, TemplateError, ValueFunc};
+use crate::template::go::{self, define, Args, Arity, Compiled, FuncMap, Functions, GoValue, TemplateError, ValueFunc};
 use crate::template::sprig;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -64,7 +64,7 @@ pub struct Descriptors {
 /// GoTemplate executions of one render: the function map, built once, and the compiled
 /// templates by text.
 pub struct GoTemplates {
-    base: FuncMap,
+    base: Functions,
     files: Arc<dyn Files>,
     budget: Arc<Budget>,
     compiled: HashMap<(String, String), Result<Compiled, String>>,
@@ -110,7 +110,7 @@ impl GoTemplates {
 /// What `include` and `readFile` need: the blueprint's files and the functions to run an
 /// included template with.
 struct Scope {
-    base: FuncMap,
+    base: Functions,
     files: Arc<dyn Files>,
     fs: BlueprintFs,
     from: Option<String>,
@@ -128,7 +128,7 @@ impl Scope {
 }
 
 /// The base functions plus `include` and `readFile` bound to `scope`.
-fn file_functions(scope: &Arc<Scope>) -> FuncMap {
+fn file_functions(scope: &Arc<Scope>) -> Functions {
     let mut funcs = scope.base.clone();
     let for_include = scope.clone();
     let include: ValueFunc = Arc::new(move |values: &[GoValue]| {

@@ -4,36 +4,42 @@
 //!
 //! - an output budget: execution writes through [`BudgetWriter`], so a template that loops or
 //!   repeats a large value stops at `--max-output-size` instead of filling memory;
-//! - Go's argument checks for our functions ([`Args`]): the crate hands a function an untyped
+//! - Go's argument checks for our functions ([`args`]): the crate hands a function an untyped
 //!   slice, where Go converts and checks each argument against the function's signature and
 //!   reports `wrong number of args for F: want 1 got 2`;
-//! - conversions between the document model and the crate's values, and Go's `%v` spelling of
-//!   floats (the crate prints Rust's: `1000000` where Go prints `1e+06`).
+//! - conversions between the document model and the crate's values ([`value`]), and Go's
+//!   formatting of values ([`fmt`]: type names, `%v`, floats, `printf`; the crate prints Rust's
+//!   `1000000` where Go prints `1e+06`).
+//!
+//! The modules are layers: [`value`] at the bottom, [`fmt`] on it, [`args`], [`semver`],
+//! [`typed`] and [`refs`] above, this file on top; none uses what this file defines.
 //!
 //! Callers compile each distinct text once per render; function maps are built once per render.
 
+pub mod args;
 pub mod check;
 pub mod comments;
 pub mod fmt;
 pub mod pipes;
 pub mod refs;
+pub mod semver;
 pub mod strconv;
 pub mod typed;
+pub mod value;
 
-use crate::doc::{Map, Value};
 use crate::limits::{Budget, Exhausted};
+pub use args::{define, fail, Args, Arity, Body};
+pub use fmt::{go_float, go_type};
 use gotmpl::parse::{ListNode, Node};
-pub use gotmpl::{FuncMap, MissingKey, TemplateError, Value as GoValue, ValueFunc};
+pub use gotmpl::{FuncMap, MissingKey, TemplateError};
 use std::collections::HashMap;
-use std::fmt::Write as _;
 use std::sync::Arc;
+pub use value::{from_go, is_nil_list, list, map, map_to_go, nil_list, string, to_go, GoMap, GoValue, ValueFunc};
 
 /// A compiled template and the steps one execution of it is charged.
 pub struct Compiled {
     template: gotmpl::Template,
     steps: u64,
-    /// Whether it runs typed ([`typed`]).
-    typed: bool,
 }
 
 /// The name the rewritten tree ([`refs::rewrite`]) is executed under.
@@ -55,22 +61,22 @@ const MAX_EXPANSION: u64 = 100_000;
 /// functions; only the names the text mentions are handed over, so compiling a short template
 /// costs what the template costs. (Functions are looked up when the template runs, so a name
 /// that is not handed over fails as an unknown function would.)
-pub fn compile(source: &str, (left, right): (&str, &str), funcs: &FuncMap) -> Result<Compiled, String> {
+pub fn compile(source: &str, (left, right): (&str, &str), funcs: &Functions) -> Result<Compiled, String> {
     let source = &*comments::normalize(source, left, right)?;
     let source = &*pipes::normalize(source, left, right);
-    let used: FuncMap = source
+    let mut used: FuncMap = source
         .split(|c: char| !(c.is_alphanumeric() || c == '_'))
-        .filter_map(|word| funcs.get_key_value(word))
+        .filter_map(|word| funcs.get(word, false))
         .map(|(name, f)| (name.clone(), f.clone()))
         .collect();
-    // The crate's parse, for its errors (the tree executed is the rewritten one below).
-    gotmpl::Template::new("").delims(left, right).funcs(used.clone()).parse(source).map_err(|err| message(&err))?;
-    // Parsed again (the text parsed above, so it parses) for what the crate leaves out.
+    // Parsed once, by the crate's parser; what the crate's `Template::parse` adds to it for an
+    // unnamed template is Go's refusal of a name defined twice in one text.
     let (mut tree, defines) = gotmpl::parse::Parser::with_name(None, source, left, right)
         .and_then(gotmpl::parse::Parser::parse)
         .map_err(|err| message(&err))?;
+    twice_defined(source, &defines).map_err(|err| message(&err))?;
     let bodies: Vec<&ListNode> = defines.iter().map(|d| &d.body).collect();
-    check::check(&tree, &bodies, &|name| funcs.contains_key(name)).map_err(|err| message(&err))?;
+    check::check(&tree, &bodies, &|name| funcs.get(name, false).is_some()).map_err(|err| message(&err))?;
     let steps = if source.contains("range") || source.contains("template") || source.contains("block") {
         let defines: HashMap<&str, &ListNode> = defines.iter().map(|d| (d.name.as_str(), &d.body)).collect();
         let cost = cost(&tree, &defines, &mut Vec::new(), 0)?;
@@ -83,6 +89,13 @@ pub fn compile(source: &str, (left, right): (&str, &str), funcs: &FuncMap) -> Re
     let changes = refs::may_change(source);
     // A typed template's crate reads take the tags off: the same rewrite.
     let typed::Uses { typed, int_params } = typed::uses(used.keys().map(String::as_str));
+    if typed {
+        for (name, f) in &mut used {
+            if let Some((_, typed)) = funcs.get(name, true) {
+                f.clone_from(typed);
+            }
+        }
+    }
     if int_params {
         typed::int_constants(&mut tree);
     }
@@ -117,7 +130,27 @@ pub fn compile(source: &str, (left, right): (&str, &str), funcs: &FuncMap) -> Re
         refs::rewrite(&mut define.body, rewritten);
         template = template.add_parse_tree(&define.name, define.body);
     }
-    Ok(Compiled { template, steps, typed })
+    Ok(Compiled { template, steps })
+}
+
+/// Go's `multiple definition of template` for a name given two non-empty bodies in one text (an
+/// empty body beside a non-empty one is dropped, not refused), at the second body, as the crate's
+/// `Template::parse` reports it.
+fn twice_defined(source: &str, defines: &[gotmpl::parse::DefineNode]) -> Result<(), TemplateError> {
+    let mut defined = std::collections::HashSet::new();
+    for define in defines.iter().filter(|d| !d.body.is_empty_tree()) {
+        if !defined.insert(define.name.as_str()) {
+            let start = source.get(..define.pos.offset).map_or(0, |before| before.rfind('\n').map_or(0, |i| i + 1));
+            let col = source.get(start..define.pos.offset).map_or(0, |text| text.chars().count()) + 1;
+            return Err(TemplateError::Parse {
+                name: None,
+                line: define.pos.line,
+                col,
+                message: format!("multiple definition of template {:?}", define.name.as_str()),
+            });
+        }
+    }
+    Ok(())
 }
 
 /// What executing a tree may cost: its nodes and `range`s, `{{template}}` calls expanded.
@@ -184,9 +217,7 @@ impl Compiled {
         let mut out = BudgetWriter { out: String::new(), budget, exhausted: None };
         let limit = budget.limits().max_output_bytes;
         let room = limit.saturating_sub(budget.used().0);
-        let executed = refs::scope(room, limit, || {
-            typed::run(self.typed, || self.template.execute_template_fmt(&mut out, REWRITTEN, data))
-        });
+        let executed = refs::scope(room, limit, || self.template.execute_template_fmt(&mut out, REWRITTEN, data));
         match executed {
             Ok(()) => Ok(out.out),
             Err(err) => Err(match out.exhausted {
@@ -197,75 +228,124 @@ impl Compiled {
     }
 }
 
+/// The functions a template may call: each in the form an untyped and a typed template
+/// ([`typed`]) runs it, and those a caller adds unchanged for every template (`include`).
+/// Cloning is cheap: the tables are shared. The typed forms are built when a typed template is
+/// first compiled: most renders have none.
+#[derive(Clone, Default)]
+pub struct Functions {
+    plain: Arc<FuncMap>,
+    typed: Option<Arc<TypedForms>>,
+    added: FuncMap,
+}
+
+/// What the typed forms are built from, and once built, the forms.
+struct TypedForms {
+    funcs: FuncMap,
+    budget: Arc<Budget>,
+    built: std::sync::OnceLock<FuncMap>,
+}
+
+impl Functions {
+    /// Adds `f` as `name` for untyped and typed templates alike, over a function of that name.
+    pub fn insert(&mut self, name: String, f: ValueFunc) {
+        self.added.insert(name, f);
+    }
+
+    /// The function named `name`, in the form a typed or an untyped template runs it.
+    pub fn get(&self, name: &str, typed: bool) -> Option<(&String, &ValueFunc)> {
+        let table = match &self.typed {
+            Some(forms) if typed => forms.built.get_or_init(|| {
+                forms
+                    .funcs
+                    .iter()
+                    .map(|(name, f)| (name.clone(), charge(name, f.clone(), &forms.budget, true)))
+                    .collect()
+            }),
+            _ => &self.plain,
+        };
+        self.added.get_key_value(name).or_else(|| table.get_key_value(name))
+    }
+
+    /// The names of all the functions.
+    pub fn names(&self) -> impl Iterator<Item = &String> {
+        self.plain.keys().filter(|name| !self.added.contains_key(*name)).chain(self.added.keys())
+    }
+}
+
+/// Functions as they are, for templates of any kind (uncharged: tests and nested renders).
+impl From<FuncMap> for Functions {
+    fn from(funcs: FuncMap) -> Self {
+        Functions { plain: Arc::new(funcs), typed: None, added: FuncMap::new() }
+    }
+}
+
 /// The same functions, each call charged one step of `budget` and the size of what it returns:
 /// a loop that calls functions without writing output still ends at `--max-steps` or
-/// `--max-output-size`.
-pub fn charged(funcs: FuncMap, budget: &Arc<Budget>) -> FuncMap {
-    funcs
-        .into_iter()
-        .map(|(name, f)| {
-            let budget = Arc::clone(budget);
-            let (factor, label) = (text_factor(&name), name.clone());
-            let signature = typed::Signature::of(&name);
-            let charged: ValueFunc = Arc::new(move |args: &[GoValue]| {
-                budget.charge_steps(1).map_err(|e| TemplateError::Exec(e.to_string()))?;
-                // A typed execution's values carry their Go types.
-                let typed = typed::on();
-                let untagged: Vec<GoValue>;
-                let args = match typed.then(|| signature.arguments(&label, args)).transpose()?.flatten() {
-                    Some(plain) => {
-                        untagged = plain;
-                        &untagged[..]
-                    }
-                    None => args,
-                };
-                // Maps changed in this execution are read at their newest version.
-                let resolved: Vec<GoValue>;
-                let args = if refs::any_changed() {
-                    resolved = args.iter().map(refs::resolve).collect::<Result<_, _>>()?;
-                    &resolved[..]
-                } else {
-                    args
-                };
-                // A function that writes its arguments' text must fit before it builds it: what
-                // printing them writes (shared parts as often as printed), times what escaping
-                // may multiply it by.
-                if let Some(factor) = factor {
-                    // printf with only plain verbs writes its arguments as they are.
-                    let factor = match args.first() {
-                        Some(GoValue::String(format))
-                            if label == "printf" && !format.contains(['q', 'x', 'X', '#', 'U']) =>
-                        {
-                            1
-                        }
-                        _ => factor,
-                    };
-                    let mut size = 0u64;
-                    for arg in args {
-                        size = size.saturating_add(refs::measure(arg)?.size);
-                    }
-                    let exhausted = |e: crate::limits::Exhausted| TemplateError::Exec(format!("{label}: {e}"));
-                    budget.output_fits(size.saturating_mul(factor)).map_err(exhausted)?;
-                }
-                let result = f(args)?;
-                let result = if typed { signature.result(result) } else { result };
-                // What a call builds counts as produced output, written or not (`$x := repeat …`),
-                // and may not nest deeper than values may.
-                let size = match &result {
-                    GoValue::String(s) => s.len(),
-                    GoValue::List(items) => items.len().saturating_mul(8),
-                    GoValue::Map(map) => map.len().saturating_mul(16),
-                    _ => 0,
-                };
-                budget.charge_output(size).map_err(|e| TemplateError::Exec(e.to_string()))?;
-                if matches!(result, GoValue::List(_) | GoValue::Map(_)) {
-                    refs::measure(&result)?;
-                }
-                Ok(result)
-            });
-            (name, charged)
-        })
-        .collect()
+/// `--max-output-size`. A typed template's calls also take the Go-type tags off the arguments
+/// and put them on the result ([`typed::Signature`]).
+pub fn charged(funcs: FuncMap, budget: &Arc<Budget>) -> Functions {
+    let plain = funcs.iter().map(|(name, f)| (name.clone(), charge(name, f.clone(), budget, false))).collect();
+    let typed = TypedForms { funcs, budget: budget.clone(), built: std::sync::OnceLock::new() };
+    Functions { plain: Arc::new(plain), typed: Some(Arc::new(typed)), added: FuncMap::new() }
+}
+
+/// `f` charged to `budget`, as [`charged`] says.
+fn charge(name: &str, f: ValueFunc, budget: &Arc<Budget>, typed: bool) -> ValueFunc {
+    let budget = Arc::clone(budget);
+    let (factor, label) = (text_factor(name), name.to_string());
+    let signature = typed::Signature::of(name);
+    Arc::new(move |args: &[GoValue]| {
+        budget.charge_steps(1).map_err(|e| TemplateError::Exec(e.to_string()))?;
+        // A typed execution's values carry their Go types.
+        let untagged: Vec<GoValue>;
+        let args = match typed.then(|| signature.arguments(&label, args)).transpose()?.flatten() {
+            Some(plain) => {
+                untagged = plain;
+                &untagged[..]
+            }
+            None => args,
+        };
+        // Maps changed in this execution are read at their newest version.
+        let resolved: Vec<GoValue>;
+        let args = if refs::any_changed() {
+            resolved = args.iter().map(refs::resolve).collect::<Result<_, _>>()?;
+            &resolved[..]
+        } else {
+            args
+        };
+        // A function that writes its arguments' text must fit before it builds it: what
+        // printing them writes (shared parts as often as printed), times what escaping
+        // may multiply it by.
+        if let Some(factor) = factor {
+            // printf with only plain verbs writes its arguments as they are.
+            let factor = match args.first() {
+                Some(GoValue::String(format)) if label == "printf" && !format.contains(['q', 'x', 'X', '#', 'U']) => 1,
+                _ => factor,
+            };
+            let mut size = 0u64;
+            for arg in args {
+                size = size.saturating_add(refs::measure(arg)?.size);
+            }
+            let exhausted = |e: crate::limits::Exhausted| TemplateError::Exec(format!("{label}: {e}"));
+            budget.output_fits(size.saturating_mul(factor)).map_err(exhausted)?;
+        }
+        let result = f(args)?;
+        let result = if typed { signature.result(result) } else { result };
+        // What a call builds counts as produced output, written or not (`$x := repeat …`),
+        // and may not nest deeper than values may.
+        let size = match &result {
+            GoValue::String(s) => s.len(),
+            GoValue::List(items) => items.len().saturating_mul(8),
+            GoValue::Map(map) => map.len().saturating_mul(16),
+            _ => 0,
+        };
+        budget.charge_output(size).map_err(|e| TemplateError::Exec(e.to_string()))?;
+        if matches!(result, GoValue::List(_) | GoValue::Map(_)) {
+            refs::measure(&result)?;
+        }
+        Ok(result)
+    })
 }
 
 /// For a function whose result is its arguments' text (printed, joined, quoted, encoded), how
@@ -313,292 +393,12 @@ impl std::fmt::Write for BudgetWriter<'_> {
     }
 }
 
-/// An error a function returns, in Go's words: `error calling F: …`.
-pub fn fail(name: &str, text: impl std::fmt::Display) -> TemplateError {
-    TemplateError::Exec(format!("error calling {name}: {text}"))
-}
-
-/// A function's arguments, checked as Go checks them against the function's signature.
-pub struct Args<'a> {
-    name: &'a str,
-    args: &'a [GoValue],
-}
-
-impl<'a> Args<'a> {
-    /// Exactly `want` arguments.
-    pub fn exact(name: &'a str, args: &'a [GoValue], want: usize) -> Result<Self, TemplateError> {
-        if args.len() != want {
-            return Err(TemplateError::Exec(format!(
-                "wrong number of args for {name}: want {want} got {}",
-                args.len()
-            )));
-        }
-        Ok(Self { name, args })
-    }
-
-    /// At least `want` arguments (a variadic function).
-    pub fn at_least(name: &'a str, args: &'a [GoValue], want: usize) -> Result<Self, TemplateError> {
-        if args.len() < want {
-            return Err(TemplateError::Exec(format!(
-                "wrong number of args for {name}: want at least {want} got {}",
-                args.len()
-            )));
-        }
-        Ok(Self { name, args })
-    }
-
-    /// The function's name, for its error messages.
-    pub fn name(&self) -> &'a str {
-        self.name
-    }
-
-    pub fn len(&self) -> usize {
-        self.args.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.args.is_empty()
-    }
-
-    /// The argument as Go passes it to an `interface{}` parameter.
-    pub fn any(&self, i: usize) -> &'a GoValue {
-        self.args.get(i).unwrap_or(&GoValue::Nil)
-    }
-
-    /// The arguments from `i` on (a variadic tail).
-    pub fn rest(&self, i: usize) -> &'a [GoValue] {
-        self.args.get(i..).unwrap_or(&[])
-    }
-
-    fn wrong(&self, i: usize, expected: &str) -> TemplateError {
-        TemplateError::Exec(format!(
-            "wrong type for value; expected {expected}; got {} (argument {} of {})",
-            go_type(self.any(i)),
-            i + 1,
-            self.name
-        ))
-    }
-
-    /// A `string` parameter.
-    pub fn string(&self, i: usize) -> Result<&'a str, TemplateError> {
-        match self.any(i) {
-            GoValue::String(s) => Ok(s),
-            _ => Err(self.wrong(i, "string")),
-        }
-    }
-
-    /// An `int`/`int64` parameter (Go converts any integer value that fits).
-    pub fn int(&self, i: usize) -> Result<i64, TemplateError> {
-        match self.any(i) {
-            GoValue::Int(n) => Ok(*n),
-            GoValue::Uint(n) => i64::try_from(*n).map_err(|_| self.wrong(i, "int")),
-            _ => Err(self.wrong(i, "int")),
-        }
-    }
-
-    /// A `float64` parameter (integers convert).
-    pub fn float(&self, i: usize) -> Result<f64, TemplateError> {
-        match self.any(i) {
-            GoValue::Float(f) => Ok(*f),
-            #[allow(clippy::cast_precision_loss)]
-            GoValue::Int(n) => Ok(*n as f64),
-            #[allow(clippy::cast_precision_loss)]
-            GoValue::Uint(n) => Ok(*n as f64),
-            _ => Err(self.wrong(i, "float64")),
-        }
-    }
-
-    /// A `uint64` parameter (non-negative integers convert).
-    pub fn uint(&self, i: usize) -> Result<u64, TemplateError> {
-        match self.any(i) {
-            GoValue::Uint(n) => Ok(*n),
-            GoValue::Int(n) => u64::try_from(*n).map_err(|_| self.wrong(i, "uint64")),
-            _ => Err(self.wrong(i, "uint64")),
-        }
-    }
-
-    /// A `[]interface{}` parameter (nil is the empty slice, as Go passes it).
-    pub fn list(&self, i: usize) -> Result<&'a [GoValue], TemplateError> {
-        match self.any(i) {
-            GoValue::List(items) => Ok(items),
-            GoValue::Nil => Ok(&[]),
-            _ => Err(self.wrong(i, "[]interface {}")),
-        }
-    }
-
-    /// A `map[string]interface{}` parameter (nil is the empty map, as Go passes it).
-    pub fn map(&self, i: usize) -> Result<&'a GoMap, TemplateError> {
-        static EMPTY: GoMap = GoMap::new();
-        match self.any(i) {
-            GoValue::Map(map) => Ok(map),
-            GoValue::Nil => Ok(&EMPTY),
-            _ => Err(self.wrong(i, "map[string]interface {}")),
-        }
-    }
-
-    /// A `bool` parameter.
-    pub fn bool(&self, i: usize) -> Result<bool, TemplateError> {
-        match self.any(i) {
-            GoValue::Bool(b) => Ok(*b),
-            _ => Err(self.wrong(i, "bool")),
-        }
-    }
-}
-
-/// A template map's entries.
-pub type GoMap = std::collections::BTreeMap<Arc<str>, GoValue>;
-
-/// How many arguments a function takes, as its Go signature says.
-#[derive(Clone, Copy, Debug)]
-pub enum Arity {
-    /// Exactly this many.
-    Exact(usize),
-    /// At least this many (a variadic tail).
-    AtLeast(usize),
-}
-
-/// A function body: it receives its arguments already counted.
-pub type Body = fn(&Args<'_>) -> Result<GoValue, TemplateError>;
-
-/// Registers `body` as `name`, counting its arguments as Go would before calling it.
-pub fn define(funcs: &mut FuncMap, name: &'static str, arity: Arity, body: Body) {
-    let func: ValueFunc = Arc::new(move |args: &[GoValue]| {
-        let args = match arity {
-            Arity::Exact(n) => Args::exact(name, args, n)?,
-            Arity::AtLeast(n) => Args::at_least(name, args, n)?,
-        };
-        body(&args)
-    });
-    funcs.insert(name.to_string(), func);
-}
-
-/// A string value.
-pub fn string(text: impl Into<Arc<str>>) -> GoValue {
-    GoValue::String(text.into())
-}
-
-/// A list value.
-pub fn list(items: Vec<GoValue>) -> GoValue {
-    GoValue::List(items.into())
-}
-
-/// Go's nil slice (`var s []interface{}`), which Sprig's `rest`, `initial` and `concat` of
-/// empty lists and `regexFindAll` without a match return: empty everywhere but in JSON, where it
-/// is `null`, and in `deepEqual`, where it differs from an empty list. One shared allocation,
-/// told apart by its address ([`is_nil_list`]).
-pub fn nil_list() -> GoValue {
-    static NIL: std::sync::LazyLock<Arc<[GoValue]>> = std::sync::LazyLock::new(|| Arc::from(Vec::new()));
-    GoValue::List(NIL.clone())
-}
-
-/// Whether `items` is [`nil_list`]'s.
-pub fn is_nil_list(items: &Arc<[GoValue]>) -> bool {
-    matches!(nil_list(), GoValue::List(nil) if Arc::ptr_eq(&nil, items))
-}
-
-/// A map value.
-pub fn map(entries: GoMap) -> GoValue {
-    GoValue::Map(Arc::new(entries))
-}
-
-/// Go's name for a value's type, for messages.
-pub fn go_type(value: &GoValue) -> &'static str {
-    match value {
-        GoValue::Nil => "nil",
-        GoValue::Bool(_) => "bool",
-        GoValue::Int(_) => "int",
-        GoValue::Uint(_) => "uint64",
-        GoValue::Float(_) => "float64",
-        GoValue::String(_) => "string",
-        GoValue::List(_) => "[]interface {}",
-        GoValue::Map(_) => "map[string]interface {}",
-        GoValue::Function(_) => "func",
-    }
-}
-
-/// Go's `fmt.Sprint` of a value (`%v`): what a template writes for it.
-pub fn sprint(value: &GoValue) -> String {
-    let mut out = String::new();
-    write_value(&mut out, value);
-    out
-}
-
-fn write_value(out: &mut String, value: &GoValue) {
-    match value {
-        GoValue::Float(f) => out.push_str(&go_float(*f)),
-        GoValue::List(items) => {
-            out.push('[');
-            for (i, item) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push(' ');
-                }
-                write_value(out, item);
-            }
-            out.push(']');
-        }
-        GoValue::Map(map) => {
-            out.push_str("map[");
-            for (i, (key, item)) in map.iter().enumerate() {
-                if i > 0 {
-                    out.push(' ');
-                }
-                out.push_str(key);
-                out.push(':');
-                write_value(out, item);
-            }
-            out.push(']');
-        }
-        other => {
-            let _ = write!(out, "{other}");
-        }
-    }
-}
-
-/// Go's `%v` of a float64: the expressions' formatter, which Windsor's interpolation uses too.
-pub use crate::expr::go_float;
-
-/// A document value as template data.
-pub fn to_go(value: &Value) -> GoValue {
-    match value {
-        Value::Null => GoValue::Nil,
-        Value::Bool(b) => GoValue::Bool(*b),
-        Value::Number(n) => match (n.as_i64(), n.as_u64(), n.as_f64()) {
-            (Some(i), _, _) => GoValue::Int(i),
-            (None, Some(u), _) => GoValue::Uint(u),
-            (_, _, Some(f)) => GoValue::Float(f),
-            _ => GoValue::String(n.to_string().into()),
-        },
-        Value::String(s) => GoValue::String(s.as_str().into()),
-        Value::Array(items) => GoValue::List(items.iter().map(to_go).collect()),
-        Value::Object(map) => map_to_go(map),
-    }
-}
-
-/// A mapping as template data (`.key` lookups).
-pub fn map_to_go(map: &Map) -> GoValue {
-    GoValue::Map(Arc::new(map.iter().map(|(k, v)| (Arc::<str>::from(k.as_str()), to_go(v))).collect()))
-}
-
-/// Template data back as a document value (functions returning structure: `fromYaml`, `dict`).
-pub fn from_go(value: &GoValue) -> Value {
-    match value {
-        GoValue::Nil | GoValue::Function(_) => Value::Null,
-        GoValue::Bool(b) => Value::Bool(*b),
-        GoValue::Int(n) => Value::from(*n),
-        GoValue::Uint(n) => Value::from(*n),
-        GoValue::Float(f) => serde_json::Number::from_f64(*f).map_or(Value::Null, Value::Number),
-        GoValue::String(s) => Value::String(s.to_string()),
-        GoValue::List(items) => Value::Array(items.iter().map(from_go).collect()),
-        GoValue::Map(map) => Value::Object(map.iter().map(|(k, v)| (k.to_string(), from_go(v))).collect()),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn run(source: &str, delims: (&str, &str), funcs: &FuncMap) -> Result<String, String> {
-        compile(source, delims, funcs)?.execute(&GoValue::Nil, &Budget::default())
+        compile(source, delims, &funcs.clone().into())?.execute(&GoValue::Nil, &Budget::default())
     }
 
     #[test]
@@ -632,9 +432,23 @@ mod tests {
     }
 
     #[test]
+    fn a_name_defined_twice_is_refused_as_the_crate_refuses_it() {
+        for (refused, source) in [
+            (true, "{{define \"a\"}}x{{end}}{{define \"a\"}}y{{end}}"),
+            (true, "ü{{define \"a\"}}x{{end}}\n  é {{define \"b\"}}{{end}}{{define \"a\"}}y{{end}}"),
+            (false, "{{define \"a\"}}{{end}}{{define \"a\"}}y{{end}}{{define \"a\"}}{{end}}"),
+        ] {
+            let crate_parse = gotmpl::Template::new("").parse(source).err().map(|err| message(&err));
+            let ours = compile(source, ("{{", "}}"), &Functions::default()).err();
+            assert_eq!(ours, crate_parse, "{source}");
+            assert_eq!(ours.is_some(), refused, "{source}");
+        }
+    }
+
+    #[test]
     fn output_is_budgeted() {
         let budget = Budget::new(crate::limits::Limits { max_output_bytes: 1000, ..Default::default() });
-        let compiled = compile(r#"{{ range 100000 }}xxxxxxxxxx{{ end }}"#, ("{{", "}}"), &FuncMap::new());
+        let compiled = compile(r#"{{ range 100000 }}xxxxxxxxxx{{ end }}"#, ("{{", "}}"), &Functions::default());
         let err = compiled.and_then(|c| c.execute(&GoValue::Nil, &budget)).err().unwrap_or_default();
         assert!(err.contains("--max-output-size"), "{err}");
     }

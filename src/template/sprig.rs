@@ -1,7 +1,7 @@
 //! Sprig's text functions (Masterminds/sprig v3 `TxtFuncMap`), the library KOTS and Landscaper
 //! put under their Go templates, with Sprig's semantics: its argument order (`"x" | trimSuffix
 //! "y"`), its lenient numbers (`cast.ToInt64`: strings parse, nil is 0), `%v` printing through
-//! [`go::sprint`], and Go's error texts where a Sprig function panics (`error calling first:
+//! [`go::fmt::sprint_value`], and Go's error texts where a Sprig function panics (`error calling first:
 //! Cannot find first on type string`).
 //!
 //! Only what gives the same result on every run and machine is computed. Functions that read the
@@ -14,35 +14,21 @@
 //! random).
 
 mod collections;
+mod convert;
 mod numeric;
 pub(crate) mod regex;
 mod semver;
-pub use semver::method as semver_method;
 pub mod strings;
 pub mod url;
 
-use super::go::{self, define, Args, Arity, FuncMap, GoValue, TemplateError};
+use super::go::fmt::{kind_of, type_of};
+use super::go::{self, define, Arity, FuncMap, GoValue, TemplateError};
 use crate::limits::MAX_DEPTH;
 use base64::Engine as _;
+pub use convert::{check_size, MAX_RESULT_BYTES};
+use convert::{deep_equal, empty};
 use sha2::Digest as _;
 use std::fmt::Write as _;
-use std::sync::Arc;
-
-/// The largest string or list one function call may build (`repeat`, `indent`, `until`…):
-/// twice the largest input file, so no honest template meets it, and a hostile one cannot
-/// allocate gigabytes before the output budget sees a byte.
-pub const MAX_RESULT_BYTES: usize = 16 << 20;
-
-/// Refuses a result larger than [`MAX_RESULT_BYTES`], naming the function.
-pub fn check_size(args: &Args<'_>, bytes: usize) -> Result<(), TemplateError> {
-    if bytes > MAX_RESULT_BYTES {
-        return Err(go::fail(
-            args.name(),
-            format!("the result would be {bytes} bytes, more than the {MAX_RESULT_BYTES} one call may build"),
-        ));
-    }
-    Ok(())
-}
 
 /// The functions that would make a render depend on the clock, randomness, the machine or the
 /// network: registered so that a template using one fails with a reason instead of "function
@@ -252,90 +238,6 @@ fn copy_deep(value: &GoValue, depth: usize) -> Result<GoValue, String> {
     })
 }
 
-/// Sprig's `empty`: nil, false, zero, and empty strings, lists and maps.
-pub fn empty(value: &GoValue) -> bool {
-    if let Some((_, inner)) = go::typed::tagged(value) {
-        return empty(inner);
-    }
-    match value {
-        GoValue::Nil => true,
-        GoValue::Bool(b) => !b,
-        GoValue::Int(n) => *n == 0,
-        GoValue::Uint(n) => *n == 0,
-        GoValue::Float(f) => *f == 0.0,
-        GoValue::String(s) => s.is_empty(),
-        GoValue::List(items) => items.is_empty(),
-        GoValue::Map(map) => map.is_empty(),
-        GoValue::Function(_) => false,
-    }
-}
-
-/// Sprig's `strval`: a string as itself, anything else as `%v` prints it.
-pub fn strval(value: &GoValue) -> String {
-    match value {
-        GoValue::String(s) => s.to_string(),
-        other => go::sprint(other),
-    }
-}
-
-/// `cast.ToInt64`: integers and floats (truncated) convert, strings parse as Go integers with
-/// base prefixes (after dropping a `.000` tail), booleans are 1 and 0, anything else is 0.
-pub fn to_i64(value: &GoValue) -> i64 {
-    match value {
-        GoValue::Int(n) => *n,
-        GoValue::Uint(n) => *n as i64,
-        GoValue::Float(f) => *f as i64,
-        GoValue::Bool(b) => i64::from(*b),
-        GoValue::String(s) => {
-            let trimmed = match s.split_once('.') {
-                Some((whole, zeros)) if !whole.is_empty() && zeros.bytes().all(|c| c == b'0') => whole,
-                _ => s,
-            };
-            go::strconv::parse_int(trimmed, 0).unwrap_or(0)
-        }
-        _ => 0,
-    }
-}
-
-/// `cast.ToFloat64`: numbers convert, strings parse as Go floats, booleans are 1 and 0,
-/// anything else is 0.
-pub fn to_f64(value: &GoValue) -> f64 {
-    match value {
-        GoValue::Int(n) => *n as f64,
-        GoValue::Uint(n) => *n as f64,
-        GoValue::Float(f) => *f,
-        GoValue::Bool(b) => f64::from(u8::from(*b)),
-        GoValue::String(s) => go::strconv::parse_float(s).unwrap_or(0.0),
-        _ => 0.0,
-    }
-}
-
-/// `fmt.Sprintf("%T")` of a template value.
-pub fn type_of(value: &GoValue) -> &'static str {
-    if let Some((ty, _)) = go::typed::tagged(value) {
-        return ty.name();
-    }
-    match value {
-        GoValue::Nil => "<nil>",
-        GoValue::Function(_) => "func(...interface {}) (interface {}, error)",
-        other => go::go_type(other),
-    }
-}
-
-/// `reflect.Value.Kind().String()` of a template value.
-pub fn kind_of(value: &GoValue) -> &'static str {
-    if let Some((ty, _)) = go::typed::tagged(value) {
-        return ty.kind();
-    }
-    match value {
-        GoValue::Nil => "invalid",
-        GoValue::List(_) => "slice",
-        GoValue::Map(_) => "map",
-        GoValue::Function(_) => "func",
-        other => go::go_type(other),
-    }
-}
-
 /// Go's base64 decoding as Sprig reports it: the error text in place of the result. Go skips
 /// line breaks in the input.
 fn b64dec(text: &str) -> String {
@@ -404,31 +306,6 @@ fn go_eq(a: &GoValue, b: &GoValue) -> Result<bool, TemplateError> {
             )))
         }
     })
-}
-
-/// Go's `reflect.DeepEqual` of two template values: a nil slice is not an empty one, and values
-/// of two types differ (`int64` 1 and `int` 1, `[]string` and `[]interface {}`).
-fn deep_equal(a: &GoValue, b: &GoValue) -> bool {
-    match (go::typed::tagged(a), go::typed::tagged(b)) {
-        (Some((ta, a)), Some((tb, b))) => return ta == tb && deep_equal(a, b),
-        (Some(_), None) | (None, Some(_)) => return false,
-        (None, None) => {}
-    }
-    match (a, b) {
-        // The same allocation is equal to itself (a value of shared parts is compared once).
-        (GoValue::List(a), GoValue::List(b)) => {
-            Arc::ptr_eq(a, b)
-                || (go::is_nil_list(a) == go::is_nil_list(b)
-                    && a.len() == b.len()
-                    && a.iter().zip(b.iter()).all(|(a, b)| deep_equal(a, b)))
-        }
-        (GoValue::Map(a), GoValue::Map(b)) => {
-            Arc::ptr_eq(a, b)
-                || (a.len() == b.len()
-                    && a.iter().zip(b.iter()).all(|((ka, va), (kb, vb))| ka == kb && deep_equal(va, vb)))
-        }
-        _ => a == b,
-    }
 }
 
 /// The flavours of Go's JSON encoding Sprig offers.

@@ -277,7 +277,7 @@ mod tests {
     use crate::template::go::compile;
 
     fn run(shared: &Shared, source: &str) -> Result<String, String> {
-        compile(source, ("repl{{", "}}"), &functions(shared))?.execute(&GoValue::Nil, &Budget::default())
+        compile(source, ("repl{{", "}}"), &functions(shared).into())?.execute(&GoValue::Nil, &Budget::default())
     }
 
     #[test]

@@ -20,7 +20,7 @@ pub mod statics;
 
 use crate::doc::{read_yaml_documents, FieldPath, Map, Value};
 use crate::limits::Budget;
-use crate::template::go::{self, Compiled, FuncMap, GoValue};
+use crate::template::go::{self, Compiled, FuncMap, Functions, GoValue};
 use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::rc::Rc;
@@ -52,8 +52,8 @@ pub fn excerpt(text: &str) -> String {
 
 /// One render's KOTS templates: the functions and the compiled texts.
 pub struct Engine {
-    funcs: FuncMap,
-    placeholder_funcs: FuncMap,
+    funcs: Functions,
+    placeholder_funcs: Functions,
     pub shared: context::Shared,
     /// Per pass (the two template passes, the two placeholder passes): text → compiled.
     compiled: [HashMap<String, Rc<Compiled>>; 4],
@@ -69,7 +69,7 @@ impl Engine {
         statics.extend(context::functions(&shared));
         Self {
             funcs: go::charged(statics, budget),
-            placeholder_funcs: FuncMap::new(),
+            placeholder_funcs: Functions::default(),
             shared,
             compiled: Default::default(),
             plain: HashMap::new(),
@@ -101,7 +101,7 @@ impl Engine {
         let Some(name) = message.strip_prefix("undefined function: ") else { return message };
         let nearest = self
             .funcs
-            .keys()
+            .names()
             .map(|known| (strsim::jaro_winkler(known, name), known))
             .filter(|(score, _)| *score > 0.85)
             .max_by(|a, b| a.0.total_cmp(&b.0))

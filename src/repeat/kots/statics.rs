@@ -795,7 +795,7 @@ mod tests {
     use crate::limits::Budget;
 
     fn run(source: &str, options: &Statics) -> Result<String, String> {
-        go::compile(source, ("{{repl", "}}"), &functions(options))?.execute(&GoValue::Nil, &Budget::default())
+        go::compile(source, ("{{repl", "}}"), &functions(options).into())?.execute(&GoValue::Nil, &Budget::default())
     }
 
     fn expect(cases: &[(&str, &str)]) {

@@ -3,8 +3,8 @@
 //! such a template whole, even where the name sits in a branch that never runs
 //! (`{{ or 1 (undefined) }}`); the crate would print the branches that do run.
 
-use super::TemplateError;
 use gotmpl::parse::{Expr, ListNode, Node, PipeNode};
+use gotmpl::TemplateError;
 
 /// Go's builtins, always defined.
 const BUILTINS: &[&str] = &[

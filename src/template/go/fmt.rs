@@ -1,16 +1,21 @@
-//! Go's `fmt.Sprintf` over template values, for `printf` (and Sprig's functions that call it).
-//! The gotmpl crate's own `printf` accepts any number for a number verb (`%d` of a float64
-//! prints `3` where Go prints `%!d(float64=3)`, and Landscaper's numbers are float64), does not
-//! apply the verb to the elements of lists and maps (`%q` of a list), and spells the types in
-//! its error markers its own way; templates print those texts, so they must be Go's.
+//! Go's formatting of template values, in one place: the type names (`%T`, `typeOf`, `kindOf`,
+//! the types in error messages), `%v` of a value and of a float64, and `fmt.Sprintf` for `printf`
+//! (and Sprig's functions that call it) with Go's quoting. The gotmpl crate's own `printf`
+//! accepts any number for a number verb (`%d` of a float64 prints `3` where Go prints
+//! `%!d(float64=3)`, and Landscaper's numbers are float64), does not apply the verb to the
+//! elements of lists and maps (`%q` of a list), and spells the types in its error markers its own
+//! way; templates print those texts, so they must be Go's.
 //!
 //! Values are Go's `interface{}` holding `int`, `uint64`, `float64`, `string`, `bool`,
-//! `[]interface {}` or `map[string]interface {}`, as the data and Sprig give them.
+//! `[]interface {}` or `map[string]interface {}`, as the data and Sprig give them, or a Sprig
+//! result tagged with the Go type the crate's values do not carry ([`Type`]).
 
-use super::typed::{tagged, Type};
-use super::{go_float, GoValue};
+use super::value::{is_nil_list, tagged, GoMap, GoValue, Type};
 use std::fmt::Write as _;
 use unicode_general_category::{get_general_category, GeneralCategory as G};
+
+/// Go's `%v` of a float64: the expressions' formatter, which Windsor's interpolation uses too.
+pub use crate::expr::go_float;
 
 /// The formatting directive being applied: Go's `fmt` flags.
 #[derive(Clone, Copy, Default)]
@@ -24,13 +29,114 @@ struct Spec {
     precision: Option<usize>,
 }
 
+/// Go's name for a value's type, for messages.
+pub fn go_type(value: &GoValue) -> &'static str {
+    match value {
+        GoValue::Nil => "nil",
+        GoValue::Bool(_) => "bool",
+        GoValue::Int(_) => "int",
+        GoValue::Uint(_) => "uint64",
+        GoValue::Float(_) => "float64",
+        GoValue::String(_) => "string",
+        GoValue::List(_) => "[]interface {}",
+        GoValue::Map(_) => "map[string]interface {}",
+        GoValue::Function(_) => "func",
+    }
+}
+
+/// Go's `fmt.Sprint` of one value (`%v`): what a template writes for it.
+pub fn sprint_value(value: &GoValue) -> String {
+    let mut out = String::new();
+    write_value(&mut out, value);
+    out
+}
+
+fn write_value(out: &mut String, value: &GoValue) {
+    match value {
+        GoValue::Float(f) => out.push_str(&go_float(*f)),
+        GoValue::List(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(' ');
+                }
+                write_value(out, item);
+            }
+            out.push(']');
+        }
+        GoValue::Map(map) => {
+            out.push_str("map[");
+            for (i, (key, item)) in map.iter().enumerate() {
+                if i > 0 {
+                    out.push(' ');
+                }
+                out.push_str(key);
+                out.push(':');
+                write_value(out, item);
+            }
+            out.push(']');
+        }
+        other => {
+            let _ = write!(out, "{other}");
+        }
+    }
+}
+
+/// Go's name of a tagged type (`%T`, `typeOf`).
+pub fn tagged_name(ty: Type) -> &'static str {
+    match ty {
+        Type::Int64 => "int64",
+        Type::Strings => "[]string",
+        Type::Ints => "[]int",
+        Type::Lists => "[][]interface {}",
+        Type::StringMap => "map[string]string",
+        Type::Semver => "*semver.Version",
+    }
+}
+
+/// Go's kind of a tagged type (`kindOf`).
+pub fn tagged_kind(ty: Type) -> &'static str {
+    match ty {
+        Type::Int64 => "int64",
+        Type::Strings | Type::Ints | Type::Lists => "slice",
+        Type::StringMap => "map",
+        Type::Semver => "ptr",
+    }
+}
+
+/// `fmt.Sprintf("%T")` of a template value, as Sprig's `typeOf` gives it.
+pub fn type_of(value: &GoValue) -> &'static str {
+    if let Some((ty, _)) = tagged(value) {
+        return tagged_name(ty);
+    }
+    match value {
+        GoValue::Nil => "<nil>",
+        GoValue::Function(_) => "func(...interface {}) (interface {}, error)",
+        other => go_type(other),
+    }
+}
+
+/// `reflect.Value.Kind().String()` of a template value.
+pub fn kind_of(value: &GoValue) -> &'static str {
+    if let Some((ty, _)) = tagged(value) {
+        return tagged_kind(ty);
+    }
+    match value {
+        GoValue::Nil => "invalid",
+        GoValue::List(_) => "slice",
+        GoValue::Map(_) => "map",
+        GoValue::Function(_) => "func",
+        other => go_type(other),
+    }
+}
+
 /// Widths and precisions are capped: `%999999999d` must not allocate a gigabyte.
 const MAX_WIDTH: usize = 1 << 16;
 
 /// Go's type name of a value, as `%T` and the error markers print it.
 pub fn type_name(value: &GoValue) -> &'static str {
     if let Some((ty, _)) = tagged(value) {
-        return ty.name();
+        return tagged_name(ty);
     }
     match value {
         GoValue::Nil => "<nil>",
@@ -313,8 +419,8 @@ fn print_arg(out: &mut String, arg: &GoValue, verb: char, spec: Spec) {
             // The markers name the type: `%!s(int64=3)`.
             (Type::Int64, GoValue::Int(n)) => integer(out, *n < 0, n.unsigned_abs(), true, verb, spec, arg),
             (Type::Semver, fields) => semver(out, fields, verb, spec, arg),
-            (_, GoValue::List(items)) => list(out, items, ty.name(), verb, spec),
-            (_, GoValue::Map(map)) if spec.sharp && verb == 'v' => go_syntax_map(out, map, ty.name(), spec),
+            (_, GoValue::List(items)) => list(out, items, tagged_name(ty), verb, spec),
+            (_, GoValue::Map(map)) if spec.sharp && verb == 'v' => go_syntax_map(out, map, tagged_name(ty), spec),
             (_, other) => print_arg(out, other, verb, spec),
         }
         return;
@@ -361,7 +467,7 @@ fn print_arg(out: &mut String, arg: &GoValue, verb: char, spec: Spec) {
 fn list(out: &mut String, items: &std::sync::Arc<[GoValue]>, type_name: &str, verb: char, spec: Spec) {
     if spec.sharp && verb == 'v' {
         out.push_str(type_name);
-        if super::is_nil_list(items) {
+        if is_nil_list(items) {
             out.push_str("(nil)");
             return;
         }
@@ -386,7 +492,7 @@ fn list(out: &mut String, items: &std::sync::Arc<[GoValue]>, type_name: &str, ve
 }
 
 /// A map of Go type `type_name` under `%#v`.
-fn go_syntax_map(out: &mut String, map: &super::GoMap, type_name: &str, spec: Spec) {
+fn go_syntax_map(out: &mut String, map: &GoMap, type_name: &str, spec: Spec) {
     out.push_str(type_name);
     out.push('{');
     for (n, (key, item)) in map.iter().enumerate() {
@@ -800,7 +906,7 @@ fn escape_into(out: &mut String, c: char, quote: char, ascii: bool) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::template::go::{list, map, string as s, GoMap};
+    use crate::template::go::value::{list, map, string as s, GoMap};
     use std::sync::Arc;
 
     /// Expectations from Go 1.19's fmt.Sprintf with the same values.

@@ -14,8 +14,10 @@
 //! call of [`GET`], and a value the crate itself reads (printed, tested, ranged over, passed to
 //! a builtin) goes through [`RESOLVE`] first. Those names cannot be written in a template.
 
-use super::{GoMap, GoValue, TemplateError};
+use super::fmt::go_type;
+use super::value::{GoMap, GoValue};
 use gotmpl::parse::{CommandNode, Expr, ListNode, Node, PipeNode, Pos};
+use gotmpl::TemplateError;
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -317,15 +319,15 @@ pub fn get(args: &[GoValue]) -> Result<GoValue, TemplateError> {
                 latest(map).get(name.as_ref()).cloned().unwrap_or(GoValue::Nil)
             }
             (_, Some((ty, _))) => {
-                return Err(TemplateError::Exec(format!("can't evaluate field {name} in type {}", ty.name())))
+                return Err(TemplateError::Exec(format!(
+                    "can't evaluate field {name} in type {}",
+                    super::fmt::tagged_name(ty)
+                )))
             }
             (GoValue::Map(map), None) => latest(map).get(name.as_ref()).cloned().unwrap_or(GoValue::Nil),
             (GoValue::Nil, None) => GoValue::Nil,
             (other, None) => {
-                return Err(TemplateError::Exec(format!(
-                    "can't evaluate field {name} in type {}",
-                    super::go_type(other)
-                )))
+                return Err(TemplateError::Exec(format!("can't evaluate field {name} in type {}", go_type(other))))
             }
         };
     }
@@ -418,7 +420,7 @@ pub fn method(args: &[GoValue]) -> Result<GoValue, TemplateError> {
     else {
         return Err(TemplateError::Exec("can't give argument to non-function <field>".into()));
     };
-    crate::template::sprig::semver_method(fields, name, args.get(2..).unwrap_or(&[]))
+    super::semver::method(fields, name, args.get(2..).unwrap_or(&[]))
 }
 
 fn rewrite_pipe(pipe: &mut PipeNode) {

@@ -10,70 +10,17 @@
 //! build), every read of the crate's own goes through the rewritten tree's `RESOLVE`, which
 //! takes the tag off ([`plain`]), and each function receives its arguments without tags unless
 //! it reports types ([`define`](super::define)). Other templates run as before: nothing is
-//! tagged, and a call pays one thread-local flag read.
+//! tagged. Which form of each function a template calls is chosen when it is compiled
+//! ([`Functions`](super::Functions)), so an `include` runs as its own template says.
 //!
 //! What a function stores in a list or map is stored without its tag: `typeOf (index (list (add
 //! 1 2)) 0)` is `int` (Go: `int64`).
 
-use super::{GoMap, GoValue, TemplateError, ValueFunc};
+use super::fmt::tagged_name;
+use super::value::GoValue;
+pub use super::value::{tag, tagged, Type};
 use gotmpl::parse::{Expr, ListNode, Node, Number, PipeNode};
-use std::cell::Cell;
-use std::sync::{Arc, LazyLock};
-
-/// A Go type the crate's values do not tell apart from another.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Type {
-    Int64,
-    Strings,
-    Ints,
-    Lists,
-    StringMap,
-    Semver,
-}
-
-const TYPES: [Type; 6] = [Type::Int64, Type::Strings, Type::Ints, Type::Lists, Type::StringMap, Type::Semver];
-
-impl Type {
-    /// Go's name of the type (`%T`, `typeOf`).
-    pub fn name(self) -> &'static str {
-        match self {
-            Type::Int64 => "int64",
-            Type::Strings => "[]string",
-            Type::Ints => "[]int",
-            Type::Lists => "[][]interface {}",
-            Type::StringMap => "map[string]string",
-            Type::Semver => "*semver.Version",
-        }
-    }
-
-    /// Go's kind of the type (`kindOf`).
-    pub fn kind(self) -> &'static str {
-        match self {
-            Type::Int64 => "int64",
-            Type::Strings | Type::Ints | Type::Lists => "slice",
-            Type::StringMap => "map",
-            Type::Semver => "ptr",
-        }
-    }
-}
-
-/// One marker function per type, told apart by address.
-static MARKERS: LazyLock<[ValueFunc; 6]> =
-    LazyLock::new(|| std::array::from_fn(|_| -> ValueFunc { Arc::new(|_: &[GoValue]| Ok(GoValue::Nil)) }));
-
-/// `value` tagged as `ty`. A semver's value is the map of its fields (Go's methods without
-/// arguments: `.Major`, `.Original`, `.String`).
-pub fn tag(value: GoValue, ty: Type) -> GoValue {
-    let index = TYPES.iter().position(|t| *t == ty).unwrap_or(0);
-    GoValue::List(Arc::from(vec![value, GoValue::Function(MARKERS[index].clone())]))
-}
-
-/// The type and the value of a tagged value.
-pub fn tagged(value: &GoValue) -> Option<(Type, &GoValue)> {
-    let GoValue::List(items) = value else { return None };
-    let [inner, GoValue::Function(marker)] = &items[..] else { return None };
-    MARKERS.iter().position(|m| Arc::ptr_eq(m, marker)).map(|i| (TYPES[i], inner))
-}
+use gotmpl::TemplateError;
 
 /// The value as the crate reads it (compared, ranged over, passed to a builtin), and as most
 /// functions receive it: without its tag; a semver as the map of its fields, which a function
@@ -101,50 +48,6 @@ pub fn semver_text(fields: &GoValue) -> GoValue {
         GoValue::Map(map) => map.get("String").cloned().unwrap_or(GoValue::Nil),
         _ => GoValue::Nil,
     }
-}
-
-/// A semver's fields: the map a template's `.Major` reads.
-pub fn semver_fields(major: u64, minor: u64, patch: u64, pre: &str, metadata: &str, original: &str) -> GoValue {
-    let mut text = format!("{major}.{minor}.{patch}");
-    if !pre.is_empty() {
-        text.push('-');
-        text.push_str(pre);
-    }
-    if !metadata.is_empty() {
-        text.push('+');
-        text.push_str(metadata);
-    }
-    let mut map = GoMap::new();
-    map.insert("Major".into(), GoValue::Uint(major));
-    map.insert("Minor".into(), GoValue::Uint(minor));
-    map.insert("Patch".into(), GoValue::Uint(patch));
-    map.insert("Prerelease".into(), super::string(pre));
-    map.insert("Metadata".into(), super::string(metadata));
-    map.insert("Original".into(), super::string(original));
-    map.insert("String".into(), super::string(text));
-    super::map(map)
-}
-
-thread_local! {
-    static TYPED: Cell<bool> = const { Cell::new(false) };
-}
-
-/// Whether the executing template runs typed.
-pub fn on() -> bool {
-    TYPED.with(Cell::get)
-}
-
-/// Runs `f` (a template execution) typed or not; an `include` inside it runs as its own
-/// template says, and the caller's mode is back afterwards.
-pub fn run<R>(typed: bool, f: impl FnOnce() -> R) -> R {
-    struct Restore(bool);
-    impl Drop for Restore {
-        fn drop(&mut self) {
-            TYPED.with(|t| t.set(self.0));
-        }
-    }
-    let _restore = Restore(TYPED.with(|t| t.replace(typed)));
-    f()
 }
 
 /// The functions whose results carry a type the crate does not tell apart.
@@ -292,7 +195,7 @@ impl Signature {
             };
             return Err(TemplateError::Exec(format!(
                 "wrong type for value; expected {expected}; got {} (argument {} of {name})",
-                ty.name(),
+                tagged_name(ty),
                 i + 1
             )));
         }

@@ -4,7 +4,8 @@
 //! same functions: where Sprig's plain variant panics, Go's template reports the panic as the
 //! call's error, in the same words.
 
-use super::{check_size, empty, kind_of, strval, to_i64};
+use super::convert::{check_size, deep_equal, empty, strval, to_i64};
+use crate::template::go::fmt::{kind_of, type_of};
 use crate::template::go::{self, define, Args, Arity::AtLeast, Arity::Exact, FuncMap, GoMap, GoValue, TemplateError};
 use std::sync::Arc;
 
@@ -85,7 +86,7 @@ pub fn register(funcs: &mut FuncMap) {
             // not the list's int), the list is read as itself.
             let needle = args.any(0);
             match go::typed::plain(args.any(1)) {
-                GoValue::List(items) => Ok(GoValue::Bool(items.iter().any(|item| super::deep_equal(needle, item)))),
+                GoValue::List(items) => Ok(GoValue::Bool(items.iter().any(|item| deep_equal(needle, item)))),
                 other => Err(go::fail(args.name(), format!("Cannot find has on type {}", kind_of(&other)))),
             }
         });
@@ -229,7 +230,7 @@ fn dig(args: &Args<'_>) -> Result<GoValue, TemplateError> {
         return Err(go::fail(args.name(), "dig needs at least three arguments"));
     }
     let conversion = |value: &GoValue, want: &str| {
-        go::fail(args.name(), format!("interface conversion: interface {{}} is {}, not {want}", super::type_of(value)))
+        go::fail(args.name(), format!("interface conversion: interface {{}} is {}, not {want}", type_of(value)))
     };
     let keys = &args.rest(0)[..args.len() - 2];
     let default = args.any(args.len() - 2);

@@ -2,7 +2,7 @@
 //! int64 does; the `…f` functions compute in decimal as Sprig's shopspring/decimal does, so
 //! `addf 0.1 0.2` is 0.3.
 
-use super::{check_size, to_f64, to_i64};
+use super::convert::{check_size, to_f64, to_i64};
 use crate::template::go::{self, define, strconv, Args, Arity::AtLeast, Arity::Exact, FuncMap, GoValue, TemplateError};
 
 pub fn register(funcs: &mut FuncMap) {
@@ -14,7 +14,7 @@ pub fn register(funcs: &mut FuncMap) {
     }
     define(funcs, "float64", Exact(1), |args| Ok(GoValue::Float(to_f64(args.any(0)))));
     define(funcs, "toDecimal", Exact(1), |args| {
-        Ok(GoValue::Int(strconv::parse_int(&go::sprint(args.any(0)), 8).unwrap_or(0)))
+        Ok(GoValue::Int(strconv::parse_int(&go::fmt::sprint_value(args.any(0)), 8).unwrap_or(0)))
     });
     define(funcs, "add1", Exact(1), |args| Ok(GoValue::Int(to_i64(args.any(0)).wrapping_add(1))));
     define(funcs, "add", AtLeast(0), |args| {

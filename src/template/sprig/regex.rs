@@ -4,7 +4,7 @@
 //! texts are the crate's, not Go's; negated classes inside brackets (`[\D]`) stay Unicode; Go
 //! refuses repetition counts above 1000 where the crate allows them up to its size limit.
 
-use super::check_size;
+use super::convert::check_size;
 use crate::template::go::{self, define, Args, Arity::Exact, FuncMap, GoValue, TemplateError};
 use regex::Regex;
 

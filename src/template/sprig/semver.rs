@@ -3,11 +3,12 @@
 //! `1`). Constraints: `=`, `!=`, `>`, `<`, `>=`/`=>`, `<=`/`=<`, `~`/`~>`, `^`, wildcards
 //! (`1.2.x`, `*`, a missing part), hyphen ranges (`1.2 - 1.4.5`), `,` or spaces for "and" and
 //! `||` for "or"; a pre-release version satisfies only constraints that name a pre-release.
-//! `semver` returns a `*semver.Version` ([`go::typed`]): printed as `1.2.3`, with Masterminds'
+//! `semver` returns a `*semver.Version` ([`go::semver`]): printed as `1.2.3`, with Masterminds'
 //! methods that return no version (`.Major`, `.Minor`, `.Patch`, `.Prerelease`, `.Metadata`,
 //! `.Original`, `.String`, `.Compare`, `.LessThan`, `.GreaterThan`, `.Equal`).
 
-use crate::template::go::{self, define, Arity::Exact, FuncMap, GoValue, TemplateError};
+use crate::template::go::semver::{split_tails, Version};
+use crate::template::go::{self, define, Arity::Exact, FuncMap, GoValue};
 use std::cmp::Ordering;
 
 pub fn register(funcs: &mut FuncMap) {
@@ -15,7 +16,7 @@ pub fn register(funcs: &mut FuncMap) {
         let text = args.string(0)?;
         let version = Version::parse(text).ok_or_else(|| go::fail(args.name(), "Invalid Semantic Version"))?;
         // Tagged `*semver.Version` by the call (go::typed): printed as its text.
-        Ok(go::typed::semver_fields(version.major, version.minor, version.patch, &version.pre, &version.metadata, text))
+        Ok(version.fields(text))
     });
     define(funcs, "semverCompare", Exact(2), |args| {
         let (constraint, version) = (args.string(0)?, args.string(1)?);
@@ -23,131 +24,6 @@ pub fn register(funcs: &mut FuncMap) {
         let version = Version::parse(version).ok_or_else(|| go::fail(args.name(), "Invalid Semantic Version"))?;
         Ok(GoValue::Bool(constraint.check(&version)))
     });
-}
-
-/// A `*semver.Version`'s method with arguments, called on the version whose fields are
-/// `fields`: `Compare`, `LessThan`, `GreaterThan`, `Equal` (each takes a version).
-pub fn method(fields: &GoValue, name: &str, args: &[GoValue]) -> Result<GoValue, TemplateError> {
-    let version = |value: &GoValue| match go::typed::tagged(value) {
-        Some((go::typed::Type::Semver, GoValue::Map(map))) => {
-            map.get("Original").and_then(GoValue::as_str).and_then(Version::parse)
-        }
-        _ => None,
-    };
-    let receiver = match fields {
-        GoValue::Map(map) => map.get("Original").and_then(GoValue::as_str).and_then(Version::parse),
-        _ => None,
-    };
-    let want = |n: usize| -> Result<(), TemplateError> {
-        if args.len() == n {
-            Ok(())
-        } else {
-            Err(TemplateError::Exec(format!("wrong number of args for {name}: want {n} got {}", args.len())))
-        }
-    };
-    let other = || -> Result<Version, TemplateError> {
-        want(1)?;
-        version(&args[0]).ok_or_else(|| {
-            TemplateError::Exec(format!(
-                "wrong type for value; expected *semver.Version; got {}",
-                go::fmt::type_name(&args[0])
-            ))
-        })
-    };
-    let Some(receiver) = receiver else {
-        return Err(TemplateError::Exec(format!("can't evaluate field {name} in type *semver.Version")));
-    };
-    Ok(match name {
-        "Compare" => GoValue::Int(match receiver.compare(&other()?) {
-            Ordering::Less => -1,
-            Ordering::Equal => 0,
-            Ordering::Greater => 1,
-        }),
-        "LessThan" => GoValue::Bool(receiver.compare(&other()?) == Ordering::Less),
-        "GreaterThan" => GoValue::Bool(receiver.compare(&other()?) == Ordering::Greater),
-        "Equal" => GoValue::Bool(receiver.compare(&other()?) == Ordering::Equal),
-        _ => return Err(TemplateError::Exec(format!("can't evaluate field {name} in type *semver.Version"))),
-    })
-}
-
-#[derive(Clone, Debug, Default, PartialEq)]
-struct Version {
-    major: u64,
-    minor: u64,
-    patch: u64,
-    pre: String,
-    metadata: String,
-}
-
-fn identifiers_ok(text: &str) -> bool {
-    text.split('.').all(|part| !part.is_empty() && part.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'-'))
-}
-
-/// Splits `1.2.3-pre+meta` into the numbers and the two tails.
-fn split_tails(text: &str) -> Option<(&str, String, String)> {
-    let (rest, metadata) = match text.split_once('+') {
-        Some((rest, metadata)) if identifiers_ok(metadata) => (rest, metadata.to_string()),
-        Some(_) => return None,
-        None => (text, String::new()),
-    };
-    let (numbers, pre) = match rest.split_once('-') {
-        Some((numbers, pre)) if identifiers_ok(pre) => (numbers, pre.to_string()),
-        Some(_) => return None,
-        None => (rest, String::new()),
-    };
-    Some((numbers, pre, metadata))
-}
-
-impl Version {
-    /// Masterminds' lenient `NewVersion`: `v` prefix allowed, minor and patch optional.
-    fn parse(text: &str) -> Option<Version> {
-        let (numbers, pre, metadata) = split_tails(text.strip_prefix('v').unwrap_or(text))?;
-        let mut parts = numbers.split('.');
-        let mut number = |required: bool| -> Option<u64> {
-            match parts.next() {
-                Some(part) if !part.is_empty() && part.bytes().all(|c| c.is_ascii_digit()) => part.parse().ok(),
-                None if !required => Some(0),
-                _ => None,
-            }
-        };
-        let version = Version { major: number(true)?, minor: number(false)?, patch: number(false)?, pre, metadata };
-        parts.next().is_none().then_some(version)
-    }
-
-    /// Semantic-version precedence (metadata ignored).
-    fn compare(&self, other: &Version) -> Ordering {
-        (self.major, self.minor, self.patch).cmp(&(other.major, other.minor, other.patch)).then_with(|| {
-            match (self.pre.is_empty(), other.pre.is_empty()) {
-                (true, true) => Ordering::Equal,
-                (true, false) => Ordering::Greater,
-                (false, true) => Ordering::Less,
-                (false, false) => compare_pre(&self.pre, &other.pre),
-            }
-        })
-    }
-}
-
-fn compare_pre(a: &str, b: &str) -> Ordering {
-    let mut left = a.split('.');
-    let mut right = b.split('.');
-    loop {
-        match (left.next(), right.next()) {
-            (None, None) => return Ordering::Equal,
-            (None, Some(_)) => return Ordering::Less,
-            (Some(_), None) => return Ordering::Greater,
-            (Some(x), Some(y)) => {
-                let order = match (x.parse::<u64>(), y.parse::<u64>()) {
-                    (Ok(x), Ok(y)) => x.cmp(&y),
-                    (Ok(_), Err(_)) => Ordering::Less,
-                    (Err(_), Ok(_)) => Ordering::Greater,
-                    (Err(_), Err(_)) => x.cmp(y),
-                };
-                if order != Ordering::Equal {
-                    return order;
-                }
-            }
-        }
-    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]

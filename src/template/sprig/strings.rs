@@ -3,7 +3,7 @@
 //! `nospace`, `initials` and `wrap` also work on bytes; ours work on characters, which only
 //! differs for non-ASCII text.
 
-use super::{check_size, strval};
+use super::convert::{check_size, strval};
 use crate::template::go::{self, define, Args, Arity::AtLeast, Arity::Exact, FuncMap, GoValue, TemplateError};
 
 pub fn register(funcs: &mut FuncMap) {
@@ -87,12 +87,13 @@ pub fn register(funcs: &mut FuncMap) {
             .rest(0)
             .iter()
             .filter(|v| !matches!(v, GoValue::Nil))
-            .map(|v| format!("'{}'", go::sprint(v)))
+            .map(|v| format!("'{}'", go::fmt::sprint_value(v)))
             .collect();
         Ok(go::string(quoted.join(" ")))
     });
     define(funcs, "cat", AtLeast(0), |args| {
-        let parts: Vec<String> = args.rest(0).iter().filter(|v| !matches!(v, GoValue::Nil)).map(go::sprint).collect();
+        let parts: Vec<String> =
+            args.rest(0).iter().filter(|v| !matches!(v, GoValue::Nil)).map(go::fmt::sprint_value).collect();
         Ok(go::string(parts.join(" ")))
     });
     define(funcs, "indent", Exact(2), |args| indent(args, false));

@@ -32,7 +32,10 @@ pub fn register(funcs: &mut FuncMap) {
                 Some(GoValue::String(s)) => Ok(s.to_string()),
                 Some(other) => Err(go::fail(
                     args.name(),
-                    format!("unable to parse {key} key, must be of type string, but {} found", super::kind_of(other)),
+                    format!(
+                        "unable to parse {key} key, must be of type string, but {} found",
+                        crate::template::go::fmt::kind_of(other)
+                    ),
                 )),
             }
         };

@@ -1,0 +1,105 @@
+//! What Sprig's functions share about values: how big a result one call may build, and the
+//! conversions and comparisons Sprig takes from `cast` and `reflect` (`empty`, `strval`,
+//! `toInt64`, `toFloat64`, `reflect.DeepEqual`).
+
+use crate::template::go::{self, Args, GoValue, TemplateError};
+use std::sync::Arc;
+
+/// The largest string or list one function call may build (`repeat`, `indent`, `until`…):
+/// twice the largest input file, so no honest template meets it, and a hostile one cannot
+/// allocate gigabytes before the output budget sees a byte.
+pub const MAX_RESULT_BYTES: usize = 16 << 20;
+
+/// Refuses a result larger than [`MAX_RESULT_BYTES`], naming the function.
+pub fn check_size(args: &Args<'_>, bytes: usize) -> Result<(), TemplateError> {
+    if bytes > MAX_RESULT_BYTES {
+        return Err(go::fail(
+            args.name(),
+            format!("the result would be {bytes} bytes, more than the {MAX_RESULT_BYTES} one call may build"),
+        ));
+    }
+    Ok(())
+}
+
+/// Sprig's `empty`: nil, false, zero, and empty strings, lists and maps.
+pub fn empty(value: &GoValue) -> bool {
+    if let Some((_, inner)) = go::typed::tagged(value) {
+        return empty(inner);
+    }
+    match value {
+        GoValue::Nil => true,
+        GoValue::Bool(b) => !b,
+        GoValue::Int(n) => *n == 0,
+        GoValue::Uint(n) => *n == 0,
+        GoValue::Float(f) => *f == 0.0,
+        GoValue::String(s) => s.is_empty(),
+        GoValue::List(items) => items.is_empty(),
+        GoValue::Map(map) => map.is_empty(),
+        GoValue::Function(_) => false,
+    }
+}
+
+/// Sprig's `strval`: a string as itself, anything else as `%v` prints it.
+pub fn strval(value: &GoValue) -> String {
+    match value {
+        GoValue::String(s) => s.to_string(),
+        other => go::fmt::sprint_value(other),
+    }
+}
+
+/// `cast.ToInt64`: integers and floats (truncated) convert, strings parse as Go integers with
+/// base prefixes (after dropping a `.000` tail), booleans are 1 and 0, anything else is 0.
+pub fn to_i64(value: &GoValue) -> i64 {
+    match value {
+        GoValue::Int(n) => *n,
+        GoValue::Uint(n) => *n as i64,
+        GoValue::Float(f) => *f as i64,
+        GoValue::Bool(b) => i64::from(*b),
+        GoValue::String(s) => {
+            let trimmed = match s.split_once('.') {
+                Some((whole, zeros)) if !whole.is_empty() && zeros.bytes().all(|c| c == b'0') => whole,
+                _ => s,
+            };
+            go::strconv::parse_int(trimmed, 0).unwrap_or(0)
+        }
+        _ => 0,
+    }
+}
+
+/// `cast.ToFloat64`: numbers convert, strings parse as Go floats, booleans are 1 and 0,
+/// anything else is 0.
+pub fn to_f64(value: &GoValue) -> f64 {
+    match value {
+        GoValue::Int(n) => *n as f64,
+        GoValue::Uint(n) => *n as f64,
+        GoValue::Float(f) => *f,
+        GoValue::Bool(b) => f64::from(u8::from(*b)),
+        GoValue::String(s) => go::strconv::parse_float(s).unwrap_or(0.0),
+        _ => 0.0,
+    }
+}
+
+/// Go's `reflect.DeepEqual` of two template values: a nil slice is not an empty one, and values
+/// of two types differ (`int64` 1 and `int` 1, `[]string` and `[]interface {}`).
+pub fn deep_equal(a: &GoValue, b: &GoValue) -> bool {
+    match (go::typed::tagged(a), go::typed::tagged(b)) {
+        (Some((ta, a)), Some((tb, b))) => return ta == tb && deep_equal(a, b),
+        (Some(_), None) | (None, Some(_)) => return false,
+        (None, None) => {}
+    }
+    match (a, b) {
+        // The same allocation is equal to itself (a value of shared parts is compared once).
+        (GoValue::List(a), GoValue::List(b)) => {
+            Arc::ptr_eq(a, b)
+                || (go::is_nil_list(a) == go::is_nil_list(b)
+                    && a.len() == b.len()
+                    && a.iter().zip(b.iter()).all(|(a, b)| deep_equal(a, b)))
+        }
+        (GoValue::Map(a), GoValue::Map(b)) => {
+            Arc::ptr_eq(a, b)
+                || (a.len() == b.len()
+                    && a.iter().zip(b.iter()).all(|((ka, va), (kb, vb))| ka == kb && deep_equal(va, vb)))
+        }
+        _ => a == b,
+    }
+}
