@@ -1,0 +1,43 @@
+//! What the features step decided, for `explain` and `graph`.
+
+use super::model::{Blueprint, Kustomization};
+use crate::doc::Value;
+
+/// What the step decided, for `explain` and `graph`.
+#[derive(Clone, Debug, Default)]
+pub struct Report {
+    pub features: Vec<FeatureDecision>,
+    /// The merged blueprint, when there was one to merge.
+    pub blueprint: Option<Blueprint>,
+    /// Whether the package was composed as Windsor v0.9 (`spec.windsor.version` "0.9").
+    pub facets: bool,
+    /// The Kustomizations Flux systems compile to (after the blueprint's own).
+    pub flux_tiers: Vec<Kustomization>,
+    /// The Kustomizations that install the CRDs: the blueprint's `crds`, then each source's
+    /// (before the blueprint's own).
+    pub crd_layers: Vec<Kustomization>,
+}
+
+#[derive(Clone, Debug)]
+pub struct FeatureDecision {
+    pub name: String,
+    /// Where the feature was declared: its file, or `spec.features[i]`.
+    pub origin: String,
+    pub when: String,
+    pub enabled: bool,
+    /// The values the condition read, as `(path, value)`.
+    pub reads: Vec<(String, Value)>,
+    pub components: Vec<ComponentDecision>,
+}
+
+#[derive(Clone, Debug)]
+pub struct ComponentDecision {
+    /// `terraform` or `kustomization`.
+    pub kind: &'static str,
+    pub name: String,
+    pub when: String,
+    pub enabled: bool,
+    pub reads: Vec<(String, Value)>,
+    /// `appended`, `merged`, `replaced`, or `skipped`.
+    pub action: &'static str,
+}
