@@ -24,10 +24,10 @@ mod v08;
 pub use report::{ComponentDecision, FeatureDecision, Report};
 
 use crate::diag::{Diagnostic, Kind, Severity};
-use crate::doc::{deep_merge, FieldPath, Map, Value};
+use crate::doc::{FieldPath, Map, Value};
 use crate::expr::to_text;
 use crate::krm::{self, annotations as ann, set_annotation};
-use crate::package::{resolve, Files};
+use crate::package::Files;
 use crate::render::{Generated, Render};
 use merge::{apply_terraform, merge_kustomization, overlay_blueprint};
 use model::{Blueprint, Feature, Kustomization, Strategy};
@@ -57,28 +57,11 @@ pub fn run(render: &mut Render, files: &dyn Files) -> Report {
     }
     let mut known = known::Known::default();
     let mut schema_results = Vec::new();
-    if let Some((schema, discovered)) = windsor_schema(&render.config.item, spec, &blueprint_items, files) {
-        match schema {
-            Ok(schema) => {
-                known.add_schema(&schema);
-                // The schema next to the blueprint, as Windsor reads `_template/schema.yaml`: its
-                // defaults under the values (a schema the RenderBlueprint names is applied already).
-                if discovered && spec.windsor.schema_defaults != Some(false) {
-                    let defaults = Value::Object(crate::values::defaults_of(&schema));
-                    let missing = not_set(&defaults, &render.values);
-                    if missing.as_object().is_some_and(|m| !m.is_empty()) {
-                        if render.set_values.is_none() {
-                            render.set_values = Some(render.values.clone());
-                        }
-                        let label = "schema defaults (schema.yaml next to the Blueprint item)".to_string();
-                        let source = crate::render::Source { label, secret: false };
-                        render.value_sources.record(&render.values, &missing, source);
-                        deep_merge(&mut render.values, missing);
-                    }
-                }
-            }
-            Err(message) => schema_results.push(Diagnostic::error(Kind::Values, message).about(&render.config.item)),
-        }
+    // The values step read the schema and applied its defaults; here it names the known paths.
+    match render.windsor_schema.take() {
+        Some(Ok(schema)) => known.add_schema(&schema),
+        Some(Err(message)) => schema_results.push(Diagnostic::error(Kind::Values, message).about(&render.config.item)),
+        None => {}
     }
     for item in feature_items.iter().chain(&facet_items).chain(&blueprint_items) {
         known.add_defaulted(item);
@@ -89,21 +72,6 @@ pub fn run(render: &mut Render, files: &dyn Files) -> Report {
     for value in spec.blueprint.values() {
         known.add_defaulted(value);
     }
-    if v09 {
-        // The facets' overlay is what was set (`GetSetValues`), never what is derived: without
-        // a schema that is the values as they are before deriving.
-        if render.set_values.is_none() {
-            render.set_values = Some(render.values.clone());
-        }
-        if let Some(name) = render.config.spec.windsor.context.clone() {
-            apply_context_defaults(&mut render.values, &mut render.set_values, &mut render.value_sources, &name);
-        }
-        crate::values::apply_windsor_derived(&mut render.values, &mut render.value_sources);
-        if let Some(name) = &render.config.spec.windsor.context {
-            crate::values::apply_windsor_context(&mut render.values, &mut render.value_sources, name);
-        }
-    }
-    let spec = &render.config.spec;
     let mut step = Step {
         files,
         values: &render.values,
@@ -377,52 +345,6 @@ pub fn run(render: &mut Render, files: &dyn Files) -> Report {
     report
 }
 
-/// The Windsor schema of the render: the file `spec.windsor.schema` names (`false`: its defaults
-/// are applied by the values step), else `schema.yaml` next to the Blueprint item when there is
-/// one (`true`). `None` when there is neither.
-fn windsor_schema(
-    config: &Value,
-    spec: &crate::config::Spec,
-    blueprints: &[&Value],
-    files: &dyn Files,
-) -> Option<(Result<Map, String>, bool)> {
-    let (path, discovered) = match &spec.windsor.schema {
-        Some(named) => (resolve(krm::item_location(config).0.as_deref(), named).ok()?, false),
-        None => {
-            let blueprint = krm::item_location(blueprints.first()?).0?;
-            (resolve(Some(&blueprint), "schema.yaml").ok()?, true)
-        }
-    };
-    // A missing file next to the blueprint is no schema; a named one was reported by the values step.
-    let text = files.read(&path).ok()?;
-    let parsed =
-        crate::values::parse_schema(&text).map_err(|err| format!("schema file {:?}: {err}", files.shown(&path)));
-    Some((parsed, discovered))
-}
-
-/// What `defaults` holds that `values` does not set: the defaults as a layer under the values.
-fn not_set(defaults: &Value, values: &Value) -> Value {
-    let (Value::Object(defaults), Some(values)) = (defaults, values.as_object()) else {
-        return Value::Object(Map::new());
-    };
-    let mut layer = Map::new();
-    for (key, default) in defaults {
-        match values.get(key) {
-            None => {
-                layer.insert(key.clone(), default.clone());
-            }
-            Some(set @ Value::Object(_)) if default.is_object() => {
-                let inner = not_set(default, set);
-                if inner.as_object().is_some_and(|m| !m.is_empty()) {
-                    layer.insert(key.clone(), inner);
-                }
-            }
-            Some(_) => {}
-        }
-    }
-    Value::Object(layer)
-}
-
 /// Each Flux Kustomization whose `sourceRef` names a source (its `source`) with no object
 /// generated nor in the package: Flux would wait for it forever, and Windsor applies it without a
 /// word. The blueprint's own repository (`own`) is left out: without a `repository` it is the
@@ -453,62 +375,6 @@ fn dangling_source_refs(objects: &[Value], own: &str, exists: &dyn Fn(&str, &str
         ));
     }
     messages
-}
-
-/// What Windsor v0.9's `ApplyConfigDefaults` and `ResolveConfig` give a context before and after
-/// loading its files, as values under (before) and over unset keys of (after) what the operator
-/// set: for a context named `local` or `local-*`, `dev: true`, `platform: docker` and
-/// `workstation.runtime: docker` (Windsor's choice on Linux; `docker-desktop` on macOS and
-/// Windows); for any other, `platform: none`. Then `dns.domain: test` when a workstation runs and
-/// DNS is not off, `workstation.dns.address: 127.0.0.1` on Docker Desktop, and `platform: incus`
-/// for a dev context on colima with `vm.runtime: incus`. Schema defaults stay under all of it.
-fn apply_context_defaults(
-    values: &mut Value,
-    set_values: &mut Option<Value>,
-    sources: &mut crate::render::Sources,
-    name: &str,
-) {
-    let set = set_values.clone().unwrap_or_else(|| values.clone());
-    let dev_by_name = name == "local" || name.starts_with("local-");
-    let mut before = serde_json::json!({"platform": "none"});
-    if dev_by_name {
-        before = serde_json::json!({"dev": true, "platform": "docker", "workstation": {"runtime": "docker"}});
-    }
-    let mut layer = not_set(&before, &set);
-    let mut merged = values.clone();
-    deep_merge(&mut merged, layer.clone());
-    let text = |path: &str| lookup(&merged, path).and_then(Value::as_str).unwrap_or_default().to_string();
-    let mut after = Map::new();
-    let runtime = text("workstation.runtime");
-    let dns_on = matches!(lookup(&merged, "dns.enabled"), None | Some(Value::Null) | Some(Value::Bool(true)));
-    if dns_on && !runtime.is_empty() && text("dns.domain").is_empty() {
-        after.insert("dns".into(), serde_json::json!({"domain": "test"}));
-    }
-    if runtime == "docker-desktop" && text("workstation.dns.address").is_empty() {
-        after.insert("workstation".into(), serde_json::json!({"dns": {"address": "127.0.0.1"}}));
-    }
-    let dev = match lookup(&merged, "dev") {
-        Some(Value::Bool(dev)) => *dev,
-        _ => dev_by_name,
-    };
-    let vm = match text("vm.runtime") {
-        vm if vm.is_empty() => "docker".to_string(),
-        vm => vm,
-    };
-    let platform = text("platform");
-    if dev && (platform.is_empty() || platform == "docker") && runtime == "colima" && vm == "incus" {
-        after.insert("platform".into(), Value::from("incus"));
-    }
-    deep_merge(&mut layer, Value::Object(after));
-    if layer.as_object().is_none_or(|m| m.is_empty()) {
-        return;
-    }
-    let source = crate::render::Source { label: format!("Windsor's defaults for context {name:?}"), secret: false };
-    sources.record(values, &layer, source);
-    deep_merge(values, layer.clone());
-    if let Some(set) = set_values {
-        deep_merge(set, layer);
-    }
 }
 
 /// Windsor v0.9's dev repository (`resolveRepositoryDefaults`): in dev mode, without a repository,
