@@ -4,7 +4,9 @@
 
 use super::model::{Blueprint, Kustomization, Strategy, TerraformComponent};
 use super::order;
+use crate::config::WindsorVersion::{self, V09};
 use crate::doc::{deep_merge, Map, Value};
+use crate::expr::to_text;
 
 pub(super) fn push_unique(list: &mut Vec<String>, items: Vec<String>) {
     for item in items {
@@ -140,7 +142,7 @@ pub(super) fn subtract_terraform(existing: &mut TerraformComponent, removal: &Te
 /// replace (v0.9: merge by name);
 /// components merge as a feature's would. With v0.9 a terraform component matches by its `GetID` (name, else path), as v0.9's
 /// `strategicMergeTerraformComponent` matches it (v0.8.1: path and source).
-pub(super) fn overlay_blueprint(base: &mut Blueprint, overlay: Blueprint, v09: bool) {
+pub(super) fn overlay_blueprint(base: &mut Blueprint, overlay: Blueprint, version: WindsorVersion) {
     if !overlay.metadata.name.is_empty() {
         base.metadata.name = overlay.metadata.name;
     }
@@ -150,7 +152,7 @@ pub(super) fn overlay_blueprint(base: &mut Blueprint, overlay: Blueprint, v09: b
     if overlay.repository.is_some() {
         base.repository = overlay.repository;
     }
-    if v09 {
+    if version == V09 {
         // v0.9's `StrategicMerge`: sources merge by name, the overlay's entry winning with the
         // base's CRD references kept; new names are appended.
         for source in overlay.sources {
@@ -167,7 +169,7 @@ pub(super) fn overlay_blueprint(base: &mut Blueprint, overlay: Blueprint, v09: b
         base.sources = overlay.sources;
     }
     for component in overlay.terraform {
-        if v09 {
+        if version == V09 {
             apply_terraform(&mut base.terraform, component, Strategy::Merge);
         } else {
             merge_terraform(&mut base.terraform, component);
@@ -250,4 +252,21 @@ pub(super) fn apply_terraform(
     };
     let _ = order::sort_terraform(list);
     action
+}
+
+/// `values.substitutions.<name>` overrides what features set for kustomization `<name>`; returns
+/// what it set (as text) for each kustomization it set something for.
+pub(super) fn apply_value_substitutions(blueprint: &mut Blueprint, values: &Value) -> Vec<(String, Map)> {
+    let mut set = Vec::new();
+    let Some(overrides) = values.get("substitutions").and_then(Value::as_object) else { return set };
+    for kustomization in &mut blueprint.kustomize {
+        if let Some(Value::Object(map)) = overrides.get(&kustomization.name) {
+            let data: Map = map.iter().map(|(key, value)| (key.clone(), Value::String(to_text(value)))).collect();
+            kustomization.substitutions.extend(data.iter().map(|(k, v)| (k.clone(), v.clone())));
+            if !data.is_empty() {
+                set.push((kustomization.name.clone(), data));
+            }
+        }
+    }
+    set
 }

@@ -4,6 +4,7 @@
 use super::merge::{merge_kustomization, merge_terraform};
 use super::model::{self, Blueprint, Feature, Strategy};
 use super::step::{Declared, Step};
+use crate::config::WindsorVersion::V09;
 use crate::diag::Severity;
 use crate::doc::{Map, Value};
 
@@ -44,9 +45,9 @@ pub(super) fn parse_blueprint(step: &mut Step, value: &Value, origin: &Declared)
     for (i, mut component) in std::mem::take(&mut blueprint.terraform).into_iter().enumerate() {
         // v0.9 evaluates the base's inputs once composed, against the config too
         // (`processAndCompose`); see `evaluate_terraform_inputs`.
-        let raw = if step.facets { std::mem::take(&mut component.inputs) } else { Map::new() };
+        let raw = if step.version == V09 { std::mem::take(&mut component.inputs) } else { Map::new() };
         let mut component = step.prepare_terraform(component, origin, &format!("terraform[{i}]"));
-        if step.facets {
+        if step.version == V09 {
             component.inputs = raw;
         }
         (component.when, component.strategy) = (String::new(), Strategy::Merge);

@@ -1,7 +1,7 @@
 //! What the features step decided, for `explain` and `graph`.
 
 use super::model::{Blueprint, Kustomization};
-use crate::doc::Value;
+use crate::doc::{Map, Value};
 
 /// What the step decided, for `explain` and `graph`.
 #[derive(Clone, Debug, Default)]
@@ -40,4 +40,21 @@ pub struct ComponentDecision {
     pub reads: Vec<(String, Value)>,
     /// `appended`, `merged`, `replaced`, or `skipped`.
     pub action: &'static str,
+}
+
+/// What a version's composition hands to the checks and the Flux output both versions share.
+pub(super) struct Composed {
+    pub(super) blueprint: Blueprint,
+    /// The blueprint Flux applies when its Kustomizations are not the blueprint's own: the CRD
+    /// layers, the plain ones, then each Flux system's tiers.
+    pub(super) compiled: Option<Blueprint>,
+    /// The ConfigMaps every Kustomization reads, with their data.
+    pub(super) shared: Vec<(String, Map)>,
+    pub(super) crd_layers: Vec<Kustomization>,
+    /// The Flux objects' namespace when the RenderBlueprint names none.
+    pub(super) namespace: Option<String>,
+    /// The labels on each Kustomization and its `commonMetadata`.
+    pub(super) labels: Option<Map>,
+    /// Whether the sources and shared ConfigMaps are applied without a Kustomization.
+    pub(super) sources_alone: bool,
 }

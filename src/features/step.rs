@@ -5,6 +5,7 @@
 use super::known;
 use super::model::{self, Kustomization, Strategy, TerraformComponent};
 use super::report::ComponentDecision;
+use crate::config::WindsorVersion::{self, V08, V09};
 use crate::diag::{Diagnostic, Kind, Origin, Severity};
 use crate::doc::{FieldPath, Map, Value};
 use crate::expr::interpolate::{embedded_text, interpolate_value, InterpolationError, Template};
@@ -69,8 +70,8 @@ pub(super) struct PackageHost<'a> {
     pub(super) values: &'a Value,
     pub(super) jsonnet_cache: &'a RefCell<HashMap<String, Result<Value, String>>>,
     pub(super) jsonnet: &'a crate::jsonnet::Session,
-    /// Evaluating as Windsor v0.9 does (facets): [`Host::windsor_v09`].
-    v09: bool,
+    /// The release whose expressions are evaluated: [`Host::windsor_v09`].
+    version: WindsorVersion,
     /// `spec.windsor.terraformOutputs`, when given.
     pub(super) terraform_outputs: Option<&'a TerraformOutputs>,
     /// What `env()` reads.
@@ -81,7 +82,7 @@ pub(super) type TerraformOutputs = std::collections::BTreeMap<String, std::colle
 
 impl Host for PackageHost<'_> {
     fn windsor_v09(&self) -> bool {
-        self.v09
+        self.version == V09
     }
 
     fn env(&self, name: &str) -> Option<String> {
@@ -129,8 +130,9 @@ pub(super) struct Step<'a> {
     pub(super) jsonnet_cache: RefCell<HashMap<String, Result<Value, String>>>,
     pub(super) jsonnet: crate::jsonnet::Session,
     pub(super) results: Vec<Diagnostic>,
-    /// Composing Windsor v0.9 facets: `${…}` as v0.9 evaluates it.
-    pub(super) facets: bool,
+    /// The Windsor release composed: how `${…}` and conditions are evaluated, which nil inputs
+    /// are kept, which fields are known.
+    pub(super) version: WindsorVersion,
     /// The facets' scope: the values with the config blocks over them.
     pub(super) scope: Option<Value>,
     /// `${…}` texts compiled once per render, however many facet rounds evaluate them.
@@ -252,10 +254,9 @@ impl<'a> Step<'a> {
 
     /// `${…}` in every string of `value`, against the declaration's values (v0.9's way for facets).
     pub(super) fn interpolate_value(&self, value: &Value, origin: &Declared) -> Result<Value, InterpolationError> {
-        if self.facets {
-            self.evaluate_value(value, self.env(origin), origin)
-        } else {
-            interpolate_value(value, self.env(origin), &self.host(origin), &self.budget)
+        match self.version {
+            V08 => interpolate_value(value, self.env(origin), &self.host(origin), &self.budget),
+            V09 => self.evaluate_value(value, self.env(origin), origin),
         }
     }
 
@@ -266,7 +267,7 @@ impl<'a> Step<'a> {
             values: self.env(origin),
             jsonnet_cache: &self.jsonnet_cache,
             jsonnet: &self.jsonnet,
-            v09: self.facets,
+            version: self.version,
             terraform_outputs: self.terraform_outputs,
             environment: &self.environment,
         }
@@ -285,7 +286,10 @@ impl<'a> Step<'a> {
             return Ok((true, Vec::new()));
         }
         // v0.9 evaluates `when` with the same functions as `${…}` (`cidrhost()` among them).
-        let compile = if self.facets { Expression::compile_value } else { Expression::compile };
+        let compile = match self.version {
+            V08 => Expression::compile,
+            V09 => Expression::compile_value,
+        };
         let expression = compile(when).map_err(|err| {
             format!("failed to compile expression '{}': {}", crate::expr::excerpt(when), err.render(when))
         })?;
@@ -341,7 +345,7 @@ impl<'a> Step<'a> {
         for (key, value) in written.clone() {
             match self.interpolate_value(&value, origin) {
                 // v0.8.1 drops an input that is nil; v0.9's `EvaluateMap` keeps its key (null).
-                Ok(Value::Null) if !self.facets => {}
+                Ok(Value::Null) if self.version == V08 => {}
                 Ok(value) => {
                     inputs.insert(key, value);
                 }
@@ -350,7 +354,7 @@ impl<'a> Step<'a> {
         }
         // v0.8.1 takes the evaluated inputs only when one is left (`len(filteredInputs) > 0`);
         // when every input gave nil, the entry keeps its inputs as written.
-        component.inputs = if inputs.is_empty() && !self.facets { written } else { inputs };
+        component.inputs = if inputs.is_empty() && self.version == V08 { written } else { inputs };
         component.source = component.source.filter(|s| !s.is_empty());
         component
     }
@@ -364,7 +368,7 @@ impl<'a> Step<'a> {
         origin: &Declared,
         field: &str,
     ) -> Kustomization {
-        if self.facets {
+        if self.version == V09 {
             if let Some(Value::Object(substitute)) = kustomization.extra.remove("substitute") {
                 kustomization.substitutions.extend(substitute);
             }
@@ -435,11 +439,11 @@ impl<'a> Step<'a> {
             let kustomization = (path.starts_with("kustomize[") && !path.contains(".patches"))
                 || path.ends_with(".install")
                 || path.contains(".resources[");
-            if self.facets && kustomization && model::V09_KUSTOMIZATION_FIELDS.contains(&key.as_str()) {
+            if self.version == V09 && kustomization && model::V09_KUSTOMIZATION_FIELDS.contains(&key.as_str()) {
                 continue;
             }
             let terraform = path.starts_with("terraform[");
-            if self.facets && terraform && model::V09_TERRAFORM_FIELDS.contains(&key.as_str()) {
+            if self.version == V09 && terraform && model::V09_TERRAFORM_FIELDS.contains(&key.as_str()) {
                 continue;
             }
             let field = if path.is_empty() { key.clone() } else { format!("{path}.{key}") };

@@ -2,15 +2,68 @@
 //! `metadata.name` when their `when` holds, each entry merged by its strategy (`replace`, else
 //! merge).
 
-use super::merge::{merge_kustomization, merge_terraform};
+use super::merge::{apply_value_substitutions, merge_kustomization, merge_terraform};
 use super::model::{Blueprint, Feature, Strategy};
-use super::report::FeatureDecision;
-use super::step::{decide, Declared, Step};
-use crate::diag::Severity;
+use super::report::{Composed, FeatureDecision};
+use super::step::{decide, graph_diagnostic, Declared, Step};
+use super::{flux, order, tiers};
+use crate::config::WindsorVersion;
+use crate::diag::{Diagnostic, Kind, Severity};
+use crate::doc::Value;
+
+/// Composes `features` onto `blueprint` as Windsor v0.8.1 does: in order of `metadata.name`,
+/// each when its `when` holds. A Facet item is an error (v0.8.1 has none).
+pub(super) fn compose(
+    step: &mut Step,
+    mut blueprint: Blueprint,
+    mut features: Vec<(Feature, Declared)>,
+    facet_items: &[&Value],
+    context: Option<&str>,
+    config: &Declared,
+) -> (Composed, Vec<FeatureDecision>) {
+    // Composing one as a Feature would apply it differently.
+    for item in facet_items {
+        let message = "a Facet is Windsor v0.9's, and spec.windsor.version is \"0.8\" (Windsor v0.8.1 has no \
+                       Facet): set spec.windsor.version to \"0.9\", or write it as a Feature"
+            .to_string();
+        step.results.push(Diagnostic::error(Kind::Render, message).about(item));
+    }
+    features.sort_by(|a, b| a.0.metadata.name.cmp(&b.0.metadata.name));
+    let mut decisions = Vec::new();
+    for (feature, origin) in features {
+        warn_facet_only_fields(step, &feature, &origin);
+        decisions.push(apply_feature(step, &mut blueprint, feature, &origin));
+    }
+    apply_value_substitutions(&mut blueprint, step.values);
+    let shared = flux::shared_config_maps(&blueprint, step.values, context, WindsorVersion::V08, Vec::new());
+    tiers::resolve_tier_dependencies(&mut blueprint);
+    let compiled = (!blueprint.flux.is_empty()).then(|| {
+        let mut compiled = blueprint.clone();
+        compiled.kustomize = tiers::all_kustomizations(&blueprint);
+        compiled
+    });
+    // v0.8.1 applies a dependency on nothing, and Flux waits for what never comes.
+    if let Ok(unknown) = order::check(&compiled.as_ref().unwrap_or(&blueprint).kustomize) {
+        for (name, dependency) in unknown {
+            let message = format!("kustomization {name:?} depends on {dependency:?}, which is not defined");
+            step.results.push(graph_diagnostic(config, Severity::Warning, message));
+        }
+    }
+    let composed = Composed {
+        blueprint,
+        compiled,
+        shared,
+        crd_layers: Vec::new(),
+        namespace: None,
+        labels: None,
+        sources_alone: false,
+    };
+    (composed, decisions)
+}
 
 /// `ordinal` and `requires` are Windsor v0.9's: with version "0.8" the render follows v0.8.1,
 /// where they do nothing; say so rather than ignore them silently.
-pub(super) fn warn_facet_only_fields(step: &mut Step, feature: &Feature, origin: &Declared) {
+fn warn_facet_only_fields(step: &mut Step, feature: &Feature, origin: &Declared) {
     let mut fields: Vec<String> = Vec::new();
     if feature.ordinal.is_some() {
         fields.push("ordinal".into());
@@ -46,12 +99,7 @@ pub(super) fn warn_facet_only_fields(step: &mut Step, feature: &Feature, origin:
     }
 }
 
-pub(super) fn apply_feature(
-    step: &mut Step,
-    blueprint: &mut Blueprint,
-    feature: Feature,
-    origin: &Declared,
-) -> FeatureDecision {
+fn apply_feature(step: &mut Step, blueprint: &mut Blueprint, feature: Feature, origin: &Declared) -> FeatureDecision {
     let mut decision = FeatureDecision {
         name: feature.metadata.name.clone(),
         origin: origin.describe(),
@@ -110,7 +158,7 @@ pub(super) fn apply_feature(
 /// Windsor v0.8.1 special-cases `strategy: replace` only: anything else merges
 /// (`blueprint_handler.go` applies a feature's entry with `StrategicMerge` unless it says
 /// `replace`). A `remove`, Windsor v0.9's, is merged so, with a warning.
-pub(super) fn v08_strategy<T>(
+fn v08_strategy<T>(
     step: &mut Step,
     mut entry: T,
     strategy: impl Fn(&mut T) -> &mut Strategy,
