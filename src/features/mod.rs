@@ -103,7 +103,7 @@ pub fn run(render: &mut Render, files: &dyn Files) -> Report {
     }
     check_package_source(&mut step, &blueprint, spec.windsor.source.as_deref(), &config_origin);
     let features = read_features(&mut step, &feature_items, spec, &render.scoped_features, &config_origin);
-    let mut report = Report { facets: version == WindsorVersion::V09, ..Report::default() };
+    let mut report = Report { version: Some(version), ..Report::default() };
     let context = spec.windsor.context.as_deref();
     let composed = match version {
         WindsorVersion::V08 => {

@@ -1,6 +1,7 @@
 //! What the features step decided, for `explain` and `graph`.
 
 use super::model::{Blueprint, Kustomization};
+use crate::config::WindsorVersion;
 use crate::doc::{Map, Value};
 
 /// What the step decided, for `explain` and `graph`.
@@ -9,8 +10,9 @@ pub struct Report {
     pub features: Vec<FeatureDecision>,
     /// The merged blueprint, when there was one to merge.
     pub blueprint: Option<Blueprint>,
-    /// Whether the package was composed as Windsor v0.9 (`spec.windsor.version` "0.9").
-    pub facets: bool,
+    /// The Windsor release the package was composed as (`spec.windsor.version`); `None` when
+    /// there was nothing to compose.
+    pub version: Option<WindsorVersion>,
     /// The Kustomizations Flux systems compile to (after the blueprint's own).
     pub flux_tiers: Vec<Kustomization>,
     /// The Kustomizations that install the CRDs: the blueprint's `crds`, then each source's
