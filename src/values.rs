@@ -571,6 +571,26 @@ mod tests {
         (render.values, render.results.iter().map(|d| d.message.clone()).collect())
     }
 
+    /// Windsor's layers are the values step's, so every later step reads them; a render that
+    /// composes no Windsor gets none, and v0.8 gets the schema's defaults but nothing derived.
+    #[test]
+    fn windsor_layers_are_applied_with_the_values() {
+        let blueprint = json!({"apiVersion": WINDSOR_API_VERSION, "kind": "Blueprint", "metadata": {"name": "b",
+            "annotations": {"internal.config.kubernetes.io/path": "tpl/blueprint.yaml"}}});
+        let schema = ("tpl/schema.yaml", "properties:\n  platform:\n    default: docker\n");
+        let (values, results) = render_values(json!({}), vec![blueprint.clone()], &[schema]);
+        assert!(results.is_empty(), "{results:?}");
+        assert_eq!((&values["platform"], &values["cluster"]["driver"]), (&json!("docker"), &json!("talos")));
+        // A context's defaults go over the schema's, under what is set.
+        let context = json!({"windsor": {"context": "prod"}});
+        let (values, _) = render_values(context, vec![blueprint.clone()], &[schema]);
+        assert_eq!((&values["platform"], &values["context"]), (&json!("none"), &json!("prod")));
+        let (values, _) = render_values(json!({"windsor": {"version": "0.8"}}), vec![blueprint], &[schema]);
+        assert_eq!((&values["platform"], values.get("cluster")), (&json!("docker"), None));
+        let (values, _) = render_values(json!({}), Vec::new(), &[schema]);
+        assert_eq!((values.get("platform"), values.get("cluster")), (None, None));
+    }
+
     #[test]
     fn layers_merge_in_order() {
         let cm = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "cm"}, "data": {"region": "eu", "size": "3"}});
