@@ -21,6 +21,9 @@ use serde_path_to_error::Segment;
 
 pub const API_VERSION: &str = "fn.blueprint.dev/v1alpha1";
 pub const KIND: &str = "RenderBlueprint";
+/// The Windsor kinds' group (`Blueprint`, `Feature`, `Facet`): read by the values step (whether
+/// a render composes Windsor) and the features step.
+pub const WINDSOR_API_VERSION: &str = "blueprints.windsorcli.dev/v1alpha1";
 
 /// Configuration of the `render-blueprint` KRM function.
 #[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]

@@ -360,7 +360,7 @@ pub fn explain(output: &Output, show_secrets: bool) -> String {
     }
     let features = &report.features;
     if !features.features.is_empty() {
-        let order = if features.facets {
+        let order = if features.version == Some(crate::config::WindsorVersion::V09) {
             "facets (Windsor v0.9: in order of ordinal, then name)"
         } else {
             "features (applied in order of name)"

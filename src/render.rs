@@ -106,6 +106,9 @@ pub struct Render {
     pub set_values: Option<Value>,
     /// Where each value came from; set by the values step, read by imports for secret values.
     pub value_sources: Sources,
+    /// The Windsor schema the values step read (or why it could not), when a render composes
+    /// Windsor and has one: the features step takes the paths it declares as known.
+    pub windsor_schema: Option<Result<Map, String>>,
     /// Values layers over the config's own, each with the label `explain` names it by.
     pub overrides: Vec<(String, Value)>,
     /// Resolved KOTS config values (the `config` binding of templates); set by `repeat::load`.
@@ -139,6 +142,7 @@ impl Render {
             values: Value::Null,
             set_values: None,
             value_sources: Sources::default(),
+            windsor_schema: None,
             overrides,
             config_values: Map::new(),
             config_sources: HashMap::new(),

@@ -1,7 +1,9 @@
 //! The values step: `spec.values`, then each `valuesFrom` source in order, then the
 //! command line's `-f`/`--set` layers. Later layers win; maps are deep-merged and lists replaced.
+//! A render that composes Windsor gets Windsor's own layers here too (schema defaults, and with
+//! v0.9 the context's defaults and the derived values), before any other step reads the values.
 
-use crate::config::{SourceKind, ValuesSource};
+use crate::config::{SourceKind, ValuesSource, WindsorVersion, WINDSOR_API_VERSION};
 use crate::diag::{Diagnostic, Kind};
 use crate::doc::{deep_merge, parse_scalar, read_yaml_documents, FieldPath, Map, Value};
 use crate::krm::{self, item_location, Item};
@@ -70,11 +72,184 @@ pub fn run(render: &mut Render, files: &dyn Files) {
     render.values = values;
     render.set_values = set;
     render.value_sources = sources;
+    if !render.failed() {
+        windsor(render, files);
+    }
+}
+
+/// Windsor's own layers, for a render the features step composes: the defaults of the
+/// `schema.yaml` next to the Blueprint item, then with v0.9 the context's defaults, the derived
+/// values and the `context` key. They are applied here, before any step reads the values, so the
+/// imports, the templates and the features step read one tree. The schema is kept for the
+/// features step, which takes the paths it declares as known (and reports it unreadable).
+fn windsor(render: &mut Render, files: &dyn Files) {
+    if !composes_windsor(render) {
+        return;
+    }
+    let spec = &render.config.spec;
+    let blueprint = render.items.iter().find(|item| item.type_of() == (WINDSOR_API_VERSION, "Blueprint"));
+    let schema = windsor_schema(&render.config.item, spec, blueprint.map(|item| item.header()), files);
+    // The schema next to the blueprint, as Windsor reads `_template/schema.yaml`: its defaults
+    // under the values (a schema the RenderBlueprint names is applied already).
+    if let (Some((Ok(schema), true)), true) = (&schema, spec.windsor.schema_defaults != Some(false)) {
+        let defaults = Value::Object(defaults_of(schema));
+        let missing = not_set(&defaults, &render.values);
+        if missing.as_object().is_some_and(|m| !m.is_empty()) {
+            if render.set_values.is_none() {
+                render.set_values = Some(render.values.clone());
+            }
+            let label = "schema defaults (schema.yaml next to the Blueprint item)".to_string();
+            render.value_sources.record(&render.values, &missing, Source { label, secret: false });
+            deep_merge(&mut render.values, missing);
+        }
+    }
+    render.windsor_schema = schema.map(|(schema, _)| schema);
+    if render.config.spec.windsor.version.unwrap_or_default() != WindsorVersion::V09 {
+        return;
+    }
+    // The facets' overlay is what was set (`GetSetValues`), never what is derived: without a
+    // schema that is the values as they are before deriving.
+    if render.set_values.is_none() {
+        render.set_values = Some(render.values.clone());
+    }
+    if let Some(name) = render.config.spec.windsor.context.clone() {
+        apply_context_defaults(&mut render.values, &mut render.set_values, &mut render.value_sources, &name);
+    }
+    apply_windsor_derived(&mut render.values, &mut render.value_sources);
+    if let Some(name) = &render.config.spec.windsor.context {
+        apply_windsor_context(&mut render.values, &mut render.value_sources, name);
+    }
+}
+
+/// Whether the features step composes: a Windsor Blueprint, Feature or Facet item,
+/// `spec.blueprint` or `spec.features`, or an Implementation with features (which policy has yet
+/// to choose: one that declares features counts).
+fn composes_windsor(render: &Render) -> bool {
+    let spec = &render.config.spec;
+    let windsor = |(api_version, kind): (&str, &str)| {
+        api_version == WINDSOR_API_VERSION && matches!(kind, "Blueprint" | "Feature" | "Facet")
+    };
+    let implementation_features = |item: &Item| {
+        item.type_of() == (crate::config::API_VERSION, "Implementation")
+            && item
+                .get("spec")
+                .and_then(|spec| spec.get("features"))
+                .and_then(Value::as_array)
+                .is_some_and(|f| !f.is_empty())
+    };
+    !spec.blueprint.is_empty()
+        || !spec.features.is_empty()
+        || render.items.iter().any(|item| windsor(item.type_of()) || implementation_features(item))
+}
+
+fn lookup<'v>(values: &'v Value, path: &str) -> Option<&'v Value> {
+    path.split('.').try_fold(values, |node, key| node.get(key))
+}
+
+/// The Windsor schema of the render: the file `spec.windsor.schema` names (`false`: its defaults
+/// are applied by [`run`] already), else `schema.yaml` next to the Blueprint item when there is
+/// one (`true`). `None` when there is neither.
+fn windsor_schema(
+    config: &Value,
+    spec: &crate::config::Spec,
+    blueprint: Option<&Value>,
+    files: &dyn Files,
+) -> Option<(Result<Map, String>, bool)> {
+    let (path, discovered) = match &spec.windsor.schema {
+        Some(named) => (resolve(krm::item_location(config).0.as_deref(), named).ok()?, false),
+        None => {
+            let blueprint = krm::item_location(blueprint?).0?;
+            (resolve(Some(&blueprint), "schema.yaml").ok()?, true)
+        }
+    };
+    // A missing file next to the blueprint is no schema; a named one was reported by the values step.
+    let text = files.read(&path).ok()?;
+    let parsed = parse_schema(&text).map_err(|err| format!("schema file {:?}: {err}", files.shown(&path)));
+    Some((parsed, discovered))
+}
+
+/// What `defaults` holds that `values` does not set: the defaults as a layer under the values.
+fn not_set(defaults: &Value, values: &Value) -> Value {
+    let (Value::Object(defaults), Some(values)) = (defaults, values.as_object()) else {
+        return Value::Object(Map::new());
+    };
+    let mut layer = Map::new();
+    for (key, default) in defaults {
+        match values.get(key) {
+            None => {
+                layer.insert(key.clone(), default.clone());
+            }
+            Some(set @ Value::Object(_)) if default.is_object() => {
+                let inner = not_set(default, set);
+                if inner.as_object().is_some_and(|m| !m.is_empty()) {
+                    layer.insert(key.clone(), inner);
+                }
+            }
+            Some(_) => {}
+        }
+    }
+    Value::Object(layer)
+}
+
+/// What Windsor v0.9's `ApplyConfigDefaults` and `ResolveConfig` give a context before and after
+/// loading its files, as values under (before) and over unset keys of (after) what the operator
+/// set: for a context named `local` or `local-*`, `dev: true`, `platform: docker` and
+/// `workstation.runtime: docker` (Windsor's choice on Linux; `docker-desktop` on macOS and
+/// Windows); for any other, `platform: none`. Then `dns.domain: test` when a workstation runs and
+/// DNS is not off, `workstation.dns.address: 127.0.0.1` on Docker Desktop, and `platform: incus`
+/// for a dev context on colima with `vm.runtime: incus`. Schema defaults stay under all of it.
+fn apply_context_defaults(
+    values: &mut Value,
+    set_values: &mut Option<Value>,
+    sources: &mut crate::render::Sources,
+    name: &str,
+) {
+    let set = set_values.clone().unwrap_or_else(|| values.clone());
+    let dev_by_name = name == "local" || name.starts_with("local-");
+    let mut before = serde_json::json!({"platform": "none"});
+    if dev_by_name {
+        before = serde_json::json!({"dev": true, "platform": "docker", "workstation": {"runtime": "docker"}});
+    }
+    let mut layer = not_set(&before, &set);
+    let mut merged = values.clone();
+    deep_merge(&mut merged, layer.clone());
+    let text = |path: &str| lookup(&merged, path).and_then(Value::as_str).unwrap_or_default().to_string();
+    let mut after = Map::new();
+    let runtime = text("workstation.runtime");
+    let dns_on = matches!(lookup(&merged, "dns.enabled"), None | Some(Value::Null) | Some(Value::Bool(true)));
+    if dns_on && !runtime.is_empty() && text("dns.domain").is_empty() {
+        after.insert("dns".into(), serde_json::json!({"domain": "test"}));
+    }
+    if runtime == "docker-desktop" && text("workstation.dns.address").is_empty() {
+        after.insert("workstation".into(), serde_json::json!({"dns": {"address": "127.0.0.1"}}));
+    }
+    let dev = match lookup(&merged, "dev") {
+        Some(Value::Bool(dev)) => *dev,
+        _ => dev_by_name,
+    };
+    let vm = match text("vm.runtime") {
+        vm if vm.is_empty() => "docker".to_string(),
+        vm => vm,
+    };
+    let platform = text("platform");
+    if dev && (platform.is_empty() || platform == "docker") && runtime == "colima" && vm == "incus" {
+        after.insert("platform".into(), Value::from("incus"));
+    }
+    deep_merge(&mut layer, Value::Object(after));
+    if layer.as_object().is_none_or(|m| m.is_empty()) {
+        return;
+    }
+    let source = crate::render::Source { label: format!("Windsor's defaults for context {name:?}"), secret: false };
+    sources.record(values, &layer, source);
+    deep_merge(values, layer.clone());
+    if let Some(set) = set_values {
+        deep_merge(set, layer);
+    }
 }
 
 /// Merges [`windsor_derived`] into a render's values (recording it in their sources, which
 /// `explain` shows), for a package composed as Windsor v0.9.
-pub fn apply_windsor_derived(values: &mut Value, sources: &mut Sources) {
+fn apply_windsor_derived(values: &mut Value, sources: &mut Sources) {
     let derived = windsor_derived(values);
     if derived.as_object().is_some_and(|layer| !layer.is_empty()) {
         let source = Source { label: "Windsor v0.9's derived values".into(), secret: false };
@@ -85,7 +260,7 @@ pub fn apply_windsor_derived(values: &mut Value, sources: &mut Sources) {
 
 /// Windsor's runtime key `context` (`injectRuntimeKeys`): the context's name over whatever the
 /// values hold there, as every expression sees it.
-pub fn apply_windsor_context(values: &mut Value, sources: &mut Sources, name: &str) {
+fn apply_windsor_context(values: &mut Value, sources: &mut Sources, name: &str) {
     let mut layer = Map::new();
     layer.insert("context".into(), Value::from(name));
     let layer = Value::Object(layer);
@@ -394,6 +569,26 @@ mod tests {
         let files = MemoryFiles(files.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect());
         run(&mut render, &files);
         (render.values, render.results.iter().map(|d| d.message.clone()).collect())
+    }
+
+    /// Windsor's layers are the values step's, so every later step reads them; a render that
+    /// composes no Windsor gets none, and v0.8 gets the schema's defaults but nothing derived.
+    #[test]
+    fn windsor_layers_are_applied_with_the_values() {
+        let blueprint = json!({"apiVersion": WINDSOR_API_VERSION, "kind": "Blueprint", "metadata": {"name": "b",
+            "annotations": {"internal.config.kubernetes.io/path": "tpl/blueprint.yaml"}}});
+        let schema = ("tpl/schema.yaml", "properties:\n  platform:\n    default: docker\n");
+        let (values, results) = render_values(json!({}), vec![blueprint.clone()], &[schema]);
+        assert!(results.is_empty(), "{results:?}");
+        assert_eq!((&values["platform"], &values["cluster"]["driver"]), (&json!("docker"), &json!("talos")));
+        // A context's defaults go over the schema's, under what is set.
+        let context = json!({"windsor": {"context": "prod"}});
+        let (values, _) = render_values(context, vec![blueprint.clone()], &[schema]);
+        assert_eq!((&values["platform"], &values["context"]), (&json!("none"), &json!("prod")));
+        let (values, _) = render_values(json!({"windsor": {"version": "0.8"}}), vec![blueprint], &[schema]);
+        assert_eq!((&values["platform"], values.get("cluster")), (&json!("docker"), None));
+        let (values, _) = render_values(json!({}), Vec::new(), &[schema]);
+        assert_eq!((values.get("platform"), values.get("cluster")), (None, None));
     }
 
     #[test]

@@ -240,9 +240,12 @@ const KNOWN_INSIDE: &[(&str, &str, &str)] = &[
     ("expr", "cidr", "eval"),
     ("expr", "predicates", "eval"),
     ("expr", "interpolate", "eval"),
-    ("features", "config", "facets"),
     ("patch", "merge_keys", "strategic"),
 ];
+
+/// Folders drawn as strict layers, as `krm/`: no module uses what the folder's `mod.rs` defines,
+/// and the leaves named use no sibling.
+const LAYERED: &[(&str, &[&str])] = &[("features", &["model", "known"])];
 
 /// Every folder of `src/` is drawn as layers too: its modules (each file, and each sub-folder with
 /// what it holds) must form no cycle among themselves.
@@ -270,8 +273,25 @@ fn modules_inside_every_folder_form_no_cycle() {
             );
             graph.get_mut(*from).map(|deps| deps.remove(*to));
         }
+        if let Some((_, leaves)) = LAYERED.iter().find(|(f, _)| *f == name) {
+            for (module, deps) in &graph {
+                if module != "mod" && deps.contains_key("mod") {
+                    failures.push(format!(
+                        "src/{name}/{module} uses what src/{name}/mod.rs defines ({:?}): give it a module of its own",
+                        deps["mod"]
+                    ));
+                }
+            }
+            for leaf in *leaves {
+                if let Some(deps) = graph.get(*leaf).filter(|deps| !deps.is_empty()) {
+                    failures
+                        .push(format!("src/{name}/{leaf} is a leaf, but uses {:?}", deps.keys().collect::<Vec<_>>()));
+                }
+            }
+        }
         // The folder's own module file declares its children and re-exports them: it is the
-        // folder's face, not a layer (krm's test above holds krm to the stricter rule).
+        // folder's face, not a layer (krm's test above, and LAYERED, hold folders to the
+        // stricter rule).
         graph.remove("mod");
         for deps in graph.values_mut() {
             deps.remove("mod");

@@ -103,12 +103,12 @@ pub(super) fn global_dependency_barrier(blueprint: &mut Blueprint) {
     if !blueprint.flux.iter().any(|s| s.global_dependency) {
         return;
     }
-    let compiled = super::facets::all_kustomizations(blueprint);
+    let compiled = super::tiers::all_kustomizations(blueprint);
     let depends_on: HashMap<&str, &[String]> =
         compiled.iter().map(|k| (k.name.as_str(), k.depends_on.as_slice())).collect();
     let mut barriers: Vec<(Vec<String>, HashSet<String>)> = Vec::new();
     for system in blueprint.flux.iter().filter(|s| s.global_dependency) {
-        let tiers: Vec<String> = super::facets::compile_tiers(system).into_iter().map(|k| k.name).collect();
+        let tiers: Vec<String> = super::tiers::compile_tiers(system).into_iter().map(|k| k.name).collect();
         let install = format!("{}-install", system.name);
         let terminals: Vec<String> = if system.resources.is_empty() {
             tiers.clone()
@@ -128,7 +128,7 @@ pub(super) fn global_dependency_barrier(blueprint: &mut Blueprint) {
         barriers.push((terminals, closure));
     }
     let system_tiers: Vec<Vec<String>> =
-        blueprint.flux.iter().map(|s| super::facets::compile_tiers(s).into_iter().map(|k| k.name).collect()).collect();
+        blueprint.flux.iter().map(|s| super::tiers::compile_tiers(s).into_iter().map(|k| k.name).collect()).collect();
     for (terminals, closure) in &barriers {
         let append = |list: &mut Vec<String>| {
             for terminal in terminals {

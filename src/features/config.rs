@@ -8,7 +8,7 @@
 //! facets of a round are merged, blocks in dependency order, each seeing the others and its own
 //! keys.
 
-use super::facets::deep_merge_maps;
+use super::merge::deep_merge_maps;
 use super::model::Strategy;
 use crate::doc::{Map, Value};
 use std::collections::{BTreeMap, BTreeSet};

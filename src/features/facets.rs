@@ -5,11 +5,15 @@
 //! precedence, then applied to the base blueprint as replaces, merges and removes. `requires` left
 //! unmet by included facets are one error, worded as Windsor words it.
 
-use super::model::{Feature, FluxSystem, Kustomization, Requirement, SecretEntry, Strategy, TerraformComponent};
-use super::{
-    combine_kustomization, decide, graph_diagnostic, lookup, order, push_unique, subtract_terraform, ComponentDecision,
-    Declared, FeatureDecision, Step,
+use super::merge::{
+    apply_terraform, combine_kustomization, deep_merge_maps, is_empty, merge_kustomization_fields,
+    merge_terraform_fields, push_unique, subtract_kustomization,
 };
+use super::model::{Feature, FluxSystem, Kustomization, Requirement, SecretEntry, Strategy, TerraformComponent};
+use super::order;
+use super::report::{ComponentDecision, FeatureDecision};
+use super::step::{decide, graph_diagnostic, lookup, Declared, Step};
+use super::tiers::compile_tiers;
 use crate::diag::Severity;
 use crate::doc::{Map, Value};
 use std::collections::{BTreeMap, HashMap};
@@ -81,7 +85,7 @@ trait Combine: Sized {
 
 impl Combine for Kustomization {
     fn merged(mut base: Self, overlay: Self) -> Self {
-        super::merge_kustomization_fields(&mut base, overlay);
+        merge_kustomization_fields(&mut base, overlay);
         base
     }
     fn accumulated(existing: Self, new: Self) -> Self {
@@ -239,80 +243,6 @@ fn combine_when(a: &str, b: &str) -> String {
     }
 }
 
-/// Windsor's `DefaultFluxKustomizationInstallTimeout`.
-const INSTALL_TIMEOUT: &str = "10m";
-
-/// `compileFluxSystemTiers`: `<name>-install` at `<path>/install` (when it has components; its
-/// timeout defaults to 10m) depending on the system's dependsOn, then each variant
-/// `<name>-resources[-<variant>]` at `<path>/resources`, depending on the install tier when there is
-/// one, else on the system's dependsOn, then on its own. Path defaults to the name.
-pub(super) fn compile_tiers(system: &FluxSystem) -> Vec<Kustomization> {
-    let base = if system.path.is_empty() { &system.name } else { &system.path };
-    let install_name = format!("{}-install", system.name);
-    let join = |tail: &str| format!("{}/{tail}", base.trim_end_matches('/'));
-    let defaults = |k: &mut Kustomization| {
-        if k.source.is_none() {
-            k.source = system.source.clone();
-        }
-        if k.destroy.is_none() {
-            k.destroy = system.destroy;
-        }
-        // `applySystemTierDefaults`: a tier without `enabled` takes its system's.
-        if let (false, Some(enabled)) = (k.extra.contains_key("enabled"), &system.enabled) {
-            k.extra.insert("enabled".into(), enabled.clone());
-        }
-        (k.when, k.strategy, k.ordinal, k.requires) = (String::new(), Strategy::Merge, None, Vec::new());
-    };
-    let mut out = Vec::new();
-    let mut installed = false;
-    if let Some(install) = system.install.as_ref().filter(|i| !i.components.is_empty()) {
-        let mut k = install.clone();
-        (k.name, k.path, k.depends_on) = (install_name.clone(), join("install"), system.depends_on.clone());
-        defaults(&mut k);
-        k.timeout = k.timeout.or_else(|| Some(INSTALL_TIMEOUT.to_string()));
-        out.push(k);
-        installed = true;
-    }
-    for variant in &system.resources {
-        let mut k = variant.clone();
-        k.name = match variant.name.as_str() {
-            "" => format!("{}-resources", system.name),
-            name => format!("{}-resources-{name}", system.name),
-        };
-        k.path = join("resources");
-        let own = std::mem::take(&mut k.depends_on);
-        k.depends_on = if installed { vec![install_name.clone()] } else { system.depends_on.clone() };
-        k.depends_on.extend(own);
-        defaults(&mut k);
-        out.push(k);
-    }
-    out
-}
-
-/// Windsor's `resolveTierDependencies`: a kustomization's or system's dependsOn naming a system
-/// with an install tier (and no kustomization of that name) means that install tier.
-pub(super) fn resolve_tier_dependencies(blueprint: &mut super::model::Blueprint) {
-    let mut names: std::collections::HashSet<String> = blueprint.kustomize.iter().map(|k| k.name.clone()).collect();
-    names.extend(blueprint.flux.iter().filter(|s| s.install.is_some()).map(|s| format!("{}-install", s.name)));
-    let resolve = |deps: &mut Vec<String>| {
-        for dep in deps.iter_mut() {
-            let install = format!("{dep}-install");
-            if !names.contains(dep.as_str()) && names.contains(&install) {
-                *dep = install;
-            }
-        }
-    };
-    blueprint.kustomize.iter_mut().for_each(|k| resolve(&mut k.depends_on));
-    blueprint.flux.iter_mut().for_each(|s| resolve(&mut s.depends_on));
-}
-
-/// Windsor's `AllKustomizations`: the plain kustomizations, then each system's tiers.
-pub(super) fn all_kustomizations(blueprint: &super::model::Blueprint) -> Vec<Kustomization> {
-    let mut all = blueprint.kustomize.clone();
-    all.extend(blueprint.flux.iter().flat_map(compile_tiers));
-    all
-}
-
 /// Adds `new` under `key`, or resolves it against the entry already there: a higher ordinal
 /// wins (a lower-ordinal merge still merges underneath), equal ordinals go by strategy
 /// precedence, and equal strategies combine.
@@ -364,50 +294,6 @@ fn collect<T: Combine>(entries: &mut BTreeMap<String, Entry<T>>, key: String, ne
         }
     };
     entries.insert(key, result);
-}
-
-/// Windsor v0.9's `strategicMergeTerraformComponent` field rules: inputs deep-merged (an empty
-/// overlay value keeps a non-empty one), dependsOn unioned, destroy, parallelism and name
-/// overwritten when set.
-fn merge_terraform_fields(existing: &mut TerraformComponent, component: TerraformComponent) {
-    if !component.inputs.is_empty() {
-        let base = std::mem::take(&mut existing.inputs);
-        existing.inputs = deep_merge_maps(base, component.inputs);
-    }
-    push_unique(&mut existing.depends_on, component.depends_on.into_iter().filter(|d| !d.is_empty()).collect());
-    existing.destroy = component.destroy.or(existing.destroy);
-    existing.parallelism = component.parallelism.or(existing.parallelism);
-    if component.name.as_deref().is_some_and(|n| !n.is_empty()) {
-        existing.name = component.name;
-    }
-    existing.extra.extend(component.extra);
-}
-
-/// Windsor's `DeepMergeMaps`: maps merge by key; an empty string, list or map never overwrites a
-/// non-empty value.
-pub(super) fn deep_merge_maps(mut base: Map, overlay: Map) -> Map {
-    for (key, value) in overlay {
-        match (base.get_mut(&key), value) {
-            (Some(Value::Object(into)), Value::Object(from)) => {
-                let merged = deep_merge_maps(std::mem::take(into), from);
-                *into = merged;
-            }
-            (Some(existing), value) if is_empty(&value) && !existing.is_null() && !is_empty(existing) => {}
-            (_, value) => {
-                base.insert(key, value);
-            }
-        }
-    }
-    base
-}
-
-fn is_empty(value: &Value) -> bool {
-    match value {
-        Value::String(s) => s.is_empty(),
-        Value::Array(a) => a.is_empty(),
-        Value::Object(o) => o.is_empty(),
-        _ => false,
-    }
 }
 
 /// Windsor's `isPresentAtPath`: set, not nil, and not an empty string, list or map.
@@ -956,7 +842,7 @@ fn apply_flux_system(list: &mut Vec<FluxSystem>, system: FluxSystem, strategy: S
         (Some(existing), Strategy::Remove) => {
             existing.depends_on.retain(|d| !system.depends_on.contains(d));
             if let (Some(install), Some(removal)) = (existing.install.as_mut(), system.install.as_ref()) {
-                super::subtract_kustomization(install, removal);
+                subtract_kustomization(install, removal);
             }
             if !system.resources.is_empty() {
                 existing.resources.retain(|v| !system.resources.iter().any(|r| r.name == v.name));
@@ -975,36 +861,6 @@ fn apply_flux_system(list: &mut Vec<FluxSystem>, system: FluxSystem, strategy: S
             "merged"
         }
     }
-}
-
-/// Windsor v0.9's `ReplaceTerraformComponent`, `strategicMergeTerraformComponent` and
-/// `RemoveTerraformComponent`: matched by identity (name, else path), then re-sorted.
-pub(super) fn apply_terraform(
-    list: &mut Vec<TerraformComponent>,
-    component: TerraformComponent,
-    strategy: Strategy,
-) -> &'static str {
-    let action = match (list.iter_mut().find(|c| c.id() == component.id()), strategy) {
-        (None, Strategy::Remove) => "skipped",
-        (None, _) => {
-            list.push(component);
-            "appended"
-        }
-        (Some(existing), Strategy::Replace) => {
-            *existing = component;
-            "replaced"
-        }
-        (Some(existing), Strategy::Merge) => {
-            merge_terraform_fields(existing, component);
-            "merged"
-        }
-        (Some(existing), Strategy::Remove) => {
-            subtract_terraform(existing, &component);
-            "removed"
-        }
-    };
-    let _ = order::sort_terraform(list);
-    action
 }
 
 /// Windsor's `evaluateRequirements`: the facet's blocks, then those of each config block and entry whose own

@@ -10,14 +10,14 @@
 //! API types serialize them: durations in Go's spelling (`1m0s`), `force` and `wait` only when
 //! true (`omitempty`), ConfigMap data in key order.
 //!
-//! With Windsor v0.9 ([`Flavor::V09`]) the defaults are v0.9.0's (pkg/constants, `ToFluxKustomization`,
+//! With Windsor v0.9 ([`WindsorVersion::V09`]) the defaults are v0.9.0's (pkg/constants, `ToFluxKustomization`,
 //! `applyBlueprintGitRepository`): a Kustomization on the blueprint's own repository reconciles
 //! every 5m, one on a named source every 1h; the repository's source object every 1m, a named
 //! source every 1h; a `template` source without a URL is the blueprint's own; any URL with a
 //! scheme is kept; and every ConfigMap of the blueprint is read by every Kustomization.
 
 use super::model::{Blueprint, Kustomization, Source};
-use crate::config::FluxSettings;
+use crate::config::{FluxSettings, WindsorVersion};
 use crate::doc::{Map, Value};
 use crate::expr::{go_format, to_text};
 use serde_json::json;
@@ -26,13 +26,6 @@ use std::collections::HashMap;
 pub const DEFAULT_NAMESPACE: &str = "system-gitops";
 const DEFAULT_PATH_PREFIX: &str = "kustomize";
 const SOURCE_API_VERSION: &str = "source.toolkit.fluxcd.io/v1";
-
-/// Which Windsor release's Flux output to write.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Flavor {
-    V08,
-    V09,
-}
 
 /// Every object, in the order Windsor applies them. `exists(kind, name, namespace)` says whether
 /// the package already holds a source object, which is then not generated. `shared` holds the
@@ -45,14 +38,14 @@ pub fn objects(
     settings: &FluxSettings,
     shared: &[(String, Map)],
     labels: Option<&Map>,
-    flavor: Flavor,
+    version: WindsorVersion,
     exists: &dyn Fn(&str, &str, &str) -> bool,
 ) -> Vec<Value> {
     let namespace = settings.namespace.as_deref().unwrap_or(DEFAULT_NAMESPACE);
     let prefix = settings.path_prefix.as_deref().unwrap_or(DEFAULT_PATH_PREFIX);
     let mut objects = Vec::new();
     if settings.sources.unwrap_or(true) {
-        let sources = source_objects(blueprint, namespace, flavor);
+        let sources = source_objects(blueprint, namespace, version);
         objects.extend(
             sources
                 .into_iter()
@@ -61,7 +54,7 @@ pub fn objects(
     }
     let shared_data: HashMap<&str, &Map> = shared.iter().map(|(name, data)| (name.as_str(), data)).collect();
     let destroy_only =
-        |k: &Kustomization| flavor == Flavor::V09 && k.extra.get("destroyOnly") == Some(&Value::Bool(true));
+        |k: &Kustomization| version == WindsorVersion::V09 && k.extra.get("destroyOnly") == Some(&Value::Bool(true));
     // A kustomization named `common` writes values-common again with its own substitutions, and
     // Windsor's second write wins: one object, the last data.
     let common_overwritten =
@@ -82,7 +75,7 @@ pub fn objects(
             objects.push(config_map(&own, namespace, data));
         }
         if !destroy_only {
-            let mut object = kustomization(blueprint, k, namespace, prefix, &names, flavor);
+            let mut object = kustomization(blueprint, k, namespace, prefix, &names, version);
             if let Some(labels) = labels {
                 object["metadata"]["labels"] = Value::Object(labels.clone());
                 object["spec"]["commonMetadata"] = json!({"labels": labels});
@@ -95,11 +88,36 @@ pub fn objects(
 
 const COMMON: &str = "values-common";
 
+/// The ConfigMaps every Kustomization reads (Windsor's `blueprint.ConfigMaps`): `values-common`
+/// when it has data (the blueprint's substitutions, then [`common_values`] over them, as
+/// `applyCommonSubstitutions` layers them), and with v0.9 `values-<name>` for each kustomization
+/// `values.substitutions.<name>` sets (`own`; Go map order there, sorted here).
+pub fn shared_config_maps(
+    blueprint: &Blueprint,
+    values: &Value,
+    context: Option<&str>,
+    version: WindsorVersion,
+    own: Vec<(String, Map)>,
+) -> Vec<(String, Map)> {
+    let mut common = blueprint.substitutions.clone();
+    common.extend(common_values(values, context, version));
+    let mut shared: Vec<(String, Map)> = Vec::new();
+    if !common.is_empty() {
+        shared.push((COMMON.into(), common));
+    }
+    if version == WindsorVersion::V09 {
+        shared.extend(own.into_iter().map(|(name, data)| (format!("values-{name}"), data)));
+        shared.sort_by(|a, b| a.0.cmp(&b.0));
+        shared.dedup_by(|a, b| a.0 == b.0);
+    }
+    shared
+}
+
 /// The `values-common` data: `values.substitutions.common`, then the variables Windsor derives
 /// from its configuration (`mergeLegacySpecialVariables`), which win on a shared key: `CONTEXT`
 /// from `spec.windsor.context`. Windsor's `BUILD_ID` comes from its build-id file, which a render
 /// does not have.
-pub fn common_values(values: &Value, context: Option<&str>, flavor: Flavor) -> Map {
+fn common_values(values: &Value, context: Option<&str>, version: WindsorVersion) -> Map {
     let common = values.get("substitutions").and_then(|s| s.get("common")).and_then(Value::as_object);
     let mut data: Map = common.into_iter().flatten().map(|(k, v)| (k.clone(), Value::String(to_text(v)))).collect();
     // Windsor's GetString: `%v` of the value, empty when unset.
@@ -117,7 +135,7 @@ pub fn common_values(values: &Value, context: Option<&str>, flavor: Flavor) -> M
     set("CONTEXT_ID", text("id"));
     let (start, end) = (text("network.loadbalancer_ips.start"), text("network.loadbalancer_ips.end"));
     // v0.9 leaves the load balancer variables out on Docker Desktop, which has no such range.
-    if flavor == Flavor::V08 || text("workstation.runtime") != "docker-desktop" {
+    if version == WindsorVersion::V08 || text("workstation.runtime") != "docker-desktop" {
         if !start.is_empty() || !end.is_empty() {
             set("LOADBALANCER_IP_RANGE", format!("{start}-{end}"));
         }
@@ -159,13 +177,13 @@ fn config_map(name: &str, namespace: &str, data: &Map) -> Value {
 /// The blueprint's repository (named after the blueprint, when it has a URL), then every
 /// source with a name and URL. A later source of the same name replaces an earlier one in place,
 /// as Windsor's second apply of one name does.
-fn source_objects(blueprint: &Blueprint, namespace: &str, flavor: Flavor) -> Vec<Value> {
+fn source_objects(blueprint: &Blueprint, namespace: &str, version: WindsorVersion) -> Vec<Value> {
     let mut named: Vec<(String, Value)> = Vec::new();
     let mut add = |name: &str, source: &Source, is_repository: bool| {
         if name.is_empty() || source.url.is_empty() {
             return;
         }
-        let object = source_object(name, source, namespace, is_repository, flavor);
+        let object = source_object(name, source, namespace, is_repository, version);
         match named.iter_mut().find(|(n, _)| n == name) {
             Some(slot) => slot.1 = object,
             None => named.push((name.to_string(), object)),
@@ -186,7 +204,7 @@ fn reference_field<'s>(source: &'s Source, key: &str) -> &'s str {
 
 /// A `GitRepository`, or an `OCIRepository` for an `oci://` URL, as Windsor's
 /// `applyBlueprintGitRepository` / `applyBlueprintOCIRepository` build them.
-fn source_object(name: &str, source: &Source, namespace: &str, is_repository: bool, flavor: Flavor) -> Value {
+fn source_object(name: &str, source: &Source, namespace: &str, is_repository: bool, version: WindsorVersion) -> Value {
     let secret = source.extra.get("secretName").and_then(Value::as_str).filter(|s| !s.is_empty());
     let (tag, semver, commit) =
         (reference_field(source, "tag"), reference_field(source, "semver"), reference_field(source, "commit"));
@@ -216,14 +234,14 @@ fn source_object(name: &str, source: &Source, namespace: &str, is_repository: bo
         spec.insert("ref".into(), Value::Object(reference));
         "OCIRepository"
     } else {
-        let url = match flavor {
-            Flavor::V08 => source.url.as_str(),
-            Flavor::V09 => source.url.trim(),
+        let url = match version {
+            WindsorVersion::V08 => source.url.as_str(),
+            WindsorVersion::V09 => source.url.trim(),
         };
         // v0.8.1 keeps http, https and ssh URLs; v0.9's `NormalizeRemoteURL` any with a scheme.
-        let has_scheme = match flavor {
-            Flavor::V08 => ["http://", "https://", "ssh://"].iter().any(|scheme| url.starts_with(scheme)),
-            Flavor::V09 => has_url_scheme(url),
+        let has_scheme = match version {
+            WindsorVersion::V08 => ["http://", "https://", "ssh://"].iter().any(|scheme| url.starts_with(scheme)),
+            WindsorVersion::V09 => has_url_scheme(url),
         };
         let url = if url.starts_with("git@") && url.contains(':') {
             format!("ssh://{}", url.replacen(':', "/", 1))
@@ -251,7 +269,7 @@ fn source_object(name: &str, source: &Source, namespace: &str, is_repository: bo
         spec.insert("secretRef".into(), json!({"name": secret}));
     }
     // v0.9's `FluxSourceInterval`: the blueprint's own repository 1m, a named (pinned) source 1h.
-    let interval = if flavor == Flavor::V09 && !is_repository { "1h0m0s" } else { "1m0s" };
+    let interval = if version == WindsorVersion::V09 && !is_repository { "1h0m0s" } else { "1m0s" };
     spec.insert("interval".into(), json!(interval));
     spec.insert("timeout".into(), json!("2m0s"));
     json!({
@@ -286,9 +304,9 @@ fn flux_path(prefix: &str, path: &str) -> String {
 /// `OCIRepository` when the named source's URL is `oci://…`, else `GitRepository`; the name is
 /// the kustomization's source, or the blueprint's name for its own repository (in v0.9 also
 /// for `template` when no `template` source has a URL: the local template is the blueprint's own).
-fn source_ref(blueprint: &Blueprint, k: &Kustomization, flavor: Flavor) -> Value {
+fn source_ref(blueprint: &Blueprint, k: &Kustomization, version: WindsorVersion) -> Value {
     let local_template = |source: &str| {
-        flavor == Flavor::V09
+        version == WindsorVersion::V09
             && source == "template"
             && !blueprint.sources.iter().any(|s| s.name == "template" && !s.url.is_empty())
     };
@@ -323,15 +341,15 @@ fn kustomization(
     namespace: &str,
     prefix: &str,
     shared: &[&str],
-    flavor: Flavor,
+    version: WindsorVersion,
 ) -> Value {
     let mut spec = Map::new();
     spec.insert("path".into(), json!(flux_path(prefix, &k.path)));
-    let mut source_ref = source_ref(blueprint, k, flavor);
+    let mut source_ref = source_ref(blueprint, k, version);
     // v0.9's `namespace` moves the Kustomization object, its sourceRef then naming the source's.
-    let text = |key: &str| match flavor {
-        Flavor::V08 => None,
-        Flavor::V09 => k.extra.get(key).and_then(Value::as_str).filter(|s| !s.is_empty()),
+    let text = |key: &str| match version {
+        WindsorVersion::V08 => None,
+        WindsorVersion::V09 => k.extra.get(key).and_then(Value::as_str).filter(|s| !s.is_empty()),
     };
     let object_namespace = match text("namespace") {
         Some(own) if own != namespace => {
@@ -341,10 +359,10 @@ fn kustomization(
         _ => namespace,
     };
     // v0.9's `FluxKustomizationInterval`: 5m on the blueprint's own repository, else 1h.
-    let default_interval = match flavor {
-        Flavor::V08 => MINUTE,
-        Flavor::V09 if source_ref["name"] == blueprint.metadata.name.as_str() => 5 * MINUTE,
-        Flavor::V09 => 60 * MINUTE,
+    let default_interval = match version {
+        WindsorVersion::V08 => MINUTE,
+        WindsorVersion::V09 if source_ref["name"] == blueprint.metadata.name.as_str() => 5 * MINUTE,
+        WindsorVersion::V09 => 60 * MINUTE,
     };
     spec.insert("sourceRef".into(), source_ref);
     if !k.depends_on.is_empty() {
@@ -370,7 +388,7 @@ fn kustomization(
         spec.insert("targetNamespace".into(), json!(target));
     }
     // v0.9's `decryption`: the provider, and the Secret holding the key.
-    if let (Flavor::V09, Some(Value::Object(decryption))) = (flavor, k.extra.get("decryption")) {
+    if let (WindsorVersion::V09, Some(Value::Object(decryption))) = (version, k.extra.get("decryption")) {
         let mut out = Map::new();
         out.insert("provider".into(), decryption.get("provider").cloned().unwrap_or_else(|| json!("")));
         if let Some(name) = decryption.get("secretRef").and_then(|r| r.get("name")) {
@@ -406,14 +424,14 @@ fn kustomization(
     }
     for name in shared {
         // v0.9 lists a kustomization's own ConfigMap again when it is a shared one; once is enough.
-        if flavor == Flavor::V09 && *name == own && !k.substitutions.is_empty() {
+        if version == WindsorVersion::V09 && *name == own && !k.substitutions.is_empty() {
             continue;
         }
         substitute_from.push(json!({"kind": "ConfigMap", "name": name}));
     }
     // Windsor's CRD layers take no post-build substitution: CRD descriptions hold `${…}` text.
     // (v0.9 reserves their names, so no other kustomization is named so.)
-    let crd_layer = flavor == Flavor::V09 && super::barriers::is_crd_layer_name(&k.name);
+    let crd_layer = version == WindsorVersion::V09 && super::barriers::is_crd_layer_name(&k.name);
     if !substitute_from.is_empty() && !crd_layer {
         spec.insert("postBuild".into(), json!({"substituteFrom": substitute_from}));
     }

@@ -10,7 +10,7 @@ use crate::doc::{Map, Value};
 use serde::{Deserialize, Deserializer, Serialize};
 use std::collections::BTreeMap;
 
-pub const API_VERSION: &str = "blueprints.windsorcli.dev/v1alpha1";
+pub const API_VERSION: &str = crate::config::WINDSOR_API_VERSION;
 
 #[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
 pub struct Metadata {

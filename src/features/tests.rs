@@ -1,5 +1,7 @@
-use super::*;
-use model::BlueprintPatch;
+use super::merge::{merge_kustomization, merge_terraform};
+use super::model::{BlueprintPatch, Kustomization, Strategy, TerraformComponent};
+use super::step::letters_too_far;
+use crate::doc::Value;
 use serde_json::json;
 
 #[test]
