@@ -4,6 +4,7 @@
 //! nil counts as false in `&& || !` and in a ternary's condition.
 
 use super::parse::{float, Node, NodeKind};
+use super::scope::Scope;
 use super::{ExprError, Host, Span};
 use crate::doc::{Map, Value};
 use crate::limits::{Budget, Exhausted};
@@ -101,51 +102,27 @@ pub fn owned(value: Cow<'_, Value>, budget: &Budget, span: Span) -> Result<Value
     }
 }
 
-thread_local! {
-    /// The values of the `let`s being evaluated, innermost last (as a predicate's frames, kept
-    /// beside the evaluator so that its one signature serves every node).
-    static VARS: std::cell::RefCell<Vec<(String, Value)>> = const { std::cell::RefCell::new(Vec::new()) };
-}
-
-/// A `let`'s value, bound while its body is evaluated and unbound however that ends.
-struct Bound;
-
-impl Bound {
-    fn new(name: &str, value: Value) -> Self {
-        VARS.with(|vars| vars.borrow_mut().push((name.to_string(), value)));
-        Bound
-    }
-}
-
-impl Drop for Bound {
-    fn drop(&mut self) {
-        VARS.with(|vars| {
-            vars.borrow_mut().pop();
-        });
-    }
-}
-
 /// Every node is a step; copies and produced text are output, charged to `budget` before the
 /// allocation where the size is known in advance.
-pub fn eval<'a>(node: &Node, env: &'a Value, host: &dyn Host, budget: &Budget) -> Result<Cow<'a, Value>> {
-    let span = node.span;
+pub fn eval<'a>(node: &Node, scope: &Scope<'a>) -> Result<Cow<'a, Value>> {
+    let (span, budget) = (node.span, scope.budget);
     budget.charge_steps(1).map_err(exhausted(span))?;
     match &node.kind {
         NodeKind::Literal(value) => {
             budget.charge_output(size_of(value)).map_err(exhausted(span))?;
             Ok(Cow::Owned(value.clone()))
         }
-        NodeKind::Ident(name) => Ok(env.get(name).map_or(Cow::Owned(Value::Null), Cow::Borrowed)),
+        NodeKind::Ident(name) => Ok(scope.env.get(name).map_or(Cow::Owned(Value::Null), Cow::Borrowed)),
         NodeKind::Member { object, key, at } => {
-            let object = eval(object, env, host, budget)?;
-            let key = eval(key, env, host, budget)?;
+            let object = eval(object, scope)?;
+            let key = eval(key, scope)?;
             member(object, &key, *at)
         }
         NodeKind::Slice { object, from, to, at } => {
-            let object = eval(object, env, host, budget)?;
+            let object = eval(object, scope)?;
             // expr's order: the object, `to` (or the length), then `from` (or 0).
             let to = match to {
-                Some(to) => eval(to, env, host, budget)?,
+                Some(to) => eval(to, scope)?,
                 None => Cow::Owned(Value::from(match object.as_ref() {
                     Value::Array(items) => items.len(),
                     Value::String(s) => s.len(),
@@ -154,13 +131,13 @@ pub fn eval<'a>(node: &Node, env: &'a Value, host: &dyn Host, budget: &Budget) -
                 })),
             };
             let from = match from {
-                Some(from) => eval(from, env, host, budget)?,
+                Some(from) => eval(from, scope)?,
                 None => Cow::Owned(Value::from(0)),
             };
             slice(object, &from, &to, *at, budget)
         }
         NodeKind::Unary { op, operand } => {
-            let value = eval(operand, env, host, budget)?;
+            let value = eval(operand, scope)?;
             match (*op, num(&value)) {
                 ("not" | "!", _) => Ok(Cow::Owned(Value::Bool(!truthy(&value, "!", span)?))),
                 ("-", Some(Num::Int(i))) => Ok(Cow::Owned(Value::from(i.wrapping_neg()))),
@@ -169,20 +146,20 @@ pub fn eval<'a>(node: &Node, env: &'a Value, host: &dyn Host, budget: &Budget) -
                 (op, _) => Err(error(format!("invalid operation: {op}{}", type_name(&value)), span)),
             }
         }
-        NodeKind::Binary { op, op_span, left, right } => binary(op, left, right, env, host, budget, *op_span),
+        NodeKind::Binary { op, op_span, left, right } => binary(op, left, right, scope, *op_span),
         NodeKind::Ternary { cond, then, otherwise, .. } => {
-            let value = eval(cond, env, host, budget)?;
+            let value = eval(cond, scope)?;
             if truthy(&value, "?:", cond.span)? {
                 match then {
-                    Some(then) => eval(then, env, host, budget),
+                    Some(then) => eval(then, scope),
                     None => Ok(value),
                 }
             } else {
-                eval(otherwise, env, host, budget)
+                eval(otherwise, scope)
             }
         }
         NodeKind::Matches { subject, pattern, .. } => {
-            let subject = eval(subject, env, host, budget)?;
+            let subject = eval(subject, scope)?;
             match subject.as_ref() {
                 Value::Null => Ok(Cow::Owned(Value::Bool(false))),
                 Value::String(s) => Ok(Cow::Owned(Value::Bool(pattern.is_match(s)))),
@@ -193,46 +170,41 @@ pub fn eval<'a>(node: &Node, env: &'a Value, host: &dyn Host, budget: &Budget) -
             }
         }
         NodeKind::Call { name, args } if super::parse::PREDICATES.contains(&name.as_str()) => {
-            super::predicates::predicate(name, args, env, host, budget, span).map(Cow::Owned)
+            super::predicates::predicate(name, args, scope, span).map(Cow::Owned)
         }
         NodeKind::Call { name, args } => {
-            let args = args.iter().map(|a| eval(a, env, host, budget)).collect::<Result<Vec<_>>>()?;
-            call(name, &args, env, host, budget, span).map(Cow::Owned)
+            let args = args.iter().map(|a| eval(a, scope)).collect::<Result<Vec<_>>>()?;
+            call(name, &args, scope, span).map(Cow::Owned)
         }
         NodeKind::Pointer(name) => {
             // `#` is a copy of the element.
-            let value = super::predicates::pointer(name, span)?;
+            let value = super::predicates::pointer(name, scope, span)?;
             budget.charge_output(size_of(&value)).map_err(exhausted(span))?;
             Ok(Cow::Owned(value))
         }
         NodeKind::Let { name, value, body, .. } => {
-            let value = owned(eval(value, env, host, budget)?, budget, value.span)?;
-            let _bound = Bound::new(name, value);
-            eval(body, env, host, budget).and_then(|v| owned(v, budget, span)).map(Cow::Owned)
+            let value = owned(eval(value, scope)?, budget, value.span)?;
+            let var = scope.bind(name, value);
+            eval(body, &scope.with_var(&var)).and_then(|v| owned(v, budget, span)).map(Cow::Owned)
         }
         NodeKind::Var(name) => {
-            let value = VARS.with(|vars| {
-                vars.borrow().iter().rev().find(|(n, _)| n == name).map(|(_, v)| v.clone()).unwrap_or(Value::Null)
-            });
+            let value = scope.var(name).cloned().unwrap_or(Value::Null);
             budget.charge_output(size_of(&value)).map_err(exhausted(span))?;
             Ok(Cow::Owned(value))
         }
         NodeKind::Sequence(nodes) => {
             let Some((last, before)) = nodes.split_last() else { return Ok(Cow::Owned(Value::Null)) };
             for node in before {
-                eval(node, env, host, budget)?;
+                eval(node, scope)?;
             }
-            eval(last, env, host, budget)
+            eval(last, scope)
         }
-        NodeKind::Closure(body) => eval(body, env, host, budget),
+        NodeKind::Closure(body) => eval(body, scope),
         NodeKind::Array(items) => {
             let slots = items.len().saturating_mul(VALUE_BYTES);
             budget.charge_output(slots.saturating_add(VALUE_BYTES + ALLOCATION_BYTES)).map_err(exhausted(span))?;
             Ok(Cow::Owned(Value::Array(
-                items
-                    .iter()
-                    .map(|i| eval(i, env, host, budget).and_then(|v| owned(v, budget, i.span)))
-                    .collect::<Result<_>>()?,
+                items.iter().map(|i| eval(i, scope).and_then(|v| owned(v, budget, i.span))).collect::<Result<_>>()?,
             )))
         }
         NodeKind::Map(entries) => {
@@ -241,7 +213,7 @@ pub fn eval<'a>(node: &Node, env: &'a Value, host: &dyn Host, budget: &Budget) -
             budget.charge_output(keys.saturating_add(VALUE_BYTES + MAP_BYTES)).map_err(exhausted(span))?;
             let mut map = Map::new();
             for (key, value) in entries {
-                map.insert(key.clone(), owned(eval(value, env, host, budget)?, budget, value.span)?);
+                map.insert(key.clone(), owned(eval(value, scope)?, budget, value.span)?);
             }
             Ok(Cow::Owned(Value::Object(map)))
         }
@@ -361,31 +333,22 @@ pub(super) fn truthy(value: &Value, op: &str, span: Span) -> Result<bool> {
     }
 }
 
-fn binary<'a>(
-    op: &str,
-    left: &Node,
-    right: &Node,
-    env: &'a Value,
-    host: &dyn Host,
-    budget: &Budget,
-    span: Span,
-) -> Result<Cow<'a, Value>> {
-    let l = eval(left, env, host, budget)?;
+fn binary<'a>(op: &str, left: &Node, right: &Node, scope: &Scope<'a>, span: Span) -> Result<Cow<'a, Value>> {
+    let budget = scope.budget;
+    let l = eval(left, scope)?;
     match op {
         "&&" | "and" => {
-            let result =
-                truthy(&l, op, left.span)? && truthy(eval(right, env, host, budget)?.as_ref(), op, right.span)?;
+            let result = truthy(&l, op, left.span)? && truthy(eval(right, scope)?.as_ref(), op, right.span)?;
             return Ok(Cow::Owned(Value::Bool(result)));
         }
         "||" | "or" => {
-            let result =
-                truthy(&l, op, left.span)? || truthy(eval(right, env, host, budget)?.as_ref(), op, right.span)?;
+            let result = truthy(&l, op, left.span)? || truthy(eval(right, scope)?.as_ref(), op, right.span)?;
             return Ok(Cow::Owned(Value::Bool(result)));
         }
-        "??" => return if l.is_null() { eval(right, env, host, budget) } else { Ok(l) },
+        "??" => return if l.is_null() { eval(right, scope) } else { Ok(l) },
         _ => {}
     }
-    let r = eval(right, env, host, budget)?;
+    let r = eval(right, scope)?;
     let (l, r) = (l.as_ref(), r.as_ref());
     let mismatched = || {
         // Joining text and a number is the usual slip; say how to write it.
@@ -495,14 +458,8 @@ pub(super) fn equal(a: &Value, b: &Value) -> bool {
     }
 }
 
-fn call(
-    name: &str,
-    args: &[Cow<'_, Value>],
-    env: &Value,
-    host: &dyn Host,
-    budget: &Budget,
-    span: Span,
-) -> Result<Value> {
+fn call(name: &str, args: &[Cow<'_, Value>], scope: &Scope<'_>, span: Span) -> Result<Value> {
+    let (host, budget) = (scope.host, scope.budget);
     let arg = |i: usize| args.get(i).map_or(&Value::Null, |a| a.as_ref());
     let string_arg = |i: usize| match arg(i) {
         Value::String(s) => Ok(s.as_str()),
@@ -662,9 +619,9 @@ fn call(
             };
             let input = args.get(1).map(|a| a.as_ref()).filter(|input| !input.is_null());
             let value = match name {
-                "yaml" => yaml(text, input, env, host, budget),
+                "yaml" => yaml(text, input, scope),
                 _ => yaml_source(text, host)
-                    .and_then(|source| yaml_template(name, source, input, env, host, budget))
+                    .and_then(|source| yaml_template(name, source, input, scope))
                     .map(Value::String),
             };
             let value = value.map_err(|message| error(message, span))?;
@@ -874,12 +831,6 @@ fn yaml_source<'a>(arg: &'a str, host: &dyn Host) -> std::result::Result<Cow<'a,
     Ok(yaml_file(arg, host)?.map_or(Cow::Borrowed(arg), Cow::Owned))
 }
 
-thread_local! {
-    /// How many `yaml()`/`yamlString()` templates are being evaluated inside one another: a file
-    /// whose `${…}` calls `yaml()` on itself would otherwise recurse until the stack overflows.
-    static YAML_NESTING: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
-}
-
 /// The deepest `yaml()`/`yamlString()` nesting: each level is a whole template evaluation
 /// (parser, interpolation, evaluator frames, up to 200 expression levels each): 8 such levels fit
 /// the stack of a debug build, while a value nests 256.
@@ -894,45 +845,27 @@ fn too_deep() -> String {
     )
 }
 
-/// One level of `yaml()`/`yamlString()` nesting, left however the evaluation ends.
-struct YamlLevel;
-
-impl YamlLevel {
-    fn enter() -> std::result::Result<Self, String> {
-        let depth = YAML_NESTING.with(|n| n.get());
-        if depth >= MAX_YAML_NESTING {
-            return Err(too_deep());
-        }
-        YAML_NESTING.with(|n| n.set(depth + 1));
-        Ok(YamlLevel)
-    }
-}
-
-impl Drop for YamlLevel {
-    fn drop(&mut self) {
-        YAML_NESTING.with(|n| n.set(n.get().saturating_sub(1)));
-    }
-}
-
 /// `text` with its `${…}` evaluated against the values and `input` (Windsor templates the file
 /// with `input` among the names), when there is an input.
 fn yaml_template(
     name: &str,
     text: Cow<'_, str>,
     input: Option<&Value>,
-    env: &Value,
-    host: &dyn Host,
-    budget: &Budget,
+    scope: &Scope<'_>,
 ) -> std::result::Result<String, String> {
     let Some(input) = input else { return Ok(text.into_owned()) };
-    let mut scope = match env {
+    let (env, budget) = (scope.env, scope.budget);
+    let mut values = match env {
         Value::Object(map) => map.clone(),
         _ => Map::new(),
     };
     budget.charge_output(size_of(env).saturating_add(size_of(input))).map_err(|e| e.to_string())?;
-    scope.insert("input".into(), input.clone());
-    let _level = YamlLevel::enter()?;
-    match super::interpolate::interpolate(&text, &Value::Object(scope), host, budget) {
+    values.insert("input".into(), input.clone());
+    if scope.yaml_depth() >= MAX_YAML_NESTING {
+        return Err(too_deep());
+    }
+    let values = Value::Object(values);
+    match super::interpolate::interpolate_in(&text, &scope.template(&values)) {
         Ok(Value::String(text)) => Ok(text),
         Ok(other) if name == "yaml" => {
             Err(format!("yaml() with input expects template to evaluate to a string, got {}", type_name(&other)))
@@ -953,15 +886,9 @@ fn yaml_template(
 /// Windsor v0.9's `yaml(pathOrText, input?)` (evaluateYamlFunction): a file's YAML, else the
 /// text itself as YAML (without `input`; a bare word, which parses as text, is "not found"); a
 /// list of one mapping gives the mapping.
-fn yaml(
-    arg: &str,
-    input: Option<&Value>,
-    env: &Value,
-    host: &dyn Host,
-    budget: &Budget,
-) -> std::result::Result<Value, String> {
+fn yaml(arg: &str, input: Option<&Value>, scope: &Scope<'_>) -> std::result::Result<Value, String> {
     let inline = arg.contains('\n');
-    let file = yaml_file(arg, host)?;
+    let file = yaml_file(arg, scope.host)?;
     let not_found = || format!("yaml() file not found: {arg}");
     let value = match file {
         None if !inline && input.is_some() => return Err(not_found()),
@@ -973,7 +900,7 @@ fn yaml(
             value
         }
         file => {
-            let text = yaml_template("yaml", file.map_or(Cow::Borrowed(arg), Cow::Owned), input, env, host, budget)?;
+            let text = yaml_template("yaml", file.map_or(Cow::Borrowed(arg), Cow::Owned), input, scope)?;
             first_document(&text).map_err(|err| format!("yaml() failed to parse: {err}"))?
         }
     };

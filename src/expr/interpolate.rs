@@ -6,6 +6,7 @@
 //! Expressions may contain `}` inside string literals and map literals; results are never
 //! scanned again, so a value containing `${` cannot loop.
 
+use super::scope::Scope;
 use super::{to_text, ExprError, Expression, Host};
 use crate::doc::Value;
 use crate::limits::{Budget, MAX_DEPTH};
@@ -154,6 +155,11 @@ impl Template {
         host: &dyn Host,
         budget: &Budget,
     ) -> Result<(Value, bool), InterpolationError> {
+        self.eval_whole_in(&Scope::new(env, host, budget))
+    }
+
+    fn eval_whole_in(&self, scope: &Scope<'_>) -> Result<(Value, bool), InterpolationError> {
+        let budget = scope.budget;
         let failed = |expression: &Expression| {
             let source = expression.source().to_string();
             move |err: ExprError| InterpolationError { message: err.render(&source), expression: Some(source) }
@@ -162,7 +168,7 @@ impl Template {
         let kept = |expression: &Expression| format!("${{{}}}", expression.source());
         match self.pieces.as_slice() {
             [Piece::Expr(expression)] => {
-                return match expression.eval(env, host, budget) {
+                return match expression.eval_in(scope) {
                     Err(err) if err.deferred => Ok((Value::String(kept(expression)), false)),
                     other => other.map(|value| (value, true)).map_err(failed(expression)),
                 };
@@ -172,7 +178,7 @@ impl Template {
         }
         let exhausted =
             |err: crate::limits::Exhausted| InterpolationError { expression: None, message: err.to_string() };
-        let v09 = host.windsor_v09();
+        let v09 = scope.host.windsor_v09();
         let mut out = String::new();
         for (at, piece) in self.pieces.iter().enumerate() {
             match piece {
@@ -185,7 +191,7 @@ impl Template {
                     out.push_str(&format!("${{{source}}}"));
                 }
                 Piece::Expr(expression) => {
-                    let value = match expression.eval_borrowed(env, host, budget) {
+                    let value = match expression.eval_borrowed(scope) {
                         Err(err) if err.deferred => {
                             // Kept as written; Windsor leaves it and goes on to the next.
                             out.push_str(&kept(expression));
@@ -266,9 +272,14 @@ fn closing_brace(body: &str) -> Option<usize> {
 
 /// Interpolates one string: the string itself when it has no `${`.
 pub fn interpolate(text: &str, env: &Value, host: &dyn Host, budget: &Budget) -> Result<Value, InterpolationError> {
+    interpolate_in(text, &Scope::new(env, host, budget))
+}
+
+/// [`interpolate`] inside `scope` (a `yaml()` template's).
+pub(super) fn interpolate_in(text: &str, scope: &Scope<'_>) -> Result<Value, InterpolationError> {
     match Template::compile(text)? {
         None => Ok(Value::String(text.to_string())),
-        Some(template) => template.eval(env, host, budget),
+        Some(template) => template.eval_whole_in(scope).map(|(value, _)| value),
     }
 }
 

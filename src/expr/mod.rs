@@ -15,6 +15,7 @@ pub mod interpolate;
 mod lex;
 mod parse;
 mod predicates;
+mod scope;
 pub mod secret;
 
 pub use eval::{go_float, go_format, size_of, to_text, type_name};
@@ -177,13 +178,17 @@ impl Expression {
     /// Evaluates against `env` (the values tree), charging the render's `budget` (as in current
     /// Windsor, missing keys and member access on nil are nil).
     pub fn eval(&self, env: &Value, host: &dyn Host, budget: &Budget) -> Result<Value, ExprError> {
-        let value = self.eval_borrowed(env, host, budget)?;
-        eval::owned(value, budget, self.root.span)
+        self.eval_in(&scope::Scope::new(env, host, budget))
     }
 
-    /// As [`Expression::eval`], without copying a value read from `env`.
-    fn eval_borrowed<'a>(&self, env: &'a Value, host: &dyn Host, budget: &Budget) -> Result<Cow<'a, Value>, ExprError> {
-        eval::eval(&self.root, env, host, budget)
+    fn eval_in(&self, scope: &scope::Scope<'_>) -> Result<Value, ExprError> {
+        let value = self.eval_borrowed(scope)?;
+        eval::owned(value, scope.budget, self.root.span)
+    }
+
+    /// As [`Expression::eval`], without copying a value read from the values.
+    fn eval_borrowed<'a>(&self, scope: &scope::Scope<'a>) -> Result<Cow<'a, Value>, ExprError> {
+        eval::eval(&self.root, scope)
     }
 
     /// The paths read inside function arguments (`a.b` in `string(a.b)`).

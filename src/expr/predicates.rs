@@ -3,92 +3,51 @@
 //! `fromPairs`, `take`, `concat`, …), with expr's results: `floor`/`ceil`/`round` give floats,
 //! `max`/`min` the chosen element as it is, `get` nil for what is not there.
 //!
-//! A closure's pointers are the innermost predicate's: the frames live in a thread-local stack
-//! pushed and popped around each element, so the evaluator's one signature serves closures too.
+//! A closure's pointers are the innermost predicate's: each element is bound in a scope of its own
+//! around the closure ([`Scope::with_element`]).
 
 use super::eval::{error, eval, num, owned, to_text, truthy, type_name, Num};
 use super::parse::{float, Node, NodeKind};
-use super::{ExprError, Host, Span};
+use super::scope::{Element, Scope};
+use super::{ExprError, Span};
 use crate::doc::{Map, Value};
-use crate::limits::Budget;
 use std::borrow::Cow;
-use std::cell::RefCell;
 
 type Result<T> = std::result::Result<T, ExprError>;
 
-/// One element of a predicate in progress.
-struct Frame {
-    item: Value,
-    index: usize,
-    acc: Value,
-}
-
-thread_local! {
-    static FRAMES: RefCell<Vec<Frame>> = const { RefCell::new(Vec::new()) };
-}
-
-/// Pops its frame however the closure's evaluation ends.
-struct Pushed;
-
-impl Pushed {
-    fn new(frame: Frame) -> Self {
-        FRAMES.with(|frames| frames.borrow_mut().push(frame));
-        Pushed
-    }
-}
-
-impl Drop for Pushed {
-    fn drop(&mut self) {
-        FRAMES.with(|frames| {
-            frames.borrow_mut().pop();
-        });
-    }
-}
-
 /// `#`, `#index`, `#acc` of the innermost predicate.
-pub(super) fn pointer(name: &str, span: Span) -> Result<Value> {
-    FRAMES.with(|frames| {
-        let frames = frames.borrow();
-        let Some(frame) = frames.last() else {
-            return Err(error("cannot use pointer accessor outside predicate", span));
-        };
-        match name {
-            "" => Ok(frame.item.clone()),
-            "index" => Ok(Value::from(frame.index)),
-            "acc" => Ok(frame.acc.clone()),
-            other => Err(error(format!("unknown pointer #{other}"), span)),
-        }
-    })
+pub(super) fn pointer(name: &str, scope: &Scope<'_>, span: Span) -> Result<Value> {
+    let Some(element) = scope.element() else {
+        return Err(error("cannot use pointer accessor outside predicate", span));
+    };
+    match name {
+        "" => Ok(element.item.clone()),
+        "index" => Ok(Value::from(element.index)),
+        "acc" => Ok(element.acc.clone()),
+        other => Err(error(format!("unknown pointer #{other}"), span)),
+    }
 }
 
 /// The closure's value for one element.
-fn apply(body: &Node, frame: Frame, env: &Value, host: &dyn Host, budget: &Budget) -> Result<Value> {
-    let _pushed = Pushed::new(frame);
-    let value = eval(body, env, host, budget)?;
-    owned(value, budget, body.span)
+fn apply(body: &Node, element: Element<'_>, scope: &Scope<'_>) -> Result<Value> {
+    let value = eval(body, &scope.with_element(&element))?;
+    owned(value, scope.budget, body.span)
 }
 
 /// The closure's answer for one element of a predicate that tests (`filter`, `all`, …).
-fn test(name: &str, body: &Node, frame: Frame, env: &Value, host: &dyn Host, budget: &Budget) -> Result<bool> {
-    match apply(body, frame, env, host, budget)? {
+fn test(name: &str, body: &Node, element: Element<'_>, scope: &Scope<'_>) -> Result<bool> {
+    match apply(body, element, scope)? {
         Value::Bool(b) => Ok(b),
         Value::Null => Ok(false),
         other => Err(error(format!("predicate of {name} must return bool, got {}", type_name(&other)), body.span)),
     }
 }
 
-pub(super) fn predicate(
-    name: &str,
-    args: &[Node],
-    env: &Value,
-    host: &dyn Host,
-    budget: &Budget,
-    span: Span,
-) -> Result<Value> {
+pub(super) fn predicate(name: &str, args: &[Node], scope: &Scope<'_>, span: Span) -> Result<Value> {
     let Some(collection) = args.first() else {
         return Err(error(format!("not enough arguments to call {name}"), span));
     };
-    let items = match eval(collection, env, host, budget)? {
+    let items = match eval(collection, scope)? {
         Cow::Owned(Value::Array(items)) => items,
         Cow::Borrowed(Value::Array(items)) => items.clone(),
         // expr iterates a map's values.
@@ -102,7 +61,7 @@ pub(super) fn predicate(
         Some(NodeKind::Closure(body)) => Some(&**body),
         _ => None,
     };
-    let frame = |item: &Value, index: usize| Frame { item: item.clone(), index, acc: Value::Null };
+    let frame = |item, index| Element { item, index, acc: Value::Null };
     let Some(body) = body else {
         // `count(list)` and `sum(list)` without a closure.
         return match name {
@@ -122,7 +81,7 @@ pub(super) fn predicate(
         "all" | "none" | "any" | "one" => {
             let mut hits = 0usize;
             for (i, item) in items.iter().enumerate() {
-                if test(name, body, frame(item, i), env, host, budget)? {
+                if test(name, body, frame(item, i), scope)? {
                     hits += 1;
                     if matches!(name, "none" | "any") {
                         break;
@@ -141,7 +100,7 @@ pub(super) fn predicate(
         "filter" => {
             let mut out = Vec::new();
             for (i, item) in items.iter().enumerate() {
-                if test(name, body, frame(item, i), env, host, budget)? {
+                if test(name, body, frame(item, i), scope)? {
                     out.push(item.clone());
                 }
             }
@@ -150,14 +109,14 @@ pub(super) fn predicate(
         "map" => {
             let mut out = Vec::with_capacity(items.len());
             for (i, item) in items.iter().enumerate() {
-                out.push(apply(body, frame(item, i), env, host, budget)?);
+                out.push(apply(body, frame(item, i), scope)?);
             }
             Ok(Value::Array(out))
         }
         "count" => {
             let mut n = 0usize;
             for (i, item) in items.iter().enumerate() {
-                if test(name, body, frame(item, i), env, host, budget)? {
+                if test(name, body, frame(item, i), scope)? {
                     n += 1;
                 }
             }
@@ -166,7 +125,7 @@ pub(super) fn predicate(
         "sum" => {
             let mut values = Vec::with_capacity(items.len());
             for (i, item) in items.iter().enumerate() {
-                values.push(apply(body, frame(item, i), env, host, budget)?);
+                values.push(apply(body, frame(item, i), scope)?);
             }
             sum(values.iter(), span)
         }
@@ -175,7 +134,7 @@ pub(super) fn predicate(
             let order: Box<dyn Iterator<Item = (usize, &Value)>> =
                 if last { Box::new(items.iter().enumerate().rev()) } else { Box::new(items.iter().enumerate()) };
             for (i, item) in order {
-                if test(name, body, frame(item, i), env, host, budget)? {
+                if test(name, body, frame(item, i), scope)? {
                     return Ok(if name.ends_with("Index") { Value::from(i) } else { item.clone() });
                 }
             }
@@ -184,7 +143,7 @@ pub(super) fn predicate(
         "groupBy" => {
             let mut groups = Map::new();
             for (i, item) in items.iter().enumerate() {
-                let key = to_text(&apply(body, frame(item, i), env, host, budget)?);
+                let key = to_text(&apply(body, frame(item, i), scope)?);
                 if let Value::Array(group) = groups.entry(key).or_insert_with(|| Value::Array(Vec::new())) {
                     group.push(item.clone());
                 }
@@ -193,7 +152,7 @@ pub(super) fn predicate(
         }
         "sortBy" => {
             let descending = match args.get(2) {
-                Some(order) => match eval(order, env, host, budget)?.as_ref() {
+                Some(order) => match eval(order, scope)?.as_ref() {
                     Value::String(s) if s == "asc" => false,
                     Value::String(s) if s == "desc" => true,
                     other => return Err(error(format!("unknown order {}, use asc or desc", to_text(other)), span)),
@@ -202,7 +161,7 @@ pub(super) fn predicate(
             };
             let mut keyed = Vec::with_capacity(items.len());
             for (i, item) in items.iter().enumerate() {
-                keyed.push((apply(body, frame(item, i), env, host, budget)?, item.clone()));
+                keyed.push((apply(body, frame(item, i), scope)?, item.clone()));
             }
             let mut failed = None;
             keyed.sort_by(|(a, _), (b, _)| {
@@ -224,14 +183,14 @@ pub(super) fn predicate(
         "reduce" => {
             let mut rest = items.iter().enumerate();
             let mut acc = match args.get(2) {
-                Some(initial) => owned(eval(initial, env, host, budget)?, budget, initial.span)?,
+                Some(initial) => owned(eval(initial, scope)?, scope.budget, initial.span)?,
                 None => match rest.next() {
                     Some((_, first)) => first.clone(),
                     None => return Ok(Value::Null),
                 },
             };
             for (i, item) in rest {
-                acc = apply(body, Frame { item: item.clone(), index: i, acc }, env, host, budget)?;
+                acc = apply(body, Element { item, index: i, acc }, scope)?;
             }
             Ok(acc)
         }
