@@ -433,7 +433,10 @@ fn overloads(name: &str, dialect: Dialect) -> Vec<(Vec<Ty>, Ty)> {
 /// arguments too dynamic to type here) gives; `None` for the checked ones.
 fn unchecked(name: &str) -> Option<Ty> {
     let typed = validate(name, &Ty::Any).is_some() || name == "yaml" || !overloads(name, Dialect::Windsor).is_empty();
-    (!typed).then(|| match name {
+    if typed {
+        return None;
+    }
+    Some(match name {
         "all" | "none" | "any" | "one" | "hasPrefix" | "hasSuffix" => Ty::Bool,
         "count" | "findIndex" | "findLastIndex" | "indexOf" | "lastIndexOf" => Ty::Int,
         "floor" | "ceil" | "round" | "mean" => Ty::Float,
