@@ -115,7 +115,7 @@ impl<'a> Scope<'a> {
     }
 }
 
-/// One builtin.
+/// One builtin: a row of `builtins.rs`'s table.
 pub struct Builtin {
     pub name: &'static str,
     pub kind: Kind,
@@ -175,7 +175,8 @@ impl Call<'_, '_> {
     }
 
     /// Whether `count` arguments are what the row takes; if not, the message of whose the
-    /// builtin is.
+    /// builtin is. A function counts where its messages put the count (Windsor's `cidr…`
+    /// helpers after their prefix's type); a count the checker fixed is not counted again.
     pub fn count(&self, count: usize) -> Result<(), ExprError> {
         if self.row.arity.admits(count) {
             return Ok(());
