@@ -7,8 +7,8 @@
 use super::ast::{Node, NodeKind};
 use super::error::{ExprError, Span};
 use super::scope::{Builtin, Kind};
+use super::ty::{Sig, Ty};
 use crate::doc::Value;
-use std::fmt;
 
 type Result<T> = std::result::Result<T, ExprError>;
 
@@ -26,93 +26,6 @@ pub enum Dialect {
 struct Cx {
     dialect: Dialect,
     functions: &'static [Builtin],
-}
-
-/// expr's `Nature`, reduced to the types that can occur without a declared environment.
-#[derive(Clone, Debug, PartialEq)]
-enum Ty {
-    /// Nothing known: a variable (a nature without a type, printed `unknown`).
-    Unknown,
-    /// `interface {}`: an element of a map or of a mixed list, `jsonnet()`; unknown as well.
-    Any,
-    /// The `nil` literal: not unknown, but printed `unknown` all the same.
-    Nil,
-    Bool,
-    Int,
-    Float,
-    String,
-    /// `[]interface {}` with what is known of its elements.
-    Array(Box<Ty>),
-    /// `[]string`, from the builtin `split`.
-    Strings,
-    /// `map[string]interface {}`.
-    Map,
-}
-
-impl fmt::Display for Ty {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Ty::Unknown | Ty::Nil => "unknown",
-            Ty::Any => "interface {}",
-            Ty::Bool => "bool",
-            Ty::Int => "int",
-            Ty::Float => "float64",
-            Ty::String => "string",
-            Ty::Array(_) => "[]interface {}",
-            Ty::Strings => "[]string",
-            Ty::Map => "map[string]interface {}",
-        })
-    }
-}
-
-impl Ty {
-    fn is_unknown(&self) -> bool {
-        matches!(self, Ty::Unknown | Ty::Any)
-    }
-    fn is_number(&self) -> bool {
-        matches!(self, Ty::Int | Ty::Float)
-    }
-    fn is_array(&self) -> bool {
-        matches!(self, Ty::Array(_) | Ty::Strings)
-    }
-    /// Go's reflect kind, which list literals compare to type their elements.
-    fn kind(&self) -> u8 {
-        match self {
-            Ty::Unknown | Ty::Nil => 0,
-            Ty::Any => 1,
-            Ty::Bool => 2,
-            Ty::Int => 3,
-            Ty::Float => 4,
-            Ty::String => 5,
-            Ty::Array(_) | Ty::Strings => 6,
-            Ty::Map => 7,
-        }
-    }
-    fn elem(&self) -> Ty {
-        match self {
-            Ty::Array(elem) => (**elem).clone(),
-            Ty::Strings => Ty::String,
-            Ty::Map => Ty::Any,
-            _ => Ty::Unknown,
-        }
-    }
-    /// Go's `AssignableTo` on the underlying types: `nil` only to `interface {}`.
-    fn assignable_to(&self, to: &Ty) -> bool {
-        match (self, to) {
-            (Ty::Nil, Ty::Any) => true,
-            (Ty::Unknown | Ty::Nil, _) | (_, Ty::Unknown | Ty::Nil) => false,
-            (Ty::Array(_), Ty::Array(_)) => true,
-            (_, Ty::Any) => true,
-            (a, b) => a == b,
-        }
-    }
-    /// The name a builtin's `Validate` prints: a nil type is Go's `%s` of nil.
-    fn validated(&self) -> String {
-        match self {
-            Ty::Nil => "%!s(<nil>)".into(),
-            other => other.to_string(),
-        }
-    }
 }
 
 /// expr's `or`: one side unknown and the other passing a test (or both unknown).
@@ -374,12 +287,9 @@ fn binary(op: &str, l: Ty, r: Ty, at: Span) -> Result<Ty> {
     Err(error(format!("invalid operation: {op} (mismatched types {l} and {r})"), at))
 }
 
-/// A builtin with a `Validate` function in expr (`len`, `abs`, `int`, `float`, `keys`,
-/// `values`): it sees its one argument, unknown as `interface {}`; `None` for the others.
-fn validate(name: &str, arg: &Ty) -> Option<std::result::Result<Ty, String>> {
-    if !matches!(name, "len" | "abs" | "int" | "float" | "keys" | "values") {
-        return None;
-    }
+/// A builtin with a `Validate` function in expr ([`Sig::Validate`]): it sees its one argument,
+/// unknown as `interface {}`.
+fn validate(name: &str, arg: &Ty) -> std::result::Result<Ty, String> {
     let arg = if arg.is_unknown() { Ty::Any } else { arg.clone() };
     let out = match (name, &arg) {
         ("len", Ty::Any | Ty::Array(_) | Ty::Strings | Ty::Map | Ty::String) => Ty::Int,
@@ -387,62 +297,10 @@ fn validate(name: &str, arg: &Ty) -> Option<std::result::Result<Ty, String>> {
         ("int", Ty::Any | Ty::Int | Ty::Float | Ty::String) => Ty::Int,
         ("float", Ty::Any | Ty::Int | Ty::Float | Ty::String) => Ty::Float,
         ("keys" | "values", Ty::Any | Ty::Map) => Ty::Array(Box::new(Ty::Any)),
-        ("keys" | "values", _) => return Some(Err(format!("cannot get {name} from {}", arg.validated()))),
-        _ => return Some(Err(format!("invalid argument for {name} (type {})", arg.validated()))),
+        ("keys" | "values", _) => return Err(format!("cannot get {name} from {}", arg.validated())),
+        _ => return Err(format!("invalid argument for {name} (type {})", arg.validated())),
     };
-    Some(Ok(out))
-}
-
-/// The typed overloads of a function, tried in expr's order; the last failure is reported.
-fn overloads(name: &str, dialect: Dialect) -> Vec<(Vec<Ty>, Ty)> {
-    use Ty::{Any, String as Str, Strings};
-    let any_array = || Ty::Array(Box::new(Any));
-    match (name, dialect) {
-        ("lower" | "upper", _) => vec![(vec![Str], Str)],
-        ("trim", _) => vec![(vec![Str], Str), (vec![Str, Str], Str)],
-        ("split", Dialect::Builtins) => vec![(vec![Str, Str], Strings), (vec![Str, Str, Ty::Int], Strings)],
-        ("split", Dialect::Windsor) => vec![(vec![Str, Str], any_array())],
-        ("join", _) => vec![
-            (vec![Strings, Str], Str),
-            (vec![any_array(), Str], Str),
-            (vec![any_array()], Str),
-            (vec![Strings, Str], Str),
-            (vec![Strings], Str),
-        ],
-        ("string" | "toJSON", _) => vec![(vec![Any], Str)],
-        ("file", _) => vec![(vec![Str], Str)],
-        ("jsonnet", _) => vec![(vec![Str], Any)],
-        // Windsor v0.9's `cidrhost(string, int) string`.
-        ("cidrhost", Dialect::Windsor) => vec![(vec![Str, Ty::Int], Str)],
-        ("cidrsubnet", Dialect::Windsor) => vec![(vec![Str, Ty::Int, Ty::Int], Str)],
-        ("cidrnetmask", Dialect::Windsor) => vec![(vec![Str], Str)],
-        // Windsor v0.9's `env(string) any`, `yamlString(any) string` or `yamlString(string, any)
-        // string`, `jsonString(any) string`.
-        ("env", Dialect::Windsor) => vec![(vec![Str], Any)],
-        ("yamlString", Dialect::Windsor) => vec![(vec![Any], Str), (vec![Str, Any], Str)],
-        ("jsonString", Dialect::Windsor) => vec![(vec![Any], Str)],
-        // Windsor's `terraform_output(string, string) any`.
-        ("terraform_output", Dialect::Windsor) => vec![(vec![Str, Str], Any)],
-        // Windsor's `secret(string, string, string) any` (pkg/runtime/runtime.go registerSecretHelper).
-        ("secret", Dialect::Windsor) => vec![(vec![Str, Str, Str], Any)],
-        _ => Vec::new(),
-    }
-}
-
-/// What an unchecked builtin (one without a `Validate` or typed overloads in expr, or with
-/// arguments too dynamic to type here) gives; `None` for the checked ones.
-fn unchecked(name: &str) -> Option<Ty> {
-    let typed = validate(name, &Ty::Any).is_some() || name == "yaml" || !overloads(name, Dialect::Windsor).is_empty();
-    if typed {
-        return None;
-    }
-    Some(match name {
-        "all" | "none" | "any" | "one" | "hasPrefix" | "hasSuffix" => Ty::Bool,
-        "count" | "findIndex" | "findLastIndex" | "indexOf" | "lastIndexOf" => Ty::Int,
-        "floor" | "ceil" | "round" | "mean" => Ty::Float,
-        "trimPrefix" | "trimSuffix" | "replace" | "repeat" | "type" => Ty::String,
-        _ => Ty::Unknown,
-    })
+    Ok(out)
 }
 
 fn call(row: &Builtin, args: &[Node], at: Span, cx: Cx) -> Result<Ty> {
@@ -450,11 +308,11 @@ fn call(row: &Builtin, args: &[Node], at: Span, cx: Cx) -> Result<Ty> {
     // expr-lang's other builtins and predicates take values whose types are rarely known here
     // (the values are `interface {}`): their arguments are checked inside, their errors come
     // when they run. So is Windsor's variadic `cidrsubnets(string, ...int) []any`.
-    if let Some(out) = unchecked(name) {
+    if let Sig::Returns(out) = row.sig {
         for arg in args {
             visit(arg, cx)?;
         }
-        return Ok(out);
+        return Ok(out.ty());
     }
     if row.kind == Kind::WindsorValue && cx.dialect == Dialect::Builtins {
         let message =
@@ -463,7 +321,7 @@ fn call(row: &Builtin, args: &[Node], at: Span, cx: Cx) -> Result<Ty> {
     }
     // Windsor v0.9's variadic `yaml(string, ...any) any`: the first argument must be text (more
     // than its row takes is an error when it runs).
-    if name == "yaml" {
+    if let Sig::Yaml = row.sig {
         let Some(first) = args.first().filter(|_| args.len() >= row.arity.min()) else {
             return Err(error(format!("not enough arguments to call {name}"), at));
         };
@@ -490,13 +348,21 @@ fn call(row: &Builtin, args: &[Node], at: Span, cx: Cx) -> Result<Ty> {
         }
         return Ok(Ty::Unknown);
     }
-    if validate(name, &Ty::Any).is_some() {
-        let types = args.iter().map(|a| visit(a, cx)).collect::<Result<Vec<_>>>()?;
-        let (Some(arg), true) = (types.first(), row.arity.admits(types.len())) else {
-            return Err(error(row.arity.expr_message(args.len()), at));
-        };
-        return validate(name, arg).unwrap_or(Ok(Ty::Unknown)).map_err(|message| error(message, at));
-    }
+    let overloads = match row.sig {
+        Sig::Validate => {
+            let types = args.iter().map(|a| visit(a, cx)).collect::<Result<Vec<_>>>()?;
+            let (Some(arg), true) = (types.first(), row.arity.admits(types.len())) else {
+                return Err(error(row.arity.expr_message(args.len()), at));
+            };
+            return validate(name, arg).map_err(|message| error(message, at));
+        }
+        Sig::Overloads(overloads) => overloads,
+        Sig::Dialects { when, value } => match cx.dialect {
+            Dialect::Builtins => when,
+            Dialect::Windsor => value,
+        },
+        Sig::Returns(_) | Sig::Yaml => &[],
+    };
     // Arguments are visited as the overloads reach them, each once: an error inside one is
     // reported before any mismatch, as in expr.
     let mut types: Vec<Option<Ty>> = vec![None; args.len()];
@@ -508,8 +374,17 @@ fn call(row: &Builtin, args: &[Node], at: Span, cx: Cx) -> Result<Ty> {
         types[i] = Some(t.clone());
         Ok(t)
     };
+    // A count no overload takes: every argument is visited, then the last overload's
+    // complaint, which for a count beyond the row's arity is always this one.
+    if !row.arity.admits(args.len()) {
+        for i in 0..args.len() {
+            nature(i, &mut types)?;
+        }
+        let which = if args.len() > row.arity.min() { "too many" } else { "not enough" };
+        return Err(error(format!("{which} arguments to call {name}"), at));
+    }
     let mut last = None;
-    'overloads: for (params, out) in overloads(name, cx.dialect) {
+    'overloads: for (params, out) in overloads {
         if args.len() != params.len() {
             for i in 0..args.len() {
                 nature(i, &mut types)?;
@@ -518,19 +393,19 @@ fn call(row: &Builtin, args: &[Node], at: Span, cx: Cx) -> Result<Ty> {
             last = Some(error(format!("{which} arguments to call {name}"), at));
             continue;
         }
-        for (i, param) in params.iter().enumerate() {
+        for (i, param) in params.iter().map(|param| param.ty()).enumerate() {
             let arg = nature(i, &mut types)?;
             let message = match arg {
-                Ty::Nil if *param == Ty::Any => continue,
+                Ty::Nil if param == Ty::Any => continue,
                 Ty::Nil => format!("cannot use nil as argument (type {param}) to call {name}"),
-                _ if arg.assignable_to(param) || arg.is_unknown() => continue,
+                _ if arg.assignable_to(&param) || arg.is_unknown() => continue,
                 // expr's message ends in a space.
                 _ => format!("cannot use {arg} as argument (type {param}) to call {name} "),
             };
             last = Some(error(message, location(&args[i])));
             continue 'overloads;
         }
-        return Ok(out);
+        return Ok(out.ty());
     }
     Err(last.unwrap_or_else(|| error(format!("no matching overload for {name}"), at)))
 }

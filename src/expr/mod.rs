@@ -28,6 +28,7 @@ mod predicates;
 mod scope;
 pub mod secret;
 mod template;
+mod ty;
 mod value;
 mod yaml;
 

@@ -5,8 +5,9 @@
 //! outer one, so binding a name or an element allocates nothing and is undone when the scope goes
 //! out of use, however that ends.
 //!
-//! A builtin is one row ([`Builtin`]: name, kind, arity, function), as jaq-std's are; the parser
-//! resolves a call to its row, the checker and the functions read the row's arity. The table
+//! A builtin is one row ([`Builtin`]: name, kind, arity, types, function), as jaq-std's are; the
+//! parser resolves a call to its row, the checker reads its arity and types, the functions its
+//! arity. The table
 //! itself is `builtins.rs`; it is handed to compilation and from there to the scope, so that
 //! `yaml()`, which compiles templates, needs no module above it.
 
@@ -14,6 +15,7 @@ use super::arity::Arity;
 use super::ast::Node;
 use super::error::{ExprError, Span};
 use super::host::Host;
+use super::ty::Sig;
 use crate::doc::Value;
 use crate::limits::Budget;
 use std::borrow::Cow;
@@ -120,6 +122,8 @@ pub struct Builtin {
     pub name: &'static str,
     pub kind: Kind,
     pub arity: Arity,
+    /// What the checker knows of its arguments and result.
+    pub sig: Sig,
     pub run: Run,
 }
 
