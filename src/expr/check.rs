@@ -4,107 +4,28 @@
 //! Messages and locations are expr's; the first error in expr's visiting order wins (expr keeps
 //! visiting after an error but reports only the first, which is the same).
 
-use super::parse::{Node, NodeKind};
-use super::{ExprError, Span};
+use super::ast::{Node, NodeKind};
+use super::error::{ExprError, Span};
+use super::scope::{Builtin, Kind};
+use super::ty::{Sig, Ty};
 use crate::doc::Value;
-use std::fmt;
 
 type Result<T> = std::result::Result<T, ExprError>;
 
-/// The functions an expression is compiled with: Windsor compiles `when` with expr's builtins
-/// only, and `${…}` with its own `file(string) string`, `jsonnet(string) any` and
-/// `split(string, string) []any` besides.
+/// Which of the builtins an expression is compiled with: Windsor compiles `when` with expr's
+/// builtins only, and `${…}` with its own `file(string) string`, `jsonnet(string) any`,
+/// `split(string, string) []any`, … besides (the rows' [`Kind`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Functions {
+pub enum Dialect {
     Builtins,
     Windsor,
 }
 
-/// expr's `Nature`, reduced to the types that can occur without a declared environment.
-#[derive(Clone, Debug, PartialEq)]
-enum Ty {
-    /// Nothing known: a variable (a nature without a type, printed `unknown`).
-    Unknown,
-    /// `interface {}`: an element of a map or of a mixed list, `jsonnet()`; unknown as well.
-    Any,
-    /// The `nil` literal: not unknown, but printed `unknown` all the same.
-    Nil,
-    Bool,
-    Int,
-    Float,
-    String,
-    /// `[]interface {}` with what is known of its elements.
-    Array(Box<Ty>),
-    /// `[]string`, from the builtin `split`.
-    Strings,
-    /// `map[string]interface {}`.
-    Map,
-}
-
-impl fmt::Display for Ty {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Ty::Unknown | Ty::Nil => "unknown",
-            Ty::Any => "interface {}",
-            Ty::Bool => "bool",
-            Ty::Int => "int",
-            Ty::Float => "float64",
-            Ty::String => "string",
-            Ty::Array(_) => "[]interface {}",
-            Ty::Strings => "[]string",
-            Ty::Map => "map[string]interface {}",
-        })
-    }
-}
-
-impl Ty {
-    fn is_unknown(&self) -> bool {
-        matches!(self, Ty::Unknown | Ty::Any)
-    }
-    fn is_number(&self) -> bool {
-        matches!(self, Ty::Int | Ty::Float)
-    }
-    fn is_array(&self) -> bool {
-        matches!(self, Ty::Array(_) | Ty::Strings)
-    }
-    /// Go's reflect kind, which list literals compare to type their elements.
-    fn kind(&self) -> u8 {
-        match self {
-            Ty::Unknown | Ty::Nil => 0,
-            Ty::Any => 1,
-            Ty::Bool => 2,
-            Ty::Int => 3,
-            Ty::Float => 4,
-            Ty::String => 5,
-            Ty::Array(_) | Ty::Strings => 6,
-            Ty::Map => 7,
-        }
-    }
-    fn elem(&self) -> Ty {
-        match self {
-            Ty::Array(elem) => (**elem).clone(),
-            Ty::Strings => Ty::String,
-            Ty::Map => Ty::Any,
-            _ => Ty::Unknown,
-        }
-    }
-    /// Go's `AssignableTo` on the underlying types: `nil` only to `interface {}`.
-    fn assignable_to(&self, to: &Ty) -> bool {
-        match (self, to) {
-            (Ty::Nil, Ty::Any) => true,
-            (Ty::Unknown | Ty::Nil, _) | (_, Ty::Unknown | Ty::Nil) => false,
-            (Ty::Array(_), Ty::Array(_)) => true,
-            (_, Ty::Any) => true,
-            (a, b) => a == b,
-        }
-    }
-    /// The name a builtin's `Validate` prints: a nil type is Go's `%s` of nil.
-    fn validated(&self) -> String {
-        match self {
-            Ty::Nil => "%!s(<nil>)".into(),
-            other => other.to_string(),
-        }
-    }
+/// What a check reads besides the tree: the dialect and the builtins' rows.
+#[derive(Clone, Copy)]
+struct Cx {
+    dialect: Dialect,
+    functions: &'static [Builtin],
 }
 
 /// expr's `or`: one side unknown and the other passing a test (or both unknown).
@@ -164,24 +85,22 @@ fn error(message: String, at: Span) -> ExprError {
 
 /// Whether `name` is a function (Windsor's `expr.Function`s, in a `${…}`) or one of expr's
 /// builtins, which a `let` may not redeclare (expr's variableDeclaratorNode).
-fn declared(name: &str, functions: Functions) -> Option<&'static str> {
-    use super::parse::{BUILTINS, FUNCTIONS, PREDICATES, WINDSOR_FUNCTIONS};
-    if functions == Functions::Windsor && WINDSOR_FUNCTIONS.contains(&name) {
-        return Some("function");
+fn declared(name: &str, cx: Cx) -> Option<&'static str> {
+    let kind = cx.functions.iter().find(|row| row.name == name)?.kind;
+    match (kind, cx.dialect) {
+        (Kind::ExprAndWindsor | Kind::Windsor | Kind::WindsorValue, Dialect::Windsor) => Some("function"),
+        (Kind::Expr | Kind::ExprAndWindsor | Kind::Predicate, _) => Some("builtin"),
+        _ => None,
     }
-    let builtin = (FUNCTIONS.contains(&name) && !WINDSOR_FUNCTIONS.contains(&name))
-        || matches!(name, "split" | "string")
-        || BUILTINS.contains(&name)
-        || PREDICATES.contains(&name);
-    builtin.then_some("builtin")
 }
 
-/// Checks `node`; an error is a compile error of the expression.
-pub fn check(node: &Node, functions: Functions) -> Result<()> {
-    visit(node, functions).map(|_| ())
+/// Checks `node`, whose calls are rows of `functions`; an error is a compile error of the
+/// expression.
+pub fn check(node: &Node, dialect: Dialect, functions: &'static [Builtin]) -> Result<()> {
+    visit(node, Cx { dialect, functions }).map(|_| ())
 }
 
-fn visit(node: &Node, functions: Functions) -> Result<Ty> {
+fn visit(node: &Node, cx: Cx) -> Result<Ty> {
     match &node.kind {
         NodeKind::Literal(value) => Ok(match value {
             Value::Null => Ty::Nil,
@@ -194,22 +113,22 @@ fn visit(node: &Node, functions: Functions) -> Result<Ty> {
         // A `let`'s name is as unknown as the values: its uses are checked when they run.
         NodeKind::Ident(_) | NodeKind::Pointer(_) | NodeKind::Var(_) => Ok(Ty::Unknown),
         NodeKind::Let { name, at, value, body } => {
-            if let Some(what) = declared(name, functions) {
+            if let Some(what) = declared(name, cx) {
                 return Err(error(format!("cannot redeclare {what} {name}"), *at));
             }
-            visit(value, functions)?;
-            visit(body, functions)
+            visit(value, cx)?;
+            visit(body, cx)
         }
         NodeKind::Sequence(nodes) => {
             let mut last = Ty::Unknown;
             for node in nodes {
-                last = visit(node, functions)?;
+                last = visit(node, cx)?;
             }
             Ok(last)
         }
-        NodeKind::Closure(body) => visit(body, functions),
+        NodeKind::Closure(body) => visit(body, cx),
         NodeKind::Unary { op, operand } => {
-            let nt = visit(operand, functions)?;
+            let nt = visit(operand, cx)?;
             match *op {
                 "!" | "not" if is_bool(&nt) || nt.is_unknown() => Ok(Ty::Bool),
                 "-" | "+" if nt.is_number() => Ok(nt),
@@ -218,16 +137,14 @@ fn visit(node: &Node, functions: Functions) -> Result<Ty> {
             }
         }
         NodeKind::Binary { op, op_span, left, right } => {
-            let l = visit(left, functions)?;
-            let r = visit(right, functions)?;
+            let l = visit(left, cx)?;
+            let r = visit(right, cx)?;
             binary(op, l, r, *op_span)
         }
-        NodeKind::Matches { subject, op_span, .. } => {
-            binary("matches", visit(subject, functions)?, Ty::String, *op_span)
-        }
+        NodeKind::Matches { subject, op_span, .. } => binary("matches", visit(subject, cx)?, Ty::String, *op_span),
         NodeKind::Member { object, key, .. } => {
-            let base = visit(object, functions)?;
-            let prop = visit(key, functions)?;
+            let base = visit(object, cx)?;
+            let prop = visit(key, cx)?;
             if base.is_unknown() {
                 return Ok(Ty::Unknown);
             }
@@ -251,7 +168,7 @@ fn visit(node: &Node, functions: Functions) -> Result<Ty> {
             }
         }
         NodeKind::Slice { object, from, to, .. } => {
-            let nt = visit(object, functions)?;
+            let nt = visit(object, cx)?;
             if nt.is_unknown() {
                 return Ok(Ty::Unknown);
             }
@@ -259,7 +176,7 @@ fn visit(node: &Node, functions: Functions) -> Result<Ty> {
                 return Err(error(format!("cannot slice {nt}"), location(node)));
             }
             for bound in [from, to].into_iter().flatten() {
-                let index = visit(bound, functions)?;
+                let index = visit(bound, cx)?;
                 if !is_int(&index) && !index.is_unknown() {
                     return Err(error(format!("non-integer slice index {index}"), location(bound)));
                 }
@@ -267,16 +184,16 @@ fn visit(node: &Node, functions: Functions) -> Result<Ty> {
             Ok(nt)
         }
         NodeKind::Ternary { cond, then, otherwise, .. } => {
-            let c = visit(cond, functions)?;
+            let c = visit(cond, cx)?;
             if !is_bool(&c) && !c.is_unknown() {
                 return Err(error(format!("non-bool expression (type {c}) used as condition"), location(cond)));
             }
             // `a ?: b` is `a ? a : b` in expr.
             let t1 = match then {
-                Some(then) => visit(then, functions)?,
+                Some(then) => visit(then, cx)?,
                 None => c,
             };
-            let t2 = visit(otherwise, functions)?;
+            let t2 = visit(otherwise, cx)?;
             Ok(match (&t1, &t2) {
                 (Ty::Nil, _) => t2,
                 (_, Ty::Nil) => t1,
@@ -284,14 +201,17 @@ fn visit(node: &Node, functions: Functions) -> Result<Ty> {
                 _ => Ty::Unknown,
             })
         }
-        NodeKind::Call { name, args } => call(name, args, location(node), functions),
+        NodeKind::Call { name, fun, args } => match cx.functions.get(*fun) {
+            Some(row) => call(row, args, location(node), cx),
+            None => Err(error(format!("unknown func {name}"), location(node))),
+        },
         NodeKind::Array(items) => {
             // Elements of one kind type the list (`[1, 2][0]` is an int); mixed kinds give
             // `interface {}` elements.
             let mut previous = Ty::Unknown;
             let mut same = true;
             for (i, item) in items.iter().enumerate() {
-                let current = visit(item, functions)?;
+                let current = visit(item, cx)?;
                 if i > 0 && current.kind() != previous.kind() {
                     same = false;
                 }
@@ -301,7 +221,7 @@ fn visit(node: &Node, functions: Functions) -> Result<Ty> {
         }
         NodeKind::Map(entries) => {
             for (_, value) in entries {
-                visit(value, functions)?;
+                visit(value, cx)?;
             }
             Ok(Ty::Map)
         }
@@ -367,12 +287,9 @@ fn binary(op: &str, l: Ty, r: Ty, at: Span) -> Result<Ty> {
     Err(error(format!("invalid operation: {op} (mismatched types {l} and {r})"), at))
 }
 
-/// A builtin with a `Validate` function in expr: it sees all arguments, unknown ones as
-/// `interface {}`.
-fn validate(name: &str, args: &[Ty]) -> std::result::Result<Ty, String> {
-    let [arg] = args else {
-        return Err(format!("invalid number of arguments (expected 1, got {})", args.len()));
-    };
+/// A builtin with a `Validate` function in expr ([`Sig::Validate`]): it sees its one argument,
+/// unknown as `interface {}`.
+fn validate(name: &str, arg: &Ty) -> std::result::Result<Ty, String> {
     let arg = if arg.is_unknown() { Ty::Any } else { arg.clone() };
     let out = match (name, &arg) {
         ("len", Ty::Any | Ty::Array(_) | Ty::Strings | Ty::Map | Ty::String) => Ty::Int,
@@ -386,73 +303,29 @@ fn validate(name: &str, args: &[Ty]) -> std::result::Result<Ty, String> {
     Ok(out)
 }
 
-/// The typed overloads of a function, tried in expr's order; the last failure is reported.
-fn overloads(name: &str, functions: Functions) -> Vec<(Vec<Ty>, Ty)> {
-    use Ty::{Any, String as Str, Strings};
-    let any_array = || Ty::Array(Box::new(Any));
-    match (name, functions) {
-        ("lower" | "upper", _) => vec![(vec![Str], Str)],
-        ("trim", _) => vec![(vec![Str], Str), (vec![Str, Str], Str)],
-        ("split", Functions::Builtins) => vec![(vec![Str, Str], Strings), (vec![Str, Str, Ty::Int], Strings)],
-        ("split", Functions::Windsor) => vec![(vec![Str, Str], any_array())],
-        ("join", _) => vec![
-            (vec![Strings, Str], Str),
-            (vec![any_array(), Str], Str),
-            (vec![any_array()], Str),
-            (vec![Strings, Str], Str),
-            (vec![Strings], Str),
-        ],
-        ("string" | "toJSON", _) => vec![(vec![Any], Str)],
-        ("file", _) => vec![(vec![Str], Str)],
-        ("jsonnet", _) => vec![(vec![Str], Any)],
-        // Windsor v0.9's `cidrhost(string, int) string`.
-        ("cidrhost", Functions::Windsor) => vec![(vec![Str, Ty::Int], Str)],
-        ("cidrsubnet", Functions::Windsor) => vec![(vec![Str, Ty::Int, Ty::Int], Str)],
-        ("cidrnetmask", Functions::Windsor) => vec![(vec![Str], Str)],
-        // Windsor v0.9's `env(string) any`, `yamlString(any) string` or `yamlString(string, any)
-        // string`, `jsonString(any) string`.
-        ("env", Functions::Windsor) => vec![(vec![Str], Any)],
-        ("yamlString", Functions::Windsor) => vec![(vec![Any], Str), (vec![Str, Any], Str)],
-        ("jsonString", Functions::Windsor) => vec![(vec![Any], Str)],
-        // Windsor's `terraform_output(string, string) any`.
-        ("terraform_output", Functions::Windsor) => vec![(vec![Str, Str], Any)],
-        // Windsor's `secret(string, string, string) any` (pkg/runtime/runtime.go registerSecretHelper).
-        ("secret", Functions::Windsor) => vec![(vec![Str, Str, Str], Any)],
-        _ => Vec::new(),
-    }
-}
-
-fn call(name: &str, args: &[Node], at: Span, functions: Functions) -> Result<Ty> {
-    use super::parse::{BUILTINS, PREDICATES};
+fn call(row: &Builtin, args: &[Node], at: Span, cx: Cx) -> Result<Ty> {
+    let name = row.name;
     // expr-lang's other builtins and predicates take values whose types are rarely known here
     // (the values are `interface {}`): their arguments are checked inside, their errors come
-    // when they run.
-    // Windsor's `cidrsubnets(string, ...int) []any` is variadic: checked when it runs.
-    if BUILTINS.contains(&name) || PREDICATES.contains(&name) || name == "cidrsubnets" {
+    // when they run. So is Windsor's variadic `cidrsubnets(string, ...int) []any`.
+    if let Sig::Returns(out) = row.sig {
         for arg in args {
-            visit(arg, functions)?;
+            visit(arg, cx)?;
         }
-        return Ok(match name {
-            "all" | "none" | "any" | "one" | "hasPrefix" | "hasSuffix" => Ty::Bool,
-            "count" | "findIndex" | "findLastIndex" | "indexOf" | "lastIndexOf" => Ty::Int,
-            "floor" | "ceil" | "round" | "mean" => Ty::Float,
-            "trimPrefix" | "trimSuffix" | "replace" | "repeat" | "type" => Ty::String,
-            _ => Ty::Unknown,
-        });
+        return Ok(out.ty());
     }
-    let windsor_only =
-        super::parse::WINDSOR_FUNCTIONS.iter().filter(|f| !matches!(**f, "string" | "split" | "file" | "jsonnet"));
-    if windsor_only.clone().any(|f| *f == name) && functions == Functions::Builtins {
+    if row.kind == Kind::WindsorValue && cx.dialect == Dialect::Builtins {
         let message =
             format!("{name}() is Windsor v0.9's: a Feature's when cannot call it (a ${{…}} value or a Facet can)");
         return Err(error(message, at));
     }
-    // Windsor v0.9's variadic `yaml(string, ...any) any`: the first argument must be text.
-    if name == "yaml" {
-        let Some(first) = args.first() else {
+    // Windsor v0.9's variadic `yaml(string, ...any) any`: the first argument must be text (more
+    // than its row takes is an error when it runs).
+    if let Sig::Yaml = row.sig {
+        let Some(first) = args.first().filter(|_| args.len() >= row.arity.min()) else {
             return Err(error(format!("not enough arguments to call {name}"), at));
         };
-        let ty = visit(first, functions)?;
+        let ty = visit(first, cx)?;
         let message = match ty {
             Ty::Nil => format!("cannot use nil as argument (type string) to call {name}"),
             _ if ty.assignable_to(&Ty::String) || ty.is_unknown() => String::new(),
@@ -462,23 +335,34 @@ fn call(name: &str, args: &[Node], at: Span, functions: Functions) -> Result<Ty>
             return Err(error(message, location(first)));
         }
         for arg in &args[1..] {
-            visit(arg, functions)?;
+            visit(arg, cx)?;
         }
         return Ok(Ty::Any);
     }
-    if matches!(name, "file" | "jsonnet") && functions == Functions::Builtins {
+    if row.kind == Kind::Windsor && cx.dialect == Dialect::Builtins {
         // Windsor's `when` does not declare them (expr would fail when running); ours reads
         // files here too. Nothing is known of them, so their arguments are not checked, as expr
         // does with an unknown callee.
-        if args.len() != 1 {
-            return Err(error(format!("invalid number of arguments (expected 1, got {})", args.len()), at));
+        if !row.arity.admits(args.len()) {
+            return Err(error(row.arity.expr_message(args.len()), at));
         }
         return Ok(Ty::Unknown);
     }
-    if matches!(name, "len" | "abs" | "int" | "float" | "keys" | "values") {
-        let types = args.iter().map(|a| visit(a, functions)).collect::<Result<Vec<_>>>()?;
-        return validate(name, &types).map_err(|message| error(message, at));
-    }
+    let overloads = match row.sig {
+        Sig::Validate => {
+            let types = args.iter().map(|a| visit(a, cx)).collect::<Result<Vec<_>>>()?;
+            let (Some(arg), true) = (types.first(), row.arity.admits(types.len())) else {
+                return Err(error(row.arity.expr_message(args.len()), at));
+            };
+            return validate(name, arg).map_err(|message| error(message, at));
+        }
+        Sig::Overloads(overloads) => overloads,
+        Sig::Dialects { when, value } => match cx.dialect {
+            Dialect::Builtins => when,
+            Dialect::Windsor => value,
+        },
+        Sig::Returns(_) | Sig::Yaml => &[],
+    };
     // Arguments are visited as the overloads reach them, each once: an error inside one is
     // reported before any mismatch, as in expr.
     let mut types: Vec<Option<Ty>> = vec![None; args.len()];
@@ -486,12 +370,21 @@ fn call(name: &str, args: &[Node], at: Span, functions: Functions) -> Result<Ty>
         if let Some(Some(t)) = types.get(i) {
             return Ok(t.clone());
         }
-        let t = visit(&args[i], functions)?;
+        let t = visit(&args[i], cx)?;
         types[i] = Some(t.clone());
         Ok(t)
     };
+    // A count no overload takes: every argument is visited, then the last overload's
+    // complaint, which for a count beyond the row's arity is always this one.
+    if !row.arity.admits(args.len()) {
+        for i in 0..args.len() {
+            nature(i, &mut types)?;
+        }
+        let which = if args.len() > row.arity.min() { "too many" } else { "not enough" };
+        return Err(error(format!("{which} arguments to call {name}"), at));
+    }
     let mut last = None;
-    'overloads: for (params, out) in overloads(name, functions) {
+    'overloads: for (params, out) in overloads {
         if args.len() != params.len() {
             for i in 0..args.len() {
                 nature(i, &mut types)?;
@@ -500,19 +393,19 @@ fn call(name: &str, args: &[Node], at: Span, functions: Functions) -> Result<Ty>
             last = Some(error(format!("{which} arguments to call {name}"), at));
             continue;
         }
-        for (i, param) in params.iter().enumerate() {
+        for (i, param) in params.iter().map(|param| param.ty()).enumerate() {
             let arg = nature(i, &mut types)?;
             let message = match arg {
-                Ty::Nil if *param == Ty::Any => continue,
+                Ty::Nil if param == Ty::Any => continue,
                 Ty::Nil => format!("cannot use nil as argument (type {param}) to call {name}"),
-                _ if arg.assignable_to(param) || arg.is_unknown() => continue,
+                _ if arg.assignable_to(&param) || arg.is_unknown() => continue,
                 // expr's message ends in a space.
                 _ => format!("cannot use {arg} as argument (type {param}) to call {name} "),
             };
             last = Some(error(message, location(&args[i])));
             continue 'overloads;
         }
-        return Ok(out);
+        return Ok(out.ty());
     }
     Err(last.unwrap_or_else(|| error(format!("no matching overload for {name}"), at)))
 }

@@ -4,7 +4,8 @@
 //! own size (`cidrsubnets("10.0.0.0/8", 4, 8)` is `10.0.0.0/12`, `10.16.0.0/16`). Addresses
 //! count from the network address (`10.5.3.7/16` is `10.5.0.0/16`), as Go's `ParseCIDR` gives it.
 
-use super::eval::{num, type_name, Num};
+use super::arity::Arity;
+use super::value::{num, type_name, Num};
 use crate::doc::Value;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
@@ -74,7 +75,10 @@ fn subnet_size(p: &Prefix, newbits: i128, prefix: &str, label: &str) -> Result<(
     Ok((length, size))
 }
 
-pub(super) fn call<'v>(name: &str, args: impl Iterator<Item = &'v Value>) -> Result<Value> {
+/// `name` called with `args`; its `arity` is counted after the prefix's type, as Windsor's
+/// helpers do.
+pub(super) fn call<'v>(name: &str, arity: Arity, args: impl Iterator<Item = &'v Value>) -> Result<Value> {
+    let count = |n: usize| if arity.admits(n) { Ok(()) } else { Err(arity.windsor_message(name, n)) };
     let args: Vec<&Value> = args.collect();
     let prefix = match args.first() {
         Some(Value::String(s)) => s.as_str(),
@@ -105,9 +109,7 @@ pub(super) fn call<'v>(name: &str, args: impl Iterator<Item = &'v Value>) -> Res
             Ok(Value::String(text(p.network + n as u128, p.v4)))
         }
         "cidrsubnet" => {
-            if args.len() != 3 {
-                return Err(format!("cidrsubnet() requires exactly 3 arguments, got {}", args.len()));
-            }
+            count(args.len())?;
             let p = parse(prefix)?;
             let newbits = integer(name, "second argument", args[1])?;
             let netnum = integer(name, "third argument", args[2])?;
@@ -133,9 +135,7 @@ pub(super) fn call<'v>(name: &str, args: impl Iterator<Item = &'v Value>) -> Res
             Ok(Value::String(format!("{}/{length}", text(address, p.v4))))
         }
         "cidrsubnets" => {
-            if args.len() < 2 {
-                return Err(format!("cidrsubnets() requires at least 2 arguments, got {}", args.len()));
-            }
+            count(args.len())?;
             let p = parse(prefix)?;
             let mut offset: u128 = 0;
             let mut out = Vec::with_capacity(args.len() - 1);
@@ -149,9 +149,7 @@ pub(super) fn call<'v>(name: &str, args: impl Iterator<Item = &'v Value>) -> Res
             Ok(Value::Array(out))
         }
         _ => {
-            if args.len() != 1 {
-                return Err(format!("cidrnetmask() requires exactly 1 argument, got {}", args.len()));
-            }
+            count(args.len())?;
             let p = parse(prefix)?;
             if !p.v4 {
                 return Err("CIDR prefix must be IPv4, got IPv6".into());
@@ -169,7 +167,8 @@ mod tests {
 
     fn run(name: &str, args: Value) -> Result<Value> {
         let Value::Array(args) = args else { return Err("args".into()) };
-        call(name, args.iter())
+        let row = crate::expr::builtins::TABLE.iter().find(|row| row.name == name).ok_or("no such builtin")?;
+        call(name, row.arity, args.iter())
     }
 
     /// windsorcli/cli v0.9.0 (commit a5d0ededa7dc, MPL-2.0)

@@ -3,149 +3,40 @@
 //! is false. Ours, as current Windsor releases behave: a missing key or member access on nil yields nil;
 //! nil counts as false in `&& || !` and in a ternary's condition.
 
-use super::parse::{float, Node, NodeKind};
-use super::{ExprError, Host, Span};
+use super::ast::{Node, NodeKind};
+use super::error::{error, regex_error, ExprError, Span};
+use super::scope::{Call, Run, Scope};
+use super::value::{
+    equal, exhausted, float, go_format, go_type, num, owned, size_of, truthy, type_name, Num, ALLOCATION_BYTES,
+    ENTRY_BYTES, MAP_BYTES, PART_BYTES, VALUE_BYTES,
+};
 use crate::doc::{Map, Value};
-use crate::limits::{Budget, Exhausted};
+use crate::limits::Budget;
 use std::borrow::Cow;
 
 type Result<T> = std::result::Result<T, ExprError>;
 
-#[derive(Clone, Copy, PartialEq)]
-pub(super) enum Num {
-    Int(i64),
-    Float(f64),
-}
-
-pub(super) fn num(value: &Value) -> Option<Num> {
-    let Value::Number(n) = value else { return None };
-    n.as_i64().map(Num::Int).or_else(|| n.as_f64().map(Num::Float))
-}
-
-impl Num {
-    pub(super) fn as_f64(self) -> f64 {
-        match self {
-            Num::Int(i) => i as f64,
-            Num::Float(f) => f,
-        }
-    }
-}
-
-/// Go's `%T`-like names expr prints in its errors.
-pub fn type_name(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "nil",
-        Value::Bool(_) => "bool",
-        Value::Number(_) if matches!(num(value), Some(Num::Int(_))) => "int",
-        Value::Number(_) => "float64",
-        Value::String(_) => "string",
-        Value::Array(_) => "[]interface {}",
-        Value::Object(_) => "map[string]interface {}",
-    }
-}
-
-pub(super) fn error(message: impl Into<String>, span: Span) -> ExprError {
-    ExprError::new(message, span)
-}
-
-/// A budget that ran out, located at the node that needed more.
-pub(super) fn exhausted(span: Span) -> impl Fn(Exhausted) -> ExprError {
-    move |err| error(err.to_string(), span)
-}
-
-/// About how many bytes of memory a copy of `value` takes, counted without recursion (values
-/// are as deep as their input allows): each value's slot, text, and what lists and maps allocate.
-/// A one-key map is some hundred bytes, not its text: budgets that counted text alone let
-/// `map(1..4000000, {a: #})` reach 2.4 GB.
-pub fn size_of(value: &Value) -> usize {
-    let mut size = 0usize;
-    let mut pending = vec![value];
-    while let Some(value) = pending.pop() {
-        size = size.saturating_add(match value {
-            Value::String(s) => VALUE_BYTES + ALLOCATION_BYTES + s.len(),
-            Value::Array(items) => {
-                pending.extend(items);
-                VALUE_BYTES + ALLOCATION_BYTES
-            }
-            Value::Object(map) => {
-                pending.extend(map.values());
-                map.keys().map(|key| key.len() + ENTRY_BYTES).fold(VALUE_BYTES + MAP_BYTES, usize::saturating_add)
-            }
-            // A number keeps its text (arbitrary precision).
-            Value::Number(_) => VALUE_BYTES + ALLOCATION_BYTES,
-            Value::Bool(_) | Value::Null => VALUE_BYTES,
-        });
-    }
-    size
-}
-
-/// A value's slot in its list or map.
-const VALUE_BYTES: usize = 32;
-/// What the allocator takes for a small allocation (a string's text, a list's items).
-const ALLOCATION_BYTES: usize = 16;
-/// An empty map's table and entry list, as a map of a few keys allocates them.
-const MAP_BYTES: usize = 256;
-/// One map entry besides its key's text and its value: the key's allocation, the entry (hash,
-/// key, value) and its index, with the room the map keeps for growth.
-const ENTRY_BYTES: usize = 128;
-
-/// An owned copy of an evaluated value, charging the copy when it is one (a borrowed value
-/// from the environment referenced many times is the amplification the budget stops).
-pub fn owned(value: Cow<'_, Value>, budget: &Budget, span: Span) -> Result<Value> {
-    match value {
-        Cow::Owned(value) => Ok(value),
-        Cow::Borrowed(value) => {
-            budget.charge_output(size_of(value)).map_err(exhausted(span))?;
-            Ok(value.clone())
-        }
-    }
-}
-
-thread_local! {
-    /// The values of the `let`s being evaluated, innermost last (as a predicate's frames, kept
-    /// beside the evaluator so that its one signature serves every node).
-    static VARS: std::cell::RefCell<Vec<(String, Value)>> = const { std::cell::RefCell::new(Vec::new()) };
-}
-
-/// A `let`'s value, bound while its body is evaluated and unbound however that ends.
-struct Bound;
-
-impl Bound {
-    fn new(name: &str, value: Value) -> Self {
-        VARS.with(|vars| vars.borrow_mut().push((name.to_string(), value)));
-        Bound
-    }
-}
-
-impl Drop for Bound {
-    fn drop(&mut self) {
-        VARS.with(|vars| {
-            vars.borrow_mut().pop();
-        });
-    }
-}
-
 /// Every node is a step; copies and produced text are output, charged to `budget` before the
 /// allocation where the size is known in advance.
-pub fn eval<'a>(node: &Node, env: &'a Value, host: &dyn Host, budget: &Budget) -> Result<Cow<'a, Value>> {
-    let span = node.span;
+pub fn eval<'a>(node: &Node, scope: &Scope<'a>) -> Result<Cow<'a, Value>> {
+    let (span, budget) = (node.span, scope.budget);
     budget.charge_steps(1).map_err(exhausted(span))?;
     match &node.kind {
         NodeKind::Literal(value) => {
             budget.charge_output(size_of(value)).map_err(exhausted(span))?;
             Ok(Cow::Owned(value.clone()))
         }
-        NodeKind::Ident(name) => Ok(env.get(name).map_or(Cow::Owned(Value::Null), Cow::Borrowed)),
+        NodeKind::Ident(name) => Ok(scope.env.get(name).map_or(Cow::Owned(Value::Null), Cow::Borrowed)),
         NodeKind::Member { object, key, at } => {
-            let object = eval(object, env, host, budget)?;
-            let key = eval(key, env, host, budget)?;
+            let object = eval(object, scope)?;
+            let key = eval(key, scope)?;
             member(object, &key, *at)
         }
         NodeKind::Slice { object, from, to, at } => {
-            let object = eval(object, env, host, budget)?;
+            let object = eval(object, scope)?;
             // expr's order: the object, `to` (or the length), then `from` (or 0).
             let to = match to {
-                Some(to) => eval(to, env, host, budget)?,
+                Some(to) => eval(to, scope)?,
                 None => Cow::Owned(Value::from(match object.as_ref() {
                     Value::Array(items) => items.len(),
                     Value::String(s) => s.len(),
@@ -154,13 +45,13 @@ pub fn eval<'a>(node: &Node, env: &'a Value, host: &dyn Host, budget: &Budget) -
                 })),
             };
             let from = match from {
-                Some(from) => eval(from, env, host, budget)?,
+                Some(from) => eval(from, scope)?,
                 None => Cow::Owned(Value::from(0)),
             };
             slice(object, &from, &to, *at, budget)
         }
         NodeKind::Unary { op, operand } => {
-            let value = eval(operand, env, host, budget)?;
+            let value = eval(operand, scope)?;
             match (*op, num(&value)) {
                 ("not" | "!", _) => Ok(Cow::Owned(Value::Bool(!truthy(&value, "!", span)?))),
                 ("-", Some(Num::Int(i))) => Ok(Cow::Owned(Value::from(i.wrapping_neg()))),
@@ -169,20 +60,20 @@ pub fn eval<'a>(node: &Node, env: &'a Value, host: &dyn Host, budget: &Budget) -
                 (op, _) => Err(error(format!("invalid operation: {op}{}", type_name(&value)), span)),
             }
         }
-        NodeKind::Binary { op, op_span, left, right } => binary(op, left, right, env, host, budget, *op_span),
+        NodeKind::Binary { op, op_span, left, right } => binary(op, left, right, scope, *op_span),
         NodeKind::Ternary { cond, then, otherwise, .. } => {
-            let value = eval(cond, env, host, budget)?;
+            let value = eval(cond, scope)?;
             if truthy(&value, "?:", cond.span)? {
                 match then {
-                    Some(then) => eval(then, env, host, budget),
+                    Some(then) => eval(then, scope),
                     None => Ok(value),
                 }
             } else {
-                eval(otherwise, env, host, budget)
+                eval(otherwise, scope)
             }
         }
         NodeKind::Matches { subject, pattern, .. } => {
-            let subject = eval(subject, env, host, budget)?;
+            let subject = eval(subject, scope)?;
             match subject.as_ref() {
                 Value::Null => Ok(Cow::Owned(Value::Bool(false))),
                 Value::String(s) => Ok(Cow::Owned(Value::Bool(pattern.is_match(s)))),
@@ -192,47 +83,54 @@ pub fn eval<'a>(node: &Node, env: &'a Value, host: &dyn Host, budget: &Budget) -
                 )),
             }
         }
-        NodeKind::Call { name, args } if super::parse::PREDICATES.contains(&name.as_str()) => {
-            super::predicates::predicate(name, args, env, host, budget, span).map(Cow::Owned)
-        }
-        NodeKind::Call { name, args } => {
-            let args = args.iter().map(|a| eval(a, env, host, budget)).collect::<Result<Vec<_>>>()?;
-            call(name, &args, env, host, budget, span).map(Cow::Owned)
+        NodeKind::Call { name, fun, args } => {
+            let Some(row) = scope.functions.get(*fun) else {
+                return Err(error(format!("unknown func {name}"), span));
+            };
+            let call = Call { row, scope, span };
+            match row.run {
+                Run::Closure(run) => run(&call, args).map(Cow::Owned),
+                Run::Values(run) | Run::Sized(run) => {
+                    let args = args.iter().map(|a| eval(a, scope)).collect::<Result<Vec<_>>>()?;
+                    // What a function makes is at most about its arguments' size (`split` adds
+                    // a little per part), charged before it is made.
+                    if let Run::Values(_) = row.run {
+                        let size = args.iter().map(|a| size_of(a)).fold(0usize, usize::saturating_add);
+                        budget.charge_output(size).map_err(exhausted(span))?;
+                    }
+                    run(&call, &args).map(Cow::Owned)
+                }
+            }
         }
         NodeKind::Pointer(name) => {
             // `#` is a copy of the element.
-            let value = super::predicates::pointer(name, span)?;
+            let value = scope.pointer(name, span)?;
             budget.charge_output(size_of(&value)).map_err(exhausted(span))?;
             Ok(Cow::Owned(value))
         }
         NodeKind::Let { name, value, body, .. } => {
-            let value = owned(eval(value, env, host, budget)?, budget, value.span)?;
-            let _bound = Bound::new(name, value);
-            eval(body, env, host, budget).and_then(|v| owned(v, budget, span)).map(Cow::Owned)
+            let value = owned(eval(value, scope)?, budget, value.span)?;
+            let var = scope.bind(name, value);
+            eval(body, &scope.with_var(&var)).and_then(|v| owned(v, budget, span)).map(Cow::Owned)
         }
         NodeKind::Var(name) => {
-            let value = VARS.with(|vars| {
-                vars.borrow().iter().rev().find(|(n, _)| n == name).map(|(_, v)| v.clone()).unwrap_or(Value::Null)
-            });
+            let value = scope.var(name).cloned().unwrap_or(Value::Null);
             budget.charge_output(size_of(&value)).map_err(exhausted(span))?;
             Ok(Cow::Owned(value))
         }
         NodeKind::Sequence(nodes) => {
             let Some((last, before)) = nodes.split_last() else { return Ok(Cow::Owned(Value::Null)) };
             for node in before {
-                eval(node, env, host, budget)?;
+                eval(node, scope)?;
             }
-            eval(last, env, host, budget)
+            eval(last, scope)
         }
-        NodeKind::Closure(body) => eval(body, env, host, budget),
+        NodeKind::Closure(body) => eval(body, scope),
         NodeKind::Array(items) => {
             let slots = items.len().saturating_mul(VALUE_BYTES);
             budget.charge_output(slots.saturating_add(VALUE_BYTES + ALLOCATION_BYTES)).map_err(exhausted(span))?;
             Ok(Cow::Owned(Value::Array(
-                items
-                    .iter()
-                    .map(|i| eval(i, env, host, budget).and_then(|v| owned(v, budget, i.span)))
-                    .collect::<Result<_>>()?,
+                items.iter().map(|i| eval(i, scope).and_then(|v| owned(v, budget, i.span))).collect::<Result<_>>()?,
             )))
         }
         NodeKind::Map(entries) => {
@@ -241,7 +139,7 @@ pub fn eval<'a>(node: &Node, env: &'a Value, host: &dyn Host, budget: &Budget) -
             budget.charge_output(keys.saturating_add(VALUE_BYTES + MAP_BYTES)).map_err(exhausted(span))?;
             let mut map = Map::new();
             for (key, value) in entries {
-                map.insert(key.clone(), owned(eval(value, env, host, budget)?, budget, value.span)?);
+                map.insert(key.clone(), owned(eval(value, scope)?, budget, value.span)?);
             }
             Ok(Cow::Owned(Value::Object(map)))
         }
@@ -286,14 +184,6 @@ fn member<'a>(object: Cow<'a, Value>, key: &Value, at: Span) -> Result<Cow<'a, V
                 },
             })
         }
-    }
-}
-
-/// Go's `%T` of a value, as expr's runtime prints it (`<nil>` for nil).
-fn go_type(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "<nil>",
-        other => type_name(other),
     }
 }
 
@@ -352,40 +242,22 @@ fn slice<'a>(object: Cow<'a, Value>, from: &Value, to: &Value, at: Span, budget:
     }
 }
 
-/// Booleans as they are; nil as false (ours: a missing flag reads as off); anything else is an error.
-pub(super) fn truthy(value: &Value, op: &str, span: Span) -> Result<bool> {
-    match value {
-        Value::Bool(b) => Ok(*b),
-        Value::Null => Ok(false),
-        other => Err(error(format!("invalid operation: {op} (mismatched types {} and bool)", type_name(other)), span)),
-    }
-}
-
-fn binary<'a>(
-    op: &str,
-    left: &Node,
-    right: &Node,
-    env: &'a Value,
-    host: &dyn Host,
-    budget: &Budget,
-    span: Span,
-) -> Result<Cow<'a, Value>> {
-    let l = eval(left, env, host, budget)?;
+fn binary<'a>(op: &str, left: &Node, right: &Node, scope: &Scope<'a>, span: Span) -> Result<Cow<'a, Value>> {
+    let budget = scope.budget;
+    let l = eval(left, scope)?;
     match op {
         "&&" | "and" => {
-            let result =
-                truthy(&l, op, left.span)? && truthy(eval(right, env, host, budget)?.as_ref(), op, right.span)?;
+            let result = truthy(&l, op, left.span)? && truthy(eval(right, scope)?.as_ref(), op, right.span)?;
             return Ok(Cow::Owned(Value::Bool(result)));
         }
         "||" | "or" => {
-            let result =
-                truthy(&l, op, left.span)? || truthy(eval(right, env, host, budget)?.as_ref(), op, right.span)?;
+            let result = truthy(&l, op, left.span)? || truthy(eval(right, scope)?.as_ref(), op, right.span)?;
             return Ok(Cow::Owned(Value::Bool(result)));
         }
-        "??" => return if l.is_null() { eval(right, env, host, budget) } else { Ok(l) },
+        "??" => return if l.is_null() { eval(right, scope) } else { Ok(l) },
         _ => {}
     }
-    let r = eval(right, env, host, budget)?;
+    let r = eval(right, scope)?;
     let (l, r) = (l.as_ref(), r.as_ref());
     let mismatched = || {
         // Joining text and a number is the usual slip; say how to write it.
@@ -429,7 +301,7 @@ fn binary<'a>(
                 "contains" => a.contains(b.as_str()),
                 "startsWith" => a.starts_with(b.as_str()),
                 "endsWith" => a.ends_with(b.as_str()),
-                _ => regex::Regex::new(b).map_err(|err| error(super::regex_error(b, &err), right.span))?.is_match(a),
+                _ => regex::Regex::new(b).map_err(|err| error(regex_error(b, &err), right.span))?.is_match(a),
             }),
             _ => return Err(mismatched()),
         },
@@ -476,280 +348,6 @@ fn arithmetic(op: &str, a: Num, b: Num, span: Span) -> Result<Value> {
         ("*", a, b) => finite(a.as_f64() * b.as_f64()),
         ("/", a, b) => finite(a.as_f64() / b.as_f64()),
         (_, a, b) => finite(a.as_f64().powf(b.as_f64())),
-    }
-}
-
-/// expr's equality: numbers by value across int and float, everything else structurally.
-pub(super) fn equal(a: &Value, b: &Value) -> bool {
-    match (a, b) {
-        (Value::Number(_), Value::Number(_)) => match (num(a), num(b)) {
-            (Some(Num::Int(x)), Some(Num::Int(y))) => x == y,
-            (Some(x), Some(y)) => x.as_f64() == y.as_f64(),
-            _ => false,
-        },
-        (Value::Array(x), Value::Array(y)) => x.len() == y.len() && x.iter().zip(y).all(|(a, b)| equal(a, b)),
-        (Value::Object(x), Value::Object(y)) => {
-            x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| equal(v, w)))
-        }
-        _ => a == b,
-    }
-}
-
-fn call(
-    name: &str,
-    args: &[Cow<'_, Value>],
-    env: &Value,
-    host: &dyn Host,
-    budget: &Budget,
-    span: Span,
-) -> Result<Value> {
-    let arg = |i: usize| args.get(i).map_or(&Value::Null, |a| a.as_ref());
-    let string_arg = |i: usize| match arg(i) {
-        Value::String(s) => Ok(s.as_str()),
-        other => Err(error(format!("{name}() expects a string, got {}", type_name(other)), span)),
-    };
-    // What a function makes is at most about its arguments' size (`split` adds a little per
-    // part), charged before it is made; `file` and `jsonnet` are charged once read.
-    if !matches!(name, "len" | "abs" | "int" | "float" | "file" | "jsonnet" | "yaml" | "yamlString") {
-        let size = args.iter().map(|a| size_of(a)).fold(0usize, usize::saturating_add);
-        budget.charge_output(size).map_err(exhausted(span))?;
-    }
-    let value = match name {
-        "len" => Value::from(match arg(0) {
-            Value::String(s) => s.chars().count(),
-            Value::Array(a) => a.len(),
-            Value::Object(m) => m.len(),
-            other => return Err(error(format!("invalid argument for len (type {})", type_name(other)), span)),
-        }),
-        "lower" => Value::String(string_arg(0)?.to_lowercase()),
-        "upper" => Value::String(string_arg(0)?.to_uppercase()),
-        "trim" => Value::String(match args.len() {
-            1 => string_arg(0)?.trim().to_string(),
-            _ => {
-                let cutset: Vec<char> = string_arg(1)?.chars().collect();
-                string_arg(0)?.trim_matches(|c| cutset.contains(&c)).to_string()
-            }
-        }),
-        "split" => {
-            let (s, sep) = (string_arg(0)?, string_arg(1)?);
-            // Each part is a value of its own: a splitting into characters takes many times the text.
-            let parts = if sep.is_empty() { s.chars().count() } else { s.matches(sep).count() + 1 };
-            budget.charge_output(parts.saturating_mul(PART_BYTES)).map_err(exhausted(span))?;
-            let parts: Vec<Value> = match num(arg(2)) {
-                Some(Num::Int(n)) if n > 0 => s.splitn(n as usize, sep).map(|p| Value::String(p.into())).collect(),
-                Some(Num::Int(0)) => Vec::new(),
-                _ if sep.is_empty() => s.chars().map(|c| Value::String(c.to_string())).collect(),
-                _ => s.split(sep).map(|p| Value::String(p.into())).collect(),
-            };
-            Value::Array(parts)
-        }
-        "join" => {
-            let Value::Array(items) = arg(0) else {
-                return Err(error(format!("join() expects a list, got {}", type_name(arg(0))), span));
-            };
-            let sep = if args.len() > 1 { string_arg(1)? } else { "" };
-            let parts = items
-                .iter()
-                .map(|item| match item {
-                    Value::String(s) => Ok(s.as_str()),
-                    other => Err(error(format!("join() expects a list of strings, got {}", type_name(other)), span)),
-                })
-                .collect::<Result<Vec<_>>>()?;
-            Value::String(parts.join(sep))
-        }
-        "keys" | "values" => {
-            let Value::Object(map) = arg(0) else {
-                return Err(error(format!("cannot get {name} from {}", type_name(arg(0))), span));
-            };
-            let entries = sorted_entries(map);
-            Value::Array(match name {
-                "keys" => entries.into_iter().map(|(k, _)| Value::String(k.clone())).collect(),
-                _ => entries.into_iter().map(|(_, v)| v.clone()).collect(),
-            })
-        }
-        "abs" => match num(arg(0)) {
-            Some(Num::Int(i)) => Value::from(i.wrapping_abs()),
-            Some(Num::Float(f)) => float(f.abs()),
-            None => return Err(error(format!("invalid argument for abs (type {})", type_name(arg(0))), span)),
-        },
-        "int" => match (arg(0), num(arg(0))) {
-            (_, Some(Num::Int(i))) => Value::from(i),
-            (_, Some(Num::Float(f))) => Value::from(f.trunc() as i64),
-            (Value::String(s), _) => {
-                Value::from(s.trim().parse::<i64>().map_err(|_| error(format!("invalid operation: int({s})"), span))?)
-            }
-            (other, _) => return Err(error(format!("invalid operation: int({})", type_name(other)), span)),
-        },
-        "float" => match (arg(0), num(arg(0))) {
-            (_, Some(n)) => float(n.as_f64()),
-            (Value::String(s), _) => {
-                float(s.trim().parse::<f64>().map_err(|_| error(format!("invalid operation: float({s})"), span))?)
-            }
-            (other, _) => return Err(error(format!("invalid operation: float({})", type_name(other)), span)),
-        },
-        "string" if host.windsor_v09() => Value::String(match arg(0) {
-            Value::Null => String::new(),
-            value @ (Value::Object(_) | Value::Array(_)) => super::interpolate::embedded_text(value),
-            value => go_format(value),
-        }),
-        "string" => Value::String(go_format(arg(0))),
-        // The prefix's type is checked here first, with the message every text argument gets.
-        "cidrhost" => {
-            string_arg(0)?;
-            super::cidr::call(name, args.iter().map(|a| a.as_ref())).map_err(|err| error(err, span))?
-        }
-        "cidrsubnet" | "cidrsubnets" | "cidrnetmask" => {
-            super::cidr::call(name, args.iter().map(|a| a.as_ref())).map_err(|err| error(err, span))?
-        }
-        // Windsor's messages (pkg/runtime/terraform/provider.go, registerTerraformOutputHelper).
-        "terraform_output" => {
-            if args.len() != 2 {
-                let message =
-                    format!("terraform_output() requires exactly 2 arguments (component, key), got {}", args.len());
-                return Err(error(message, span));
-            }
-            let [Value::String(component), Value::String(key)] = [arg(0), arg(1)] else {
-                let (which, value) = if arg(0).is_string() { ("key", arg(1)) } else { ("component", arg(0)) };
-                let message = format!("terraform_output() {which} must be a string, got {}", go_type(value));
-                return Err(error(message, span));
-            };
-            match host.terraform_output(component, key) {
-                Some(value) => value,
-                None => {
-                    let message = format!("terraform output '{key}' for component {component} is deferred");
-                    return Err(ExprError { deferred: true, ..error(message, span) });
-                }
-            }
-        }
-        // Windsor's secret helper (pkg/runtime/secrets/secrets.go EvaluateHelper, parseHelperParams):
-        // deferred while a blueprint is composed, resolved only when Windsor applies it.
-        "secret" => {
-            if args.len() != 3 {
-                let message = format!("secret() requires exactly 3 arguments (vault, item, field), got {}", args.len());
-                return Err(error(message, span));
-            }
-            for (i, which) in ["vault", "item", "field"].into_iter().enumerate() {
-                if !arg(i).is_string() {
-                    return Err(error(format!("secret() {which} must be a string, got {}", go_type(arg(i))), span));
-                }
-            }
-            return Err(ExprError { deferred: true, ..error("secret expression is deferred".to_string(), span) });
-        }
-        "toJSON" => Value::String(serde_json::to_string(arg(0)).unwrap_or_default()),
-        // Windsor v0.9's helpers (pkg/runtime/evaluator/evaluator.go, buildExprEnvironment), with
-        // its messages.
-        "env" | "jsonString" if args.len() != 1 => {
-            return Err(error(format!("{name}() requires exactly 1 argument, got {}", args.len()), span));
-        }
-        "env" => match arg(0) {
-            Value::String(variable) => host.env(variable).map_or(Value::Null, Value::String),
-            other => {
-                return Err(error(format!("env() variable name must be a string, got {}", go_type(other)), span));
-            }
-        },
-        "jsonString" => Value::String(go_json(arg(0))),
-        "yaml" | "yamlString" if args.is_empty() || args.len() > 2 => {
-            return Err(error(format!("{name}() requires 1 or 2 arguments, got {}", args.len()), span));
-        }
-        "yamlString" if args.len() == 1 => Value::String(go_yaml(arg(0))),
-        "yaml" | "yamlString" => {
-            let Value::String(text) = arg(0) else {
-                let message = match name {
-                    "yaml" => "yaml() first argument must be a string (file path or YAML content)",
-                    _ => "yamlString(path, input) first argument must be a string",
-                };
-                return Err(error(format!("{message}, got {}", go_type(arg(0))), span));
-            };
-            let input = args.get(1).map(|a| a.as_ref()).filter(|input| !input.is_null());
-            let value = match name {
-                "yaml" => yaml(text, input, env, host, budget),
-                _ => yaml_source(text, host)
-                    .and_then(|source| yaml_template(name, source, input, env, host, budget))
-                    .map(Value::String),
-            };
-            let value = value.map_err(|message| error(message, span))?;
-            budget.charge_output(size_of(&value)).map_err(exhausted(span))?;
-            value
-        }
-        name if super::parse::BUILTINS.contains(&name) => {
-            super::predicates::builtin(name, args).map_err(|message| error(message, span))?
-        }
-        "file" => Value::String(host.file(string_arg(0)?).map_err(|err| error(err, span))?),
-        "jsonnet" => host.jsonnet(string_arg(0)?).map_err(|err| error(err, span))?,
-        _ => return Err(error(format!("unknown func {name}"), span)),
-    };
-    if matches!(name, "file" | "jsonnet") {
-        budget.charge_output(size_of(&value)).map_err(exhausted(span))?;
-    }
-    Ok(value)
-}
-
-/// What one more value in a list takes besides its text (a number's or a short string's size).
-pub(super) const PART_BYTES: usize = VALUE_BYTES + ALLOCATION_BYTES;
-
-pub(super) fn sorted_entries(map: &Map) -> Vec<(&String, &Value)> {
-    let mut entries: Vec<(&String, &Value)> = map.iter().collect();
-    entries.sort_by(|a, b| a.0.cmp(b.0));
-    entries
-}
-
-/// Go's `%v`, which expr's `string()` uses: `<nil>`, `[1 a]`, `map[a:1]`, floats as `%g`.
-pub fn go_format(value: &Value) -> String {
-    match value {
-        Value::Null => "<nil>".into(),
-        Value::Bool(b) => b.to_string(),
-        Value::String(s) => s.clone(),
-        Value::Number(_) => match num(value) {
-            Some(Num::Int(i)) => i.to_string(),
-            Some(Num::Float(f)) => go_float(f),
-            None => String::new(),
-        },
-        Value::Array(items) => format!("[{}]", items.iter().map(go_format).collect::<Vec<_>>().join(" ")),
-        Value::Object(map) => {
-            let parts: Vec<String> =
-                sorted_entries(map).into_iter().map(|(k, v)| format!("{k}:{}", go_format(v))).collect();
-            format!("map[{}]", parts.join(" "))
-        }
-    }
-}
-
-/// `strconv.FormatFloat(f, 'g', -1, 64)`, which `%v` uses: the shortest digits, in exponent form
-/// when the decimal exponent is below -4 or at least 6 (`1e+06`, `1e-05`). Go templates print
-/// floats with it too.
-pub fn go_float(f: f64) -> String {
-    if f.is_nan() {
-        return "NaN".into();
-    }
-    if f.is_infinite() {
-        return if f > 0.0 { "+Inf".into() } else { "-Inf".into() };
-    }
-    if f == 0.0 {
-        return if f.is_sign_negative() { "-0".into() } else { "0".into() };
-    }
-    // `{:e}` gives the shortest round-trip digits and the exact decimal exponent.
-    let text = format!("{f:e}");
-    let (mantissa, exp) = text.split_once('e').unwrap_or((&text, "0"));
-    let exp: i32 = exp.parse().unwrap_or(0);
-    if (-4..6).contains(&exp) {
-        return format!("{f}");
-    }
-    format!("{mantissa}e{}{:02}", if exp < 0 { '-' } else { '+' }, exp.abs())
-}
-
-/// The text of a value made a string (Windsor's `%v` for scalars): nil is empty, strings as they
-/// are, numbers as Go prints them; maps and lists as compact JSON, where Go would print its own
-/// `map[k:v]` notation that nothing can read back.
-pub fn to_text(value: &Value) -> String {
-    match value {
-        Value::Null => String::new(),
-        Value::String(s) => s.clone(),
-        Value::Bool(b) => b.to_string(),
-        Value::Number(_) => match num(value) {
-            Some(Num::Int(i)) => i.to_string(),
-            Some(Num::Float(f)) => go_float(f),
-            None => String::new(),
-        },
-        Value::Array(_) | Value::Object(_) => serde_json::to_string(value).unwrap_or_default(),
     }
 }
 
@@ -840,151 +438,4 @@ pub fn collect_call_paths(node: &Node, out: &mut Vec<String>) {
         NodeKind::Array(items) => items.iter().for_each(each),
         NodeKind::Map(entries) => entries.iter().for_each(|(_, v)| each(v)),
     }
-}
-
-/// Go's `yaml.Marshal` text of a value, as Windsor's `yamlString(value)` gives it: maps in key
-/// order, ending in a newline.
-fn go_yaml(value: &Value) -> String {
-    match value {
-        Value::Null => "null\n".to_string(),
-        Value::Array(_) | Value::Object(_) => format!("{}\n", super::interpolate::embedded_text(value)),
-        other => format!("{}\n", crate::doc::to_yaml(other).trim_end()),
-    }
-}
-
-/// Go's `json.Marshal` text, as Windsor's `jsonString()` gives it: keys sorted, and `<`, `>`,
-/// `&` escaped as Go escapes them.
-fn go_json(value: &Value) -> String {
-    let text = serde_json::to_string(&super::interpolate::sorted(value)).unwrap_or_default();
-    text.replace('<', "\\u003c").replace('>', "\\u003e").replace('&', "\\u0026")
-}
-
-/// The file `yaml()` and `yamlString()` read for `arg`, resolved next to the declaring file
-/// (text holding a newline is YAML itself, never a path); `None` when there is none. A file that
-/// exists but may not be read is an error, so refused content never passes as literal text.
-fn yaml_file(arg: &str, host: &dyn Host) -> std::result::Result<Option<String>, String> {
-    if arg.contains('\n') {
-        return Ok(None);
-    }
-    host.yaml_file(arg)
-}
-
-/// `yamlString(path, input)`'s text: the file, else the argument itself.
-fn yaml_source<'a>(arg: &'a str, host: &dyn Host) -> std::result::Result<Cow<'a, str>, String> {
-    Ok(yaml_file(arg, host)?.map_or(Cow::Borrowed(arg), Cow::Owned))
-}
-
-thread_local! {
-    /// How many `yaml()`/`yamlString()` templates are being evaluated inside one another: a file
-    /// whose `${…}` calls `yaml()` on itself would otherwise recurse until the stack overflows.
-    static YAML_NESTING: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
-}
-
-/// The deepest `yaml()`/`yamlString()` nesting: each level is a whole template evaluation
-/// (parser, interpolation, evaluator frames, up to 200 expression levels each): 8 such levels fit
-/// the stack of a debug build, while a value nests 256.
-const MAX_YAML_NESTING: usize = 8;
-
-/// The message for nesting past [`MAX_YAML_NESTING`], passed up unwrapped by every level (so
-/// its size does not grow with the depth).
-fn too_deep() -> String {
-    format!(
-        "yaml() and yamlString() are nested more than {MAX_YAML_NESTING} levels deep (a file or text whose \
-         ${{…}} calls yaml() or yamlString() on itself?): break the cycle"
-    )
-}
-
-/// One level of `yaml()`/`yamlString()` nesting, left however the evaluation ends.
-struct YamlLevel;
-
-impl YamlLevel {
-    fn enter() -> std::result::Result<Self, String> {
-        let depth = YAML_NESTING.with(|n| n.get());
-        if depth >= MAX_YAML_NESTING {
-            return Err(too_deep());
-        }
-        YAML_NESTING.with(|n| n.set(depth + 1));
-        Ok(YamlLevel)
-    }
-}
-
-impl Drop for YamlLevel {
-    fn drop(&mut self) {
-        YAML_NESTING.with(|n| n.set(n.get().saturating_sub(1)));
-    }
-}
-
-/// `text` with its `${…}` evaluated against the values and `input` (Windsor templates the file
-/// with `input` among the names), when there is an input.
-fn yaml_template(
-    name: &str,
-    text: Cow<'_, str>,
-    input: Option<&Value>,
-    env: &Value,
-    host: &dyn Host,
-    budget: &Budget,
-) -> std::result::Result<String, String> {
-    let Some(input) = input else { return Ok(text.into_owned()) };
-    let mut scope = match env {
-        Value::Object(map) => map.clone(),
-        _ => Map::new(),
-    };
-    budget.charge_output(size_of(env).saturating_add(size_of(input))).map_err(|e| e.to_string())?;
-    scope.insert("input".into(), input.clone());
-    let _level = YamlLevel::enter()?;
-    match super::interpolate::interpolate(&text, &Value::Object(scope), host, budget) {
-        Ok(Value::String(text)) => Ok(text),
-        Ok(other) if name == "yaml" => {
-            Err(format!("yaml() with input expects template to evaluate to a string, got {}", type_name(&other)))
-        }
-        Ok(other) => {
-            Err(format!("yamlString(path, input) expects template to evaluate to a string, got {}", type_name(&other)))
-        }
-        Err(err) => {
-            let deep = too_deep();
-            match err.to_string().contains(&deep) {
-                true => Err(deep),
-                false => Err(format!("{name}() failed to template: {err}")),
-            }
-        }
-    }
-}
-
-/// Windsor v0.9's `yaml(pathOrText, input?)` (evaluateYamlFunction): a file's YAML, else the
-/// text itself as YAML (without `input`; a bare word, which parses as text, is "not found"); a
-/// list of one mapping gives the mapping.
-fn yaml(
-    arg: &str,
-    input: Option<&Value>,
-    env: &Value,
-    host: &dyn Host,
-    budget: &Budget,
-) -> std::result::Result<Value, String> {
-    let inline = arg.contains('\n');
-    let file = yaml_file(arg, host)?;
-    let not_found = || format!("yaml() file not found: {arg}");
-    let value = match file {
-        None if !inline && input.is_some() => return Err(not_found()),
-        None if !inline => {
-            let value = first_document(arg).map_err(|_| not_found())?;
-            if value.is_string() {
-                return Err(not_found());
-            }
-            value
-        }
-        file => {
-            let text = yaml_template("yaml", file.map_or(Cow::Borrowed(arg), Cow::Owned), input, env, host, budget)?;
-            first_document(&text).map_err(|err| format!("yaml() failed to parse: {err}"))?
-        }
-    };
-    Ok(match value {
-        Value::Array(mut items) if items.len() == 1 && items[0].is_object() => items.swap_remove(0),
-        other => other,
-    })
-}
-
-/// The first YAML document of `text` (nil when there is none), as Go's `yaml.Unmarshal` reads.
-fn first_document(text: &str) -> std::result::Result<Value, String> {
-    let documents = crate::doc::read_yaml_documents(text).map_err(|err| err.message)?;
-    Ok(documents.into_iter().next().unwrap_or(Value::Null))
 }

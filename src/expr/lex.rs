@@ -1,6 +1,6 @@
 //! Tokens of the expression language, each with its byte span in the source.
 
-use super::{ExprError, Span};
+use super::error::{ExprError, Span};
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum Token {

@@ -6,151 +6,12 @@
 //! number, boolean and nil literals take no member access after them (`nil.a` does not parse in
 //! expr either). `let name = value; body` and `a; b` sequences are expr's (v1.17).
 
+use super::ast::{Node, NodeKind, MAX_DEPTH};
+use super::error::{regex_error, ExprError, Span};
 use super::lex::{lex, Token};
-use super::{ExprError, Span};
+use super::scope::{Builtin, Kind};
+use super::value::float;
 use crate::doc::Value;
-
-/// Nesting deeper than this is refused at parse time; it also bounds evaluation recursion.
-pub const MAX_DEPTH: usize = 200;
-
-#[derive(Clone, Debug)]
-pub struct Node {
-    pub kind: NodeKind,
-    pub span: Span,
-}
-
-#[derive(Clone, Debug)]
-pub enum NodeKind {
-    Literal(Value),
-    Ident(String),
-    /// `a.b`, `a?.b`, `a[b]`, `a?.[b]`. Member access on nil is nil here (as in current Windsor), so `?.`
-    /// means the same as `.` and needs no flag. `at` is where expr locates the node: the name
-    /// after the dot, or the `[`.
-    Member {
-        object: Box<Node>,
-        key: Box<Node>,
-        at: Span,
-    },
-    /// `a[from:to]`, either bound optional; `at` is the `[`.
-    Slice {
-        object: Box<Node>,
-        from: Option<Box<Node>>,
-        to: Option<Box<Node>>,
-        at: Span,
-    },
-    /// `op` as written (`!` or `not`, `-`, `+`): expr's messages name it so.
-    Unary {
-        op: &'static str,
-        operand: Box<Node>,
-    },
-    /// `op_span` locates runtime errors at the operator, as expr does.
-    Binary {
-        op: &'static str,
-        op_span: Span,
-        left: Box<Node>,
-        right: Box<Node>,
-    },
-    /// `cond ? a : b`; `cond ?: b` keeps `then` empty and yields `cond` when truthy. `at` is the
-    /// token after it, where expr locates the node.
-    Ternary {
-        cond: Box<Node>,
-        then: Option<Box<Node>>,
-        otherwise: Box<Node>,
-        at: Span,
-    },
-    Call {
-        name: String,
-        args: Vec<Node>,
-    },
-    Array(Vec<Node>),
-    Map(Vec<(String, Node)>),
-    /// `#` (empty), `#acc`, `#index`: only inside a predicate's closure.
-    Pointer(String),
-    /// A predicate's closure argument (`filter(list, # > 1)`), evaluated once per element.
-    Closure(Box<Node>),
-    /// `let name = value; body`; `at` is the name, where expr locates the declaration.
-    Let {
-        name: String,
-        at: Span,
-        value: Box<Node>,
-        body: Box<Node>,
-    },
-    /// A name a `let` around it declared (resolved while parsing, so it never reads the values).
-    Var(String),
-    /// `a; b; c`: each evaluated in turn, the last one's value is the result.
-    Sequence(Vec<Node>),
-    /// `matches` with a literal pattern, compiled once at parse time.
-    Matches {
-        subject: Box<Node>,
-        pattern: regex::Regex,
-        op_span: Span,
-    },
-}
-
-/// The functions there are; their arguments are checked with their types (check.rs).
-#[rustfmt::skip]
-pub const FUNCTIONS: [&str; 25] = [
-    "len", "lower", "upper", "trim", "split", "join", "keys", "values", "abs", "int", "float", "string", "file",
-    "jsonnet", "toJSON", "cidrhost", "cidrsubnet", "cidrsubnets", "cidrnetmask", "terraform_output", "env", "yaml",
-    "yamlString", "jsonString", "secret",
-];
-
-/// The functions Windsor v0.9 registers with `expr.Function` for a `${…}` (its evaluator's
-/// buildExprEnvironment and the helpers registered on it); the rest are expr's builtins.
-#[rustfmt::skip]
-pub const WINDSOR_FUNCTIONS: [&str; 14] = [
-    "string", "jsonnet", "file", "env", "yaml", "yamlString", "jsonString", "split", "cidrhost", "cidrsubnet",
-    "cidrsubnets", "cidrnetmask", "terraform_output", "secret",
-];
-
-/// expr-lang's builtins besides those above (builtin/builtin.go), as expr v1.17 evaluates them.
-pub const BUILTINS: [&str; 25] = [
-    "max",
-    "min",
-    "floor",
-    "ceil",
-    "round",
-    "get",
-    "take",
-    "concat",
-    "toPairs",
-    "fromPairs",
-    "trimPrefix",
-    "trimSuffix",
-    "first",
-    "last",
-    "flatten",
-    "uniq",
-    "reverse",
-    "hasPrefix",
-    "hasSuffix",
-    "indexOf",
-    "lastIndexOf",
-    "replace",
-    "repeat",
-    "type",
-    "mean",
-];
-
-/// expr-lang's predicates: a collection, a closure evaluated per element (`#`), and for `reduce`
-/// and `sortBy` an optional third argument (parser.go's `predicates`).
-pub const PREDICATES: [&str; 15] = [
-    "all",
-    "none",
-    "any",
-    "one",
-    "filter",
-    "map",
-    "count",
-    "sum",
-    "find",
-    "findIndex",
-    "findLast",
-    "findLastIndex",
-    "groupBy",
-    "sortBy",
-    "reduce",
-];
 
 fn binary_precedence(op: &str) -> Option<(u8, bool)> {
     Some(match op {
@@ -168,9 +29,10 @@ fn binary_precedence(op: &str) -> Option<(u8, bool)> {
     })
 }
 
-pub fn parse(source: &str) -> Result<Node, ExprError> {
+/// Parses `source`; a call is resolved to its row in `functions`.
+pub fn parse(source: &str, functions: &'static [Builtin]) -> Result<Node, ExprError> {
     let tokens = lex(source)?;
-    let mut parser = Parser { tokens, pos: 0, depth: 0, closures: 0, vars: Vec::new() };
+    let mut parser = Parser { tokens, pos: 0, depth: 0, closures: 0, vars: Vec::new(), functions };
     if parser.peek() == &Token::Eof {
         return Err(ExprError::new("expression is empty", Span::new(0, 0)));
     }
@@ -189,6 +51,7 @@ struct Parser {
     closures: usize,
     /// The names the enclosing `let`s declare, innermost last.
     vars: Vec<String>,
+    functions: &'static [Builtin],
 }
 
 impl Parser {
@@ -363,7 +226,7 @@ impl Parser {
             left = match (op, &right.kind) {
                 ("matches", NodeKind::Literal(Value::String(pattern))) => {
                     let pattern = regex::Regex::new(pattern)
-                        .map_err(|err| ExprError::new(super::regex_error(pattern, &err), right.span))?;
+                        .map_err(|err| ExprError::new(regex_error(pattern, &err), right.span))?;
                     Node { kind: NodeKind::Matches { subject: Box::new(left), pattern, op_span }, span }
                 }
                 _ => chain_comparison(op, op_span, left, right, span),
@@ -539,19 +402,12 @@ impl Parser {
     }
 
     fn call(&mut self, name: String, span: Span) -> Result<Node, ExprError> {
-        if PREDICATES.contains(&name.as_str()) {
-            return self.predicate(name, span);
-        }
-        if !FUNCTIONS.contains(&name.as_str()) && !BUILTINS.contains(&name.as_str()) {
-            return Err(ExprError::new(
-                format!(
-                    "unknown func {name} (the functions are {}, {}, {})",
-                    FUNCTIONS.join(", "),
-                    BUILTINS.join(", "),
-                    PREDICATES.join(", ")
-                ),
-                span,
-            ));
+        let Some(fun) = self.functions.iter().position(|row| row.name == name) else {
+            let names: Vec<&str> = self.functions.iter().map(|row| row.name).collect();
+            return Err(ExprError::new(format!("unknown func {name} (the functions are {})", names.join(", ")), span));
+        };
+        if self.functions[fun].kind == Kind::Predicate {
+            return self.predicate(name, fun, span);
         }
         self.expect("(")?;
         let mut args = Vec::new();
@@ -562,18 +418,19 @@ impl Parser {
             }
         }
         let end = self.expect(")")?;
-        Ok(Node { kind: NodeKind::Call { name, args }, span: span.to(end) })
+        Ok(Node { kind: NodeKind::Call { name, fun, args }, span: span.to(end) })
     }
 }
 
 impl Parser {
     /// A predicate call as expr's parseCall reads one: the collection, then the closure (in
     /// braces or bare), then for `reduce` and `sortBy` an optional expression; `count` and `sum`
-    /// may leave the closure out.
-    fn predicate(&mut self, name: String, span: Span) -> Result<Node, ExprError> {
+    /// may leave the closure out (their rows' arities say so).
+    fn predicate(&mut self, name: String, fun: usize, span: Span) -> Result<Node, ExprError> {
+        let arity = self.functions[fun].arity;
         self.expect("(")?;
         let mut args = vec![self.expression()?];
-        let closure_optional = matches!(name.as_str(), "count" | "sum");
+        let closure_optional = arity.min() < 2;
         if !(closure_optional && self.is_op(")")) {
             self.expect(",")?;
             let start = self.span();
@@ -590,7 +447,7 @@ impl Parser {
             }
             let end = if braced { self.expect("}")? } else { body.span };
             args.push(Node { kind: NodeKind::Closure(Box::new(body)), span: start.to(end) });
-            if matches!(name.as_str(), "reduce" | "sortBy") && self.is_op(",") {
+            if arity.max().is_some_and(|max| max > 2) && self.is_op(",") {
                 self.advance();
                 if !self.is_op(")") {
                     args.push(self.expression()?);
@@ -601,12 +458,8 @@ impl Parser {
             self.advance();
         }
         let end = self.expect(")")?;
-        Ok(Node { kind: NodeKind::Call { name, args }, span: span.to(end) })
+        Ok(Node { kind: NodeKind::Call { name, fun, args }, span: span.to(end) })
     }
-}
-
-pub fn float(f: f64) -> Value {
-    serde_json::Number::from_f64(f).map_or(Value::Null, Value::Number)
 }
 
 /// `a < b <= c` is `a < b && b <= c` (expr's parseComparison); other operators nest normally.

@@ -1,97 +1,45 @@
-//! expr-lang's predicates (`map`, `filter`, `reduce`, … with `#`, `#index`, `#acc`) and the
-//! builtins of expr v1.17's builtin/builtin.go that Windsor expressions call (`max`, `get`,
-//! `fromPairs`, `take`, `concat`, …), with expr's results: `floor`/`ceil`/`round` give floats,
-//! `max`/`min` the chosen element as it is, `get` nil for what is not there.
-//!
-//! A closure's pointers are the innermost predicate's: the frames live in a thread-local stack
-//! pushed and popped around each element, so the evaluator's one signature serves closures too.
+//! expr-lang's predicates (`map`, `filter`, `reduce`, … with `#`, `#index`, `#acc`), with expr's
+//! results. A closure's pointers are the innermost predicate's: each element is bound in a scope
+//! of its own around the closure ([`Scope::with_element`]).
 
-use super::eval::{error, eval, num, owned, to_text, truthy, type_name, Num};
-use super::parse::{float, Node, NodeKind};
-use super::{ExprError, Host, Span};
+use super::ast::{Node, NodeKind};
+use super::error::{error, ExprError, Span};
+use super::eval::eval;
+use super::scope::{Call, Element, Scope};
+use super::value::{compare, float, num, owned, to_text, truthy, type_name, Num};
 use crate::doc::{Map, Value};
-use crate::limits::Budget;
 use std::borrow::Cow;
-use std::cell::RefCell;
 
 type Result<T> = std::result::Result<T, ExprError>;
 
-/// One element of a predicate in progress.
-struct Frame {
-    item: Value,
-    index: usize,
-    acc: Value,
-}
-
-thread_local! {
-    static FRAMES: RefCell<Vec<Frame>> = const { RefCell::new(Vec::new()) };
-}
-
-/// Pops its frame however the closure's evaluation ends.
-struct Pushed;
-
-impl Pushed {
-    fn new(frame: Frame) -> Self {
-        FRAMES.with(|frames| frames.borrow_mut().push(frame));
-        Pushed
-    }
-}
-
-impl Drop for Pushed {
-    fn drop(&mut self) {
-        FRAMES.with(|frames| {
-            frames.borrow_mut().pop();
-        });
-    }
-}
-
-/// `#`, `#index`, `#acc` of the innermost predicate.
-pub(super) fn pointer(name: &str, span: Span) -> Result<Value> {
-    FRAMES.with(|frames| {
-        let frames = frames.borrow();
-        let Some(frame) = frames.last() else {
-            return Err(error("cannot use pointer accessor outside predicate", span));
-        };
-        match name {
-            "" => Ok(frame.item.clone()),
-            "index" => Ok(Value::from(frame.index)),
-            "acc" => Ok(frame.acc.clone()),
-            other => Err(error(format!("unknown pointer #{other}"), span)),
-        }
-    })
-}
-
 /// The closure's value for one element.
-fn apply(body: &Node, frame: Frame, env: &Value, host: &dyn Host, budget: &Budget) -> Result<Value> {
-    let _pushed = Pushed::new(frame);
-    let value = eval(body, env, host, budget)?;
-    owned(value, budget, body.span)
+fn apply(body: &Node, element: Element<'_>, scope: &Scope<'_>) -> Result<Value> {
+    let value = eval(body, &scope.with_element(&element))?;
+    owned(value, scope.budget, body.span)
 }
 
 /// The closure's answer for one element of a predicate that tests (`filter`, `all`, …).
-fn test(name: &str, body: &Node, frame: Frame, env: &Value, host: &dyn Host, budget: &Budget) -> Result<bool> {
-    match apply(body, frame, env, host, budget)? {
+fn test(name: &str, body: &Node, element: Element<'_>, scope: &Scope<'_>) -> Result<bool> {
+    match apply(body, element, scope)? {
         Value::Bool(b) => Ok(b),
         Value::Null => Ok(false),
         other => Err(error(format!("predicate of {name} must return bool, got {}", type_name(&other)), body.span)),
     }
 }
 
-pub(super) fn predicate(
-    name: &str,
-    args: &[Node],
-    env: &Value,
-    host: &dyn Host,
-    budget: &Budget,
-    span: Span,
-) -> Result<Value> {
+fn element(item: &Value, index: usize) -> Element<'_> {
+    Element { item, index, acc: Value::Null }
+}
+
+/// The collection's elements (a map's values, as expr iterates them) and the closure, which
+/// only `count` and `sum` may leave out.
+fn elements<'n>(call: &Call<'_, '_>, args: &'n [Node]) -> Result<(Vec<Value>, Option<&'n Node>)> {
     let Some(collection) = args.first() else {
-        return Err(error(format!("not enough arguments to call {name}"), span));
+        return Err(call.error(format!("not enough arguments to call {}", call.name())));
     };
-    let items = match eval(collection, env, host, budget)? {
+    let items = match eval(collection, call.scope)? {
         Cow::Owned(Value::Array(items)) => items,
         Cow::Borrowed(Value::Array(items)) => items.clone(),
-        // expr iterates a map's values.
         Cow::Owned(Value::Object(map)) => map.into_iter().map(|(_, v)| v).collect(),
         Cow::Borrowed(Value::Object(map)) => map.values().cloned().collect(),
         other => {
@@ -102,155 +50,164 @@ pub(super) fn predicate(
         Some(NodeKind::Closure(body)) => Some(&**body),
         _ => None,
     };
-    let frame = |item: &Value, index: usize| Frame { item: item.clone(), index, acc: Value::Null };
-    let Some(body) = body else {
-        // `count(list)` and `sum(list)` without a closure.
-        return match name {
-            "count" => {
-                let mut n = 0usize;
-                for item in &items {
-                    if truthy(item, "count", span)? {
-                        n += 1;
-                    }
-                }
-                Ok(Value::from(n))
-            }
-            _ => sum(items.iter(), span),
-        };
-    };
-    match name {
-        "all" | "none" | "any" | "one" => {
-            let mut hits = 0usize;
-            for (i, item) in items.iter().enumerate() {
-                if test(name, body, frame(item, i), env, host, budget)? {
-                    hits += 1;
-                    if matches!(name, "none" | "any") {
-                        break;
-                    }
-                } else if name == "all" {
-                    return Ok(Value::Bool(false));
-                }
-            }
-            Ok(Value::Bool(match name {
-                "all" => true,
-                "none" => hits == 0,
-                "any" => hits > 0,
-                _ => hits == 1,
-            }))
-        }
-        "filter" => {
-            let mut out = Vec::new();
-            for (i, item) in items.iter().enumerate() {
-                if test(name, body, frame(item, i), env, host, budget)? {
-                    out.push(item.clone());
-                }
-            }
-            Ok(Value::Array(out))
-        }
-        "map" => {
-            let mut out = Vec::with_capacity(items.len());
-            for (i, item) in items.iter().enumerate() {
-                out.push(apply(body, frame(item, i), env, host, budget)?);
-            }
-            Ok(Value::Array(out))
-        }
-        "count" => {
-            let mut n = 0usize;
-            for (i, item) in items.iter().enumerate() {
-                if test(name, body, frame(item, i), env, host, budget)? {
-                    n += 1;
-                }
-            }
-            Ok(Value::from(n))
-        }
-        "sum" => {
-            let mut values = Vec::with_capacity(items.len());
-            for (i, item) in items.iter().enumerate() {
-                values.push(apply(body, frame(item, i), env, host, budget)?);
-            }
-            sum(values.iter(), span)
-        }
-        "find" | "findIndex" | "findLast" | "findLastIndex" => {
-            let last = name.starts_with("findLast");
-            let order: Box<dyn Iterator<Item = (usize, &Value)>> =
-                if last { Box::new(items.iter().enumerate().rev()) } else { Box::new(items.iter().enumerate()) };
-            for (i, item) in order {
-                if test(name, body, frame(item, i), env, host, budget)? {
-                    return Ok(if name.ends_with("Index") { Value::from(i) } else { item.clone() });
-                }
-            }
-            Ok(if name.ends_with("Index") { Value::from(-1) } else { Value::Null })
-        }
-        "groupBy" => {
-            let mut groups = Map::new();
-            for (i, item) in items.iter().enumerate() {
-                let key = to_text(&apply(body, frame(item, i), env, host, budget)?);
-                if let Value::Array(group) = groups.entry(key).or_insert_with(|| Value::Array(Vec::new())) {
-                    group.push(item.clone());
-                }
-            }
-            Ok(Value::Object(groups))
-        }
-        "sortBy" => {
-            let descending = match args.get(2) {
-                Some(order) => match eval(order, env, host, budget)?.as_ref() {
-                    Value::String(s) if s == "asc" => false,
-                    Value::String(s) if s == "desc" => true,
-                    other => return Err(error(format!("unknown order {}, use asc or desc", to_text(other)), span)),
-                },
-                None => false,
-            };
-            let mut keyed = Vec::with_capacity(items.len());
-            for (i, item) in items.iter().enumerate() {
-                keyed.push((apply(body, frame(item, i), env, host, budget)?, item.clone()));
-            }
-            let mut failed = None;
-            keyed.sort_by(|(a, _), (b, _)| {
-                let ordering = compare(a, b).unwrap_or_else(|| {
-                    failed = Some(format!("cannot sort by {} and {}", type_name(a), type_name(b)));
-                    std::cmp::Ordering::Equal
-                });
-                if descending {
-                    ordering.reverse()
-                } else {
-                    ordering
-                }
-            });
-            if let Some(message) = failed {
-                return Err(error(message, span));
-            }
-            Ok(Value::Array(keyed.into_iter().map(|(_, item)| item).collect()))
-        }
-        "reduce" => {
-            let mut rest = items.iter().enumerate();
-            let mut acc = match args.get(2) {
-                Some(initial) => owned(eval(initial, env, host, budget)?, budget, initial.span)?,
-                None => match rest.next() {
-                    Some((_, first)) => first.clone(),
-                    None => return Ok(Value::Null),
-                },
-            };
-            for (i, item) in rest {
-                acc = apply(body, Frame { item: item.clone(), index: i, acc }, env, host, budget)?;
-            }
-            Ok(acc)
-        }
-        _ => Err(error(format!("unknown func {name}"), span)),
+    Ok((items, body))
+}
+
+/// The elements and the closure of a predicate that needs one (the parser sees that it has it).
+fn with_closure<'n>(call: &Call<'_, '_>, args: &'n [Node]) -> Result<(Vec<Value>, &'n Node)> {
+    match elements(call, args)? {
+        (items, Some(body)) => Ok((items, body)),
+        (_, None) => Err(call.error(format!("not enough arguments to call {}", call.name()))),
     }
 }
 
-/// Numbers and texts in expr's order; anything else does not compare.
-fn compare(a: &Value, b: &Value) -> Option<std::cmp::Ordering> {
-    match (num(a), num(b), a, b) {
-        (Some(Num::Int(x)), Some(Num::Int(y)), _, _) => Some(x.cmp(&y)),
-        (Some(x), Some(y), _, _) => x.as_f64().partial_cmp(&y.as_f64()),
-        (_, _, Value::String(x), Value::String(y)) => Some(x.cmp(y)),
-        _ => None,
+/// `all`, `none`, `any` and `one`.
+pub fn quantifier(call: &Call<'_, '_>, args: &[Node]) -> Result<Value> {
+    let (items, body) = with_closure(call, args)?;
+    let name = call.name();
+    let mut hits = 0usize;
+    for (i, item) in items.iter().enumerate() {
+        if test(name, body, element(item, i), call.scope)? {
+            hits += 1;
+            if matches!(name, "none" | "any") {
+                break;
+            }
+        } else if name == "all" {
+            return Ok(Value::Bool(false));
+        }
     }
+    Ok(Value::Bool(match name {
+        "all" => true,
+        "none" => hits == 0,
+        "any" => hits > 0,
+        _ => hits == 1,
+    }))
+}
+
+pub fn filter(call: &Call<'_, '_>, args: &[Node]) -> Result<Value> {
+    let (items, body) = with_closure(call, args)?;
+    let mut out = Vec::new();
+    for (i, item) in items.iter().enumerate() {
+        if test(call.name(), body, element(item, i), call.scope)? {
+            out.push(item.clone());
+        }
+    }
+    Ok(Value::Array(out))
+}
+
+pub fn map(call: &Call<'_, '_>, args: &[Node]) -> Result<Value> {
+    let (items, body) = with_closure(call, args)?;
+    let mut out = Vec::with_capacity(items.len());
+    for (i, item) in items.iter().enumerate() {
+        out.push(apply(body, element(item, i), call.scope)?);
+    }
+    Ok(Value::Array(out))
+}
+
+/// `count(list, closure)`, or without a closure the elements that are true.
+pub fn count(call: &Call<'_, '_>, args: &[Node]) -> Result<Value> {
+    let (items, body) = elements(call, args)?;
+    let mut n = 0usize;
+    for (i, item) in items.iter().enumerate() {
+        let hit = match body {
+            Some(body) => test(call.name(), body, element(item, i), call.scope)?,
+            None => truthy(item, "count", call.span)?,
+        };
+        if hit {
+            n += 1;
+        }
+    }
+    Ok(Value::from(n))
+}
+
+/// `sum(list, closure)`, or without a closure the elements' sum.
+pub fn sum(call: &Call<'_, '_>, args: &[Node]) -> Result<Value> {
+    let (items, body) = elements(call, args)?;
+    let Some(body) = body else { return total(items.iter(), call.span) };
+    let mut values = Vec::with_capacity(items.len());
+    for (i, item) in items.iter().enumerate() {
+        values.push(apply(body, element(item, i), call.scope)?);
+    }
+    total(values.iter(), call.span)
+}
+
+/// `find`, `findIndex`, `findLast` and `findLastIndex`.
+pub fn find(call: &Call<'_, '_>, args: &[Node]) -> Result<Value> {
+    let (items, body) = with_closure(call, args)?;
+    let name = call.name();
+    let last = name.starts_with("findLast");
+    let order: Box<dyn Iterator<Item = (usize, &Value)>> =
+        if last { Box::new(items.iter().enumerate().rev()) } else { Box::new(items.iter().enumerate()) };
+    for (i, item) in order {
+        if test(name, body, element(item, i), call.scope)? {
+            return Ok(if name.ends_with("Index") { Value::from(i) } else { item.clone() });
+        }
+    }
+    Ok(if name.ends_with("Index") { Value::from(-1) } else { Value::Null })
+}
+
+pub fn group_by(call: &Call<'_, '_>, args: &[Node]) -> Result<Value> {
+    let (items, body) = with_closure(call, args)?;
+    let mut groups = Map::new();
+    for (i, item) in items.iter().enumerate() {
+        let key = to_text(&apply(body, element(item, i), call.scope)?);
+        if let Value::Array(group) = groups.entry(key).or_insert_with(|| Value::Array(Vec::new())) {
+            group.push(item.clone());
+        }
+    }
+    Ok(Value::Object(groups))
+}
+
+pub fn sort_by(call: &Call<'_, '_>, args: &[Node]) -> Result<Value> {
+    let (items, body) = with_closure(call, args)?;
+    let descending = match args.get(2) {
+        Some(order) => match eval(order, call.scope)?.as_ref() {
+            Value::String(s) if s == "asc" => false,
+            Value::String(s) if s == "desc" => true,
+            other => return Err(call.error(format!("unknown order {}, use asc or desc", to_text(other)))),
+        },
+        None => false,
+    };
+    let mut keyed = Vec::with_capacity(items.len());
+    for (i, item) in items.iter().enumerate() {
+        keyed.push((apply(body, element(item, i), call.scope)?, item.clone()));
+    }
+    let mut failed = None;
+    keyed.sort_by(|(a, _), (b, _)| {
+        let ordering = compare(a, b).unwrap_or_else(|| {
+            failed = Some(format!("cannot sort by {} and {}", type_name(a), type_name(b)));
+            std::cmp::Ordering::Equal
+        });
+        if descending {
+            ordering.reverse()
+        } else {
+            ordering
+        }
+    });
+    if let Some(message) = failed {
+        return Err(call.error(message));
+    }
+    Ok(Value::Array(keyed.into_iter().map(|(_, item)| item).collect()))
+}
+
+pub fn reduce(call: &Call<'_, '_>, args: &[Node]) -> Result<Value> {
+    let (items, body) = with_closure(call, args)?;
+    let mut rest = items.iter().enumerate();
+    let mut acc = match args.get(2) {
+        Some(initial) => owned(eval(initial, call.scope)?, call.scope.budget, initial.span)?,
+        None => match rest.next() {
+            Some((_, first)) => first.clone(),
+            None => return Ok(Value::Null),
+        },
+    };
+    for (i, item) in rest {
+        acc = apply(body, Element { item, index: i, acc }, call.scope)?;
+    }
+    Ok(acc)
 }
 
 /// expr's `sum`: ints stay ints until a float joins.
-fn sum<'v>(values: impl Iterator<Item = &'v Value>, span: Span) -> Result<Value> {
+fn total<'v>(values: impl Iterator<Item = &'v Value>, span: Span) -> Result<Value> {
     let mut total = Num::Int(0);
     for value in values {
         total = match (total, num(value)) {
@@ -262,227 +219,5 @@ fn sum<'v>(values: impl Iterator<Item = &'v Value>, span: Span) -> Result<Value>
     Ok(match total {
         Num::Int(i) => Value::from(i),
         Num::Float(f) => float(f),
-    })
-}
-
-/// The numbers `max`/`min`/`mean` see: their arguments, lists opened (one level at a time, as
-/// expr's minMax recurses).
-fn numbers<'v>(name: &str, args: &'v [Cow<'_, Value>], out: &mut Vec<&'v Value>) -> std::result::Result<(), String> {
-    fn walk<'v>(
-        name: &str,
-        value: &'v Value,
-        out: &mut Vec<&'v Value>,
-        depth: usize,
-    ) -> std::result::Result<(), String> {
-        match value {
-            Value::Array(items) if depth < super::parse::MAX_DEPTH => {
-                items.iter().try_for_each(|item| walk(name, item, out, depth + 1))
-            }
-            Value::Number(_) => {
-                out.push(value);
-                Ok(())
-            }
-            other => Err(format!("invalid argument for {name} (type {})", type_name(other))),
-        }
-    }
-    args.iter().try_for_each(|arg| walk(name, arg.as_ref(), out, 0))
-}
-
-/// The other builtins; errors are expr's messages, located by the caller.
-pub(super) fn builtin(name: &str, args: &[Cow<'_, Value>]) -> std::result::Result<Value, String> {
-    let arg = |i: usize| args.get(i).map_or(&Value::Null, |a| a.as_ref());
-    let arity = |n: usize| {
-        if args.len() == n {
-            Ok(())
-        } else {
-            Err(format!("invalid number of arguments (expected {n}, got {})", args.len()))
-        }
-    };
-    let text = |i: usize| match arg(i) {
-        Value::String(s) => Ok(s.as_str()),
-        other => Err(format!("{name}() expects a string, got {}", type_name(other))),
-    };
-    let list = |i: usize| match arg(i) {
-        Value::Array(items) => Ok(items),
-        other => Err(format!("invalid argument for {name} (type {})", type_name(other))),
-    };
-    Ok(match name {
-        "max" | "min" => {
-            let mut values = Vec::new();
-            numbers(name, args, &mut values)?;
-            let mut best: Option<&Value> = None;
-            for value in values {
-                let better = match best {
-                    None => true,
-                    Some(current) => {
-                        let ordering = compare(value, current).unwrap_or(std::cmp::Ordering::Equal);
-                        if name == "max" {
-                            ordering.is_gt()
-                        } else {
-                            ordering.is_lt()
-                        }
-                    }
-                };
-                if better {
-                    best = Some(value);
-                }
-            }
-            best.cloned().unwrap_or(Value::Null)
-        }
-        "mean" => {
-            let mut values = Vec::new();
-            numbers(name, args, &mut values)?;
-            if values.is_empty() {
-                float(0.0)
-            } else {
-                let total: f64 = values.iter().filter_map(|v| num(v)).map(Num::as_f64).sum();
-                float(total / values.len() as f64)
-            }
-        }
-        "floor" | "ceil" | "round" => {
-            arity(1)?;
-            let Some(n) = num(arg(0)) else {
-                return Err(format!("invalid argument for {name} (type {})", type_name(arg(0))));
-            };
-            let f = n.as_f64();
-            float(match name {
-                "floor" => f.floor(),
-                "ceil" => f.ceil(),
-                _ => f.round(),
-            })
-        }
-        "get" => {
-            if args.len() < 2 {
-                return Err(format!("invalid number of arguments (expected 2, got {})", args.len()));
-            }
-            match (arg(0), arg(1)) {
-                (Value::Object(map), Value::String(key)) => map.get(key).cloned().unwrap_or(Value::Null),
-                (Value::Array(items), index) => match num(index) {
-                    Some(Num::Int(i)) => {
-                        let i = if i < 0 { i + items.len() as i64 } else { i };
-                        usize::try_from(i).ok().and_then(|i| items.get(i)).cloned().unwrap_or(Value::Null)
-                    }
-                    _ => Value::Null,
-                },
-                _ => Value::Null,
-            }
-        }
-        "take" => {
-            arity(2)?;
-            let items = list(0)?;
-            let Some(Num::Int(n)) = num(arg(1)) else {
-                return Err(format!("cannot take {} elements", type_name(arg(1))));
-            };
-            Value::Array(items.iter().take(usize::try_from(n).unwrap_or(0)).cloned().collect())
-        }
-        "concat" => {
-            if args.is_empty() {
-                return Err("invalid number of arguments (expected at least 1, got 0)".into());
-            }
-            let mut out = Vec::new();
-            for (i, _) in args.iter().enumerate() {
-                match arg(i) {
-                    Value::Array(items) => out.extend(items.iter().cloned()),
-                    other => return Err(format!("cannot concat {}", type_name(other))),
-                }
-            }
-            Value::Array(out)
-        }
-        "toPairs" => {
-            arity(1)?;
-            let Value::Object(map) = arg(0) else {
-                return Err(format!("cannot transform {} to pairs", type_name(arg(0))));
-            };
-            // Go's map order is random; sorted keys give one order every time.
-            let pairs = super::eval::sorted_entries(map);
-            Value::Array(
-                pairs.into_iter().map(|(k, v)| Value::Array(vec![Value::String(k.clone()), v.clone()])).collect(),
-            )
-        }
-        "fromPairs" => {
-            arity(1)?;
-            let mut out = Map::new();
-            for pair in list(0).map_err(|_| format!("cannot transform {} from pairs", type_name(arg(0))))? {
-                match pair {
-                    Value::Array(kv) if kv.len() == 2 => {
-                        out.insert(to_text(&kv[0]), kv[1].clone());
-                    }
-                    Value::Array(_) => return Err(format!("invalid pair length {}", to_text(pair))),
-                    other => return Err(format!("invalid pair {}", to_text(other))),
-                }
-            }
-            Value::Object(out)
-        }
-        "trimPrefix" | "trimSuffix" => {
-            let cut = if args.len() > 1 { text(1)? } else { " " };
-            let s = text(0)?;
-            Value::String(
-                if name == "trimPrefix" { s.strip_prefix(cut) } else { s.strip_suffix(cut) }.unwrap_or(s).to_string(),
-            )
-        }
-        "hasPrefix" => Value::Bool(text(0)?.starts_with(text(1)?)),
-        "hasSuffix" => Value::Bool(text(0)?.ends_with(text(1)?)),
-        "indexOf" | "lastIndexOf" => {
-            let (s, sub) = (text(0)?, text(1)?);
-            let at = if name == "indexOf" { s.find(sub) } else { s.rfind(sub) };
-            // expr counts characters, not bytes.
-            Value::from(at.map_or(-1, |byte| s[..byte].chars().count() as i64))
-        }
-        "replace" => Value::String(text(0)?.replace(text(1)?, text(2)?)),
-        "repeat" => {
-            let Some(Num::Int(n)) = num(arg(1)) else {
-                return Err(format!("invalid argument for repeat (type {})", type_name(arg(1))));
-            };
-            let s = text(0)?;
-            let n = usize::try_from(n).map_err(|_| "strings: negative Repeat count".to_string())?;
-            if s.len().saturating_mul(n) > crate::doc::MAX_STRING_BYTES {
-                return Err(format!("repeat() would make more than {} bytes", crate::doc::MAX_STRING_BYTES));
-            }
-            Value::String(s.repeat(n))
-        }
-        "first" => list(0)?.first().cloned().unwrap_or(Value::Null),
-        "last" => list(0)?.last().cloned().unwrap_or(Value::Null),
-        "reverse" => Value::Array(list(0)?.iter().rev().cloned().collect()),
-        "flatten" => {
-            fn flat(items: &[Value], out: &mut Vec<Value>, depth: usize) {
-                for item in items {
-                    match item {
-                        Value::Array(inner) if depth < super::parse::MAX_DEPTH => flat(inner, out, depth + 1),
-                        other => out.push(other.clone()),
-                    }
-                }
-            }
-            let mut out = Vec::new();
-            flat(list(0)?, &mut out, 0);
-            Value::Array(out)
-        }
-        "uniq" => {
-            // Keyed by text, numbers by value (`1` and `1.0` are one, as `==` has them).
-            let mut seen = std::collections::HashSet::new();
-            let mut out: Vec<Value> = Vec::new();
-            for item in list(0)? {
-                let key = match num(item) {
-                    Some(n) => format!("n{}", n.as_f64()),
-                    None => format!("v{}", serde_json::to_string(item).unwrap_or_default()),
-                };
-                if seen.insert(key) {
-                    out.push(item.clone());
-                }
-            }
-            Value::Array(out)
-        }
-        "type" => Value::String(
-            match arg(0) {
-                Value::Null => "nil",
-                Value::Bool(_) => "bool",
-                Value::Number(n) if n.is_i64() || n.is_u64() => "int",
-                Value::Number(_) => "float",
-                Value::String(_) => "string",
-                Value::Array(_) => "array",
-                Value::Object(_) => "map",
-            }
-            .into(),
-        ),
-        _ => return Err(format!("unknown func {name}")),
     })
 }

@@ -1,4 +1,5 @@
 use super::*;
+use crate::doc::Value;
 use serde_json::json;
 
 fn env() -> Value {
