@@ -244,7 +244,7 @@ const LAYERED: &[(&str, &[&str], &[&str])] = &[
     ("features", &["model", "known"], &[]),
     // Only the top wires the builtins' table in: `mod.rs` for expressions, `interpolate` for
     // templates.
-    ("expr", &["error", "arity", "ty", "host", "secret"], &["interpolate"]),
+    ("expr", &["error", "arity", "ty", "host", "secret", "semantics"], &["interpolate"]),
 ];
 
 /// Every folder of `src/` is drawn as layers too: its modules (each file, and each sub-folder with

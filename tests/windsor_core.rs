@@ -629,9 +629,6 @@ impl render_blueprint::expr::Host for Applied {
     fn jsonnet(&self, path: &str) -> Result<Value, String> {
         Err(format!("no file {path}"))
     }
-    fn windsor_v09(&self) -> bool {
-        true
-    }
     fn terraform_output(&self, component: &str, key: &str) -> Option<Value> {
         let registries = json!({
             "docker.io": {"remote": "https://registry-1.docker.io", "hostname": "docker.test", "local": ""},
@@ -673,9 +670,12 @@ fn deferred_mirrors_resolve_to_a_map(dir: &Path, items: &[Value]) -> Result<(), 
     if !text.contains("terraform_output(\"workstation\"") {
         return Err(format!("the mirrors are not deferred in:\n{text}").into());
     }
-    let template = render_blueprint::expr::interpolate::Template::compile_windsor(text)
-        .map_err(|e| Failed::from(e.to_string()))?
-        .ok_or("no expression in the patch")?;
+    let template = render_blueprint::expr::interpolate::Template::compile_windsor(
+        text,
+        render_blueprint::expr::Semantics::WindsorV09,
+    )
+    .map_err(|e| Failed::from(e.to_string()))?
+    .ok_or("no expression in the patch")?;
     let budget = render_blueprint::limits::Budget::new(render_blueprint::limits::Limits::default());
     let (resolved, _) = template.eval_whole(&json!({}), &Applied, &budget).map_err(|e| Failed::from(e.to_string()))?;
     let resolved = resolved.as_str().ok_or("the resolved patch is not text")?.to_string();

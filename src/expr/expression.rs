@@ -5,6 +5,7 @@ use super::error::ExprError;
 use super::eval;
 use super::host::Host;
 use super::scope::{Builtin, Scope};
+use super::semantics::Semantics;
 use super::{check, parse, value};
 use crate::doc::Value;
 use crate::limits::Budget;
@@ -18,13 +19,19 @@ pub struct Expression {
     root: super::ast::Node,
     /// The builtins its calls are rows of.
     functions: &'static [Builtin],
+    semantics: Semantics,
 }
 
 impl Expression {
     pub(super) fn compile_in(source: &str, dialect: Dialect, functions: &'static [Builtin]) -> Result<Self, ExprError> {
         let root = parse::parse(source, functions)?;
         check::check(&root, dialect, functions)?;
-        Ok(Self { source: source.to_string(), root, functions })
+        Ok(Self { source: source.to_string(), root, functions, semantics: Semantics::Expr })
+    }
+
+    /// The same expression, meaning what `semantics`' release means.
+    pub(super) fn with_semantics(self, semantics: Semantics) -> Self {
+        Self { semantics, ..self }
     }
 
     pub fn source(&self) -> &str {
@@ -34,7 +41,7 @@ impl Expression {
     /// Evaluates against `env` (the values tree), charging the render's `budget` (as in current
     /// Windsor, missing keys and member access on nil are nil).
     pub fn eval(&self, env: &Value, host: &dyn Host, budget: &Budget) -> Result<Value, ExprError> {
-        self.eval_in(&Scope::new(env, host, budget, self.functions))
+        self.eval_in(&Scope::new(env, host, budget, self.functions, self.semantics))
     }
 
     /// As [`Expression::eval`], inside `scope` (which holds the table it was compiled with).

@@ -6,6 +6,7 @@
 use super::cidr;
 use super::error::ExprError;
 use super::scope::Call;
+use super::semantics::Semantics;
 use super::value::{
     compare, embedded_text, exhausted, float, go_format, go_json, go_type, num, size_of, sorted_entries, to_text,
     type_name, Num, PART_BYTES,
@@ -136,7 +137,7 @@ pub fn to_float(call: &Call<'_, '_>, args: &Args<'_>) -> Result<Value> {
 
 /// expr's `%v`; Windsor v0.9's gives maps and lists as YAML and nil as "".
 pub fn string(call: &Call<'_, '_>, args: &Args<'_>) -> Result<Value> {
-    if !call.scope.host.windsor_v09() {
+    if call.scope.semantics != Semantics::WindsorV09 {
         return Ok(Value::String(go_format(arg(args, 0))));
     }
     Ok(Value::String(match arg(args, 0) {

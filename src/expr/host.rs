@@ -12,12 +12,6 @@ pub trait Host {
     fn yaml_file(&self, path: &str) -> Result<Option<String>, String> {
         Ok(self.file(path).ok())
     }
-    /// Evaluating as Windsor v0.9 does: `string()` gives maps and lists as YAML and nil as ""
-    /// (v0.8.1's is expr's `%v`); in interpolation an expression with only blanks around it
-    /// keeps its type, and text of several lines is put in indented (`indentForEmbeddedYAML`).
-    fn windsor_v09(&self) -> bool {
-        false
-    }
     /// Windsor's `env(name)`: the variable from the environment the render was given (the
     /// command line's snapshot; nothing here reads the process environment), `None` when unset.
     fn env(&self, _name: &str) -> Option<String> {

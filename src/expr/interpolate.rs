@@ -5,6 +5,7 @@
 use super::builtins::TABLE;
 use super::host::Host;
 use super::scope::Scope;
+use super::semantics::Semantics;
 use super::template::interpolate_in;
 pub use super::template::{InterpolationError, Template};
 pub use super::value::{embedded_text, sorted};
@@ -14,19 +15,19 @@ use crate::limits::{Budget, MAX_DEPTH};
 impl Template {
     /// Compiles `text`; `Ok(None)` when it holds no `${` (the common case costs one scan).
     pub fn compile(text: &str) -> Result<Option<Self>, InterpolationError> {
-        Self::compile_in(text, false, &TABLE)
+        Self::compile_in(text, false, &TABLE, Semantics::Expr)
     }
 
-    /// Compiles `text` as Windsor v0.9 does: a `${…}` that is a secret notation is its deferred
-    /// `secret(…)` call ([`super::secret`]).
-    pub fn compile_windsor(text: &str) -> Result<Option<Self>, InterpolationError> {
-        Self::compile_in(text, true, &TABLE)
+    /// Compiles `text` as Windsor does: a `${…}` that is a secret notation is its deferred
+    /// `secret(…)` call ([`super::secret`]); `semantics` is the release's meaning.
+    pub fn compile_windsor(text: &str, semantics: Semantics) -> Result<Option<Self>, InterpolationError> {
+        Self::compile_in(text, true, &TABLE, semantics)
     }
 }
 
 /// Interpolates one string: the string itself when it has no `${`.
 pub fn interpolate(text: &str, env: &Value, host: &dyn Host, budget: &Budget) -> Result<Value, InterpolationError> {
-    interpolate_in(text, &Scope::new(env, host, budget, &TABLE))
+    interpolate_in(text, &Scope::new(env, host, budget, &TABLE, Semantics::Expr))
 }
 
 /// Interpolates every string inside a value (maps and lists, at most [`MAX_DEPTH`] deep),

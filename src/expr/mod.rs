@@ -27,6 +27,7 @@ mod parse;
 mod predicates;
 mod scope;
 pub mod secret;
+mod semantics;
 mod template;
 mod ty;
 mod value;
@@ -35,6 +36,7 @@ mod yaml;
 pub use error::{ExprError, Span};
 pub use expression::Expression;
 pub use host::{Host, NoFiles};
+pub use semantics::Semantics;
 pub use value::{go_float, go_format, size_of, to_text, type_name};
 
 use expression::Dialect;
@@ -50,6 +52,12 @@ impl Expression {
     /// Compiles a value (`${…}`), as Windsor does: with its `file`, `jsonnet` and `split`.
     pub fn compile_value(source: &str) -> Result<Self, ExprError> {
         Self::compile_in(source, Dialect::Windsor, &builtins::TABLE)
+    }
+
+    /// [`Expression::compile_value`] with a release's meaning (Windsor v0.9 evaluates `when` as
+    /// a value).
+    pub fn compile_value_as(source: &str, semantics: Semantics) -> Result<Self, ExprError> {
+        Self::compile_in(source, Dialect::Windsor, &builtins::TABLE).map(|e| e.with_semantics(semantics))
     }
 }
 

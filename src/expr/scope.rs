@@ -15,6 +15,7 @@ use super::arity::Arity;
 use super::ast::Node;
 use super::error::{ExprError, Span};
 use super::host::Host;
+use super::semantics::Semantics;
 use super::ty::Sig;
 use crate::doc::Value;
 use crate::limits::Budget;
@@ -33,6 +34,8 @@ pub struct Scope<'a> {
     element: Option<&'a Element<'a>>,
     /// How many `yaml()`/`yamlString()` templates this evaluation runs inside.
     yaml_depth: usize,
+    /// The release whose meaning the expression or template was compiled with.
+    pub semantics: Semantics,
 }
 
 /// A `let`'s value, bound while its body is evaluated.
@@ -51,8 +54,14 @@ pub struct Element<'a> {
 
 impl<'a> Scope<'a> {
     /// The scope of an expression evaluated on its own: no `let`, no element.
-    pub fn new(env: &'a Value, host: &'a dyn Host, budget: &'a Budget, functions: &'static [Builtin]) -> Self {
-        Self { env, host, budget, functions, var: None, element: None, yaml_depth: 0 }
+    pub fn new(
+        env: &'a Value,
+        host: &'a dyn Host,
+        budget: &'a Budget,
+        functions: &'static [Builtin],
+        semantics: Semantics,
+    ) -> Self {
+        Self { env, host, budget, functions, var: None, element: None, yaml_depth: 0, semantics }
     }
 
     /// The scope of a template that `yaml()` or `yamlString()` evaluates from inside this one:

@@ -11,6 +11,7 @@ use super::error::ExprError;
 use super::expression::{Dialect, Expression};
 use super::host::Host;
 use super::scope::{Builtin, Scope};
+use super::semantics::Semantics;
 use super::value::{embedded_text, size_of};
 use crate::doc::Value;
 use crate::limits::Budget;
@@ -45,6 +46,7 @@ pub struct Template {
     pieces: Vec<Piece>,
     /// The builtins its expressions were compiled with.
     functions: &'static [Builtin],
+    semantics: Semantics,
 }
 
 /// An interpolation failure: the expression text (without `${}`), when there is one, and what
@@ -72,6 +74,7 @@ impl Template {
         text: &str,
         secrets: bool,
         functions: &'static [Builtin],
+        semantics: Semantics,
     ) -> Result<Option<Self>, InterpolationError> {
         if !text.contains("${") {
             return Ok(None);
@@ -117,7 +120,7 @@ impl Template {
         if !literal.is_empty() {
             pieces.push(Piece::Text(literal));
         }
-        Ok(Some(Self { pieces, functions }))
+        Ok(Some(Self { pieces, functions, semantics }))
     }
 
     /// One `${expr}` and nothing else keeps the value's type; anything else is text. What is
@@ -135,7 +138,7 @@ impl Template {
         host: &dyn Host,
         budget: &Budget,
     ) -> Result<(Value, bool), InterpolationError> {
-        self.eval_whole_in(&Scope::new(env, host, budget, self.functions))
+        self.eval_whole_in(&Scope::new(env, host, budget, self.functions, self.semantics))
     }
 
     fn eval_whole_in(&self, scope: &Scope<'_>) -> Result<(Value, bool), InterpolationError> {
@@ -158,7 +161,7 @@ impl Template {
         }
         let exhausted =
             |err: crate::limits::Exhausted| InterpolationError { expression: None, message: err.to_string() };
-        let v09 = scope.host.windsor_v09();
+        let v09 = scope.semantics == Semantics::WindsorV09;
         let mut out = String::new();
         for (at, piece) in self.pieces.iter().enumerate() {
             match piece {
@@ -253,7 +256,7 @@ fn closing_brace(body: &str) -> Option<usize> {
 /// One string interpolated inside `scope` (a `yaml()` template's), with its builtins: the
 /// string itself when it has no `${`.
 pub(super) fn interpolate_in(text: &str, scope: &Scope<'_>) -> Result<Value, InterpolationError> {
-    match Template::compile_in(text, false, scope.functions)? {
+    match Template::compile_in(text, false, scope.functions, scope.semantics)? {
         None => Ok(Value::String(text.to_string())),
         Some(template) => template.eval_whole_in(scope).map(|(value, _)| value),
     }

@@ -9,7 +9,7 @@ use crate::config::WindsorVersion::{self, V08, V09};
 use crate::diag::{Diagnostic, Kind, Origin, Severity};
 use crate::doc::{FieldPath, Map, Value};
 use crate::expr::interpolate::{embedded_text, interpolate_value, InterpolationError, Template};
-use crate::expr::{to_text, type_name, Expression, Host};
+use crate::expr::{to_text, type_name, Expression, Host, Semantics};
 use crate::package::{resolve, Files};
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -70,8 +70,6 @@ pub(super) struct PackageHost<'a> {
     pub(super) values: &'a Value,
     pub(super) jsonnet_cache: &'a RefCell<HashMap<String, Result<Value, String>>>,
     pub(super) jsonnet: &'a crate::jsonnet::Session,
-    /// The release whose expressions are evaluated: [`Host::windsor_v09`].
-    version: WindsorVersion,
     /// `spec.windsor.terraformOutputs`, when given.
     pub(super) terraform_outputs: Option<&'a TerraformOutputs>,
     /// What `env()` reads.
@@ -81,10 +79,6 @@ pub(super) struct PackageHost<'a> {
 pub(super) type TerraformOutputs = std::collections::BTreeMap<String, std::collections::BTreeMap<String, Value>>;
 
 impl Host for PackageHost<'_> {
-    fn windsor_v09(&self) -> bool {
-        self.version == V09
-    }
-
     fn env(&self, name: &str) -> Option<String> {
         self.environment.get(name).cloned()
     }
@@ -176,7 +170,7 @@ impl<'a> Step<'a> {
         if let Some(cached) = self.templates.borrow().get(text) {
             return cached.clone();
         }
-        let compiled = Template::compile_windsor(text).map(|t| t.map(Rc::new));
+        let compiled = Template::compile_windsor(text, self.semantics()).map(|t| t.map(Rc::new));
         self.templates.borrow_mut().insert(text.to_string(), compiled.clone());
         compiled
     }
@@ -260,6 +254,14 @@ impl<'a> Step<'a> {
         }
     }
 
+    /// What expressions and templates mean in this release.
+    fn semantics(&self) -> Semantics {
+        match self.version {
+            V08 => Semantics::Expr,
+            V09 => Semantics::WindsorV09,
+        }
+    }
+
     pub(super) fn host(&'a self, origin: &'a Declared) -> PackageHost<'a> {
         PackageHost {
             files: self.files,
@@ -267,7 +269,6 @@ impl<'a> Step<'a> {
             values: self.env(origin),
             jsonnet_cache: &self.jsonnet_cache,
             jsonnet: &self.jsonnet,
-            version: self.version,
             terraform_outputs: self.terraform_outputs,
             environment: &self.environment,
         }
@@ -286,11 +287,11 @@ impl<'a> Step<'a> {
             return Ok((true, Vec::new()));
         }
         // v0.9 evaluates `when` with the same functions as `${…}` (`cidrhost()` among them).
-        let compile = match self.version {
-            V08 => Expression::compile,
-            V09 => Expression::compile_value,
+        let compiled = match self.version {
+            V08 => Expression::compile(when),
+            V09 => Expression::compile_value_as(when, Semantics::WindsorV09),
         };
-        let expression = compile(when).map_err(|err| {
+        let expression = compiled.map_err(|err| {
             format!("failed to compile expression '{}': {}", crate::expr::excerpt(when), err.render(when))
         })?;
         let env = self.env(origin);
