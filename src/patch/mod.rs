@@ -1,12 +1,13 @@
 //! The patches step (compat: kustomize `patches`): RFC 6902 operations (json-patch
 //! crate, atomic per resource), strategic merge patches for built-in kinds ([`strategic`], with
-//! the generated [`merge_keys`] table) and RFC 7386 merge patches plus directives for other kinds.
+//! the generated [`merge_keys`] table, whose types are in [`schema`]) and RFC 7386 merge patches plus directives for other kinds.
 //!
 //! It owns reading and compiling `spec.patches` and applying them to the items it is handed; the
 //! pipeline decides which items those are.
 
 #[rustfmt::skip]
 mod merge_keys;
+pub mod schema;
 pub mod strategic;
 mod target;
 

@@ -44,29 +44,11 @@
 //! replaces lists added since (`schedulingGates`, `resourceClaims`) that merge here.
 
 use super::merge_keys::{DEFINITIONS, KINDS};
+use super::schema::Field;
 use crate::doc::{Map, Value};
 use crate::limits::MAX_DEPTH;
 use std::collections::{HashMap, HashSet};
 use std::sync::OnceLock;
-
-/// One field of a definition in the generated table.
-pub struct Field {
-    pub name: &'static str,
-    /// The definition of the value (or of the list's items), when it matters for merging.
-    pub schema: Option<usize>,
-    pub list: bool,
-    /// kyaml's merge keys: the list map keys, else the patch merge key; none for scalar sets.
-    pub keys: &'static [&'static str],
-    pub merge: bool,
-    pub retain_keys: bool,
-}
-
-/// A top-level kind and its root definition.
-pub struct Kind {
-    pub api_version: &'static str,
-    pub kind: &'static str,
-    pub schema: usize,
-}
 
 /// The root definition for a built-in kind, `None` for kinds we do not know.
 pub fn schema_of(api_version: &str, kind: &str) -> Option<usize> {
