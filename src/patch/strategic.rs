@@ -682,12 +682,12 @@ fn merge_keyed(
                         }
                         _ => Some(Slot::Patch(p)),
                     },
-                    Some(other) => return Err(Failure::Error(MergeError::at(
-                        element_path(),
-                        format!(
+                    Some(other) => {
+                        let message = format!(
                             "unknown $patch directive {other:?} in a list element (expected delete, replace or merge)"
-                        ),
-                    ))),
+                        );
+                        return Err(Failure::Error(MergeError::at(element_path(), message)));
+                    }
                 }
             }
         };
