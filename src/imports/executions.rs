@@ -3,10 +3,11 @@
 //! executions then do with the result (bindings and errors, resources and deploy items) follows
 //! pkg/landscaper/installations/executions and apis/core/validation/execution.go.
 
-use super::model::{self, import_type, Blueprint, Execution, ImportDecl};
-use super::{gotemplate, Declared, ImportReport, ScopeReport, Step};
+use super::gotemplate;
+use super::step::{Declared, ImportReport, ScopeReport, Step};
 use crate::doc::{read_yaml_documents, Map, Value};
 use crate::krm::{self, type_of};
+use crate::model::imports::{self as model, import_type, Blueprint, Execution, ImportDecl};
 use crate::render::Generated;
 use crate::template::TemplateError;
 use serde_json::json;

@@ -3,12 +3,12 @@
 //! (the `<scope>-exports` ConfigMap).
 
 use super::executions::{execute, Phase};
-use super::model::{self, Blueprint, ExportDecl};
 use super::schema::Schema;
-use super::{Declared, Step};
+use super::step::{Declared, Step};
 use crate::diag::Severity;
 use crate::doc::{deep_merge, Map, Value};
 use crate::krm::{annotations as ann, set_annotation};
+use crate::model::imports::{self as model, Blueprint, ExportDecl};
 use crate::render::Generated;
 use serde_json::json;
 use std::collections::HashMap;

@@ -17,11 +17,35 @@ pub const BLUEPRINT_FILE: &str = "blueprint.yaml";
 const MAX_INLINE_FILES: usize = 10_000;
 const MAX_INLINE_DEPTH: usize = 64;
 
+/// An inline blueprint's files by path (Landscaper's yamlfs), read as the package's files are,
+/// so a blueprint reads through one [`Files`] wherever its files are.
+#[derive(Clone, Debug)]
+pub struct InlineFiles(Arc<BTreeMap<String, String>>);
+
+impl Files for InlineFiles {
+    fn read(&self, path: &str) -> Result<String, FileError> {
+        match self.0.get(path) {
+            Some(text) => Ok(text.clone()),
+            None if self.0.keys().any(|k| k.starts_with(&format!("{path}/"))) => {
+                Err(FileError::NotRegular { directory: true })
+            }
+            None => Err(FileError::Io("no such file in the blueprint's inline filesystem".into())),
+        }
+    }
+    /// Messages name an inline file as such.
+    fn shown(&self, path: &str) -> String {
+        format!("inline:{path}")
+    }
+    fn share(&self) -> Arc<dyn Files> {
+        Arc::new(self.clone())
+    }
+}
+
 /// Where one blueprint's files are.
 #[derive(Clone, Debug)]
 pub struct BlueprintFs {
-    /// An inline blueprint's files by path, else `None`: the package's files.
-    memory: Option<Arc<BTreeMap<String, String>>>,
+    /// An inline blueprint's files, else `None`: the package's files.
+    memory: Option<InlineFiles>,
     /// The blueprint's directory inside those files (`""`: their root).
     dir: String,
 }
@@ -66,7 +90,7 @@ impl BlueprintFs {
                 }
             }
         }
-        Ok(BlueprintFs { memory: Some(Arc::new(files)), dir: String::new() })
+        Ok(BlueprintFs { memory: Some(InlineFiles(Arc::new(files))), dir: String::new() })
     }
 
     /// The same files, the blueprint's directory being the one that holds `file`.
@@ -82,7 +106,7 @@ impl BlueprintFs {
     /// A key telling filesystems apart, for caches of what was read or compiled from them.
     pub fn key(&self) -> String {
         match &self.memory {
-            Some(files) => format!("inline@{:p}:{}", Arc::as_ptr(files), self.dir),
+            Some(files) => format!("inline@{:p}:{}", Arc::as_ptr(&files.0), self.dir),
             None => self.dir.clone(),
         }
     }
@@ -124,27 +148,23 @@ impl BlueprintFs {
         }
     }
 
-    /// Reads a path [`resolve`](Self::resolve) gave.
-    pub fn read(&self, files: &dyn Files, resolved: &str) -> Result<String, FileError> {
+    /// The files these are: the inline filesystem, or the package's `files`.
+    pub fn files<'a>(&'a self, files: &'a dyn Files) -> &'a dyn Files {
         match &self.memory {
-            Some(memory) => match memory.get(resolved) {
-                Some(text) => Ok(text.clone()),
-                None if memory.keys().any(|k| k.starts_with(&format!("{resolved}/"))) => {
-                    Err(FileError::NotRegular { directory: true })
-                }
-                None => Err(FileError::Io("no such file in the blueprint's inline filesystem".into())),
-            },
-            None => files.read(resolved),
+            Some(memory) => memory,
+            None => files,
         }
     }
 
-    /// How a resolved path is shown in messages: inline files are named as such, package files
-    /// as every message names them ([`Files::shown`]: from the working directory).
+    /// Reads a path [`resolve`](Self::resolve) gave.
+    pub fn read(&self, files: &dyn Files, resolved: &str) -> Result<String, FileError> {
+        self.files(files).read(resolved)
+    }
+
+    /// How a resolved path is shown in messages ([`Files::shown`]: inline files as such, package
+    /// files from the working directory).
     pub fn show(&self, files: &dyn Files, resolved: &str) -> String {
-        match &self.memory {
-            Some(_) => format!("inline:{resolved}"),
-            None => files.shown(resolved),
-        }
+        self.files(files).shown(resolved)
     }
 }
 
@@ -156,13 +176,13 @@ const MAX_SCHEMA_FILES: usize = 256;
 /// of its own, and each reference a `local://` one to it, so local types' resolution, cycle
 /// checks and fragments serve both. `None` when the blueprint has no such reference.
 pub fn load_schema_files(
-    blueprint: &super::model::Blueprint,
+    blueprint: &crate::model::imports::Blueprint,
     fs: &BlueprintFs,
     files: &dyn Files,
-) -> Option<Result<super::model::Blueprint, String>> {
+) -> Option<Result<crate::model::imports::Blueprint, String>> {
     let mut blueprint = blueprint.clone();
     let mut wanted: Vec<String> = Vec::new();
-    fn imports(decls: &mut [super::model::ImportDecl], wanted: &mut Vec<String>) {
+    fn imports(decls: &mut [crate::model::imports::ImportDecl], wanted: &mut Vec<String>) {
         for decl in decls {
             if let Some(schema) = &mut decl.schema {
                 rewrite_references(schema, wanted, 0);

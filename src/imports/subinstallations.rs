@@ -4,13 +4,16 @@
 //! siblings' exports (through data mappings too), ordered by those wires and rendered recursively. The limits on that recursion (depth, count, file
 //! cycles) live here with it.
 
-use super::executions::{execute, Phase};
+use super::executions::{self, execute, Phase};
 use super::files::{BlueprintFs, BLUEPRINT_FILE};
-use super::model::{import_type, Blueprint, ImportDecl, InstallationTemplate, TargetRef};
-use super::{gotemplate, render_blueprint, schema, Declared, ScopeReport, Step, Wire};
+use super::step::{Declared, ScopeReport, Step, Wire};
+use super::validation::{resolve_imports, validate};
+use super::{exports, files, gotemplate, schema};
 use crate::config::parse_section;
+use crate::diag::Diagnostic;
 use crate::doc::{read_yaml_documents, FieldPath, Map, Value};
 use crate::krm;
+use crate::model::imports::{import_type, Blueprint, ImportDecl, InstallationTemplate, TargetRef};
 use crate::package::Files;
 use std::collections::{BTreeSet, HashMap, HashSet};
 
@@ -20,9 +23,6 @@ const MAX_DEPTH: usize = 16;
 /// Installations one render expands to at most: files that each include the next several times
 /// multiply without a cycle (2 per level over 16 levels is 65 536).
 const MAX_INSTALLATIONS: usize = 1000;
-
-/// How an inclusion cycle's message starts (reported once per render, not once per path).
-const FILE_CYCLE: &str = "subinstallation files include each other";
 
 /// The files the search for the top-level blueprint reads, each read and parsed once (`None`:
 /// not one YAML document): it starts from every Blueprint item, and 1 000 blueprint files that
@@ -296,12 +296,14 @@ pub(super) fn render(
                 ));
             }
             Ok(child) => children.push(((field.clone(), blueprint_at.clone()), child)),
-            Err(message) if message.starts_with(FILE_CYCLE) && !step.cycles.insert(message.clone()) => {}
-            Err(message) => {
+            Err(LoadError::FileCycle(cycle)) if !step.cycles.insert(cycle.clone()) => {}
+            Err(err) => {
                 // Landscaper writes a field of the template after a dot: `subinstallations[2].name`.
-                let text = match message.strip_prefix("name: ") {
-                    Some(rest) => format!("{shown}.name: {rest}"),
-                    None => format!("{shown}: {message}"),
+                let text = match &err {
+                    LoadError::Field { at, message } if *at == FieldPath::root().key("name") => {
+                        format!("{shown}.name: {message}")
+                    }
+                    err => format!("{shown}: {err}"),
                 };
                 step.results.push(origin.error(text, field));
             }
@@ -882,19 +884,49 @@ struct Child {
     files: Vec<String>,
 }
 
+/// Why a subinstallation entry could not be loaded; reported about the entry.
+enum LoadError {
+    /// Subinstallation files that include each other: the files in order, the first repeated
+    /// last. Reported once per render, not once per path that reaches the cycle.
+    FileCycle(String),
+    /// A field of the entry itself, which Landscaper names after the entry with a dot
+    /// (`subinstallations[2].name`).
+    Field { at: FieldPath, message: String },
+    /// Anything else, as it reads.
+    Other(String),
+}
+
+impl From<String> for LoadError {
+    fn from(message: String) -> Self {
+        LoadError::Other(message)
+    }
+}
+
+impl std::fmt::Display for LoadError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            LoadError::FileCycle(cycle) => {
+                write!(f, "subinstallation files include each other: {cycle}: remove one of these file references")
+            }
+            LoadError::Field { at, message } => f.write_str(&located(at, message)),
+            LoadError::Other(message) => f.write_str(message),
+        }
+    }
+}
+
 /// A subinstallation entry: inline, or `file:` holding an InstallationTemplate (read through
 /// the parent blueprint's filesystem, as Landscaper's GetSubinstallations does). Its blueprint
 /// is Landscaper's `{filesystem: {blueprint.yaml: …}}` (also as `{inline: {filesystem: …}}`),
 /// ours `{file: …}` naming a blueprint file or its directory, or the blueprint's fields inline.
 /// A blueprint from a filesystem or a file reads its files from its own directory.
-fn load_subinstallation(step: &Step, entry: &Value, origin: &Declared) -> Result<Child, String> {
+fn load_subinstallation(step: &Step, entry: &Value, origin: &Declared) -> Result<Child, LoadError> {
     let mut files: Vec<String> = Vec::new();
-    let mut enter = |resolved: &str| -> Result<(), String> {
+    let mut enter = |resolved: &str| -> Result<(), LoadError> {
         if let Some(start) = origin.chain.iter().chain(files.iter()).position(|f| f == resolved) {
             let mut cycle: Vec<&str> =
                 origin.chain.iter().chain(files.iter()).skip(start).map(String::as_str).collect();
             cycle.push(resolved);
-            return Err(format!("{FILE_CYCLE}: {}: remove one of these file references", cycle.join(" -> ")));
+            return Err(LoadError::FileCycle(cycle.join(" -> ")));
         }
         files.push(resolved.to_string());
         Ok(())
@@ -910,15 +942,16 @@ fn load_subinstallation(step: &Step, entry: &Value, origin: &Declared) -> Result
                 parse_section(&document).map_err(|(at, err)| format!("{shown:?}: {}", located(&at, &err)))?;
             (template, Some(resolved))
         }
-        _ => (parse_section(entry).map_err(|(at, err)| located(&at, &err))?, None),
+        _ => (parse_section(entry).map_err(|(at, message)| LoadError::Field { at, message })?, None),
     };
     if template.name.is_empty() {
-        return Err("name: Required value: name must be defined".into());
+        let message = "Required value: name must be defined".to_string();
+        return Err(LoadError::Field { at: FieldPath::root().key("name"), message });
     }
     let from = file.clone().or_else(|| origin.file.clone());
     let mut component = None;
     let (blueprint, fs, own_file) = match &template.blueprint {
-        None => return Err(format!("subinstallation {:?} has no blueprint", template.name)),
+        None => return Err(format!("subinstallation {:?} has no blueprint", template.name).into()),
         Some(Value::Object(map)) if map.contains_key("ref") => {
             let reference = map.get("ref").and_then(Value::as_str).unwrap_or_default();
             let Referenced { dir, component: of } = referenced_blueprint(step.components(), reference)?;
@@ -1138,6 +1171,65 @@ fn single_document(text: &str) -> Result<Value, String> {
     match documents.len() {
         1 => Ok(documents.remove(0)),
         n => Err(format!("expected one YAML document, found {n}")),
+    }
+}
+
+/// Renders one blueprint in its scope, its imports taken from `source` (each with its wiring,
+/// for a subinstallation); returns its exports, or `None` when it failed.
+pub(super) fn render_blueprint(
+    step: &mut Step,
+    blueprint: &Blueprint,
+    name: &str,
+    origin: &Declared,
+    source: (&Map, &HashMap<String, Wire>),
+    depth: usize,
+) -> Option<Map> {
+    let errors_before = step.results.len();
+    // Schemas in the blueprint's files (`$ref: blueprint://…`) become local types first.
+    let with_files = files::load_schema_files(blueprint, &origin.fs, step.files);
+    let blueprint = match &with_files {
+        None => blueprint,
+        Some(Ok(loaded)) => loaded,
+        Some(Err(message)) => {
+            step.results.push(origin.error(message, "imports"));
+            return None;
+        }
+    };
+    validate(step, blueprint, origin);
+    if step.results.len() > errors_before {
+        return None;
+    }
+    let mut report = ScopeReport { name: name.to_string(), ..Default::default() };
+    let mut imports = Map::new();
+    resolve_imports(step, blueprint, &blueprint.imports, "imports", source, origin, &mut imports, &mut report);
+    if step.results[errors_before..].iter().any(Diagnostic::is_error) {
+        step.report.scopes.push(report);
+        return None;
+    }
+    if !executions::import(step, blueprint, name, origin, &mut imports, &mut report) {
+        step.report.scopes.push(report);
+        return None;
+    }
+    executions::deploy(step, blueprint, name, origin, &imports);
+    let dataobjects = render(step, blueprint, name, origin, &imports, depth, &mut report);
+    let exports = exports::render(step, blueprint, name, origin, &imports, &dataobjects?);
+    report.exports = exports.as_ref().map(|e| e.keys().cloned().collect()).unwrap_or_default();
+    step.report.scopes.push(report);
+    if step.results[errors_before..].iter().any(Diagnostic::is_error) {
+        return None;
+    }
+    exports
+}
+
+impl Step<'_> {
+    /// The descriptors as the blueprint being rendered sees them.
+    fn components(&self) -> Components<'_> {
+        Components {
+            cd: &self.descriptors.cd,
+            cd_file: self.descriptor_file.as_deref(),
+            list: &self.descriptors.list,
+            files: &self.descriptor_files,
+        }
     }
 }
 

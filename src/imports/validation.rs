@@ -3,11 +3,11 @@
 //! are kept together and apart from rendering, so every message follows Landscaper's text
 //! (apis/core/validation/blueprint.go, pkg/landscaper/installations/imports/constructor.go).
 
-use super::model::{self, import_type, Blueprint, ImportDecl};
 use super::schema::{self, Schema};
-use super::{Declared, ImportReport, ScopeReport, Step, Wire};
+use super::step::{Declared, ImportReport, ScopeReport, Step, Wire};
 use crate::diag::{Diagnostic, Kind};
 use crate::doc::{FieldPath, Map, Value};
+use crate::model::imports::{self as model, import_type, Blueprint, ImportDecl};
 use std::collections::{HashMap, HashSet};
 
 /// Landscaper's blueprint validation: names, duplicates across nesting levels, conditional
@@ -226,15 +226,15 @@ fn check_data(
             step.results.push(origin.error(format!("import {:?}: {message}", decl.name), &format!("{field}.schema")));
             "schema error".into()
         }
-        Ok(schema) => match schema.check(value).as_slice() {
+        Ok(schema) => match schema.failures(value).as_slice() {
             [] => "valid".into(),
             failures => {
                 // The value's own place is the import's name, not Landscaper's `(root)`.
                 let failures: Vec<String> = failures
                     .iter()
-                    .map(|failure| match failure.strip_prefix("(root): ") {
-                        Some(what) => format!("{}: {what}", decl.name),
-                        None => format!("{}.{failure}", decl.name),
+                    .map(|failure| match failure.is_root() {
+                        true => format!("{}: {}", decl.name, failure.message),
+                        false => format!("{}.{failure}", decl.name),
                     })
                     .collect();
                 let message = format!(

@@ -2,7 +2,7 @@
 //! Strategic merge patch schema of the built-in kinds: per definition, the fields that lead
 //! to a patch strategy; `schema` indexes [`DEFINITIONS`], `keys` are the merge keys.
 
-use super::strategic::{Field, Kind};
+use super::schema::{Field, Kind};
 
 pub static DEFINITIONS: [(&str, &[Field]); 276] = [
     ("io.k8s.api.admissionregistration.v1.MutatingAdmissionPolicy", &[

@@ -1,12 +1,14 @@
 //! The patches step (compat: kustomize `patches`): RFC 6902 operations (json-patch
 //! crate, atomic per resource), strategic merge patches for built-in kinds ([`strategic`], with
-//! the generated [`merge_keys`] table) and RFC 7386 merge patches plus directives for other kinds.
+//! the generated [`merge_keys`] table, whose types are in [`schema`]) and RFC 7386 merge patches
+//! plus directives for other kinds.
 //!
 //! It owns reading and compiling `spec.patches` and applying them to the items it is handed; the
 //! pipeline decides which items those are.
 
 #[rustfmt::skip]
 mod merge_keys;
+pub mod schema;
 pub mod strategic;
 mod target;
 
@@ -1068,23 +1070,23 @@ fn identity_warnings(
     warnings
 }
 
-/// A strategic merge error reads `/spec/template/spec/$setElementOrder/containers: …`: its plain
-/// leading keys are a place in the resource (the result's field); the rest stays in the message.
-fn locate_strategic_error(err: &str) -> (String, Option<String>) {
+/// A strategic merge error's place reads `/spec/template/spec/$setElementOrder/containers`: its
+/// plain leading keys are a place in the resource (the result's field); the rest stays in the
+/// message.
+fn locate_strategic_error(err: &strategic::MergeError) -> (String, Option<String>) {
     // An error at the patch's top level has an empty path.
-    let err = err.strip_prefix(": ").unwrap_or(err);
-    let Some((path, message)) = err.split_once(": ").filter(|(path, _)| path.starts_with('/')) else {
-        return (err.to_string(), None);
-    };
-    let segments: Vec<&str> = path.split('/').skip(1).collect();
+    if err.path.is_empty() {
+        return (err.message.clone(), None);
+    }
+    let segments: Vec<&str> = err.path.split('/').skip(1).collect();
     let plain = segments.iter().take_while(|s| !s.is_empty() && !s.contains(['$', '=', '"'])).count();
     if plain == 0 {
         return (err.to_string(), None);
     }
     let pointer = format!("/{}", segments[..plain].join("/"));
     let message = match &segments[plain..] {
-        [] => message.to_string(),
-        rest => format!("{}: {message}", rest.join("/")),
+        [] => err.message.clone(),
+        rest => format!("{}: {}", rest.join("/"), err.message),
     };
     (message, Some(pointer))
 }

@@ -44,29 +44,11 @@
 //! replaces lists added since (`schedulingGates`, `resourceClaims`) that merge here.
 
 use super::merge_keys::{DEFINITIONS, KINDS};
+use super::schema::Field;
 use crate::doc::{Map, Value};
 use crate::limits::MAX_DEPTH;
 use std::collections::{HashMap, HashSet};
 use std::sync::OnceLock;
-
-/// One field of a definition in the generated table.
-pub struct Field {
-    pub name: &'static str,
-    /// The definition of the value (or of the list's items), when it matters for merging.
-    pub schema: Option<usize>,
-    pub list: bool,
-    /// kyaml's merge keys: the list map keys, else the patch merge key; none for scalar sets.
-    pub keys: &'static [&'static str],
-    pub merge: bool,
-    pub retain_keys: bool,
-}
-
-/// A top-level kind and its root definition.
-pub struct Kind {
-    pub api_version: &'static str,
-    pub kind: &'static str,
-    pub schema: usize,
-}
 
 /// The root definition for a built-in kind, `None` for kinds we do not know.
 pub fn schema_of(api_version: &str, kind: &str) -> Option<usize> {
@@ -88,9 +70,31 @@ const RETAIN_KEYS: &str = "$retainKeys";
 const SET_ELEMENT_ORDER: &str = "$setElementOrder/";
 const DELETE_FROM_PRIMITIVE_LIST: &str = "$deleteFromPrimitiveList/";
 
+/// Why a strategic merge patch does not apply: where (a JSON pointer into the resource, the
+/// patch's directives among its keys: `/spec/$setElementOrder/containers`; empty at the top)
+/// and what is wrong. [`super`] points the result at the plain part of the place.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MergeError {
+    pub path: String,
+    pub message: String,
+}
+
+impl MergeError {
+    fn at(path: impl Into<String>, message: String) -> Self {
+        MergeError { path: path.into(), message }
+    }
+}
+
+/// `<path>: <message>`.
+impl std::fmt::Display for MergeError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.path, self.message)
+    }
+}
+
 /// Applies `patch` to `original` (both mappings). Errors leave `original` untouched only if the
 /// caller works on a copy; [`super`] does.
-pub fn apply(original: &mut Map, patch: &Map, schema: Option<usize>) -> Result<(), String> {
+pub fn apply(original: &mut Map, patch: &Map, schema: Option<usize>) -> Result<(), MergeError> {
     merge_map(original, patch, schema, "", 0)
 }
 
@@ -120,19 +124,31 @@ fn without_directives(value: &Value) -> Value {
     }
 }
 
-fn merge_map(original: &mut Map, patch: &Map, schema: Option<usize>, path: &str, depth: usize) -> Result<(), String> {
+fn merge_map(
+    original: &mut Map,
+    patch: &Map,
+    schema: Option<usize>,
+    path: &str,
+    depth: usize,
+) -> Result<(), MergeError> {
     if depth > MAX_DEPTH {
-        return Err(format!("{path}: the patch nests deeper than {MAX_DEPTH} levels: flatten it"));
+        return Err(MergeError::at(path, format!("the patch nests deeper than {MAX_DEPTH} levels: flatten it")));
     }
     match directive(patch) {
         // kyaml takes the patch's map and walks it against itself.
         Some("replace") => original.clear(),
         Some("merge") | None => {}
         Some("delete") => {
-            return Err(format!("{path}: $patch: delete is only valid inside a list or as a field's value"))
+            return Err(MergeError::at(
+                path,
+                "$patch: delete is only valid inside a list or as a field's value".to_string(),
+            ))
         }
         Some(other) => {
-            return Err(format!("{path}: unknown $patch directive {other:?} (expected replace, delete or merge)"))
+            return Err(MergeError::at(
+                path,
+                format!("unknown $patch directive {other:?} (expected replace, delete or merge)"),
+            ))
         }
     }
     for (key, value) in patch {
@@ -145,10 +161,16 @@ fn merge_map(original: &mut Map, patch: &Map, schema: Option<usize>, path: &str,
         // way round) would break the resource, as apimachinery's typed conversion would refuse it.
         match (field, value) {
             (Some(f), Value::Array(_)) if !f.list && f.schema.is_some() => {
-                return Err(format!("{child_path}: expected a mapping, got a list (remove the \"- \")"));
+                return Err(MergeError::at(
+                    &child_path,
+                    "expected a mapping, got a list (remove the \"- \")".to_string(),
+                ));
             }
             (Some(f), Value::Object(child)) if f.list && directive(child) != Some("delete") => {
-                return Err(format!("{child_path}: expected a list, got a mapping; start each entry with \"- \""));
+                return Err(MergeError::at(
+                    &child_path,
+                    "expected a list, got a mapping; start each entry with \"- \"".to_string(),
+                ));
             }
             _ => {}
         }
@@ -205,7 +227,7 @@ fn merge_map(original: &mut Map, patch: &Map, schema: Option<usize>, path: &str,
     for (key, value) in patch {
         if let Some(list) = key.strip_prefix(DELETE_FROM_PRIMITIVE_LIST) {
             let Value::Array(remove) = value else {
-                return Err(format!("{path}/{key}: expected a list of values to delete"));
+                return Err(MergeError::at(format!("{path}/{key}"), "expected a list of values to delete".to_string()));
             };
             if let Some(Value::Array(existing)) = original.get_mut(list) {
                 let remove: HashSet<String> = remove.iter().map(key_of).collect();
@@ -216,10 +238,13 @@ fn merge_map(original: &mut Map, patch: &Map, schema: Option<usize>, path: &str,
     for (key, value) in patch {
         if let Some(list) = key.strip_prefix(SET_ELEMENT_ORDER) {
             let Value::Array(order) = value else {
-                return Err(format!(
-                    "{path}/{key}: expected a list giving the element order, \
+                return Err(MergeError::at(
+                    format!("{path}/{key}"),
+                    format!(
+                        "expected a list giving the element order, \
                      e.g. [{{name: web}}, {{name: sidecar}}], got {}",
-                    crate::krm::shape_of(value)
+                        crate::krm::shape_of(value)
+                    ),
                 ));
             };
             let merge_key = field(schema, list).and_then(|f| f.keys.first().copied());
@@ -230,7 +255,7 @@ fn merge_map(original: &mut Map, patch: &Map, schema: Option<usize>, path: &str,
     }
     if let Some(retain) = patch.get(RETAIN_KEYS) {
         let Value::Array(keys) = retain else {
-            return Err(format!("{path}/$retainKeys: expected a list of field names"));
+            return Err(MergeError::at(format!("{path}/$retainKeys"), "expected a list of field names".to_string()));
         };
         let keys: HashSet<&str> = keys.iter().filter_map(Value::as_str).collect();
         original.retain(|key, _| keys.contains(key.as_str()));
@@ -274,12 +299,14 @@ fn normalize_map(map: &mut Map, schema: Option<usize>, depth: usize) {
 
 /// A list set without merging: a `$patch: replace` element is dropped, a `$patch: delete` one
 /// makes no sense here.
-fn replace_list(items: &[Value], path: &str) -> Result<Vec<Value>, String> {
+fn replace_list(items: &[Value], path: &str) -> Result<Vec<Value>, MergeError> {
     let mut list = Vec::with_capacity(items.len());
     for item in items {
         match item.as_object().and_then(directive) {
             Some("replace") | Some("merge") => {}
-            Some(other) => return Err(format!("{path}: $patch: {other} needs a list with a merge strategy")),
+            Some(other) => {
+                return Err(MergeError::at(path, format!("$patch: {other} needs a list with a merge strategy")))
+            }
             None => list.push(without_directives(item)),
         }
     }
@@ -289,14 +316,14 @@ fn replace_list(items: &[Value], path: &str) -> Result<Vec<Value>, String> {
 /// Why a merge list could not be merged by kyaml's rules. In a list the patch touches that is an
 /// error; for a list it only passes by, the original comes back untouched.
 enum Failure {
-    Error(String),
+    Error(MergeError),
     Unqualified(Vec<Value>),
 }
 use Failure::Unqualified;
 
-impl From<String> for Failure {
-    fn from(message: String) -> Self {
-        Failure::Error(message)
+impl From<MergeError> for Failure {
+    fn from(err: MergeError) -> Self {
+        Failure::Error(err)
     }
 }
 
@@ -308,7 +335,7 @@ fn merge_list(
     field: &Field,
     path: &str,
     depth: usize,
-) -> Result<Option<Vec<Value>>, String> {
+) -> Result<Option<Vec<Value>>, MergeError> {
     // kyaml's list directive: the first element with a `$patch` field, when that is its only one.
     let list_directive = items
         .iter()
@@ -335,8 +362,9 @@ fn merge_list(
                 .collect()
         }
         Some(other) => {
-            return Err(format!(
-                "{path}: unknown $patch directive {other:?} for a list (expected replace, delete or merge)"
+            return Err(MergeError::at(
+                path,
+                format!("unknown $patch directive {other:?} for a list (expected replace, delete or merge)"),
             ))
         }
     };
@@ -348,9 +376,9 @@ fn merge_list(
     };
     match result {
         Ok(list) => Ok(Some(list)),
-        Err(Failure::Error(message)) => Err(message),
+        Err(Failure::Error(err)) => Err(err),
         // Only lists that the patch does not touch come back unqualified.
-        Err(Unqualified(_)) => Err(format!("{path}: cannot merge this list")),
+        Err(Unqualified(_)) => Err(MergeError::at(path, "cannot merge this list".to_string())),
     }
 }
 
@@ -371,13 +399,19 @@ fn key_text(value: &Value) -> String {
 fn merge_scalars(dest: Vec<Value>, patch: &[Value], strict: bool, path: &str) -> Result<Vec<Value>, Failure> {
     let collection = |v: &Value| v.is_object() || v.is_array();
     if patch.iter().any(collection) {
-        return Err(Failure::Error(format!("{path}: a list of scalars cannot merge an object element")));
+        return Err(Failure::Error(MergeError::at(
+            path,
+            "a list of scalars cannot merge an object element".to_string(),
+        )));
     }
     if dest.iter().any(collection) {
         if !strict {
             return Err(Unqualified(dest));
         }
-        return Err(Failure::Error(format!("{path}: the original list holds a mapping or list where scalars belong")));
+        return Err(Failure::Error(MergeError::at(
+            path,
+            "the original list holds a mapping or list where scalars belong".to_string(),
+        )));
     }
     let mut order: Vec<String> = Vec::new();
     let mut chosen: HashMap<String, Value> = HashMap::new();
@@ -527,12 +561,15 @@ fn merge_keyed(
     };
     if let Some(bad) = patch.iter().find(|v| !qualifies(v)) {
         return Err(Failure::Error(match bad {
-            Value::Object(_) => format!(
-                "{path}: element has no merge key {:?}: {}",
-                all_keys.first().copied().unwrap_or_default(),
-                serde_json::to_string(bad).unwrap_or_default()
+            Value::Object(_) => MergeError::at(
+                path,
+                format!(
+                    "element has no merge key {:?}: {}",
+                    all_keys.first().copied().unwrap_or_default(),
+                    serde_json::to_string(bad).unwrap_or_default()
+                ),
             ),
-            _ => format!("{path}: elements of this list are objects merged by {all_keys:?}"),
+            _ => MergeError::at(path, format!("elements of this list are objects merged by {all_keys:?}")),
         }));
     }
     let mut dest: Vec<Value> = if self_merge {
@@ -548,10 +585,13 @@ fn merge_keyed(
         if !strict {
             return Err(Unqualified(dest));
         }
-        return Err(Failure::Error(format!(
-            "{path}: the original list has an element without merge key {:?} ({}): fix the resource",
-            all_keys.first().copied().unwrap_or_default(),
-            serde_json::to_string(bad).unwrap_or_default()
+        return Err(Failure::Error(MergeError::at(
+            path,
+            format!(
+                "the original list has an element without merge key {:?} ({}): fix the resource",
+                all_keys.first().copied().unwrap_or_default(),
+                serde_json::to_string(bad).unwrap_or_default()
+            ),
         )));
     }
     let texts =
@@ -643,10 +683,10 @@ fn merge_keyed(
                         _ => Some(Slot::Patch(p)),
                     },
                     Some(other) => {
-                        return Err(Failure::Error(format!(
-                        "{}: unknown $patch directive {other:?} in a list element (expected delete, replace or merge)",
-                        element_path()
-                    )))
+                        let message = format!(
+                            "unknown $patch directive {other:?} in a list element (expected delete, replace or merge)"
+                        );
+                        return Err(Failure::Error(MergeError::at(element_path(), message)));
                     }
                 }
             }
@@ -713,7 +753,7 @@ fn merge_keyed(
 
 /// A patch element as it enters the list on its own: merged with itself (nulls and directives
 /// go, its own merge lists are merged by kyaml's rules).
-fn fresh_element(element: &Value, field: &Field, path: &str, depth: usize) -> Result<Value, String> {
+fn fresh_element(element: &Value, field: &Field, path: &str, depth: usize) -> Result<Value, MergeError> {
     let Value::Object(map) = element else { return Ok(element.clone()) };
     let mut fresh = Map::new();
     if directive(map) == Some("delete") {
@@ -830,7 +870,7 @@ mod tests {
 
     fn smp(original: Value, patch: Value, api_version: &str, kind: &str) -> Result<Value, String> {
         let (Value::Object(mut original), Value::Object(patch)) = (original, patch) else { return Err("maps".into()) };
-        apply(&mut original, &patch, schema_of(api_version, kind))?;
+        apply(&mut original, &patch, schema_of(api_version, kind)).map_err(|err| err.to_string())?;
         Ok(Value::Object(original))
     }
 

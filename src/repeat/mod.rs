@@ -797,6 +797,36 @@ struct Copy {
     as_read: bool,
 }
 
+/// A `kots.io/exclude` or `kots.io/when` annotation that decides nothing: reported at the
+/// annotation `key`.
+enum NotABoolean {
+    /// Text that KOTS's `strconv.ParseBool` refuses.
+    Text { key: &'static str, text: String },
+    /// Neither text nor a boolean: what it is.
+    Shape { key: &'static str, shape: &'static str },
+}
+
+impl NotABoolean {
+    fn key(&self) -> &'static str {
+        match self {
+            NotABoolean::Text { key, .. } | NotABoolean::Shape { key, .. } => key,
+        }
+    }
+}
+
+impl std::fmt::Display for NotABoolean {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            NotABoolean::Text { key, text } => write!(
+                f,
+                "annotation {key} must render to a boolean as KOTS reads it (true, false, 1, 0, t, f, TRUE, FALSE, \
+                 True, False), got {text:?}"
+            ),
+            NotABoolean::Shape { key, shape } => write!(f, "annotation {key} must render to a boolean, got {shape}"),
+        }
+    }
+}
+
 impl Step<'_> {
     fn error(&mut self, message: String, item: &Value) {
         self.results.push(Diagnostic::error(Kind::Render, message).about(item));
@@ -1237,32 +1267,26 @@ impl Step<'_> {
     /// `kots.io/exclude` / `kots.io/when` of a rendered resource, which is generated unless
     /// excluded. `false` after an error.
     fn decide_and_generate(&mut self, value: Value, source: &Value) -> bool {
-        let decide = |key: &str, value: &Value| -> Option<Result<bool, String>> {
+        let decide = |key: &'static str, value: &Value| -> Option<Result<bool, NotABoolean>> {
             let raw = value.get("metadata")?.get("annotations")?.get(key)?;
             Some(match raw {
                 Value::Bool(b) => Ok(*b),
-                Value::String(s) => parse_bool(s).ok_or_else(|| {
-                    format!(
-                        "annotation {key} must render to a boolean as KOTS reads it (true, false, 1, 0, t, f, TRUE, \
-                         FALSE, True, False), got {s:?}"
-                    )
-                }),
-                other => Err(format!("annotation {key} must render to a boolean, got {}", shape_of(other))),
+                Value::String(s) => parse_bool(s).ok_or_else(|| NotABoolean::Text { key, text: s.clone() }),
+                other => Err(NotABoolean::Shape { key, shape: shape_of(other) }),
             })
         };
         // kots.io/exclude alone decides when present; kots.io/when is then not read.
         let keep = match (decide(EXCLUDE, &value), decide(WHEN, &value)) {
-            (Some(exclude), _) => exclude.map(|e| (!e, EXCLUDE)),
-            (None, Some(when)) => when.map(|w| (w, WHEN)),
-            (None, None) => Ok((true, WHEN)),
+            (Some(exclude), _) => exclude.map(|e| !e),
+            (None, Some(when)) => when,
+            (None, None) => Ok(true),
         };
         match keep {
-            Ok((true, _)) => self.generated.push(Generated { item: value, substitute: true }),
-            Ok((false, _)) => {}
-            Err(message) => {
-                let key = if message.contains(EXCLUDE) { EXCLUDE } else { WHEN };
-                let field = FieldPath::root().key("metadata").key("annotations").key(key);
-                self.results.push(Diagnostic::error(Kind::Render, message).about(source).at(field));
+            Ok(true) => self.generated.push(Generated { item: value, substitute: true }),
+            Ok(false) => {}
+            Err(err) => {
+                let field = FieldPath::root().key("metadata").key("annotations").key(err.key());
+                self.results.push(Diagnostic::error(Kind::Render, err.to_string()).about(source).at(field));
                 return false;
             }
         }

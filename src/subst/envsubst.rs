@@ -11,10 +11,47 @@
 //!   from the end (`${v:1:-1}`);
 //! - in strict mode a variable that does not exist is an error unless a default form is used.
 
-use crate::limits::Budget;
+use crate::limits::{Budget, Exhausted};
 use std::borrow::Cow;
 
-pub const VAR_NOT_SET: &str = "variable not set (strict mode)";
+/// Why a text could not be substituted; its `Display` is fluxcd/pkg's message (or the limit's).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SubstError {
+    /// An expression runs to the end of the text, or its operator is unknown.
+    MissingBrace,
+    /// A malformed `${#…}`, `${v^…}`, `${v,…}` or `${v/…}`.
+    BadSubstitution,
+    /// `${` not followed by a name.
+    BadName,
+    /// `${v:}`: a substring without offset.
+    BadFunction,
+    /// Strict mode, and the variable does not exist.
+    NotSet { name: String },
+    /// `${…}` nested deeper than [`MAX_DEPTH`].
+    TooDeep,
+    /// The render's budget ran out.
+    Budget(Exhausted),
+}
+
+impl std::fmt::Display for SubstError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SubstError::MissingBrace => f.write_str("missing closing brace"),
+            SubstError::BadSubstitution => f.write_str("bad substitution"),
+            SubstError::BadName => f.write_str("unable to parse variable name"),
+            SubstError::BadFunction => f.write_str("unable to parse substitution within function"),
+            SubstError::NotSet { name } => write!(f, "variable not set (strict mode): {name:?}"),
+            SubstError::TooDeep => write!(f, "substitution nested more than {MAX_DEPTH} levels deep"),
+            SubstError::Budget(exhausted) => exhausted.fmt(f),
+        }
+    }
+}
+
+impl From<Exhausted> for SubstError {
+    fn from(exhausted: Exhausted) -> Self {
+        SubstError::Budget(exhausted)
+    }
+}
 
 /// Substitutes `text`. `lookup` returns `None` for a variable that does not exist. Every
 /// expansion is a step and its result output, charged to the render's `budget`: a large variable
@@ -24,7 +61,7 @@ pub fn substitute<'v>(
     lookup: &dyn Fn(&str) -> Option<&'v str>,
     strict: bool,
     budget: &Budget,
-) -> Result<String, String> {
+) -> Result<String, SubstError> {
     let chars: Vec<char> = text.chars().collect();
     let mut eval = Eval { chars: &chars, pos: 0, lookup, strict, depth: 0, budget };
     eval.top()
@@ -56,7 +93,7 @@ impl<'v> Eval<'_, 'v> {
         self.chars.get(self.pos + offset).copied()
     }
 
-    fn top(&mut self) -> Result<String, String> {
+    fn top(&mut self) -> Result<String, SubstError> {
         let mut out = String::new();
         while let Some(c) = self.peek() {
             match (c, self.peek_at(1)) {
@@ -79,11 +116,11 @@ impl<'v> Eval<'_, 'v> {
 
     /// The text of an argument, up to (not including) the closing `}` of the expression, with
     /// nested `${…}` evaluated and `\/`, `\\` unescaped. `stop_at_slash` ends it at an unescaped `/`.
-    fn argument(&mut self, stop_at_slash: bool) -> Result<String, String> {
+    fn argument(&mut self, stop_at_slash: bool) -> Result<String, SubstError> {
         let mut out = String::new();
         loop {
             match (self.peek(), self.peek_at(1)) {
-                (None, _) => return Err("missing closing brace".into()),
+                (None, _) => return Err(SubstError::MissingBrace),
                 (Some('}'), _) => return Ok(out),
                 (Some('/'), _) if stop_at_slash => return Ok(out),
                 (Some('\\'), Some(c @ ('/' | '\\'))) => {
@@ -102,12 +139,12 @@ impl<'v> Eval<'_, 'v> {
         }
     }
 
-    fn close(&mut self) -> Result<(), String> {
+    fn close(&mut self) -> Result<(), SubstError> {
         if self.peek() == Some('}') {
             self.pos += 1;
             Ok(())
         } else {
-            Err("missing closing brace".into())
+            Err(SubstError::MissingBrace)
         }
     }
 
@@ -120,40 +157,40 @@ impl<'v> Eval<'_, 'v> {
     }
 
     /// The value of a variable for an operator that needs it to exist in strict mode.
-    fn value(&self, name: &str, defaulting: bool) -> Result<&'v str, String> {
+    fn value(&self, name: &str, defaulting: bool) -> Result<&'v str, SubstError> {
         match (self.lookup)(name) {
             Some(value) => Ok(value),
-            None if self.strict && !defaulting => Err(format!("{VAR_NOT_SET}: {name:?}")),
+            None if self.strict && !defaulting => Err(SubstError::NotSet { name: name.to_string() }),
             None => Ok(""),
         }
     }
 
     /// After `${`: one expression through its `}`.
-    fn expression(&mut self) -> Result<String, String> {
+    fn expression(&mut self) -> Result<String, SubstError> {
         self.depth += 1;
         if self.depth > MAX_DEPTH {
-            return Err(format!("substitution nested more than {MAX_DEPTH} levels deep"));
+            return Err(SubstError::TooDeep);
         }
-        let result = self.budget.charge_steps(1).map_err(|e| e.to_string()).and_then(|()| self.expression_body());
+        let result = self.budget.charge_steps(1).map_err(SubstError::from).and_then(|()| self.expression_body());
         self.depth -= 1;
         let result = result?;
-        self.budget.charge_output(result.len()).map_err(|e| e.to_string())?;
+        self.budget.charge_output(result.len())?;
         Ok(result)
     }
 
-    fn expression_body(&mut self) -> Result<String, String> {
+    fn expression_body(&mut self) -> Result<String, SubstError> {
         if self.peek() == Some('#') {
             self.pos += 1;
             let name = self.name();
             if name.is_empty() || self.peek() != Some('}') {
-                return Err("bad substitution".into());
+                return Err(SubstError::BadSubstitution);
             }
             self.pos += 1;
             return Ok(self.value(&name, false)?.len().to_string());
         }
         let name = self.name();
         if name.is_empty() {
-            return Err("unable to parse variable name".into());
+            return Err(SubstError::BadName);
         }
         match (self.peek(), self.peek_at(1)) {
             (Some('}'), _) => {
@@ -172,7 +209,7 @@ impl<'v> Eval<'_, 'v> {
                 let spec = self.argument(false)?;
                 self.close()?;
                 if spec.is_empty() {
-                    return Err("unable to parse substitution within function".into());
+                    return Err(SubstError::BadFunction);
                 }
                 let value = self.value(&name, false)?;
                 Ok(substring(value, &spec))
@@ -184,7 +221,7 @@ impl<'v> Eval<'_, 'v> {
                     self.pos += 1;
                 }
                 if self.peek() != Some('}') {
-                    return Err("bad substitution".into());
+                    return Err(SubstError::BadSubstitution);
                 }
                 self.pos += 1;
                 let value = self.value(&name, false)?;
@@ -212,7 +249,7 @@ impl<'v> Eval<'_, 'v> {
                 };
                 let from = self.argument(true)?;
                 if self.peek() != Some('/') {
-                    return Err("bad substitution".into());
+                    return Err(SubstError::BadSubstitution);
                 }
                 self.pos += 1;
                 let to = self.argument(false)?;
@@ -220,7 +257,7 @@ impl<'v> Eval<'_, 'v> {
                 let value = self.value(&name, false)?;
                 replace(value, &from, &to, mode, self.budget)
             }
-            _ => Err("missing closing brace".into()),
+            _ => Err(SubstError::MissingBrace),
         }
     }
 }
@@ -353,7 +390,7 @@ fn close(tokens: &[&Token], states: &mut [bool]) {
 
 /// The `/` forms; the result's length is known before it is built, so a small value with many
 /// matches and a long replacement is refused before the allocation.
-fn replace(value: &str, from: &str, to: &str, mode: Option<char>, budget: &Budget) -> Result<String, String> {
+fn replace(value: &str, from: &str, to: &str, mode: Option<char>, budget: &Budget) -> Result<String, SubstError> {
     let count = match mode {
         Some('/') if !from.is_empty() => value.matches(from).count(),
         Some('#') => usize::from(value.starts_with(from)),
@@ -363,7 +400,7 @@ fn replace(value: &str, from: &str, to: &str, mode: Option<char>, budget: &Budge
     };
     let size =
         value.len().saturating_sub(count.saturating_mul(from.len())).saturating_add(count.saturating_mul(to.len()));
-    budget.output_fits(size as u64).map_err(|e| e.to_string())?;
+    budget.output_fits(size as u64)?;
     Ok(match mode {
         Some('/') if !from.is_empty() => value.replace(from, to),
         Some('#') => match value.strip_prefix(from) {
@@ -477,7 +514,7 @@ mod tests {
             "m5" => Some("-5"),
             _ => None,
         };
-        substitute(text, &lookup, strict, &Budget::default())
+        substitute(text, &lookup, strict, &Budget::default()).map_err(|err| err.to_string())
     }
 
     fn ok(text: &str) -> String {
@@ -610,7 +647,7 @@ mod tests {
         let lookup = |name: &str| (name == "v").then_some(big.as_str());
         let budget = Budget::new(Limits { max_output_bytes: 8 << 20, ..Limits::default() });
         let text = "${v}".repeat(3_000);
-        let err = substitute(&text, &lookup, false, &budget).unwrap_err();
+        let err = substitute(&text, &lookup, false, &budget).unwrap_err().to_string();
         assert!(err.contains("--max-output-size"), "{err}");
         // A short value replaced many times by a long one is refused before it is built.
         let small = |name: &str| match name {
@@ -619,7 +656,7 @@ mod tests {
             _ => None,
         };
         let budget = Budget::new(Limits { max_output_bytes: 8 << 20, ..Limits::default() });
-        let err = substitute("${a//a/${b}}", &small, false, &budget).unwrap_err();
+        let err = substitute("${a//a/${b}}", &small, false, &budget).unwrap_err().to_string();
         assert!(err.contains("--max-output-size"), "{err}");
     }
 

@@ -10,8 +10,11 @@
 
 pub mod envsubst;
 mod text;
+mod variables;
 
 pub use text::{as_go_json, read_as_yaml_v2, substitute_object};
+use variables::{contains_candidate, disabled, valid_name, NAME_PATTERN};
+pub use variables::{Report, Variables};
 
 use crate::config::Spec;
 use crate::diag::{Diagnostic, Kind};
@@ -20,83 +23,8 @@ use crate::limits::Budget;
 use crate::render::Source;
 use crate::values::{data_of, find};
 use envsubst::{clean_value, may_substitute, substitute};
-use std::collections::{BTreeMap, HashSet};
+use std::collections::BTreeMap;
 use std::fmt::Write;
-use std::sync::Mutex;
-
-const DISABLE_KEY: &str = "kustomize.toolkit.fluxcd.io/substitute";
-const NAME_PATTERN: &str = "^[_[:alpha:]][_[:alpha:][:digit:]]*$";
-
-/// The variables of a render.
-#[derive(Default)]
-pub struct Variables {
-    values: BTreeMap<String, String>,
-    strict: bool,
-    pub fingerprint: String,
-    /// Where each variable came from, for `explain`.
-    sources: BTreeMap<String, Source>,
-    /// Names looked up so far that are set, and that are not: noted once each (a lookup that
-    /// finds the name already noted allocates nothing), for `explain`. Items are substituted
-    /// on two threads, hence the locks.
-    referenced: Mutex<HashSet<String>>,
-    unset: Mutex<HashSet<String>>,
-}
-
-/// The post-build variables for `explain`.
-#[derive(Clone, Debug, Default)]
-pub struct Report {
-    pub strict: bool,
-    /// Every variable (by name), its value, its source, and whether a resource referenced it.
-    pub variables: Vec<(String, String, Source, bool)>,
-    /// Names resources referenced that no source sets: a default form gave their value, or
-    /// (not strict) they read as empty, or (strict) they failed the render.
-    pub unset: Vec<String>,
-}
-
-impl Variables {
-    fn note(&self, name: &str, found: bool) {
-        let names = if found { &self.referenced } else { &self.unset };
-        if let Ok(mut names) = names.lock() {
-            if !names.contains(name) {
-                names.insert(name.to_string());
-            }
-        }
-    }
-
-    /// Variables given directly (`flux-build`: one Flux Kustomization's post-build), their names
-    /// checked and their values cleaned as Flux does.
-    pub fn given(values: BTreeMap<String, String>, strict: bool) -> Result<Self, String> {
-        if let Some(name) = values.keys().find(|name| !valid_name(name)) {
-            return Err(format!("'{name}' var name is invalid, must match '{NAME_PATTERN}'"));
-        }
-        let values: BTreeMap<String, String> =
-            values.into_iter().map(|(k, v)| (k, clean_value(&v).into_owned())).collect();
-        Ok(Variables { values, strict, ..Default::default() })
-    }
-
-    pub fn report(&self) -> Report {
-        let none = HashSet::new();
-        let referenced = self.referenced.lock();
-        let referenced = referenced.as_deref().unwrap_or(&none);
-        let variables = self
-            .values
-            .iter()
-            .map(|(name, value)| {
-                let source = self.sources.get(name).cloned().unwrap_or_default();
-                (name.clone(), value.clone(), source, referenced.contains(name))
-            })
-            .collect();
-        let mut unset: Vec<String> = self.unset.lock().map(|unset| unset.iter().cloned().collect()).unwrap_or_default();
-        unset.sort();
-        Report { strict: self.strict, variables, unset }
-    }
-}
-
-fn valid_name(name: &str) -> bool {
-    let mut chars = name.chars();
-    chars.next().is_some_and(|c| c == '_' || c.is_ascii_alphabetic())
-        && chars.all(|c| c == '_' || c.is_ascii_alphanumeric())
-}
 
 /// Gathers the variables; `Ok(None)` when the config asks for no substitution.
 pub fn prepare(
@@ -165,23 +93,6 @@ pub fn prepare(
     let strict = spec.strict.unwrap_or(true);
     let fingerprint = format!("{strict}{}", serde_json::to_string(&values).unwrap_or_default());
     Ok(Some(Variables { values, strict, fingerprint, sources, ..Default::default() }))
-}
-
-fn disabled(item: &Value) -> bool {
-    let metadata = item.get("metadata");
-    ["labels", "annotations"].iter().any(|field| {
-        metadata.and_then(|m| m.get(*field)).and_then(|m| m.get(DISABLE_KEY)).and_then(Value::as_str)
-            == Some("disabled")
-    })
-}
-
-fn contains_candidate(value: &Value) -> bool {
-    match value {
-        Value::String(s) => may_substitute(s),
-        Value::Array(items) => items.iter().any(contains_candidate),
-        Value::Object(map) => map.iter().any(|(k, v)| may_substitute(k) || contains_candidate(v)),
-        _ => false,
-    }
 }
 
 /// The value a plain scalar's new text reads as: YAML 1.1 booleans (as sigs.k8s.io/yaml reads
@@ -354,6 +265,7 @@ pub fn apply(
 
 #[cfg(test)]
 mod tests {
+    use super::variables::DISABLE_KEY;
     use super::*;
     use serde_json::json;
 

@@ -11,7 +11,7 @@
 //! edits the package's own files, keeps their quotes ([`super::apply`]).
 
 use super::envsubst::substitute;
-use super::{contains_candidate, disabled, Variables};
+use super::variables::{contains_candidate, disabled, Variables};
 use crate::doc::{pointer_mut, pointer_segment, read_yaml_documents, to_go_yaml, Value};
 use crate::limits::Budget;
 use granit_parser::{Event, Parser, ScalarStyle};
