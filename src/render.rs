@@ -109,6 +109,9 @@ pub struct Render {
     /// The Windsor schema the values step read (or why it could not), when a render composes
     /// Windsor and has one: the features step takes the paths it declares as known.
     pub windsor_schema: Option<Result<Map, String>>,
+    /// Whether Windsor's value layers are applied (by the values step, or by the features step
+    /// for features of a chosen Implementation).
+    pub windsor_layers: bool,
     /// Values layers over the config's own, each with the label `explain` names it by.
     pub overrides: Vec<(String, Value)>,
     /// Resolved KOTS config values (the `config` binding of templates); set by `repeat::load`.
@@ -143,6 +146,7 @@ impl Render {
             set_values: None,
             value_sources: Sources::default(),
             windsor_schema: None,
+            windsor_layers: false,
             overrides,
             config_values: Map::new(),
             config_sources: HashMap::new(),

@@ -83,7 +83,15 @@ pub fn run(render: &mut Render, files: &dyn Files) {
 /// imports, the templates and the features step read one tree. The schema is kept for the
 /// features step, which takes the paths it declares as known (and reports it unreadable).
 fn windsor(render: &mut Render, files: &dyn Files) {
-    if !composes_windsor(render) {
+    if composes_windsor(render) {
+        apply_windsor_layers(render, files);
+    }
+}
+
+/// [`windsor`]'s layers, once: also called by the features step for a render that composes only
+/// through Implementations policy chose (unknown when the values step runs).
+pub fn apply_windsor_layers(render: &mut Render, files: &dyn Files) {
+    if std::mem::replace(&mut render.windsor_layers, true) {
         return;
     }
     let spec = &render.config.spec;
@@ -121,25 +129,15 @@ fn windsor(render: &mut Render, files: &dyn Files) {
     }
 }
 
-/// Whether the features step composes: a Windsor Blueprint, Feature or Facet item,
-/// `spec.blueprint` or `spec.features`, or an Implementation with features (which policy has yet
-/// to choose: one that declares features counts).
+/// Whether the features step composes whatever policy chooses: a Windsor Blueprint, Feature or
+/// Facet item, `spec.blueprint` or `spec.features`. (Features of an Implementation count only
+/// once policy has chosen it: the features step applies the layers then.)
 fn composes_windsor(render: &Render) -> bool {
     let spec = &render.config.spec;
     let windsor = |(api_version, kind): (&str, &str)| {
         api_version == WINDSOR_API_VERSION && matches!(kind, "Blueprint" | "Feature" | "Facet")
     };
-    let implementation_features = |item: &Item| {
-        item.type_of() == (crate::config::API_VERSION, "Implementation")
-            && item
-                .get("spec")
-                .and_then(|spec| spec.get("features"))
-                .and_then(Value::as_array)
-                .is_some_and(|f| !f.is_empty())
-    };
-    !spec.blueprint.is_empty()
-        || !spec.features.is_empty()
-        || render.items.iter().any(|item| windsor(item.type_of()) || implementation_features(item))
+    !spec.blueprint.is_empty() || !spec.features.is_empty() || render.items.iter().any(|item| windsor(item.type_of()))
 }
 
 fn lookup<'v>(values: &'v Value, path: &str) -> Option<&'v Value> {

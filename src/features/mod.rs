@@ -44,6 +44,11 @@ use std::collections::HashMap;
 use step::{graph_diagnostic, Declared, Step};
 
 pub fn run(render: &mut Render, files: &dyn Files) -> Report {
+    // Composing only the features of Implementations policy chose: the values step could not
+    // know, so Windsor's layers are applied now, before the features read the values.
+    if !render.scoped_features.is_empty() {
+        crate::values::apply_windsor_layers(render, files);
+    }
     let config_origin = Declared::of_item(&render.config.item).at(FieldPath::root().key("spec"));
     let of_kind = |kind: &str| -> Vec<&Value> {
         render.items.iter().filter(|item| item.type_of() == (model::API_VERSION, kind)).map(|i| &**i).collect()
