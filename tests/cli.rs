@@ -724,6 +724,32 @@ fn diff_against_a_git_revision_reads_the_revision_and_leaves_the_tree() {
     assert_eq!(after, manifest(2), "the working tree is untouched");
 }
 
+/// `diff --git`: a symbolic link in the package is a link on the revision's side too (git stores
+/// its target as a blob), so an unchanged package with a link compares equal; a crafted tree
+/// that puts a file under a link is refused before anything is written.
+#[test]
+fn diff_git_keeps_symbolic_links_as_links() {
+    if !git_installed() {
+        eprintln!("SKIP diff --git: git is not installed");
+        return;
+    }
+    let dir = scratch("diff-git-links");
+    std::fs::create_dir_all(dir.join("package/other")).unwrap_or_else(|err| panic!("{err}"));
+    std::fs::write(
+        dir.join("package/other/b.yaml"),
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: b\ndata:\n  k: v\n",
+    )
+    .unwrap_or_else(|err| panic!("{err}"));
+    std::os::unix::fs::symlink("other/b.yaml", dir.join("package/alias.yaml")).unwrap_or_else(|err| panic!("{err}"));
+    git_in(&dir, &["init", "-q"], "");
+    git_in(&dir, &["add", "."], "");
+    git_in(&dir, &["commit", "-q", "-m", "a link"], "");
+    let (code, stdout, stderr) = bin_output(&["diff", "--git", "HEAD", "package", "--root", "package"], Some(&dir));
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(code, Some(0), "{stdout}{stderr}");
+    assert!(stdout.starts_with("no differences"), "{stdout}");
+}
+
 /// Runs git in `dir` for a test (author given, no signing), returning its stdout.
 /// Whether git runs here (tests that need it say so and skip when it does not).
 fn git_installed() -> bool {

@@ -450,6 +450,7 @@ fn checkout(revision: &str, path: &Path, args: &DiffArgs) -> Result<Checkout, St
     }
     // Each file's name, with its blob and size.
     let mut names: std::collections::BTreeMap<String, (String, usize)> = std::collections::BTreeMap::new();
+    let mut links: std::collections::HashSet<String> = std::collections::HashSet::new();
     for relative in &wanted {
         let mut list_args = vec!["ls-tree", "-r", "-l", "-z", "--full-tree", revision];
         if !relative.is_empty() {
@@ -461,7 +462,13 @@ fn checkout(revision: &str, path: &Path, args: &DiffArgs) -> Result<Checkout, St
             // `MODE TYPE OBJECT SIZE\tNAME`: blobs only (a submodule is a commit, not a file here).
             let entry = String::from_utf8_lossy(entry);
             let Some((meta, name)) = entry.split_once('\t') else { continue };
-            if let [_, "blob", object, size] = meta.split_whitespace().collect::<Vec<_>>().as_slice() {
+            if let [mode, "blob", object, size] = meta.split_whitespace().collect::<Vec<_>>().as_slice() {
+                // A symbolic link (mode 120000) is a blob holding its target: made a link again,
+                // so the revision's side reads it as the working tree's does (confined to the
+                // root, and left out of a source's artifact).
+                if *mode == "120000" {
+                    links.insert(name.to_string());
+                }
                 let size = size.parse().map_err(|_| format!("git ls-tree: {entry:?} has no size"))?;
                 names.insert(name.to_string(), (object.to_string(), size));
             }
@@ -477,6 +484,17 @@ fn checkout(revision: &str, path: &Path, args: &DiffArgs) -> Result<Checkout, St
         return Err(format!(
             "diff --git {revision}: the revision's tree holds {name:?}, which is not a plain relative path (an entry \
              named '..' or '.', or an empty one): it cannot be read safely; compare two directories instead"
+        ));
+    }
+    // A link is written as a link: nothing may be written through it (a crafted tree can hold a
+    // link and a directory of the same name).
+    let under_link = names.keys().find_map(|name| {
+        name.match_indices('/').map(|(at, _)| &name[..at]).find(|parent| links.contains(*parent)).map(|p| (name, p))
+    });
+    if let Some((name, link)) = under_link {
+        return Err(format!(
+            "diff --git {revision}: the revision's tree holds {name:?} under the symbolic link {link:?}: it cannot be \
+             read safely; compare two directories instead"
         ));
     }
     let (dir, removed_on_signals) = super::cleanup::temp_dir("render-blueprint-diff-")?;
@@ -503,7 +521,12 @@ fn checkout(revision: &str, path: &Path, args: &DiffArgs) -> Result<Checkout, St
                 std::fs::create_dir_all(parent).map_err(|err| format!("{}: {err}", parent.display()))?;
             }
             let bytes = content.get(at..at.saturating_add(*size)).unwrap_or_default();
-            std::fs::write(&target, bytes).map_err(|err| format!("{}: {err}", target.display()))?;
+            if links.contains(name) {
+                let link = String::from_utf8_lossy(bytes).into_owned();
+                std::os::unix::fs::symlink(&link, &target).map_err(|err| format!("{}: {err}", target.display()))?;
+            } else {
+                std::fs::write(&target, bytes).map_err(|err| format!("{}: {err}", target.display()))?;
+            }
             at = at.saturating_add(*size);
         }
     }

@@ -351,6 +351,9 @@ impl Run<'_> {
     /// the path pattern expanded over them, then the artifact's copy operations. Each artifact is
     /// made once per run.
     fn generated(&mut self, kustomization: &Kustomization) -> Result<PathBuf, String> {
+        // A failure is remembered for this build only: a build since may have applied what was
+        // missing.
+        self.copies.external.retain(|(_, made)| made.is_ok());
         self.external_artifact(&kustomization.source, &mut Vec::new())
     }
 
@@ -368,6 +371,19 @@ impl Run<'_> {
                 names.join(" <- ")
             ));
         }
+        if let Some((_, made)) = self.copies.external.iter().find(|(s, _)| s == source) {
+            return made.clone();
+        }
+        let made = self.make_external_artifact(source, chain);
+        self.copies.external.push((source.clone(), made.clone()));
+        made
+    }
+
+    fn make_external_artifact(
+        &mut self,
+        source: &fluxbuild::SourceRef,
+        chain: &mut Vec<fluxbuild::SourceRef>,
+    ) -> Result<PathBuf, String> {
         let objects: Vec<&Value> = applied(self.rendered, &self.built).collect();
         let mut problems = Vec::new();
         let found = plan::generators(objects.iter().copied(), &mut problems);
@@ -497,6 +513,13 @@ impl Run<'_> {
         self.planned += deferred.len();
         for &i in deferred {
             let kustomization = &kustomizations[i];
+            if self.started >= self.options.max_builds {
+                self.results.push(kustomization.error(format!(
+                    "not built: more than --max-builds ({}) Kustomizations to build: raise --max-builds",
+                    self.options.max_builds
+                )));
+                continue;
+            }
             let known_generators = plan::generators(applied(self.rendered, &self.built), &mut Vec::new());
             match plan::origin_of(&self.options.sources, kustomization, &known_generators) {
                 Ok(origin) => self.build(kustomization, &origin),
@@ -552,6 +575,9 @@ struct Copies {
     copied: Vec<(PathBuf, ArtifactRules, PathBuf)>,
     /// Each ExternalArtifact made: its generator, its name, its directory.
     artifacts: Vec<(Name, String, PathBuf)>,
+    /// Each ExternalArtifact source asked for, and what making it gave: a chain of generators
+    /// that share their sources (a diamond) makes each once.
+    external: Vec<(fluxbuild::SourceRef, Result<PathBuf, String>)>,
 }
 
 impl Copies {

@@ -77,7 +77,8 @@ pub fn origin_of(
         return Ok(Origin::Dir(dir.clone()));
     }
     let mut missing = Vec::new();
-    missing_for_generated(sources, &kustomization.source, generators, &mut Vec::new(), &mut missing);
+    let mut seen = Vec::new();
+    missing_for_generated(sources, &kustomization.source, generators, &mut Vec::new(), &mut seen, &mut missing);
     match missing.is_empty() {
         true => Ok(Origin::Generated),
         false => Err(missing),
@@ -86,18 +87,21 @@ pub fn origin_of(
 
 /// The sources no directory is given for that making the ExternalArtifact `source` needs: its
 /// generator's sources, and theirs when one is itself an ExternalArtifact a generator makes
-/// (`chain`: the ExternalArtifacts being made, so a generator fed by its own artifact ends).
+/// (`chain`: the ExternalArtifacts being made, so a generator fed by its own artifact ends;
+/// `seen`: those looked at, each once, however many generators share it).
 fn missing_for_generated(
     sources: &Sources,
     source: &SourceRef,
     generators: &[Generator],
     chain: &mut Vec<SourceRef>,
+    seen: &mut Vec<SourceRef>,
     missing: &mut Vec<SourceRef>,
 ) {
-    if chain.contains(source) {
-        // Made from itself: the build says so.
+    if chain.contains(source) || seen.contains(source) {
+        // Made from itself (the build says so), or looked at already.
         return;
     }
+    seen.push(source.clone());
     let generator = (source.kind == "ExternalArtifact")
         .then(|| generators.iter().find(|g| g.may_make(&source.namespace, &source.name)))
         .flatten();
@@ -109,7 +113,7 @@ fn missing_for_generated(
     };
     chain.push(source.clone());
     for entry in generator.sources.iter().filter(|s| sources.dir(&s.source).is_none()) {
-        missing_for_generated(sources, &entry.source, generators, chain, missing);
+        missing_for_generated(sources, &entry.source, generators, chain, seen, missing);
     }
     chain.pop();
 }

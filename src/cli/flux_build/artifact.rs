@@ -234,6 +234,31 @@ fn is_tarball(path: &str) -> bool {
 /// The bytes of file data one archive may unpack to (fluxcd/pkg `tar.DefaultMaxUntarSize`).
 const MAX_UNTAR_BYTES: u64 = 100 << 20;
 
+/// Bytes of the unpacked stream beyond its files' data: headers, long names, pax records and
+/// padding (Go's archive/tar caps one such header at 1 MiB).
+const MAX_TAR_OVERHEAD: u64 = 16 << 20;
+
+/// A reader that fails, rather than ends, once `left` bytes are read.
+struct Capped<R> {
+    inner: R,
+    left: u64,
+}
+
+impl<R: std::io::Read> std::io::Read for Capped<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if self.left == 0 {
+            return Err(std::io::Error::other(format!(
+                "the archive unpacks to more than {} bytes",
+                MAX_UNTAR_BYTES + MAX_TAR_OVERHEAD
+            )));
+        }
+        let most = buf.len().min(usize::try_from(self.left).unwrap_or(usize::MAX));
+        let read = self.inner.read(&mut buf[..most])?;
+        self.left -= read as u64;
+        Ok(read)
+    }
+}
+
 /// `extractTarball`: a gzip-compressed tar archive unpacked below `dest` in the staging directory
 /// as fluxcd/pkg's `tar.Untar` unpacks it: names that are absolute, hold `\` or `../` refused,
 /// symbolic links and devices refused, at most [`MAX_UNTAR_BYTES`] of file data.
@@ -249,7 +274,13 @@ fn extract_tarball(archive: &Path, name: &str, staging: &Path, dest: &str) -> Re
     }
     file.rewind().map_err(|err| format!("failed to open tarball {name:?}: {err}"))?;
     let tar_error = |err: std::io::Error| format!("tar error: {err}");
-    let mut tarball = tar::Archive::new(flate2::read::MultiGzDecoder::new(std::io::BufReader::new(file)));
+    // The tar reader holds long names and pax records in memory before an entry is seen, and
+    // gzip packs a run of zeros a thousandfold: the unpacked stream itself is capped.
+    let unpacked = Capped {
+        inner: flate2::read::MultiGzDecoder::new(std::io::BufReader::new(file)),
+        left: MAX_UNTAR_BYTES + MAX_TAR_OVERHEAD,
+    };
+    let mut tarball = tar::Archive::new(unpacked);
     let mut processed: u64 = 0;
     for entry in tarball.entries().map_err(tar_error)? {
         let mut entry = entry.map_err(tar_error)?;
