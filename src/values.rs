@@ -275,7 +275,7 @@ fn apply_windsor_context(values: &mut Value, sources: &mut Sources, name: &str) 
 /// when absent, a tier that is not a mapping replaced by one. Facets read these without a guard.
 /// `workstation.arch` (the machine Windsor runs on) is not derived: a render does not depend on
 /// the machine that runs it.
-pub fn windsor_derived(values: &Value) -> Value {
+fn windsor_derived(values: &Value) -> Value {
     let text = |key: &str| values.get(key).and_then(Value::as_str).filter(|s| !s.is_empty());
     let driver = match text("platform").or_else(|| text("provider")) {
         Some("docker" | "incus" | "metal" | "hetzner" | "omni" | "hyperv" | "vsphere") => Some("talos"),
@@ -325,12 +325,12 @@ fn schema_defaults(path: &str, files: &dyn Files, config_path: Option<&str>) -> 
 }
 
 /// A Windsor schema file's text as a mapping.
-pub fn parse_schema(text: &str) -> Result<Map, String> {
+fn parse_schema(text: &str) -> Result<Map, String> {
     parse_mapping(text)
 }
 
 /// The `default`s a Windsor schema declares (see [`schema_defaults`]).
-pub fn defaults_of(schema: &Map) -> Map {
+fn defaults_of(schema: &Map) -> Map {
     fn extract(schema: &Map, depth: usize) -> Map {
         let mut defaults = Map::new();
         let Some(Value::Object(properties)) = schema.get("properties") else { return defaults };

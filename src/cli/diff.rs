@@ -106,11 +106,10 @@ pub(super) fn run(args: DiffArgs, root: Option<PathBuf>, limits: Limits) -> Exit
         );
     }
     let side_sources = |own: &[String]| -> Vec<String> { args.sources.iter().chain(own).cloned().collect() };
-    let new_flux = match flux(&side_sources(&args.diff.source_b)) {
+    let mut new_flux = match flux(&side_sources(&args.diff.source_b)) {
         Ok(options) => options,
         Err(exit) => return exit,
     };
-    let mut new_flux = new_flux;
     let mut old_flux = match flux(&side_sources(&args.diff.source_a)) {
         Ok(options) => options,
         Err(exit) => return exit,
