@@ -238,6 +238,8 @@ pub(super) fn build_each(
         planned: plan.len(),
         started: 0,
         known: kustomizations.iter().map(|k| k.id.clone()).collect(),
+        waiting: deferred.iter().map(|&i| kustomizations[i].id.clone()).collect(),
+        postponed: Vec::new(),
     };
     for (i, origin) in plan {
         run.build(&kustomizations[i], &origin);
@@ -282,6 +284,10 @@ struct Run<'a> {
     started: usize,
     /// Every Kustomization found so far: the render's and those builds gave.
     known: Vec<Name>,
+    /// The render's Kustomizations that wait for an ArtifactGenerator a build may apply, until
+    /// they are built; and the builds a build gave that depend on one of them, held till then.
+    waiting: Vec<Name>,
+    postponed: Vec<(Kustomization, Origin)>,
 }
 
 /// The objects a cluster holds at this point of the run: the render's and those every build so
@@ -294,6 +300,11 @@ impl Run<'_> {
     /// Builds one Kustomization from its source, as the controller reconciles it: not when one it
     /// depends on failed; its objects post-built, or its failure an error result.
     fn build(&mut self, kustomization: &Kustomization, origin: &Origin) {
+        // A cluster waits for a dependency that waits for its generator.
+        if kustomization.depends_on.iter().any(|d| self.waiting.contains(d)) {
+            self.postponed.push((kustomization.clone(), origin.clone()));
+            return;
+        }
         self.started += 1;
         if self.progress {
             super::output::eprint_line(&format!(
@@ -518,6 +529,7 @@ impl Run<'_> {
                     "not built: more than --max-builds ({}) Kustomizations to build: raise --max-builds",
                     self.options.max_builds
                 )));
+                self.failed.push(kustomization.id.clone());
                 continue;
             }
             let known_generators = plan::generators(applied(self.rendered, &self.built), &mut Vec::new());
@@ -525,6 +537,11 @@ impl Run<'_> {
                 Ok(origin) => self.build(kustomization, &origin),
                 Err(sources) => self.not_built(kustomization, &sources),
             }
+            self.waiting.retain(|id| *id != kustomization.id);
+        }
+        self.waiting.clear();
+        for (kustomization, origin) in std::mem::take(&mut self.postponed) {
+            self.build(&kustomization, &origin);
         }
     }
 

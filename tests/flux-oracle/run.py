@@ -44,6 +44,8 @@ NOT_COMPARED = {
     "artifact-generator-sources": "a --source for an ExternalArtifact wins over its generator here (a deliberate "
     "difference, docs/compatibility.md); the oracle always makes the artifact from its generator",
     "nested-kustomization-unknown": "--kustomization names no Kustomization: a usage error before any build",
+    "nested-waits-for-deferred": "the oracle builds in file order, without waiting for the ArtifactGenerator a "
+    "later build applies; probe-nested-waits-for-deferred lists that build first",
     "artifact-generator-applied": "the oracle builds in file order, without waiting for the ArtifactGenerator a "
     "later build applies; probe-artifact-generator-applied lists that build first",
 }
