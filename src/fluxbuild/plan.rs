@@ -154,6 +154,22 @@ pub fn source_list(kustomizations: &[Kustomization]) -> String {
     }
 }
 
+/// Whether making the ExternalArtifact `source` reads the checkout as the bootstrap source: one
+/// of its generator's sources is it, or is an ExternalArtifact made so (`seen`: each once).
+fn reads_checkout(sources: &Sources, source: &SourceRef, generators: &[Generator], seen: &mut Vec<SourceRef>) -> bool {
+    if seen.contains(source) {
+        return false;
+    }
+    seen.push(source.clone());
+    let Some(generator) = generators.iter().find(|g| g.may_make(&source.namespace, &source.name)) else {
+        return false;
+    };
+    generator.sources.iter().filter(|s| !sources.names(&s.source)).any(|s| {
+        s.source == bootstrap_source()
+            || (s.source.kind == "ExternalArtifact" && reads_checkout(sources, &s.source, generators, seen))
+    })
+}
+
 /// The builds of the render's Kustomizations, decided up front.
 #[derive(Debug, Default)]
 pub struct Plan {
@@ -178,7 +194,6 @@ pub fn plan(
     alone: bool,
 ) -> Plan {
     let mut plan = Plan::default();
-    let bootstrap = bootstrap_source();
     // An ExternalArtifact whose ArtifactGenerator the render lacks may be made by a generator a
     // build applies (a cluster waits for it to appear): such a Kustomization, and what depends on
     // it, is built after the others. With nothing else to build, it is missing as any source.
@@ -196,10 +211,7 @@ pub fn plan(
             Ok(origin) => {
                 plan.checkout_used |= match &origin {
                     Origin::Dir(_) => !sources.names(&kustomization.source),
-                    Origin::Generated => generators
-                        .iter()
-                        .find(|g| g.may_make(&kustomization.source.namespace, &kustomization.source.name))
-                        .is_some_and(|g| g.sources.iter().any(|s| s.source == bootstrap && !sources.names(&s.source))),
+                    Origin::Generated => reads_checkout(sources, &kustomization.source, generators, &mut Vec::new()),
                 };
                 plan.builds.push((i, origin));
             }

@@ -219,3 +219,30 @@ fn plans_wait_for_generators_a_build_may_apply() {
     assert!(builds.is_empty() && deferred.is_empty());
     assert_eq!(missing, ["ExternalArtifact/flux-system/bundle (Kustomization flux-system/apps)"]);
 }
+
+/// The checkout is named (the info line) when a build reads it as the bootstrap source through
+/// a chain of ExternalArtifacts, as well as directly.
+#[test]
+fn a_chain_of_generators_reading_the_checkout_uses_it() {
+    let generator = |name: &str, artifact: &str, kind: &str, source: &str| {
+        generator::Generator::read(&json!({
+            "apiVersion": "source.extensions.fluxcd.io/v1beta1",
+            "kind": "ArtifactGenerator",
+            "metadata": {"name": name, "namespace": "flux-system"},
+            "spec": {
+                "sources": [{"alias": "src", "kind": kind, "name": source}],
+                "artifacts": [{"name": artifact, "copy": [{"from": "@src/**", "to": "@artifact/"}]}],
+            },
+        }))
+        .unwrap_or_else(|err| panic!("{err}"))
+    };
+    let generators = [
+        generator("base-gen", "base", "GitRepository", "flux-system"),
+        generator("top-gen", "top", "ExternalArtifact", "base"),
+    ];
+    let sources = plan::Sources { given: Vec::new(), checkout: Some("/checkout".into()) };
+    let (found, _) = kustomizations(&[sourced("apps", "ExternalArtifact", "top", &[])]);
+    let planned = plan::plan(&found, &[0], &sources, &generators, false);
+    assert_eq!(planned.builds.len(), 1);
+    assert!(planned.checkout_used);
+}
