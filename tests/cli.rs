@@ -1099,6 +1099,37 @@ fn pinned_kubectl_dir() -> Option<std::path::PathBuf> {
     dir.join("kubectl").is_file().then_some(dir)
 }
 
+/// A git repository whose `clusters/staging` holds a Flux Kustomization of `./apps/staging` in
+/// the GitRepository `source`, committed with one replica in `apps/staging/podinfo.yaml`, which
+/// the working tree then changes to two (uncommitted).
+fn podinfo_repo(repo: &std::path::Path, source: &str) {
+    let write = |path: &str, text: &str| {
+        let path = repo.join(path);
+        std::fs::create_dir_all(path.parent().unwrap_or(repo)).unwrap_or_else(|err| panic!("{err}"));
+        std::fs::write(path, text).unwrap_or_else(|err| panic!("{err}"));
+    };
+    write(
+        "clusters/staging/apps.yaml",
+        &format!(
+            "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata:\n  name: apps\n  namespace: \
+             flux-system\nspec:\n  interval: 10m\n  sourceRef:\n    kind: GitRepository\n    name: {source}\n  path: \
+             ./apps/staging\n  prune: true\n"
+        ),
+    );
+    write(
+        "apps/staging/kustomization.yaml",
+        "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n- podinfo.yaml\n",
+    );
+    let values = |replicas: u32| {
+        format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: podinfo-values\n  namespace: podinfo\ndata:\n  replicas: \"{replicas}\"\n")
+    };
+    write("apps/staging/podinfo.yaml", &values(1));
+    git_in(repo, &["init", "-q"], "");
+    git_in(repo, &["add", "."], "");
+    git_in(repo, &["commit", "-q", "-m", "one replica"], "");
+    write("apps/staging/podinfo.yaml", &values(2));
+}
+
 /// The issue's reproducer: `diff --git REV PATH --flux --source apps=.` read the source from
 /// the working tree on both sides, so a value changed in `apps/staging/` gave no output and
 /// exit 0. The source is read at the revision too; a source outside the repository is read
@@ -1111,29 +1142,7 @@ fn diff_git_flux_reads_each_source_at_the_revision() {
     };
     let dir = scratch("diff-git-flux");
     let repo = dir.join("repo");
-    let write = |path: &str, text: &str| {
-        let path = repo.join(path);
-        std::fs::create_dir_all(path.parent().unwrap_or(&repo)).unwrap_or_else(|err| panic!("{err}"));
-        std::fs::write(path, text).unwrap_or_else(|err| panic!("{err}"));
-    };
-    write(
-        "clusters/staging/apps.yaml",
-        "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata:\n  name: apps\n  namespace: \
-         flux-system\nspec:\n  interval: 10m\n  sourceRef:\n    kind: GitRepository\n    name: apps\n  path: \
-         ./apps/staging\n  prune: true\n",
-    );
-    write(
-        "apps/staging/kustomization.yaml",
-        "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n- podinfo.yaml\n",
-    );
-    let values = |replicas: u32| {
-        format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: podinfo-values\n  namespace: podinfo\ndata:\n  replicas: \"{replicas}\"\n")
-    };
-    write("apps/staging/podinfo.yaml", &values(1));
-    git_in(&repo, &["init", "-q"], "");
-    git_in(&repo, &["add", "."], "");
-    git_in(&repo, &["commit", "-q", "-m", "one replica"], "");
-    write("apps/staging/podinfo.yaml", &values(2));
+    podinfo_repo(&repo, "apps");
     git_in(&repo, &["commit", "-q", "-a", "-m", "two replicas"], "");
     // The same files outside the repository: read from the working tree for both sides.
     let outside = dir.join("outside/apps/staging");
@@ -1179,29 +1188,7 @@ fn diff_git_flux_reads_the_flux_system_source_at_the_revision() {
     };
     let dir = scratch("diff-git-flux-system");
     let repo = dir.join("repo");
-    let write = |path: &str, text: &str| {
-        let path = repo.join(path);
-        std::fs::create_dir_all(path.parent().unwrap_or(&repo)).unwrap_or_else(|err| panic!("{err}"));
-        std::fs::write(path, text).unwrap_or_else(|err| panic!("{err}"));
-    };
-    write(
-        "clusters/staging/apps.yaml",
-        "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata:\n  name: apps\n  namespace: \
-         flux-system\nspec:\n  interval: 10m\n  sourceRef:\n    kind: GitRepository\n    name: flux-system\n  path: \
-         ./apps/staging\n  prune: true\n",
-    );
-    write(
-        "apps/staging/kustomization.yaml",
-        "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n- podinfo.yaml\n",
-    );
-    let values = |replicas: u32| {
-        format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: podinfo-values\n  namespace: podinfo\ndata:\n  replicas: \"{replicas}\"\n")
-    };
-    write("apps/staging/podinfo.yaml", &values(1));
-    git_in(&repo, &["init", "-q"], "");
-    git_in(&repo, &["add", "."], "");
-    git_in(&repo, &["commit", "-q", "-m", "one replica"], "");
-    write("apps/staging/podinfo.yaml", &values(2));
+    podinfo_repo(&repo, "flux-system");
     let path = format!("{}:{}", kubectl.display(), std::env::var("PATH").unwrap_or_default());
     let output = bin()
         .current_dir(&repo)

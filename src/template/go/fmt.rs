@@ -140,14 +140,8 @@ pub fn type_name(value: &GoValue) -> &'static str {
     }
     match value {
         GoValue::Nil => "<nil>",
-        GoValue::Bool(_) => "bool",
-        GoValue::Int(_) => "int",
-        GoValue::Uint(_) => "uint64",
-        GoValue::Float(_) => "float64",
-        GoValue::String(_) => "string",
-        GoValue::List(_) => "[]interface {}",
-        GoValue::Map(_) => "map[string]interface {}",
         GoValue::Function(_) => "func()",
+        other => go_type(other),
     }
 }
 
