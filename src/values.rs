@@ -5,7 +5,7 @@
 
 use crate::config::{SourceKind, ValuesSource, WindsorVersion, WINDSOR_API_VERSION};
 use crate::diag::{Diagnostic, Kind};
-use crate::doc::{deep_merge, parse_scalar, read_yaml_documents, FieldPath, Map, Value};
+use crate::doc::{deep_merge, dotted, parse_scalar, read_yaml_documents, FieldPath, Map, Value};
 use crate::krm::{self, item_location, Item};
 use crate::package::{resolve, Files};
 use crate::render::{Render, Source, Sources};
@@ -140,10 +140,6 @@ fn composes_windsor(render: &Render) -> bool {
     !spec.blueprint.is_empty() || !spec.features.is_empty() || render.items.iter().any(|item| windsor(item.type_of()))
 }
 
-fn lookup<'v>(values: &'v Value, path: &str) -> Option<&'v Value> {
-    path.split('.').try_fold(values, |node, key| node.get(key))
-}
-
 /// The Windsor schema of the render: the file `spec.windsor.schema` names (`false`: its defaults
 /// are applied by [`run`] already), else `schema.yaml` next to the Blueprint item when there is
 /// one (`true`). `None` when there is neither.
@@ -211,17 +207,17 @@ fn apply_context_defaults(
     let mut layer = not_set(&before, &set);
     let mut merged = values.clone();
     deep_merge(&mut merged, layer.clone());
-    let text = |path: &str| lookup(&merged, path).and_then(Value::as_str).unwrap_or_default().to_string();
+    let text = |path: &str| dotted(&merged, path).and_then(Value::as_str).unwrap_or_default().to_string();
     let mut after = Map::new();
     let runtime = text("workstation.runtime");
-    let dns_on = matches!(lookup(&merged, "dns.enabled"), None | Some(Value::Null) | Some(Value::Bool(true)));
+    let dns_on = matches!(dotted(&merged, "dns.enabled"), None | Some(Value::Null) | Some(Value::Bool(true)));
     if dns_on && !runtime.is_empty() && text("dns.domain").is_empty() {
         after.insert("dns".into(), serde_json::json!({"domain": "test"}));
     }
     if runtime == "docker-desktop" && text("workstation.dns.address").is_empty() {
         after.insert("workstation".into(), serde_json::json!({"dns": {"address": "127.0.0.1"}}));
     }
-    let dev = match lookup(&merged, "dev") {
+    let dev = match dotted(&merged, "dev") {
         Some(Value::Bool(dev)) => *dev,
         _ => dev_by_name,
     };

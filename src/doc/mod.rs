@@ -18,7 +18,7 @@ pub use integers::{oversized_integer_message, oversized_json_integer};
 pub use locate::{locate, Position};
 pub use nodes::quoted_template_scalars;
 pub use number::{wide_integers_as_floats, Num};
-pub use path::{pointer_mut, pointer_segment, FieldPath};
+pub use path::{dotted, pointer_mut, pointer_segment, FieldPath};
 pub use scalars::{defined_non_finite, non_finite_message, plainly_integer, plainly_text};
 pub use strict::{duplicate_key_message, from_own_json, json_too_deep, Strict};
 /// The default longest string an input may hold, and the default file-size limit: the two are

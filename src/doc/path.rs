@@ -5,6 +5,12 @@ pub fn pointer_segment(segment: &str) -> String {
     segment.replace('~', "~0").replace('/', "~1")
 }
 
+/// The value at a dotted path (`cluster.workers.count`), each part a mapping key, as Windsor's
+/// values and expressions name them.
+pub fn dotted<'v>(value: &'v super::Value, path: &str) -> Option<&'v super::Value> {
+    path.split('.').try_fold(value, |node, key| node.get(key))
+}
+
 /// `Value::pointer_mut` without its two new strings per segment: a segment decodes `~1` and
 /// `~0` only when it holds a `~`. Rendering writes each templated field back by pointer.
 pub fn pointer_mut<'v>(value: &'v mut super::Value, pointer: &str) -> Option<&'v mut super::Value> {

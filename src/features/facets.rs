@@ -12,10 +12,10 @@ use super::merge::{
 use super::model::{Feature, FluxSystem, Kustomization, Requirement, SecretEntry, Strategy, TerraformComponent};
 use super::order;
 use super::report::{ComponentDecision, FeatureDecision};
-use super::step::{decide, graph_diagnostic, lookup, Declared, Step};
+use super::step::{decide, graph_diagnostic, Declared, Step};
 use super::tiers::compile_tiers;
 use crate::diag::Severity;
-use crate::doc::{Map, Value};
+use crate::doc::{dotted, Map, Value};
 use std::collections::{BTreeMap, HashMap};
 
 /// Windsor's `OrdinalFromBasename`: the default rank of a facet read from a file of that name.
@@ -298,7 +298,7 @@ fn collect<T: Combine>(entries: &mut BTreeMap<String, Entry<T>>, key: String, ne
 
 /// Windsor's `isPresentAtPath`: set, not nil, and not an empty string, list or map.
 fn is_present(scope: &Value, path: &str) -> bool {
-    !path.is_empty() && lookup(scope, path).is_some_and(|v| !v.is_null() && !is_empty(v))
+    !path.is_empty() && dotted(scope, path).is_some_and(|v| !v.is_null() && !is_empty(v))
 }
 
 /// Unmet requirements of one facet: `(missing paths, message)` per block.

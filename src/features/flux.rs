@@ -18,7 +18,7 @@
 
 use super::model::{Blueprint, Kustomization, Source};
 use crate::config::{FluxSettings, WindsorVersion};
-use crate::doc::{Map, Value};
+use crate::doc::{dotted, Map, Value};
 use crate::expr::{go_format, to_text};
 use serde_json::json;
 use std::collections::HashMap;
@@ -121,7 +121,7 @@ fn common_values(values: &Value, context: Option<&str>, version: WindsorVersion)
     let common = values.get("substitutions").and_then(|s| s.get("common")).and_then(Value::as_object);
     let mut data: Map = common.into_iter().flatten().map(|(k, v)| (k.clone(), Value::String(to_text(v)))).collect();
     // Windsor's GetString: `%v` of the value, empty when unset.
-    let text = |path: &str| match lookup(values, path) {
+    let text = |path: &str| match dotted(values, path) {
         None | Some(Value::Null) => String::new(),
         Some(value) => go_format(value),
     };
@@ -144,7 +144,7 @@ fn common_values(values: &Value, context: Option<&str>, version: WindsorVersion)
     }
     set("REGISTRY_URL", text("docker.registry_url"));
     // The first worker volume `host:container` gives its container side.
-    if let Some(Value::Array(volumes)) = lookup(values, "cluster.workers.volumes") {
+    if let Some(Value::Array(volumes)) = dotted(values, "cluster.workers.volumes") {
         if let Some(first) = volumes.first() {
             let first = match first {
                 Value::String(s) => s.clone(),
@@ -154,10 +154,6 @@ fn common_values(values: &Value, context: Option<&str>, version: WindsorVersion)
         }
     }
     data
-}
-
-fn lookup<'v>(values: &'v Value, path: &str) -> Option<&'v Value> {
-    path.split('.').try_fold(values, |value, key| value.get(key))
 }
 
 /// ConfigMap data come out in key order, as the API serializes Windsor's Go maps.

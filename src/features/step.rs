@@ -7,7 +7,7 @@ use super::model::{self, Kustomization, Strategy, TerraformComponent};
 use super::report::ComponentDecision;
 use crate::config::WindsorVersion::{self, V08, V09};
 use crate::diag::{Diagnostic, Kind, Origin, Severity};
-use crate::doc::{FieldPath, Map, Value};
+use crate::doc::{dotted, FieldPath, Map, Value};
 use crate::expr::interpolate::{embedded_text, interpolate_value, InterpolationError, Template};
 use crate::expr::{to_text, type_name, Expression, Host, Semantics};
 use crate::package::{resolve, Files};
@@ -296,7 +296,7 @@ impl<'a> Step<'a> {
         })?;
         let env = self.env(origin);
         let reads = expression.identifiers().into_iter().map(|path| {
-            let value = lookup(env, &path).cloned().unwrap_or(Value::Null);
+            let value = dotted(env, &path).cloned().unwrap_or(Value::Null);
             (path, value)
         });
         let reads: Vec<(String, Value)> = reads.collect();
@@ -304,7 +304,7 @@ impl<'a> Step<'a> {
         // value nobody set (`observability.enabled ?? false`) is ordinary and stays quiet.
         let unset: Vec<String> = reads
             .iter()
-            .filter(|(path, _)| lookup(env, path).is_none() && !self.known.contains(path))
+            .filter(|(path, _)| dotted(env, path).is_none() && !self.known.contains(path))
             .filter_map(|(path, _)| {
                 let near = closest_path(env, path)?;
                 Some(format!("the condition reads {path}, which no value sets (it reads as nil): did you mean {near}?"))
@@ -505,10 +505,6 @@ pub(super) fn letters_too_far(a: &str, b: &str, allowed: usize) -> bool {
     a.bytes().for_each(|c| counts[usize::from(c)] += 1);
     b.bytes().for_each(|c| counts[usize::from(c)] -= 1);
     counts.iter().map(|n| n.unsigned_abs() as usize).sum::<usize>() > 2 * allowed
-}
-
-pub(super) fn lookup<'v>(values: &'v Value, path: &str) -> Option<&'v Value> {
-    path.split('.').try_fold(values, |node, key| node.get(key))
 }
 
 /// A problem of the merged graph, which no single declaration owns: reported on the config.

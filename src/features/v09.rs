@@ -9,11 +9,11 @@ use super::merge::{apply_terraform, apply_value_substitutions, merge_kustomizati
 use super::model::{self, Blueprint, Feature, Kustomization, Strategy};
 use super::read::parse_feature;
 use super::report::{Composed, FeatureDecision};
-use super::step::{graph_diagnostic, lookup, Declared, Step};
+use super::step::{graph_diagnostic, Declared, Step};
 use super::{barriers, flux, tiers};
 use crate::config::{Spec, WindsorVersion};
 use crate::diag::Severity;
-use crate::doc::{Map, Value};
+use crate::doc::{dotted, Map, Value};
 
 /// Composes `features` (and the Facet items) onto `blueprint` as Windsor v0.9 does; `user` is the
 /// context's own blueprint's components, merged after the facets; `overlay` what the operator set
@@ -90,7 +90,7 @@ pub(super) fn compose(
     let kustomizations = &compiled.as_ref().unwrap_or(&blueprint).kustomize;
     missing_dependencies(step, &blueprint, kustomizations, &excluded, config);
     // Its objects go in the values' `gitops.namespace` (`fluxNamespace`).
-    let namespace = lookup(step.values, "gitops.namespace").and_then(Value::as_str).map(str::to_string);
+    let namespace = dotted(step.values, "gitops.namespace").and_then(Value::as_str).map(str::to_string);
     // `ownershipLabels`, stamped by `ApplyBlueprint`, when the render knows the context.
     let labels = context.map(|name| {
         let id = step.values.get("id").map(crate::expr::go_format).unwrap_or_default();
@@ -111,10 +111,10 @@ pub(super) fn compose(
 /// `flux-system`. Only when `spec.windsor.project` names the folder.
 fn dev_repository(values: &Value, spec: &crate::config::Spec) -> Option<model::Source> {
     let project = spec.windsor.project.as_deref().filter(|p| !p.is_empty() && *p != ".")?;
-    if lookup(values, "dev") != Some(&Value::Bool(true)) {
+    if dotted(values, "dev") != Some(&Value::Bool(true)) {
         return None;
     }
-    let domain = match lookup(values, "dns.domain") {
+    let domain = match dotted(values, "dns.domain") {
         None | Some(Value::Null) => "test".to_string(),
         Some(value) => crate::expr::go_format(value),
     };
