@@ -499,20 +499,7 @@ impl Run<'_> {
             self.known.extend(found.iter().map(|k| k.id.clone()));
             self.planned += found.len();
             for i in order {
-                let kustomization = &found[i];
-                if self.started >= self.options.max_builds {
-                    self.results.push(kustomization.error(format!(
-                        "not built: more than --max-builds ({}) Kustomizations to build: raise --max-builds",
-                        self.options.max_builds
-                    )));
-                    continue;
-                }
-                let objects = applied(self.rendered, &self.built);
-                let known_generators = plan::generators(objects, &mut Vec::new());
-                match plan::origin_of(&self.options.sources, kustomization, &known_generators) {
-                    Ok(origin) => self.build(kustomization, &origin),
-                    Err(sources) => self.not_built(kustomization, &sources),
-                }
+                self.build_found(&found[i]);
             }
         }
     }
@@ -524,24 +511,31 @@ impl Run<'_> {
         self.planned += deferred.len();
         for &i in deferred {
             let kustomization = &kustomizations[i];
-            if self.started >= self.options.max_builds {
-                self.results.push(kustomization.error(format!(
-                    "not built: more than --max-builds ({}) Kustomizations to build: raise --max-builds",
-                    self.options.max_builds
-                )));
-                self.failed.push(kustomization.id.clone());
-                continue;
-            }
-            let known_generators = plan::generators(applied(self.rendered, &self.built), &mut Vec::new());
-            match plan::origin_of(&self.options.sources, kustomization, &known_generators) {
-                Ok(origin) => self.build(kustomization, &origin),
-                Err(sources) => self.not_built(kustomization, &sources),
-            }
+            self.build_found(kustomization);
             self.waiting.retain(|id| *id != kustomization.id);
         }
         self.waiting.clear();
         for (kustomization, origin) in std::mem::take(&mut self.postponed) {
             self.build(&kustomization, &origin);
+        }
+    }
+
+    /// A Kustomization found once the run has started (a build gave it, or it waited for its
+    /// generator): built from its source as the objects applied so far give it, unless
+    /// `--max-builds` is reached.
+    fn build_found(&mut self, kustomization: &Kustomization) {
+        if self.started >= self.options.max_builds {
+            self.results.push(kustomization.error(format!(
+                "not built: more than --max-builds ({}) Kustomizations to build: raise --max-builds",
+                self.options.max_builds
+            )));
+            self.failed.push(kustomization.id.clone());
+            return;
+        }
+        let known_generators = plan::generators(applied(self.rendered, &self.built), &mut Vec::new());
+        match plan::origin_of(&self.options.sources, kustomization, &known_generators) {
+            Ok(origin) => self.build(kustomization, &origin),
+            Err(sources) => self.not_built(kustomization, &sources),
         }
     }
 
