@@ -26,7 +26,7 @@ use super::files::BlueprintFs;
 use crate::doc::{read_yaml_documents, Map, Value};
 use crate::limits::Budget;
 use crate::package::Files;
-use crate::template::go::{self, define, Args, Arity, Compiled, FuncMap, Functions, GoValue, TemplateError, ValueFunc};
+use crate::template::go::{self, define, define_closure, Arity, Compiled, FuncMap, Functions, GoValue, TemplateError};
 use crate::template::sprig;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -73,7 +73,7 @@ pub struct GoTemplates {
 impl GoTemplates {
     pub fn new(files: Arc<dyn Files>, descriptors: &Descriptors, budget: Arc<Budget>) -> Self {
         // Every call is charged a step and what it returns, as for KOTS templates.
-        Self { base: go::charged(functions(descriptors), &budget), files, budget, compiled: HashMap::new() }
+        Self { base: functions(descriptors).into(), files, budget, compiled: HashMap::new() }
     }
 
     /// Renders `source` (declared in the file `from` of the blueprint whose files are `fs`,
@@ -96,7 +96,7 @@ impl GoTemplates {
                 budget: self.budget.clone(),
                 depth: AtomicUsize::new(0),
             });
-            let compiled = go::compile(source, ("{{", "}}"), &file_functions(&scope));
+            let compiled = go::compile(source, ("{{", "}}"), &file_functions(&scope)).map(Compiled::missing_zero);
             self.compiled.insert(key.clone(), compiled);
         }
         match self.compiled.get(&key) {
@@ -131,17 +131,17 @@ impl Scope {
 fn file_functions(scope: &Arc<Scope>) -> Functions {
     let mut funcs = scope.base.clone();
     let for_include = scope.clone();
-    let include: ValueFunc = Arc::new(move |values: &[GoValue]| {
-        let args = Args::exact("include", values, 2)?;
+    let mut added = FuncMap::new();
+    define_closure(&mut added, "include", Arity::Exact(2), move |args| {
         include(&for_include, args.string(0)?, args.any(1))
     });
-    funcs.insert("include".into(), include);
     let for_read = scope.clone();
-    let read_file: ValueFunc = Arc::new(move |values: &[GoValue]| {
-        let args = Args::exact("readFile", values, 1)?;
+    define_closure(&mut added, "readFile", Arity::Exact(1), move |args| {
         for_read.read(args.string(0)?).map(go::string).map_err(|err| go::fail("readFile", err))
     });
-    funcs.insert("readFile".into(), read_file);
+    for (name, f) in added {
+        funcs.insert(name, f);
+    }
     funcs
 }
 
@@ -166,6 +166,7 @@ fn include(scope: &Arc<Scope>, name: &str, data: &GoValue) -> Result<GoValue, Te
     let text =
         scope.read(name).map_err(|err| go::fail("include", format!("unable to read include file {name:?}: {err}")))?;
     let compiled = go::compile(&text, ("{{", "}}"), &file_functions(scope))
+        .map(Compiled::missing_zero)
         .map_err(|err| go::fail("include", format!("{name}: {err}")))?;
     compiled.execute(data, &scope.budget).map(go::string).map_err(|err| go::fail("include", format!("{name}: {err}")))
 }
@@ -187,9 +188,9 @@ fn to_json_value(value: &GoValue) -> Value {
         #[allow(clippy::cast_possible_truncation)]
         GoValue::Float(f) if f.fract() == 0.0 && f.abs() < 9.007_199_254_740_992e15 => Value::from(*f as i64),
         // Go's nil slice is `null` in JSON, which sigs.k8s.io/yaml writes as YAML.
-        GoValue::List(items) if go::is_nil_list(items) => Value::Null,
+        GoValue::List(items) if items.nil => Value::Null,
         GoValue::List(items) => Value::Array(items.iter().map(to_json_value).collect()),
-        GoValue::Map(map) => Value::Object(map.iter().map(|(k, v)| (k.to_string(), to_json_value(v))).collect()),
+        GoValue::Map(map) => Value::Object(map.read().iter().map(|(k, v)| (k.to_string(), to_json_value(v))).collect()),
         other => go::from_go(other),
     }
 }
@@ -259,8 +260,9 @@ pub fn functions(descriptors: &Descriptors) -> FuncMap {
     });
     let descriptors = Arc::new(descriptors.clone());
     let keys = descriptors.clone();
-    let resource_key: ValueFunc = Arc::new(move |values: &[GoValue]| {
+    define_closure(&mut funcs, "getResourceKey", Arity::AtLeast(0), move |args| {
         let fail = |err: String| go::fail("getResourceKey", err);
+        let values = args.all();
         match values {
             [] => Err(fail("unable to provide key for empty relative artifact reference".into())),
             [GoValue::String(reference)] => resource_key(&keys, reference).map(go::string).map_err(fail),
@@ -268,14 +270,13 @@ pub fn functions(descriptors: &Descriptors) -> FuncMap {
             _ => Err(fail(format!("this function requires 1 argument, but {} were provided", values.len()))),
         }
     });
-    funcs.insert("getResourceKey".into(), resource_key);
     let lookups: [(&'static str, Lookup); 3] =
         [("getResource", Lookup::Resource), ("getResources", Lookup::Resources), ("getComponent", Lookup::Component)];
     for (name, lookup) in lookups {
         let descriptors = descriptors.clone();
-        let func: ValueFunc =
-            Arc::new(move |values: &[GoValue]| find(lookup, &descriptors, values).map_err(|err| go::fail(name, err)));
-        funcs.insert(name.into(), func);
+        define_closure(&mut funcs, name, Arity::AtLeast(0), move |args| {
+            find(lookup, &descriptors, args.all()).map_err(|err| go::fail(name, err))
+        });
     }
     funcs
 }

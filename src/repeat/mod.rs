@@ -229,7 +229,7 @@ pub fn load(render: &mut Render) -> Loaded {
         defaulted: kots::statics::Defaulted::default(),
     };
     let defaulted = statics.defaulted.clone();
-    let mut engine = Engine::new(kots::statics::functions(&statics), &render.budget);
+    let mut engine = Engine::new(kots::statics::functions(&statics));
     let mut given: HashMap<String, Given> = HashMap::new();
     for item in render.items.iter().filter(|i| i.type_of() == (KOTS_API_VERSION, "ConfigValues")).map(|i| &**i) {
         if let Some((field, message)) = config_values_problem(item) {

@@ -8,10 +8,9 @@
 //! clock, randomness, the environment or the network are registered but fail, naming themselves
 //! and saying why ([`UNAVAILABLE`]), so a template using them stops instead of differing per run.
 //!
-//! `set`, `unset`, `merge` and `mergeOverwrite` change the map they are given through
-//! [`go::refs`]; results carry the Go type Sprig gives them (`int64`, `[]string`, a
-//! `*semver.Version`) through [`go::typed`]. `keys` and `values` come in key order (Go's are
-//! random).
+//! `set`, `unset`, `merge` and `mergeOverwrite` change the map they are given, as in Go; results
+//! carry the Go type Sprig gives them (`int64`, `[]string`, a `*semver.Version`). `keys` and
+//! `values` come in key order (Go's are random).
 
 mod collections;
 mod convert;
@@ -124,29 +123,6 @@ fn register(funcs: &mut FuncMap) {
         Ok(if args.bool(2)? { args.any(0).clone() } else { args.any(1).clone() })
     });
     define(funcs, "fail", Exact(1), |args| Err(go::fail(args.name(), args.string(0)?)));
-    // Go's print, println, printf, html, js and urlquery (the crate's builtins print otherwise:
-    // go::fmt).
-    define(funcs, "print", AtLeast(0), |args| Ok(go::string(go::fmt::sprint(args.rest(0)))));
-    define(funcs, "println", AtLeast(0), |args| Ok(go::string(go::fmt::sprintln(args.rest(0)))));
-    // Go's eq and ne, which compare a nil slice with nil and with other slices.
-    define(funcs, "eq", AtLeast(1), |args| {
-        let Some((first, others)) = args.rest(0).split_first().filter(|(_, others)| !others.is_empty()) else {
-            return Err(TemplateError::Exec("missing argument for comparison".into()));
-        };
-        for other in others {
-            if go_eq(first, other)? {
-                return Ok(GoValue::Bool(true));
-            }
-        }
-        Ok(GoValue::Bool(false))
-    });
-    define(funcs, "ne", Exact(2), |args| Ok(GoValue::Bool(!go_eq(args.any(0), args.any(1))?)));
-    define(funcs, "printf", AtLeast(1), |args| Ok(go::string(go::fmt::sprintf(args.string(0)?, args.rest(1)))));
-    define(funcs, "html", AtLeast(0), |args| Ok(go::string(gotmpl::html_escape(&go::fmt::escaper_text(args.rest(0))))));
-    define(funcs, "js", AtLeast(0), |args| Ok(go::string(go::fmt::js_escape(&go::fmt::escaper_text(args.rest(0))))));
-    define(funcs, "urlquery", AtLeast(0), |args| {
-        Ok(go::string(gotmpl::url_encode(&go::fmt::escaper_text(args.rest(0)))))
-    });
     // A copy is a new map: changing it must not change the original (Go's copystructure).
     define(funcs, "deepCopy", Exact(1), |args| match args.any(0) {
         GoValue::Nil => Err(go::fail(args.name(), "reflect: call of reflect.Value.Type on zero Value")),
@@ -226,14 +202,14 @@ fn copy_deep(value: &GoValue, depth: usize) -> Result<GoValue, String> {
     Ok(match value {
         GoValue::Map(map) => {
             let mut copy = go::GoMap::new();
-            for (key, item) in map.iter() {
+            for (key, item) in map.read().iter() {
                 copy.insert(key.clone(), copy_deep(item, depth + 1)?);
             }
-            go::map(copy)
+            GoValue::Map(if map.is_strings() { go::MapRef::strings(copy) } else { go::MapRef::new(copy) })
         }
-        GoValue::List(items) => {
-            go::list(items.iter().map(|item| copy_deep(item, depth + 1)).collect::<Result<_, _>>()?)
-        }
+        GoValue::List(items) => GoValue::List(
+            items.with_items(items.iter().map(|item| copy_deep(item, depth + 1)).collect::<Result<Vec<_>, _>>()?),
+        ),
         other => other.clone(),
     })
 }
@@ -278,36 +254,6 @@ fn adler32(bytes: &[u8]) -> u32 {
     (b << 16) | a
 }
 
-/// Go 1.19's `eq` of two values: basic kinds by value (an int equals a uint of the same
-/// value), nil equal to nil and to a nil slice, and a nil slice to any slice only if it is nil
-/// too; other lists and maps are not comparable.
-fn go_eq(a: &GoValue, b: &GoValue) -> Result<bool, TemplateError> {
-    let nil_list = |v: &GoValue| matches!(v, GoValue::List(items) if go::is_nil_list(items));
-    Ok(match (a, b) {
-        (GoValue::Nil, GoValue::Nil) => true,
-        (GoValue::Nil, other) | (other, GoValue::Nil) => nil_list(other),
-        (GoValue::List(_), GoValue::List(_)) if nil_list(a) || nil_list(b) => nil_list(a) && nil_list(b),
-        (GoValue::Bool(a), GoValue::Bool(b)) => a == b,
-        (GoValue::Int(a), GoValue::Int(b)) => a == b,
-        (GoValue::Uint(a), GoValue::Uint(b)) => a == b,
-        (GoValue::Int(a), GoValue::Uint(b)) | (GoValue::Uint(b), GoValue::Int(a)) => u64::try_from(*a) == Ok(*b),
-        (GoValue::Float(a), GoValue::Float(b)) => a == b,
-        (GoValue::String(a), GoValue::String(b)) => a == b,
-        (GoValue::List(_), GoValue::List(_))
-        | (GoValue::Map(_), GoValue::Map(_))
-        | (GoValue::Function(_), GoValue::Function(_)) => {
-            return Err(TemplateError::Exec(format!("non-comparable type {}", go::go_type(a))))
-        }
-        _ => {
-            return Err(TemplateError::Exec(format!(
-                "incompatible types for comparison: {} and {}",
-                go::go_type(a),
-                go::go_type(b)
-            )))
-        }
-    })
-}
-
 /// The flavours of Go's JSON encoding Sprig offers.
 #[derive(Clone, Copy, PartialEq)]
 enum Json {
@@ -340,11 +286,13 @@ fn write_json(out: &mut String, value: &GoValue, style: Json, depth: usize) -> R
     match value {
         GoValue::Nil => out.push_str("null"),
         GoValue::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
-        GoValue::Int(n) => out.push_str(&n.to_string()),
+        GoValue::Int(n) | GoValue::Int64(n) => out.push_str(&n.to_string()),
         GoValue::Uint(n) => out.push_str(&n.to_string()),
+        // Its MarshalJSON: the text.
+        GoValue::Semver(v) => json_string(out, &v.version.text(), style != Json::Raw),
         GoValue::Float(f) => out.push_str(&json_float(*f)?),
         GoValue::String(s) => json_string(out, s, style != Json::Raw),
-        GoValue::List(items) if go::is_nil_list(items) => out.push_str("null"),
+        GoValue::List(items) if items.nil => out.push_str("null"),
         GoValue::List(items) => {
             out.push('[');
             for (i, item) in items.iter().enumerate() {
@@ -360,6 +308,7 @@ fn write_json(out: &mut String, value: &GoValue, style: Json, depth: usize) -> R
             out.push(']');
         }
         GoValue::Map(map) => {
+            let map = map.read();
             out.push('{');
             for (i, (key, item)) in map.iter().enumerate() {
                 if i > 0 {
@@ -377,9 +326,6 @@ fn write_json(out: &mut String, value: &GoValue, style: Json, depth: usize) -> R
                 newline(out, depth);
             }
             out.push('}');
-        }
-        GoValue::Function(_) => {
-            return Err("json: unsupported type: func(...interface {}) (interface {}, error)".into())
         }
     }
     Ok(())
@@ -531,9 +477,8 @@ pub(crate) mod tests {
 
     /// Runs `source` with Sprig's functions over `data`.
     pub fn run_with(source: &str, data: &GoValue) -> Result<String, String> {
-        // Charged, as renders call them: a call's result carries its Go type there (go::typed).
-        let budget = std::sync::Arc::new(Budget::default());
-        go::compile(source, ("{{", "}}"), &go::charged(functions(), &budget))?.execute(data, &budget)
+        let budget = Budget::default();
+        go::compile(source, ("{{", "}}"), &functions().into())?.execute(data, &budget)
     }
 
     pub fn run(source: &str) -> Result<String, String> {

@@ -10,7 +10,8 @@
 //! repeatable-group extension reads its instance's values) and collects what to warn about.
 
 use crate::doc::{Map, Value};
-use crate::template::go::{fail, Args, FuncMap, GoValue, TemplateError, ValueFunc};
+use crate::template::go::args::Func;
+use crate::template::go::{fail, Args, Arity, FuncMap, Function, GoValue, TemplateError};
 use base64::Engine as _;
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -134,14 +135,14 @@ fn absent(name: &str) -> String {
 /// The config context's functions, reading `shared`.
 pub fn functions(shared: &Shared) -> FuncMap {
     let mut funcs = FuncMap::new();
-    let mut add = |name: &str, f: ValueFunc| {
-        funcs.insert(name.to_string(), f);
+    let mut add = |name: &str, arity: Arity, body: Func| {
+        funcs.insert(name.to_string(), Function { arity, body });
     };
     let s = shared.clone();
     add(
         "ConfigOption",
-        Arc::new(move |args: &[GoValue]| {
-            let args = Args::exact("ConfigOption", args, 1)?;
+        Arity::Exact(1),
+        Arc::new(move |args: &Args<'_>| {
             let name = args.string(0)?;
             let mut state = s.lock();
             Ok(string(state.option(name).unwrap_or_else(|| {
@@ -153,8 +154,8 @@ pub fn functions(shared: &Shared) -> FuncMap {
     let s = shared.clone();
     add(
         "ConfigOptionData",
-        Arc::new(move |args: &[GoValue]| {
-            let args = Args::exact("ConfigOptionData", args, 1)?;
+        Arity::Exact(1),
+        Arc::new(move |args: &Args<'_>| {
             let name = args.string(0)?;
             let mut state = s.lock();
             let Some(encoded) = state.option(name) else {
@@ -176,8 +177,8 @@ pub fn functions(shared: &Shared) -> FuncMap {
     let s = shared.clone();
     add(
         "ConfigOptionFilename",
-        Arc::new(move |args: &[GoValue]| {
-            let args = Args::exact("ConfigOptionFilename", args, 1)?;
+        Arity::Exact(1),
+        Arc::new(move |args: &Args<'_>| {
             let name = args.string(0)?;
             let mut state = s.lock();
             match state.entries.get(name) {
@@ -193,8 +194,8 @@ pub fn functions(shared: &Shared) -> FuncMap {
         let s = shared.clone();
         add(
             name,
-            Arc::new(move |args: &[GoValue]| {
-                let args = Args::exact(name, args, 2)?;
+            Arity::Exact(2),
+            Arc::new(move |args: &Args<'_>| {
                 let (option, expected) = (args.string(0)?, args.string(1)?);
                 let mut state = s.lock();
                 // KOTS: false for a name nothing declares, whichever the comparison.
@@ -208,25 +209,20 @@ pub fn functions(shared: &Shared) -> FuncMap {
             }),
         );
     }
-    add(
-        "ConfigOptionName",
-        Arc::new(|args: &[GoValue]| {
-            let args = Args::exact("ConfigOptionName", args, 1)?;
-            Ok(string(args.string(0)?))
-        }),
-    );
+    add("ConfigOptionName", Arity::Exact(1), Arc::new(|args: &Args<'_>| Ok(string(args.string(0)?))));
     add(
         "ConfigOptionIndex",
-        Arc::new(|args: &[GoValue]| {
-            Args::exact("ConfigOptionIndex", args, 1)?.string(0)?;
+        Arity::Exact(1),
+        Arc::new(|args: &Args<'_>| -> Result<GoValue, TemplateError> {
+            args.string(0)?;
             Ok(string(""))
         }),
     );
     let s = shared.clone();
     add(
         "RepeatableConfigOptionName",
-        Arc::new(move |args: &[GoValue]| {
-            let args = Args::exact("RepeatableConfigOptionName", args, 1)?;
+        Arity::Exact(1),
+        Arc::new(move |args: &Args<'_>| {
             let item = args.string(0)?;
             match &s.lock().clone.item {
                 Some((name, value)) if name == item => Ok(string(value.as_str())),
@@ -239,33 +235,23 @@ pub fn functions(shared: &Shared) -> FuncMap {
     let s = shared.clone();
     add(
         "RepeatableConfigGroupName",
-        Arc::new(move |args: &[GoValue]| {
-            let args = Args::at_least("RepeatableConfigGroupName", args, 0)?;
-            match &s.lock().clone.group {
-                Some((instance, _)) => Ok(string(instance.as_str())),
-                None => Err(fail(
-                    "RepeatableConfigGroupName",
-                    format!("{:?} is only valid inside a repeatable group's clones", args.string(0).unwrap_or("")),
-                )),
-            }
+        Arity::AtLeast(0),
+        Arc::new(move |args: &Args<'_>| match &s.lock().clone.group {
+            Some((instance, _)) => Ok(string(instance.as_str())),
+            None => Err(fail(
+                "RepeatableConfigGroupName",
+                format!("{:?} is only valid inside a repeatable group's clones", args.string(0).unwrap_or("")),
+            )),
         }),
     );
     // No local registry is configured offline: KOTS's own results then.
     add(
         "HasLocalRegistry",
-        Arc::new(|args: &[GoValue]| {
-            Args::exact("HasLocalRegistry", args, 0)?;
-            Ok(GoValue::Bool(false))
-        }),
+        Arity::Exact(0),
+        Arc::new(|_: &Args<'_>| -> Result<GoValue, TemplateError> { Ok(GoValue::Bool(false)) }),
     );
     for name in ["LocalRegistryHost", "LocalRegistryNamespace", "LocalRegistryAddress"] {
-        add(
-            name,
-            Arc::new(move |args: &[GoValue]| -> Result<GoValue, TemplateError> {
-                Args::exact(name, args, 0)?;
-                Ok(string(""))
-            }),
-        );
+        add(name, Arity::Exact(0), Arc::new(move |_: &Args<'_>| -> Result<GoValue, TemplateError> { Ok(string("")) }));
     }
     funcs
 }

@@ -24,7 +24,6 @@ use crate::template::go::{self, Compiled, FuncMap, Functions, GoValue};
 use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::rc::Rc;
-use std::sync::Arc;
 
 const FIRST: (&str, &str) = ("{{repl", "}}");
 const SECOND: (&str, &str) = ("repl{{", "}}");
@@ -63,12 +62,11 @@ pub struct Engine {
 
 impl Engine {
     /// `statics`: the static context (Sprig and KOTS's own); the config context goes over it.
-    /// Every function call is charged a step of `budget`.
-    pub fn new(mut statics: FuncMap, budget: &Arc<Budget>) -> Self {
+    pub fn new(mut statics: FuncMap) -> Self {
         let shared = context::Shared::default();
         statics.extend(context::functions(&shared));
         Self {
-            funcs: go::charged(statics, budget),
+            funcs: statics.into(),
             placeholder_funcs: Functions::default(),
             shared,
             compiled: Default::default(),
@@ -464,7 +462,7 @@ mod tests {
     use serde_json::json;
 
     fn engine() -> Engine {
-        let engine = Engine::new(statics::functions(&statics::Statics::default()), &Arc::new(Budget::default()));
+        let engine = Engine::new(statics::functions(&statics::Statics::default()));
         engine
             .shared
             .lock()

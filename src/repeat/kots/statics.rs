@@ -199,22 +199,17 @@ pub fn functions(options: &Statics) -> FuncMap {
     });
     // Configured values: closures over the options.
     let now = options.now;
-    let now_fn: go::ValueFunc = std::sync::Arc::new(move |values: &[GoValue]| {
-        let args = Args::exact("Now", values, 0)?;
+    go::define_closure(&mut funcs, "Now", Exact(0), move |args| {
         let now = now.ok_or_else(|| no_clock(args.name()))?;
         Ok(go::string(format_go(now, RFC3339)))
     });
-    funcs.insert("Now".into(), now_fn);
-    let now_fmt: go::ValueFunc = std::sync::Arc::new(move |values: &[GoValue]| {
-        let args = Args::exact("NowFmt", values, 1)?;
+    go::define_closure(&mut funcs, "NowFmt", Exact(1), move |args| {
         let layout = args.string(0)?;
         let now = now.ok_or_else(|| no_clock(args.name()))?;
         Ok(go::string(format_go(now, if layout.is_empty() { RFC3339 } else { layout })))
     });
-    funcs.insert("NowFmt".into(), now_fmt);
     let namespace = options.namespace.clone();
-    let namespace_fn: go::ValueFunc = std::sync::Arc::new(move |values: &[GoValue]| {
-        let args = Args::exact("Namespace", values, 0)?;
+    go::define_closure(&mut funcs, "Namespace", Exact(0), move |args| {
         let namespace = namespace.as_deref().ok_or_else(|| {
             go::fail(
                 args.name(),
@@ -223,7 +218,6 @@ pub fn functions(options: &Statics) -> FuncMap {
         })?;
         Ok(go::string(namespace))
     });
-    funcs.insert("Namespace".into(), namespace_fn);
     funcs
 }
 
@@ -238,8 +232,7 @@ fn version_functions(funcs: &mut FuncMap, options: &Statics) {
     let mut fixed = |name: &'static str, configured: Option<GoValue>, default: GoValue, shown: &str, setting| {
         let message = no_version(name, shown, setting);
         let defaulted = options.defaulted.clone();
-        let func: go::ValueFunc = std::sync::Arc::new(move |values: &[GoValue]| {
-            Args::exact(name, values, 0)?;
+        go::define_closure(funcs, name, Exact(0), move |_| {
             Ok(match &configured {
                 Some(value) => value.clone(),
                 None => {
@@ -248,7 +241,6 @@ fn version_functions(funcs: &mut FuncMap, options: &Statics) {
                 }
             })
         });
-        funcs.insert(name.into(), func);
     };
     fixed("Sequence", options.sequence.map(GoValue::Int), GoValue::Int(-1), "-1", Some("sequence"));
     fixed("ChannelName", options.channel_name.clone().map(go::string), go::string(""), "\"\"", Some("channelName"));
@@ -259,8 +251,7 @@ fn version_functions(funcs: &mut FuncMap, options: &Statics) {
     }
     let is_kurl = options.is_kurl;
     let defaulted = options.defaulted.clone();
-    let is_kurl_fn: go::ValueFunc = std::sync::Arc::new(move |values: &[GoValue]| {
-        Args::exact("IsKurl", values, 0)?;
+    go::define_closure(funcs, "IsKurl", Exact(0), move |_| {
         Ok(GoValue::Bool(is_kurl.unwrap_or_else(|| {
             let message = "IsKurl gives false: rendering offline, the cluster is taken not to be a kURL cluster; set \
                            spec.kots.isKurl: true if it is";
@@ -268,7 +259,6 @@ fn version_functions(funcs: &mut FuncMap, options: &Statics) {
             false
         })))
     });
-    funcs.insert("IsKurl".into(), is_kurl_fn);
     // Made of the app's slug alone, as KOTS makes them: the pull secret `<slug>-registry` ("" for
     // no slug), the identity service `<slug>-dex` on port 5556 (pkg/identity/types).
     slug_function(funcs, options, "ImagePullSecretName", |slug| {
@@ -288,30 +278,26 @@ fn version_functions(funcs: &mut FuncMap, options: &Statics) {
 fn slug_function(funcs: &mut FuncMap, options: &Statics, name: &'static str, make: fn(&str) -> String) {
     let slug = options.app_slug.clone();
     let defaulted = options.defaulted.clone();
-    let function: go::ValueFunc = std::sync::Arc::new(move |values: &[GoValue]| {
-        Args::exact(name, values, 0)?;
-        match &slug {
-            Some((slug, from)) => {
-                let value = make(slug);
-                if let Some(application) = from {
-                    let message = format!(
-                        "{name} gives \"{value}\": the app slug is the name of Application {application:?}; set \
+    go::define_closure(funcs, name, Exact(0), move |_| match &slug {
+        Some((slug, from)) => {
+            let value = make(slug);
+            if let Some(application) = from {
+                let message = format!(
+                    "{name} gives \"{value}\": the app slug is the name of Application {application:?}; set \
                          spec.kots.appSlug to name it otherwise"
-                    );
-                    defaulted.note(name, false, message);
-                }
-                Ok(go::string(value))
+                );
+                defaulted.note(name, false, message);
             }
-            None => Err(go::fail(
-                name,
-                format!(
-                    "{name} is made of the app's slug, and the package says none: set spec.kots.appSlug, or add \
-                     the app's kots.io/v1beta1 Application (its metadata.name is the slug)"
-                ),
-            )),
+            Ok(go::string(value))
         }
+        None => Err(go::fail(
+            name,
+            format!(
+                "{name} is made of the app's slug, and the package says none: set spec.kots.appSlug, or add \
+                     the app's kots.io/v1beta1 Application (its metadata.name is the slug)"
+            ),
+        )),
     });
-    funcs.insert(name.into(), function);
 }
 
 /// The local-registry functions (KOTS's config context). With `spec.kots.localRegistry` they
@@ -377,8 +363,7 @@ fn closure(
     arity: usize,
     f: impl Fn(&Args) -> Result<GoValue, TemplateError> + Send + Sync + 'static,
 ) {
-    let func: go::ValueFunc = std::sync::Arc::new(move |values: &[GoValue]| f(&Args::exact(name, values, arity)?));
-    funcs.insert(name.into(), func);
+    go::define_closure(funcs, name, Exact(arity), f);
 }
 
 /// An image reference's last path component, as KOTS names it in a local registry: `:latest`

@@ -1,11 +1,26 @@
 //! Go's call of a function: the arguments counted and converted as the function's signature
 //! says, and errors in Go's words (`wrong number of args for F: want 1 got 2`, `error calling F:
-//! …`). The crate hands a function an untyped slice; [`define`] puts the check in front of it.
+//! …`). A function is registered once with its arity ([`define`]); the executor counts the
+//! arguments before calling it, and the body reads each as its Go parameter type.
 
 use super::fmt::go_type;
-use super::value::{GoMap, GoValue, ValueFunc};
-use gotmpl::{FuncMap, TemplateError};
-use std::sync::Arc;
+use super::value::{GoMap, GoValue, MapRef};
+use gotmpl::TemplateError;
+use std::collections::BTreeMap;
+use std::sync::{Arc, RwLockReadGuard};
+
+/// A function's body.
+pub type Func = Arc<dyn Fn(&Args<'_>) -> Result<GoValue, TemplateError> + Send + Sync>;
+
+/// A function as a template calls it: its arity and its body.
+#[derive(Clone)]
+pub struct Function {
+    pub arity: Arity,
+    pub body: Func,
+}
+
+/// The functions by name.
+pub type FuncMap = BTreeMap<String, Function>;
 
 /// An error a function returns, in Go's words: `error calling F: …`.
 pub fn fail(name: &str, text: impl std::fmt::Display) -> TemplateError {
@@ -16,6 +31,9 @@ pub fn fail(name: &str, text: impl std::fmt::Display) -> TemplateError {
 pub struct Args<'a> {
     name: &'a str,
     args: &'a [GoValue],
+    /// Bit `i`: argument `i` is a whole float constant (`2.0`, `1e3`), which Go converts for an
+    /// `int` parameter.
+    whole_constants: u64,
 }
 
 impl<'a> Args<'a> {
@@ -27,7 +45,7 @@ impl<'a> Args<'a> {
                 args.len()
             )));
         }
-        Ok(Self { name, args })
+        Ok(Self { name, args, whole_constants: 0 })
     }
 
     /// At least `want` arguments (a variadic function).
@@ -38,7 +56,26 @@ impl<'a> Args<'a> {
                 args.len()
             )));
         }
-        Ok(Self { name, args })
+        Ok(Self { name, args, whole_constants: 0 })
+    }
+
+    /// The arguments as counted by `arity`.
+    pub fn counted(name: &'a str, args: &'a [GoValue], arity: Arity) -> Result<Self, TemplateError> {
+        match arity {
+            Arity::Exact(n) => Args::exact(name, args, n),
+            Arity::AtLeast(n) => Args::at_least(name, args, n),
+        }
+    }
+
+    /// Marks the arguments that are whole float constants in the template's text.
+    pub fn with_constants(mut self, whole_constants: u64) -> Self {
+        self.whole_constants = whole_constants;
+        self
+    }
+
+    /// All the arguments.
+    pub fn all(&self) -> &'a [GoValue] {
+        self.args
     }
 
     /// The function's name, for its error messages.
@@ -81,11 +118,14 @@ impl<'a> Args<'a> {
         }
     }
 
-    /// An `int`/`int64` parameter (Go converts any integer value that fits).
+    /// An `int` parameter: an `int` (or a `uint64` that fits), or a whole constant; Go refuses an
+    /// `int64` there.
     pub fn int(&self, i: usize) -> Result<i64, TemplateError> {
         match self.any(i) {
             GoValue::Int(n) => Ok(*n),
             GoValue::Uint(n) => i64::try_from(*n).map_err(|_| self.wrong(i, "int")),
+            #[allow(clippy::cast_possible_truncation)]
+            GoValue::Float(f) if i < 64 && self.whole_constants & (1 << i) != 0 => Ok(*f as i64),
             _ => Err(self.wrong(i, "int")),
         }
     }
@@ -95,7 +135,7 @@ impl<'a> Args<'a> {
         match self.any(i) {
             GoValue::Float(f) => Ok(*f),
             #[allow(clippy::cast_precision_loss)]
-            GoValue::Int(n) => Ok(*n as f64),
+            GoValue::Int(n) | GoValue::Int64(n) => Ok(*n as f64),
             #[allow(clippy::cast_precision_loss)]
             GoValue::Uint(n) => Ok(*n as f64),
             _ => Err(self.wrong(i, "float64")),
@@ -106,7 +146,7 @@ impl<'a> Args<'a> {
     pub fn uint(&self, i: usize) -> Result<u64, TemplateError> {
         match self.any(i) {
             GoValue::Uint(n) => Ok(*n),
-            GoValue::Int(n) => u64::try_from(*n).map_err(|_| self.wrong(i, "uint64")),
+            GoValue::Int(n) | GoValue::Int64(n) => u64::try_from(*n).map_err(|_| self.wrong(i, "uint64")),
             _ => Err(self.wrong(i, "uint64")),
         }
     }
@@ -120,12 +160,20 @@ impl<'a> Args<'a> {
         }
     }
 
-    /// A `map[string]interface{}` parameter (nil is the empty map, as Go passes it).
-    pub fn map(&self, i: usize) -> Result<&'a GoMap, TemplateError> {
-        static EMPTY: GoMap = GoMap::new();
+    /// A `map[string]interface{}` parameter (nil is the empty map, as Go passes it), for
+    /// reading.
+    pub fn map(&self, i: usize) -> Result<MapRead<'a>, TemplateError> {
+        Ok(match self.map_ref(i)? {
+            Some(map) => MapRead::Map(map.read()),
+            None => MapRead::Empty,
+        })
+    }
+
+    /// A `map[string]interface{}` parameter as the shared map (`None`: nil).
+    pub fn map_ref(&self, i: usize) -> Result<Option<&'a MapRef>, TemplateError> {
         match self.any(i) {
-            GoValue::Map(map) => Ok(map),
-            GoValue::Nil => Ok(&EMPTY),
+            GoValue::Map(map) if !map.is_strings() => Ok(Some(map)),
+            GoValue::Nil => Ok(None),
             _ => Err(self.wrong(i, "map[string]interface {}")),
         }
     }
@@ -135,6 +183,23 @@ impl<'a> Args<'a> {
         match self.any(i) {
             GoValue::Bool(b) => Ok(*b),
             _ => Err(self.wrong(i, "bool")),
+        }
+    }
+}
+
+/// A map parameter's entries, read.
+pub enum MapRead<'a> {
+    Map(RwLockReadGuard<'a, GoMap>),
+    Empty,
+}
+
+impl std::ops::Deref for MapRead<'_> {
+    type Target = GoMap;
+    fn deref(&self) -> &GoMap {
+        static EMPTY: GoMap = GoMap::new();
+        match self {
+            MapRead::Map(map) => map,
+            MapRead::Empty => &EMPTY,
         }
     }
 }
@@ -151,14 +216,17 @@ pub enum Arity {
 /// A function body: it receives its arguments already counted.
 pub type Body = fn(&Args<'_>) -> Result<GoValue, TemplateError>;
 
-/// Registers `body` as `name`, counting its arguments as Go would before calling it.
+/// Registers `body` as `name`, its arguments counted as Go would before it is called.
 pub fn define(funcs: &mut FuncMap, name: &'static str, arity: Arity, body: Body) {
-    let func: ValueFunc = Arc::new(move |args: &[GoValue]| {
-        let args = match arity {
-            Arity::Exact(n) => Args::exact(name, args, n)?,
-            Arity::AtLeast(n) => Args::at_least(name, args, n)?,
-        };
-        body(&args)
-    });
-    funcs.insert(name.to_string(), func);
+    funcs.insert(name.to_string(), Function { arity, body: Arc::new(body) });
+}
+
+/// Registers a closure (a function with state of its own) as `name`.
+pub fn define_closure(
+    funcs: &mut FuncMap,
+    name: &str,
+    arity: Arity,
+    body: impl Fn(&Args<'_>) -> Result<GoValue, TemplateError> + Send + Sync + 'static,
+) {
+    funcs.insert(name.to_string(), Function { arity, body: Arc::new(body) });
 }

@@ -1,16 +1,11 @@
 //! Go's formatting of template values, in one place: the type names (`%T`, `typeOf`, `kindOf`,
 //! the types in error messages), `%v` of a value and of a float64, and `fmt.Sprintf` for `printf`
-//! (and Sprig's functions that call it) with Go's quoting. The gotmpl crate's own `printf`
-//! accepts any number for a number verb (`%d` of a float64 prints `3` where Go prints
-//! `%!d(float64=3)`, and Landscaper's numbers are float64), does not apply the verb to the
-//! elements of lists and maps (`%q` of a list), and spells the types in its error markers its own
-//! way; templates print those texts, so they must be Go's.
-//!
-//! Values are Go's `interface{}` holding `int`, `uint64`, `float64`, `string`, `bool`,
-//! `[]interface {}` or `map[string]interface {}`, as the data and Sprig give them, or a Sprig
-//! result tagged with the Go type the crate's values do not carry ([`Type`]).
+//! (and Sprig's functions that call it) with Go's quoting: a number verb applies to Go's number
+//! types only (`%d` of a float64 is `%!d(float64=3)`, and Landscaper's numbers are float64), a
+//! verb applies to the elements of lists and maps (`%q` of a list), and the error markers name
+//! Go's types; templates print those texts, so they must be Go's.
 
-use super::value::{is_nil_list, tagged, GoMap, GoValue, Type};
+use super::value::{Elem, GoMap, GoValue, List, Semver};
 use std::fmt::Write as _;
 use unicode_general_category::{get_general_category, GeneralCategory as G};
 
@@ -35,97 +30,43 @@ pub fn go_type(value: &GoValue) -> &'static str {
         GoValue::Nil => "nil",
         GoValue::Bool(_) => "bool",
         GoValue::Int(_) => "int",
+        GoValue::Int64(_) => "int64",
         GoValue::Uint(_) => "uint64",
         GoValue::Float(_) => "float64",
         GoValue::String(_) => "string",
-        GoValue::List(_) => "[]interface {}",
+        GoValue::List(items) => match items.elem {
+            Elem::Any => "[]interface {}",
+            Elem::String => "[]string",
+            Elem::Int => "[]int",
+            Elem::List => "[][]interface {}",
+        },
+        GoValue::Map(map) if map.is_strings() => "map[string]string",
         GoValue::Map(_) => "map[string]interface {}",
-        GoValue::Function(_) => "func",
+        GoValue::Semver(v) if v.pointer => "*semver.Version",
+        GoValue::Semver(_) => "semver.Version",
     }
 }
 
 /// Go's `fmt.Sprint` of one value (`%v`): what a template writes for it.
 pub fn sprint_value(value: &GoValue) -> String {
     let mut out = String::new();
-    write_value(&mut out, value);
+    print_arg(&mut out, value, 'v', Spec::default());
     out
-}
-
-fn write_value(out: &mut String, value: &GoValue) {
-    match value {
-        GoValue::Float(f) => out.push_str(&go_float(*f)),
-        GoValue::List(items) => {
-            out.push('[');
-            for (i, item) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push(' ');
-                }
-                write_value(out, item);
-            }
-            out.push(']');
-        }
-        GoValue::Map(map) => {
-            out.push_str("map[");
-            for (i, (key, item)) in map.iter().enumerate() {
-                if i > 0 {
-                    out.push(' ');
-                }
-                out.push_str(key);
-                out.push(':');
-                write_value(out, item);
-            }
-            out.push(']');
-        }
-        other => {
-            let _ = write!(out, "{other}");
-        }
-    }
-}
-
-/// Go's name of a tagged type (`%T`, `typeOf`).
-pub fn tagged_name(ty: Type) -> &'static str {
-    match ty {
-        Type::Int64 => "int64",
-        Type::Strings => "[]string",
-        Type::Ints => "[]int",
-        Type::Lists => "[][]interface {}",
-        Type::StringMap => "map[string]string",
-        Type::Semver => "*semver.Version",
-    }
-}
-
-/// Go's kind of a tagged type (`kindOf`).
-pub fn tagged_kind(ty: Type) -> &'static str {
-    match ty {
-        Type::Int64 => "int64",
-        Type::Strings | Type::Ints | Type::Lists => "slice",
-        Type::StringMap => "map",
-        Type::Semver => "ptr",
-    }
 }
 
 /// `fmt.Sprintf("%T")` of a template value, as Sprig's `typeOf` gives it.
 pub fn type_of(value: &GoValue) -> &'static str {
-    if let Some((ty, _)) = tagged(value) {
-        return tagged_name(ty);
-    }
-    match value {
-        GoValue::Nil => "<nil>",
-        GoValue::Function(_) => "func(...interface {}) (interface {}, error)",
-        other => go_type(other),
-    }
+    type_name(value)
 }
 
 /// `reflect.Value.Kind().String()` of a template value.
 pub fn kind_of(value: &GoValue) -> &'static str {
-    if let Some((ty, _)) = tagged(value) {
-        return tagged_kind(ty);
-    }
     match value {
         GoValue::Nil => "invalid",
         GoValue::List(_) => "slice",
         GoValue::Map(_) => "map",
-        GoValue::Function(_) => "func",
+        GoValue::Semver(v) if v.pointer => "ptr",
+        GoValue::Semver(_) => "struct",
         other => go_type(other),
     }
 }
@@ -135,12 +76,8 @@ const MAX_WIDTH: usize = 1 << 16;
 
 /// Go's type name of a value, as `%T` and the error markers print it.
 pub fn type_name(value: &GoValue) -> &'static str {
-    if let Some((ty, _)) = tagged(value) {
-        return tagged_name(ty);
-    }
     match value {
         GoValue::Nil => "<nil>",
-        GoValue::Function(_) => "func()",
         other => go_type(other),
     }
 }
@@ -383,7 +320,7 @@ fn digits(format: &str, mut i: usize) -> (usize, usize) {
 /// A `*` width or precision: an `int` argument (Go takes only ints there).
 fn int_arg(args: &[GoValue], i: usize) -> Option<i64> {
     let arg = args.get(i)?;
-    match tagged(arg).map_or(arg, |(_, inner)| inner) {
+    match arg {
         GoValue::Int(n) => Some(*n).filter(|n| n.unsigned_abs() <= 1_000_000),
         _ => None,
     }
@@ -408,17 +345,6 @@ fn print_arg(out: &mut String, arg: &GoValue, verb: char, spec: Spec) {
         pad(out, type_name(arg), spec);
         return;
     }
-    if let Some((ty, inner)) = tagged(arg) {
-        match (ty, inner) {
-            // The markers name the type: `%!s(int64=3)`.
-            (Type::Int64, GoValue::Int(n)) => integer(out, *n < 0, n.unsigned_abs(), true, verb, spec, arg),
-            (Type::Semver, fields) => semver(out, fields, verb, spec, arg),
-            (_, GoValue::List(items)) => list(out, items, tagged_name(ty), verb, spec),
-            (_, GoValue::Map(map)) if spec.sharp && verb == 'v' => go_syntax_map(out, map, tagged_name(ty), spec),
-            (_, other) => print_arg(out, other, verb, spec),
-        }
-        return;
-    }
     match arg {
         GoValue::Nil => match verb {
             'v' => pad(out, "<nil>", spec),
@@ -428,14 +354,16 @@ fn print_arg(out: &mut String, arg: &GoValue, verb: char, spec: Spec) {
             't' | 'v' => pad(out, if *b { "true" } else { "false" }, spec),
             _ => bad_verb(out, verb, arg, spec),
         },
-        GoValue::Int(n) => integer(out, *n < 0, n.unsigned_abs(), true, verb, spec, arg),
+        GoValue::Int(n) | GoValue::Int64(n) => integer(out, *n < 0, n.unsigned_abs(), true, verb, spec, arg),
         GoValue::Uint(n) => integer(out, false, *n, false, verb, spec, arg),
         GoValue::Float(f) => float(out, *f, verb, spec, arg),
         GoValue::String(s) => string(out, s, verb, spec, arg),
-        GoValue::List(items) => list(out, items, "[]interface {}", verb, spec),
+        GoValue::List(items) => list(out, items, go_type(arg), verb, spec),
+        GoValue::Semver(version) => semver(out, version, verb, spec, arg),
         GoValue::Map(map) => {
+            let map = map.read();
             if spec.sharp && verb == 'v' {
-                go_syntax_map(out, map, "map[string]interface {}", spec);
+                go_syntax_map(out, &map, go_type(arg), spec);
                 return;
             }
             out.push_str("map[");
@@ -449,19 +377,14 @@ fn print_arg(out: &mut String, arg: &GoValue, verb: char, spec: Spec) {
             }
             out.push(']');
         }
-        // Go prints a function's address; there is no address to print here.
-        GoValue::Function(_) if verb == 'v' => pad(out, "<func>", spec),
-        GoValue::Function(_) => {
-            let _ = write!(out, "%!{verb}(func())");
-        }
     }
 }
 
 /// A list of Go type `type_name` (a nil slice under `%#v` is `[]T(nil)`).
-fn list(out: &mut String, items: &std::sync::Arc<[GoValue]>, type_name: &str, verb: char, spec: Spec) {
+fn list(out: &mut String, items: &List, type_name: &str, verb: char, spec: Spec) {
     if spec.sharp && verb == 'v' {
         out.push_str(type_name);
-        if is_nil_list(items) {
+        if items.nil {
             out.push_str("(nil)");
             return;
         }
@@ -502,19 +425,18 @@ fn go_syntax_map(out: &mut String, map: &GoMap, type_name: &str, spec: Spec) {
 
 /// A `*semver.Version`: its text for the verbs Go prints a `Stringer` with, else the struct
 /// behind the pointer, field by field.
-fn semver(out: &mut String, fields: &GoValue, verb: char, spec: Spec, arg: &GoValue) {
-    let GoValue::Map(map) = fields else { return };
-    let field = |name: &str| map.get(name).cloned().unwrap_or(GoValue::Nil);
+fn semver(out: &mut String, semver: &Semver, verb: char, spec: Spec, arg: &GoValue) {
+    let v = &semver.version;
     let values = [
-        ("major", field("Major")),
-        ("minor", field("Minor")),
-        ("patch", field("Patch")),
-        ("pre", field("Prerelease")),
-        ("metadata", field("Metadata")),
-        ("original", field("Original")),
+        ("major", GoValue::Uint(v.major)),
+        ("minor", GoValue::Uint(v.minor)),
+        ("patch", GoValue::Uint(v.patch)),
+        ("pre", GoValue::String(v.pre.as_str().into())),
+        ("metadata", GoValue::String(v.metadata.as_str().into())),
+        ("original", GoValue::String(semver.original.clone())),
     ];
     if spec.sharp && verb == 'v' {
-        out.push_str("&semver.Version{");
+        out.push_str(if semver.pointer { "&semver.Version{" } else { "semver.Version{" });
         for (n, (name, value)) in values.iter().enumerate() {
             if n > 0 {
                 out.push_str(", ");
@@ -526,10 +448,10 @@ fn semver(out: &mut String, fields: &GoValue, verb: char, spec: Spec, arg: &GoVa
         out.push('}');
         return;
     }
-    match (verb, field("String")) {
-        ('v' | 's' | 'q' | 'x' | 'X', GoValue::String(text)) => string(out, &text, verb, spec, arg),
+    match verb {
+        'v' | 's' | 'q' | 'x' | 'X' => string(out, &v.text(), verb, spec, arg),
         _ => {
-            out.push_str("&{");
+            out.push_str(if semver.pointer { "&{" } else { "{" });
             for (n, (_, value)) in values.iter().enumerate() {
                 if n > 0 {
                     out.push(' ');

@@ -1,13 +1,15 @@
 //! Sprig's list and dict functions. `set`, `unset`, `merge` and `mergeOverwrite` change the map
-//! they are given, as in Go: template values are immutable, so they build its new version and
-//! record it ([`go::refs`]), and every holder of the map reads that. The `must` variants are the
-//! same functions: where Sprig's plain variant panics, Go's template reports the panic as the
-//! call's error, in the same words.
+//! they are given, as in Go: every holder of the map sees the change. A change that would put a
+//! map inside itself is refused (Go's own overflows its stack printing it). The `must` variants
+//! are the same functions: where Sprig's plain variant panics, Go's template reports the panic as
+//! the call's error, in the same words.
 
 use super::convert::{check_size, deep_equal, empty, strval, to_i64};
 use crate::template::go::fmt::{kind_of, type_of};
-use crate::template::go::{self, define, Args, Arity::AtLeast, Arity::Exact, FuncMap, GoMap, GoValue, TemplateError};
-use std::sync::Arc;
+use crate::template::go::value::MAX_VALUE_DEPTH;
+use crate::template::go::{
+    self, define, Args, Arity::AtLeast, Arity::Exact, Elem, FuncMap, GoMap, GoValue, MapRef, TemplateError,
+};
 
 pub fn register(funcs: &mut FuncMap) {
     for name in ["list", "tuple"] {
@@ -63,7 +65,7 @@ pub fn register(funcs: &mut FuncMap) {
         define(funcs, name, Exact(1), |args| {
             let mut unique: Vec<GoValue> = Vec::new();
             for item in slice(args, 0, "Cannot find uniq on type")? {
-                if !unique.contains(item) {
+                if !unique.iter().any(|known| deep_equal(known, item)) {
                     unique.push(item.clone());
                 }
             }
@@ -74,7 +76,7 @@ pub fn register(funcs: &mut FuncMap) {
         define(funcs, name, AtLeast(1), |args| {
             let omit = args.rest(1);
             let items = slice(args, 0, "Cannot find without on type")?;
-            Ok(go::list(items.iter().filter(|item| !omit.contains(item)).cloned().collect()))
+            Ok(go::list(items.iter().filter(|item| !omit.iter().any(|o| deep_equal(o, item))).cloned().collect()))
         });
     }
     for name in ["has", "mustHas"] {
@@ -82,12 +84,11 @@ pub fn register(funcs: &mut FuncMap) {
             if matches!(args.any(1), GoValue::Nil) {
                 return Ok(GoValue::Bool(false));
             }
-            // Sprig compares with reflect.DeepEqual: the needle keeps its Go type (an int64 is
-            // not the list's int), the list is read as itself.
+            // Sprig compares with reflect.DeepEqual: an int64 is not the list's int.
             let needle = args.any(0);
-            match go::typed::plain(args.any(1)) {
+            match args.any(1) {
                 GoValue::List(items) => Ok(GoValue::Bool(items.iter().any(|item| deep_equal(needle, item)))),
-                other => Err(go::fail(args.name(), format!("Cannot find has on type {}", kind_of(&other)))),
+                other => Err(go::fail(args.name(), format!("Cannot find has on type {}", kind_of(other)))),
             }
         });
     }
@@ -100,6 +101,7 @@ pub fn register(funcs: &mut FuncMap) {
     for name in ["slice", "mustSlice"] {
         define(funcs, name, AtLeast(1), |args| {
             let items = slice(args, 0, "list should be type of slice or array but")?;
+            let GoValue::List(list) = args.any(0) else { return Ok(GoValue::Nil) };
             if items.is_empty() {
                 return Ok(GoValue::Nil);
             }
@@ -109,7 +111,8 @@ pub fn register(funcs: &mut FuncMap) {
             if start < 0 || end < start || end > items.len() as i64 {
                 return Err(go::fail(args.name(), "reflect.Value.Slice: slice index out of bounds"));
             }
-            Ok(go::list(items[start as usize..end as usize].to_vec()))
+            // reflect's Slice: the list's own type.
+            Ok(GoValue::List(list.with_items(items[start as usize..end as usize].to_vec())))
         });
     }
     define(funcs, "concat", AtLeast(0), |args| {
@@ -133,7 +136,7 @@ pub fn register(funcs: &mut FuncMap) {
                 Ok(size) if size > 0 => size,
                 _ => return Err(go::fail(args.name(), "runtime error: makeslice: len out of range")),
             };
-            Ok(go::list(items.chunks(size).map(|chunk| go::list(chunk.to_vec())).collect()))
+            Ok(go::typed_list(items.chunks(size).map(|chunk| go::list(chunk.to_vec())).collect(), Elem::List))
         });
     }
     define(funcs, "dig", AtLeast(0), dig);
@@ -147,12 +150,17 @@ pub fn register(funcs: &mut FuncMap) {
         Ok(go::map(map))
     });
     define(funcs, "get", Exact(2), |args| {
-        Ok(args.map(0)?.get(args.string(1)?).cloned().unwrap_or_else(|| go::string("")))
+        let key = args.string(1)?;
+        Ok(args.map(0)?.get(key).cloned().unwrap_or_else(|| go::string("")))
     });
     define(funcs, "set", Exact(3), |args| {
         let key = args.string(1)?;
+        let value = args.any(2);
+        if let GoValue::Map(map) = args.any(0) {
+            refuse_inside(value, map)?;
+        }
         change(args, |map| {
-            map.insert(key.into(), args.any(2).clone());
+            map.insert(key.into(), value.clone());
         })
     });
     define(funcs, "unset", Exact(2), |args| {
@@ -177,7 +185,7 @@ pub fn register(funcs: &mut FuncMap) {
         for i in 0..args.len() {
             keys.extend(args.map(i)?.keys().map(|key| GoValue::String(key.clone())));
         }
-        Ok(go::list(keys))
+        Ok(go::typed_list(keys, Elem::String))
     });
     define(funcs, "values", Exact(1), |args| Ok(go::list(args.map(0)?.values().cloned().collect())));
     define(funcs, "pick", AtLeast(1), |args| {
@@ -192,7 +200,7 @@ pub fn register(funcs: &mut FuncMap) {
         Ok(go::map(picked))
     });
     define(funcs, "omit", AtLeast(1), |args| {
-        let mut map = args.map(0)?.clone();
+        let mut map: GoMap = args.map(0)?.clone();
         for i in 1..args.len() {
             map.remove(args.string(i)?);
         }
@@ -234,31 +242,26 @@ fn dig(args: &Args<'_>) -> Result<GoValue, TemplateError> {
     };
     let keys = &args.rest(0)[..args.len() - 2];
     let default = args.any(args.len() - 2);
-    let mut current = args.any(args.len() - 1);
+    let mut current = args.any(args.len() - 1).clone();
     for (i, key) in keys.iter().enumerate() {
         let GoValue::String(key) = key else { return Err(conversion(key, "string")) };
-        let GoValue::Map(map) = current else { return Err(conversion(current, "map[string]interface {}")) };
+        let GoValue::Map(map) = &current else { return Err(conversion(&current, "map[string]interface {}")) };
         match map.get(key.as_ref()) {
             None => return Ok(default.clone()),
-            Some(value) if i + 1 == keys.len() => return Ok(value.clone()),
+            Some(value) if i + 1 == keys.len() => return Ok(value),
             Some(value) => current = value,
         }
     }
     Ok(default.clone())
 }
 
-/// Mergo's deep merge as Sprig uses it: maps merge key by key; other values fill keys the
-/// destination lacks or holds empty, or (overwriting) replace the destination's.
-/// Changes the map argument 0 in place, as Go's map assignment does: its new version is
-/// recorded for every holder of the map, and returned. Go cannot assign into a nil map.
+/// Changes the map argument 0 in place, as Go's map assignment does, and returns it. Go cannot
+/// assign into a nil map.
 fn change(args: &Args<'_>, edit: impl FnOnce(&mut GoMap)) -> Result<GoValue, TemplateError> {
     match args.any(0) {
-        GoValue::Map(map) => {
-            let mut entries = map.as_ref().clone();
-            edit(&mut entries);
-            let newer = Arc::new(entries);
-            go::refs::replace(map, newer.clone());
-            Ok(GoValue::Map(newer))
+        GoValue::Map(map) if !map.is_strings() => {
+            edit(&mut map.write());
+            Ok(GoValue::Map(map.clone()))
         }
         // Go panics assigning into a nil map; deleting from one or merging into one (mergo's
         // error, which Sprig swallows) leaves it nil, which prints as an empty map.
@@ -268,16 +271,47 @@ fn change(args: &Args<'_>, edit: impl FnOnce(&mut GoMap)) -> Result<GoValue, Tem
     }
 }
 
+/// Refuses to put `value` into `map` when `value` holds `map` (or nests too deeply to tell).
+fn refuse_inside(value: &GoValue, map: &MapRef) -> Result<(), TemplateError> {
+    if reaches(value, map, 0) {
+        return Err(TemplateError::Exec(format!(
+            "a value nests more than {MAX_VALUE_DEPTH} levels deep (a map set into itself?): templates may not build \
+             values that deep"
+        )));
+    }
+    Ok(())
+}
+
+/// Whether `value` holds `map`, at any depth (or nests deeper than values may).
+fn reaches(value: &GoValue, map: &MapRef, depth: usize) -> bool {
+    if depth > MAX_VALUE_DEPTH {
+        return true;
+    }
+    match value {
+        GoValue::Map(inner) => inner.ptr_eq(map) || inner.read().values().any(|v| reaches(v, map, depth + 1)),
+        GoValue::List(items) => items.iter().any(|v| reaches(v, map, depth + 1)),
+        _ => false,
+    }
+}
+
 /// Sprig's `merge`/`mergeOverwrite`: mergo's deep merge into the first map, which changes in
 /// place (and so do the maps nested in it that receive entries).
 fn merge(args: &Args<'_>, overwrite: bool) -> Result<GoValue, TemplateError> {
-    let mut sources = Vec::new();
+    // The sources as they are now (a source may be the destination, or share maps with it).
+    let mut sources: Vec<GoMap> = Vec::new();
     for i in 1..args.len() {
-        sources.push(args.map(i)?);
+        sources.push(args.map(i)?.clone());
+    }
+    if let GoValue::Map(dst) = args.any(0) {
+        for source in &sources {
+            for value in source.values() {
+                refuse_inside(value, dst)?;
+            }
+        }
     }
     let mut failed = None;
     let result = change(args, |dst| {
-        for src in sources {
+        for src in &sources {
             if let Err(err) = merge_into(dst, src, overwrite, 0) {
                 failed = Some(err);
                 return;
@@ -305,12 +339,17 @@ fn merge_into(dst: &mut GoMap, src: &GoMap, overwrite: bool, depth: usize) -> Re
             }
             continue;
         }
-        if let (Some(GoValue::Map(into)), GoValue::Map(from)) = (dst.get_mut(key), value) {
-            let mut nested = into.as_ref().clone();
-            merge_into(&mut nested, from, overwrite, depth + 1)?;
-            let newer = Arc::new(nested);
-            go::refs::replace(into, newer.clone());
-            *into = newer;
+        if let (Some(GoValue::Map(into)), GoValue::Map(from)) = (dst.get(key), value) {
+            if !into.ptr_eq(from) && !into.is_strings() {
+                let from: GoMap = from.read().clone();
+                if from.values().any(|v| reaches(v, into, 0)) {
+                    return Err(format!(
+                        "a value nests more than {MAX_VALUE_DEPTH} levels deep (a map set into itself?): templates \
+                         may not build values that deep"
+                    ));
+                }
+                merge_into(&mut into.write(), &from, overwrite, depth + 1)?;
+            }
         }
         let existing = dst.get(key);
         if existing.is_some_and(|e| !empty(e)) && matches!(value, GoValue::Map(_)) {

@@ -3,7 +3,6 @@
 //! `toInt64`, `toFloat64`, `reflect.DeepEqual`).
 
 use crate::template::go::{self, Args, GoValue, TemplateError};
-use std::sync::Arc;
 
 /// The largest string or list one function call may build (`repeat`, `indent`, `until`…):
 /// twice the largest input file, so no honest template meets it, and a hostile one cannot
@@ -23,19 +22,17 @@ pub fn check_size(args: &Args<'_>, bytes: usize) -> Result<(), TemplateError> {
 
 /// Sprig's `empty`: nil, false, zero, and empty strings, lists and maps.
 pub fn empty(value: &GoValue) -> bool {
-    if let Some((_, inner)) = go::typed::tagged(value) {
-        return empty(inner);
-    }
     match value {
         GoValue::Nil => true,
         GoValue::Bool(b) => !b,
-        GoValue::Int(n) => *n == 0,
+        GoValue::Int(n) | GoValue::Int64(n) => *n == 0,
         GoValue::Uint(n) => *n == 0,
         GoValue::Float(f) => *f == 0.0,
         GoValue::String(s) => s.is_empty(),
         GoValue::List(items) => items.is_empty(),
         GoValue::Map(map) => map.is_empty(),
-        GoValue::Function(_) => false,
+        // A non-nil pointer.
+        GoValue::Semver(_) => false,
     }
 }
 
@@ -51,7 +48,7 @@ pub fn strval(value: &GoValue) -> String {
 /// base prefixes (after dropping a `.000` tail), booleans are 1 and 0, anything else is 0.
 pub fn to_i64(value: &GoValue) -> i64 {
     match value {
-        GoValue::Int(n) => *n,
+        GoValue::Int(n) | GoValue::Int64(n) => *n,
         GoValue::Uint(n) => *n as i64,
         GoValue::Float(f) => *f as i64,
         GoValue::Bool(b) => i64::from(*b),
@@ -70,7 +67,7 @@ pub fn to_i64(value: &GoValue) -> i64 {
 /// anything else is 0.
 pub fn to_f64(value: &GoValue) -> f64 {
     match value {
-        GoValue::Int(n) => *n as f64,
+        GoValue::Int(n) | GoValue::Int64(n) => *n as f64,
         GoValue::Uint(n) => *n as f64,
         GoValue::Float(f) => *f,
         GoValue::Bool(b) => f64::from(u8::from(*b)),
@@ -82,24 +79,28 @@ pub fn to_f64(value: &GoValue) -> f64 {
 /// Go's `reflect.DeepEqual` of two template values: a nil slice is not an empty one, and values
 /// of two types differ (`int64` 1 and `int` 1, `[]string` and `[]interface {}`).
 pub fn deep_equal(a: &GoValue, b: &GoValue) -> bool {
-    match (go::typed::tagged(a), go::typed::tagged(b)) {
-        (Some((ta, a)), Some((tb, b))) => return ta == tb && deep_equal(a, b),
-        (Some(_), None) | (None, Some(_)) => return false,
-        (None, None) => {}
+    if go::go_type(a) != go::go_type(b) {
+        return false;
     }
     match (a, b) {
         // The same allocation is equal to itself (a value of shared parts is compared once).
         (GoValue::List(a), GoValue::List(b)) => {
-            Arc::ptr_eq(a, b)
-                || (go::is_nil_list(a) == go::is_nil_list(b)
-                    && a.len() == b.len()
-                    && a.iter().zip(b.iter()).all(|(a, b)| deep_equal(a, b)))
+            a.ptr_eq(b)
+                || (a.nil == b.nil && a.len() == b.len() && a.iter().zip(b.iter()).all(|(a, b)| deep_equal(a, b)))
         }
         (GoValue::Map(a), GoValue::Map(b)) => {
-            Arc::ptr_eq(a, b)
-                || (a.len() == b.len()
-                    && a.iter().zip(b.iter()).all(|((ka, va), (kb, vb))| ka == kb && deep_equal(va, vb)))
+            a.ptr_eq(b) || {
+                let (a, b) = (a.read(), b.read());
+                a.len() == b.len() && a.iter().zip(b.iter()).all(|((ka, va), (kb, vb))| ka == kb && deep_equal(va, vb))
+            }
         }
-        _ => a == b,
+        (GoValue::Semver(a), GoValue::Semver(b)) => a.version == b.version && a.original == b.original,
+        (GoValue::Nil, GoValue::Nil) => true,
+        (GoValue::Bool(a), GoValue::Bool(b)) => a == b,
+        (GoValue::Int(a), GoValue::Int(b)) | (GoValue::Int64(a), GoValue::Int64(b)) => a == b,
+        (GoValue::Uint(a), GoValue::Uint(b)) => a == b,
+        (GoValue::Float(a), GoValue::Float(b)) => a == b,
+        (GoValue::String(a), GoValue::String(b)) => a == b,
+        _ => false,
     }
 }

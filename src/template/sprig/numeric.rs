@@ -1,6 +1,6 @@
 //! Sprig's numbers: integer functions convert with `cast.ToInt64` and wrap on overflow as Go's
 //! int64 does; the `…f` functions compute in decimal as Sprig's shopspring/decimal does, so
-//! `addf 0.1 0.2` is 0.3.
+//! `addf 0.1 0.2` is 0.3. Sprig's integer arithmetic gives `int64`, `until` a `[]int`.
 
 use super::convert::{check_size, to_f64, to_i64};
 use crate::template::go::{self, define, strconv, Args, Arity::AtLeast, Arity::Exact, FuncMap, GoValue, TemplateError};
@@ -9,42 +9,41 @@ pub fn register(funcs: &mut FuncMap) {
     define(funcs, "atoi", Exact(1), |args| {
         Ok(GoValue::Int(strconv::parse_int(args.string(0)?, 10).unwrap_or_else(strconv::NumError::value)))
     });
-    for name in ["int", "int64"] {
-        define(funcs, name, Exact(1), |args| Ok(GoValue::Int(to_i64(args.any(0)))));
-    }
+    define(funcs, "int", Exact(1), |args| Ok(GoValue::Int(to_i64(args.any(0)))));
+    define(funcs, "int64", Exact(1), |args| Ok(GoValue::Int64(to_i64(args.any(0)))));
     define(funcs, "float64", Exact(1), |args| Ok(GoValue::Float(to_f64(args.any(0)))));
     define(funcs, "toDecimal", Exact(1), |args| {
-        Ok(GoValue::Int(strconv::parse_int(&go::fmt::sprint_value(args.any(0)), 8).unwrap_or(0)))
+        Ok(GoValue::Int64(strconv::parse_int(&go::fmt::sprint_value(args.any(0)), 8).unwrap_or(0)))
     });
-    define(funcs, "add1", Exact(1), |args| Ok(GoValue::Int(to_i64(args.any(0)).wrapping_add(1))));
+    define(funcs, "add1", Exact(1), |args| Ok(GoValue::Int64(to_i64(args.any(0)).wrapping_add(1))));
     define(funcs, "add", AtLeast(0), |args| {
-        Ok(GoValue::Int(args.rest(0).iter().fold(0i64, |sum, v| sum.wrapping_add(to_i64(v)))))
+        Ok(GoValue::Int64(args.rest(0).iter().fold(0i64, |sum, v| sum.wrapping_add(to_i64(v)))))
     });
-    define(funcs, "sub", Exact(2), |args| Ok(GoValue::Int(to_i64(args.any(0)).wrapping_sub(to_i64(args.any(1))))));
+    define(funcs, "sub", Exact(2), |args| Ok(GoValue::Int64(to_i64(args.any(0)).wrapping_sub(to_i64(args.any(1))))));
     define(funcs, "mul", AtLeast(1), |args| {
-        Ok(GoValue::Int(args.rest(1).iter().fold(to_i64(args.any(0)), |product, v| product.wrapping_mul(to_i64(v)))))
+        Ok(GoValue::Int64(args.rest(1).iter().fold(to_i64(args.any(0)), |product, v| product.wrapping_mul(to_i64(v)))))
     });
     define(funcs, "div", Exact(2), |args| {
         let (a, b) = (to_i64(args.any(0)), to_i64(args.any(1)));
         if b == 0 {
             return Err(go::fail(args.name(), "runtime error: integer divide by zero"));
         }
-        Ok(GoValue::Int(a.wrapping_div(b)))
+        Ok(GoValue::Int64(a.wrapping_div(b)))
     });
     define(funcs, "mod", Exact(2), |args| {
         let (a, b) = (to_i64(args.any(0)), to_i64(args.any(1)));
         if b == 0 {
             return Err(go::fail(args.name(), "runtime error: integer divide by zero"));
         }
-        Ok(GoValue::Int(a.wrapping_rem(b)))
+        Ok(GoValue::Int64(a.wrapping_rem(b)))
     });
     for name in ["max", "biggest"] {
         define(funcs, name, AtLeast(1), |args| {
-            Ok(GoValue::Int(args.rest(1).iter().map(to_i64).fold(to_i64(args.any(0)), i64::max)))
+            Ok(GoValue::Int64(args.rest(1).iter().map(to_i64).fold(to_i64(args.any(0)), i64::max)))
         });
     }
     define(funcs, "min", AtLeast(1), |args| {
-        Ok(GoValue::Int(args.rest(1).iter().map(to_i64).fold(to_i64(args.any(0)), i64::min)))
+        Ok(GoValue::Int64(args.rest(1).iter().map(to_i64).fold(to_i64(args.any(0)), i64::min)))
     });
     define(funcs, "maxf", AtLeast(1), |args| {
         Ok(GoValue::Float(args.rest(1).iter().map(to_f64).fold(to_f64(args.any(0)), go_max)))
@@ -100,8 +99,9 @@ fn go_max(a: f64, b: f64) -> f64 {
     }
 }
 
+/// A `[]int`.
 fn ints(values: Vec<i64>) -> GoValue {
-    go::list(values.into_iter().map(GoValue::Int).collect())
+    go::typed_list(values.into_iter().map(GoValue::Int).collect(), go::Elem::Int)
 }
 
 /// Sprig's `untilStep`: from `start` towards `stop` (exclusive) by `step`; a step pointing away

@@ -25,7 +25,7 @@ pub fn register(funcs: &mut FuncMap) {
             let limit = usize::try_from(n).unwrap_or(usize::MAX);
             let found: Vec<GoValue> = re.find_iter(s).take(limit).map(|m| go::string(m.as_str())).collect();
             // Go's FindAllString returns nil without a match.
-            Ok(if found.is_empty() { go::nil_list() } else { go::list(found) })
+            Ok(if found.is_empty() { strings_nil() } else { go::typed_list(found, go::Elem::String) })
         });
     }
     for name in ["regexFind", "mustRegexFind"] {
@@ -159,16 +159,21 @@ fn replace(args: &Args<'_>, expand: bool) -> Result<GoValue, TemplateError> {
     Ok(go::string(out))
 }
 
+/// Go's nil `[]string`.
+fn strings_nil() -> GoValue {
+    GoValue::List(go::List::nil(go::Elem::String))
+}
+
 /// Go's `Regexp.Split`.
 fn split(args: &Args<'_>) -> Result<GoValue, TemplateError> {
     let (s, n) = (args.string(1)?, args.int(2)?);
     let re = regex(args)?;
     if n == 0 {
         // Go's Split returns nil for n == 0.
-        return Ok(go::nil_list());
+        return Ok(strings_nil());
     }
     if !args.string(0)?.is_empty() && s.is_empty() {
-        return Ok(go::list(vec![go::string("")]));
+        return Ok(go::typed_list(vec![go::string("")], go::Elem::String));
     }
     let limit = usize::try_from(n).unwrap_or(usize::MAX);
     let mut parts = Vec::new();
@@ -186,7 +191,7 @@ fn split(args: &Args<'_>) -> Result<GoValue, TemplateError> {
     if end != s.len() {
         parts.push(go::string(&s[begin..]));
     }
-    Ok(go::list(parts))
+    Ok(go::typed_list(parts, go::Elem::String))
 }
 
 #[cfg(test)]

@@ -3,7 +3,7 @@
 //! `1`). Constraints: `=`, `!=`, `>`, `<`, `>=`/`=>`, `<=`/`=<`, `~`/`~>`, `^`, wildcards
 //! (`1.2.x`, `*`, a missing part), hyphen ranges (`1.2 - 1.4.5`), `,` or spaces for "and" and
 //! `||` for "or"; a pre-release version satisfies only constraints that name a pre-release.
-//! `semver` returns a `*semver.Version` ([`go::semver`]): printed as `1.2.3`, with Masterminds'
+//! `semver` returns a `*semver.Version` ([`go::Semver`]): printed as `1.2.3`, with Masterminds'
 //! methods that return no version (`.Major`, `.Minor`, `.Patch`, `.Prerelease`, `.Metadata`,
 //! `.Original`, `.String`, `.Compare`, `.LessThan`, `.GreaterThan`, `.Equal`).
 
@@ -15,8 +15,7 @@ pub fn register(funcs: &mut FuncMap) {
     define(funcs, "semver", Exact(1), |args| {
         let text = args.string(0)?;
         let version = Version::parse(text).ok_or_else(|| go::fail(args.name(), "Invalid Semantic Version"))?;
-        // Tagged `*semver.Version` by the call (go::typed): printed as its text.
-        Ok(version.fields(text))
+        Ok(GoValue::Semver(std::sync::Arc::new(go::Semver { version, original: text.into(), pointer: true })))
     });
     define(funcs, "semverCompare", Exact(2), |args| {
         let (constraint, version) = (args.string(0)?, args.string(1)?);

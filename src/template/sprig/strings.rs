@@ -346,8 +346,9 @@ pub fn strslice(value: &GoValue) -> Vec<String> {
     }
 }
 
+/// A `[]string`.
 pub fn strings_list(items: Vec<String>) -> GoValue {
-    go::list(items.into_iter().map(go::string).collect())
+    go::typed_list(items.into_iter().map(go::string).collect(), go::Elem::String)
 }
 
 /// Go's `strings.SplitN` (`n < 0`: all; `n == 0`: none; an empty separator splits characters).
@@ -374,9 +375,11 @@ pub fn go_split(s: &str, sep: &str, n: i64) -> Vec<String> {
     s.splitn(limit, sep).map(str::to_string).collect()
 }
 
-/// Sprig's `split` result: a map from `_0`, `_1`, … to the parts.
+/// Sprig's `split` result: a `map[string]string` from `_0`, `_1`, … to the parts.
 fn numbered(parts: Vec<String>) -> GoValue {
-    go::map(parts.into_iter().enumerate().map(|(i, part)| (format!("_{i}").into(), go::string(part))).collect())
+    GoValue::Map(go::MapRef::strings(
+        parts.into_iter().enumerate().map(|(i, part)| (format!("_{i}").into(), go::string(part))).collect(),
+    ))
 }
 
 /// What kind of word xstrings' tokenizer found.
