@@ -147,7 +147,7 @@ fn landscaper(src: &str, data: &Value) -> Outcome {
     let mut templates = GoTemplates::new(Arc::new(MemoryFiles::default()), &Descriptors::default(), budget);
     match templates.render(src, &BlueprintFs::package(""), None, &to_go_json(data)) {
         Ok(text) => Outcome::Text(text),
-        Err(err) => Outcome::Error(err),
+        Err(err) => Outcome::Error(err.into()),
     }
 }
 

@@ -37,7 +37,7 @@ fn both() -> [Value; 2] {
 /// Go's `{{ .key }}` of template data.
 fn print(data: &go::GoValue, key: &str) -> String {
     let compiled = go::compile(&format!("{{{{ .{key} }}}}"), ("{{", "}}"), &go::Functions::default());
-    compiled.and_then(|c| c.execute(data, &Budget::default())).unwrap_or_else(|err| err)
+    compiled.and_then(|c| c.execute(data, &Budget::default())).unwrap_or_else(String::from)
 }
 
 fn no_private_map(value: &Value) -> bool {

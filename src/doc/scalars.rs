@@ -223,6 +223,7 @@ impl From<Refused> for YamlError {
             line: Some(refused.line),
             column: Some(refused.column),
             unrepresentable: true,
+            hint_at: None,
         }
     }
 }

@@ -25,6 +25,16 @@ pub struct YamlError {
     /// The text is valid YAML, but holds a value JSON and Kubernetes cannot (an integer beyond
     /// 64 bits, a non-finite float): the message says so itself, not "not valid YAML".
     pub unrepresentable: bool,
+    /// Where in `message` the hint we add to the parser's own words begins (`: check this line's
+    /// indentation…`), for those who print the parser's message alone.
+    pub hint_at: Option<usize>,
+}
+
+impl YamlError {
+    /// The parser's message, without our hint.
+    pub fn parser_message(&self) -> &str {
+        self.hint_at.and_then(|at| self.message.get(..at)).unwrap_or(&self.message)
+    }
 }
 
 /// The deepest nesting we accept. Kubernetes objects, CRD schemas included, stay far below it;
@@ -116,6 +126,7 @@ pub fn read_yaml_documents_as<T: serde::de::DeserializeOwned>(text: &str) -> Res
             None => message,
         };
         // The budget's own wording names its internals; say which limit it is and what to do.
+        let mut hint_at = None;
         let message = if message.starts_with("budget breached: ScalarBytes") {
             "the input holds more than 64 MiB of scalar text: Kubernetes stores whole objects up to 1.5 MiB; \
              keep large data out of the package"
@@ -131,7 +142,9 @@ pub fn read_yaml_documents_as<T: serde::de::DeserializeOwned>(text: &str) -> Res
              write repeated parts out instead of nesting aliases"
                 .to_string()
         } else {
-            syntax_hint(message)
+            let (message, at) = syntax_hint(message);
+            hint_at = at;
+            message
         };
         // serde-saphyr's wording names its policy option; say what it is and what to do.
         let non_finite = message.strip_prefix("non-finite float `").and_then(|m| m.split('`').next());
@@ -141,6 +154,7 @@ pub fn read_yaml_documents_as<T: serde::de::DeserializeOwned>(text: &str) -> Res
         };
         YamlError {
             unrepresentable,
+            hint_at: hint_at.filter(|_| !unrepresentable),
             message,
             line: location.as_ref().map(|l| l.line()),
             column: location.as_ref().map(|l| l.column()),
@@ -153,17 +167,20 @@ pub fn read_yaml_documents_as<T: serde::de::DeserializeOwned>(text: &str) -> Res
     }
 }
 
-/// The parser says what it saw; add what to change for the mistakes people make by hand.
-fn syntax_hint(message: String) -> String {
+/// The parser says what it saw; add what to change for the mistakes people make by hand (and
+/// where the added hint begins, when the parser's words are kept before it).
+fn syntax_hint(message: String) -> (String, Option<usize>) {
     if let Some(rest) = message.strip_prefix("duplicate mapping key: ") {
         let key = rest.split(", set DuplicateKeyPolicy").next().unwrap_or(rest);
-        return format!("duplicate key {key:?} in one mapping: remove one of them (Kubernetes refuses duplicates too)");
+        let message =
+            format!("duplicate key {key:?} in one mapping: remove one of them (Kubernetes refuses duplicates too)");
+        return (message, None);
     }
     // serde's wording ("use Option<String>") speaks to the programmer; only a null key gets here.
     if message.starts_with("cannot deserialize null into string") {
-        return "a mapping key is null (~, null or nothing before the colon): keys are text; \
-                write it quoted, e.g. \"null\": x"
-            .to_string();
+        let message = "a mapping key is null (~, null or nothing before the colon): keys are text; \
+                       write it quoted, e.g. \"null\": x";
+        return (message.to_string(), None);
     }
     let hint = if message.contains("tabs disallowed") {
         "indent with spaces, not tabs"
@@ -172,9 +189,10 @@ fn syntax_hint(message: String) -> String {
     } else if message.contains("\"-\" is only valid inside a block") {
         "is a [ or { on an earlier line left open?"
     } else {
-        return message;
+        return (message, None);
     };
-    format!("{message}: {hint}")
+    let at = message.len();
+    (format!("{message}: {hint}"), Some(at))
 }
 
 /// Parses a command-line value (`--set key=value`) as a YAML scalar, so `3` is an integer and

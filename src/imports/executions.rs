@@ -93,23 +93,6 @@ fn go_binding(
     gotemplate::binding(entries)
 }
 
-/// A Go template error followed by the template line it names (`template: 8:42: …`, 1-based)
-/// with a caret under the column.
-fn go_error(message: &str, source: &str) -> String {
-    let position: Option<Vec<usize>> = message
-        .strip_prefix("template: ")
-        .and_then(|rest| rest.split(": ").next())
-        .and_then(|at| at.split(':').map(|n| n.parse::<usize>().ok()).collect::<Option<Vec<_>>>());
-    let Some(&[line, column]) = position.as_deref() else { return message.to_string() };
-    match source.lines().nth(line.saturating_sub(1)).filter(|text| !text.trim().is_empty()) {
-        Some(text) => {
-            let text = text.replace('\t', " ");
-            format!("{message}\n | {text}\n | {}^", ".".repeat(column.saturating_sub(1)))
-        }
-        None => message.to_string(),
-    }
-}
-
 /// Renders one execution (compiled once per text); the result is the YAML mapping it produced.
 #[allow(clippy::too_many_arguments)]
 pub(super) fn execute(
@@ -147,7 +130,7 @@ pub(super) fn execute(
         let rendered = match step.go.render(&source, &origin.fs, origin.file.as_deref(), &data) {
             Ok(text) => text,
             Err(err) => {
-                let mut message = format!("execution {:?}: {in_file}{}", execution.name, go_error(&err, &source));
+                let mut message = format!("execution {:?}: {in_file}{}", execution.name, err.render(&source));
                 // Landscaper fills deployitems with what deployers read back from the cluster.
                 if phase == Phase::Export && source.contains(".deployitems") && deployitems(step, scope).is_empty() {
                     message.push_str(

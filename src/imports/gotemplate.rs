@@ -29,7 +29,6 @@ use crate::package::Files;
 use crate::template::go::{self, define, define_closure, Arity, Compiled, FuncMap, Functions, GoValue, TemplateError};
 use crate::template::sprig;
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 /// Landscaper's functions that read a cluster through a target.
@@ -67,7 +66,7 @@ pub struct GoTemplates {
     base: Functions,
     files: Arc<dyn Files>,
     budget: Arc<Budget>,
-    compiled: HashMap<(String, String), Result<Compiled, String>>,
+    compiled: HashMap<(String, String), Result<Compiled, go::Error>>,
 }
 
 impl GoTemplates {
@@ -77,15 +76,15 @@ impl GoTemplates {
     }
 
     /// Renders `source` (declared in the file `from` of the blueprint whose files are `fs`,
-    /// which `include` and `readFile` read) over `data`; errors are Go's message with the
-    /// template position when it has one.
+    /// which `include` and `readFile` read) over `data`; an error has the template position when
+    /// the parser gives one.
     pub fn render(
         &mut self,
         source: &str,
         fs: &BlueprintFs,
         from: Option<&str>,
         data: &GoValue,
-    ) -> Result<String, String> {
+    ) -> Result<String, go::Error> {
         let key = (format!("{}\0{}", fs.key(), from.unwrap_or_default()), source.to_string());
         if !self.compiled.contains_key(&key) {
             let scope = Arc::new(Scope {
@@ -93,16 +92,14 @@ impl GoTemplates {
                 files: self.files.clone(),
                 fs: fs.clone(),
                 from: from.map(str::to_string),
-                budget: self.budget.clone(),
-                depth: AtomicUsize::new(0),
             });
             let compiled = go::compile(source, ("{{", "}}"), &file_functions(&scope)).map(Compiled::missing_zero);
             self.compiled.insert(key.clone(), compiled);
         }
         match self.compiled.get(&key) {
             Some(Ok(compiled)) => compiled.execute(data, &self.budget),
-            Some(Err(message)) => Err(message.clone()),
-            None => Err("the template was not compiled".into()),
+            Some(Err(err)) => Err(err.clone()),
+            None => Err(go::Error::from("the template was not compiled".to_string())),
         }
     }
 }
@@ -114,8 +111,6 @@ struct Scope {
     files: Arc<dyn Files>,
     fs: BlueprintFs,
     from: Option<String>,
-    budget: Arc<Budget>,
-    depth: AtomicUsize,
 }
 
 impl Scope {
@@ -133,7 +128,7 @@ fn file_functions(scope: &Arc<Scope>) -> Functions {
     let for_include = scope.clone();
     let mut added = FuncMap::new();
     define_closure(&mut added, "include", Arity::Exact(2), move |args| {
-        include(&for_include, args.string(0)?, args.any(1))
+        include(&for_include, args.string(0)?, args.any(1), args.context())
     });
     let for_read = scope.clone();
     define_closure(&mut added, "readFile", Arity::Exact(1), move |args| {
@@ -145,17 +140,11 @@ fn file_functions(scope: &Arc<Scope>) -> Functions {
     funcs
 }
 
-/// Landscaper's `include NAME DATA`: the file NAME rendered over DATA.
-fn include(scope: &Arc<Scope>, name: &str, data: &GoValue) -> Result<GoValue, TemplateError> {
-    struct Level<'a>(&'a AtomicUsize);
-    impl Drop for Level<'_> {
-        fn drop(&mut self) {
-            self.0.fetch_sub(1, Ordering::SeqCst);
-        }
-    }
-    let depth = scope.depth.fetch_add(1, Ordering::SeqCst) + 1;
-    let _level = Level(&scope.depth);
-    if depth > MAX_INCLUDE_DEPTH {
+/// Landscaper's `include NAME DATA`: the file NAME rendered over DATA, one execution deeper than
+/// the one that calls it, on its budget.
+fn include(scope: &Arc<Scope>, name: &str, data: &GoValue, context: go::Context<'_>) -> Result<GoValue, TemplateError> {
+    let nesting = context.nesting + 1;
+    if nesting > MAX_INCLUDE_DEPTH {
         return Err(go::fail(
             "include",
             format!(
@@ -168,7 +157,10 @@ fn include(scope: &Arc<Scope>, name: &str, data: &GoValue) -> Result<GoValue, Te
     let compiled = go::compile(&text, ("{{", "}}"), &file_functions(scope))
         .map(Compiled::missing_zero)
         .map_err(|err| go::fail("include", format!("{name}: {err}")))?;
-    compiled.execute(data, &scope.budget).map(go::string).map_err(|err| go::fail("include", format!("{name}: {err}")))
+    compiled
+        .execute_in(data, go::Context { nesting, ..context })
+        .map(go::string)
+        .map_err(|err| go::fail("include", format!("{name}: {err}")))
 }
 
 /// A document value as Landscaper's templates see it: decoded from JSON, numbers are float64.
@@ -659,7 +651,7 @@ mod tests {
         let files = MemoryFiles(files.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect());
         let mut templates = GoTemplates::new(files.share(), descriptors, Arc::new(Budget::default()));
         let fs = BlueprintFs::package("blueprint");
-        templates.render(source, &fs, Some("blueprint/blueprint.yaml"), &to_go_json(data))
+        templates.render(source, &fs, Some("blueprint/blueprint.yaml"), &to_go_json(data)).map_err(String::from)
     }
 
     /// Keys computed by real Go: the identity marshalled with encoding/json, then gopkg.in/yaml.v2

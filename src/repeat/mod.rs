@@ -597,6 +597,7 @@ pub fn run(render: &mut Render, loaded: Loaded) -> Report {
         budget: &budget,
         engine: &mut engine,
         results: Vec::new(),
+        spent: None,
         generated: Vec::new(),
         report: Report::default(),
     };
@@ -616,6 +617,9 @@ struct Step<'a> {
     budget: &'a Budget,
     engine: &'a mut Engine,
     results: Vec<Diagnostic>,
+    /// The spent budget last reported for a clone, and how many results there were then: while
+    /// nothing else is reported, the same one is not reported again.
+    spent: Option<(crate::limits::Exhausted, usize)>,
     generated: Vec<Generated>,
     report: Report,
 }
@@ -843,8 +847,9 @@ impl Step<'_> {
             Ok(()) => true,
             Err(err) => {
                 // One error per template resource, not one per clone.
-                if self.results.last().is_none_or(|d| d.message != err.to_string()) {
+                if self.spent.as_ref() != Some(&(err.clone(), self.results.len())) {
                     self.error(err.to_string(), source);
+                    self.spent = Some((err, self.results.len()));
                 }
                 false
             }

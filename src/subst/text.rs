@@ -42,8 +42,8 @@ pub fn substitute_object(variables: &Variables, budget: &Budget, object: &Value)
 /// plain scalars typed as yaml.v2 types them, numbers as Go's JSON writes them.
 pub fn read_as_yaml_v2(text: &str) -> Result<Value, String> {
     let documents = read_yaml_documents(text).map_err(|err| {
-        // The reader adds a hint of its own after the parser's message; Flux prints the message.
-        let message = err.message.split(": check this line").next().unwrap_or(&err.message);
+        // Flux prints the parser's message, without the hint the reader adds.
+        let message = err.parser_message();
         let line = err.line.map(|line| format!("line {line}: ")).unwrap_or_default();
         format!(
             "YAMLToJSON: yaml: {line}{message} (Flux substitutes the object's YAML text, and a value holding \

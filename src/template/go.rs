@@ -27,7 +27,7 @@ pub mod strconv;
 pub mod value;
 
 use crate::limits::Budget;
-pub use args::{define, define_closure, fail, Args, Arity, Body, FuncMap, Function};
+pub use args::{define, define_closure, fail, Args, Arity, Body, Context, FuncMap, Function};
 pub use exec::MAX_RANGE_ITERATIONS;
 pub use fmt::{go_float, go_type};
 use gotmpl::parse::{ListNode, Node};
@@ -70,20 +70,20 @@ const RANGE_STEPS: u64 = 1_000;
 const MAX_EXPANSION: u64 = 100_000;
 
 /// Compiles `source` with the given delimiters and functions (Go's builtins are always there).
-pub fn compile(source: &str, (left, right): (&str, &str), funcs: &Functions) -> Result<Compiled, String> {
-    let source = &*comments::normalize(source, left, right)?;
+pub fn compile(source: &str, (left, right): (&str, &str), funcs: &Functions) -> Result<Compiled, Error> {
+    let source = &*comments::normalize(source, left, right).map_err(Error::from)?;
     let source = &*pipes::normalize(source, left, right);
     // Parsed once, by the crate's parser; what the crate's `Template::parse` adds to it for an
     // unnamed template is Go's refusal of a name defined twice in one text.
     let (tree, defines) = gotmpl::parse::Parser::with_name(None, source, left, right)
         .and_then(gotmpl::parse::Parser::parse)
-        .map_err(|err| message(&err))?;
-    twice_defined(source, &defines).map_err(|err| message(&err))?;
+        .map_err(|err| Error::of(&err))?;
+    twice_defined(source, &defines).map_err(|err| Error::of(&err))?;
     let bodies: Vec<&ListNode> = defines.iter().map(|d| &d.body).collect();
-    check::check(&tree, &bodies, &|name| funcs.get(name).is_some()).map_err(|err| message(&err))?;
+    check::check(&tree, &bodies, &|name| funcs.get(name).is_some()).map_err(|err| Error::of(&err))?;
     let steps = if source.contains("range") || source.contains("template") || source.contains("block") {
         let defines: HashMap<&str, &ListNode> = defines.iter().map(|d| (d.name.as_str(), &d.body)).collect();
-        let cost = cost(&tree, &defines, &mut Vec::new(), 0)?;
+        let cost = cost(&tree, &defines, &mut Vec::new(), 0).map_err(Error::from)?;
         1 + cost.ranges.saturating_mul(RANGE_STEPS)
     } else {
         1
@@ -185,11 +185,19 @@ impl Compiled {
     }
 
     /// Executes over `data`, charging every byte written and every function call to `budget`.
-    pub fn execute(&self, data: &GoValue, budget: &Budget) -> Result<String, String> {
-        budget.charge_steps(self.steps).map_err(|e| e.to_string())?;
-        exec::Exec::new(self, budget).run(&self.tree, data).map_err(|(err, exhausted)| match exhausted {
-            Some(exhausted) => exhausted.to_string(),
-            None => message(&err),
+    pub fn execute(&self, data: &GoValue, budget: &Budget) -> Result<String, Error> {
+        self.execute_in(data, args::Context { budget, nesting: 0 })
+    }
+
+    /// Executes inside another execution (a function that runs a template: `include`), whose
+    /// context the call received.
+    pub fn execute_in(&self, data: &GoValue, context: args::Context<'_>) -> Result<String, Error> {
+        let budget = context.budget;
+        budget.charge_steps(self.steps).map_err(|e| Error::from(e.to_string()))?;
+        exec::Exec::new(self, budget, context.nesting).run(&self.tree, data).map_err(|(err, exhausted)| match exhausted
+        {
+            Some(exhausted) => Error::from(exhausted.to_string()),
+            None => Error::of(&err),
         })
     }
 }
@@ -226,6 +234,56 @@ impl From<FuncMap> for Functions {
     }
 }
 
+/// A template's error: its message, and the line and column of the text it is at when the parser
+/// gives them (a parse error; execution errors have none).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Error {
+    pub message: String,
+    pub at: Option<(usize, usize)>,
+}
+
+impl Error {
+    /// The crate's error as ours.
+    pub fn of(err: &TemplateError) -> Self {
+        let at = match err {
+            TemplateError::Parse { line, col, .. } | TemplateError::Lex { line, col, .. } => Some((*line, *col)),
+            _ => None,
+        };
+        Error { message: message(err), at }
+    }
+
+    /// The message, and under it the template line it is at with a caret under the column.
+    pub fn render(&self, source: &str) -> String {
+        let Some((line, column)) = self.at else { return self.message.clone() };
+        match source.lines().nth(line.saturating_sub(1)).filter(|text| !text.trim().is_empty()) {
+            Some(text) => {
+                let text = text.replace('\t', " ");
+                format!("{}\n | {text}\n | {}^", self.message, ".".repeat(column.saturating_sub(1)))
+            }
+            None => self.message.clone(),
+        }
+    }
+}
+
+impl From<String> for Error {
+    fn from(message: String) -> Self {
+        Error { message, at: None }
+    }
+}
+
+impl std::fmt::Display for Error {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+/// Callers that report a template's error as text.
+impl From<Error> for String {
+    fn from(err: Error) -> Self {
+        err.message
+    }
+}
+
 /// The crate's error text, without the `execution error: ` it puts before our functions' own
 /// messages.
 pub fn message(err: &TemplateError) -> String {
@@ -240,7 +298,7 @@ mod tests {
     use super::*;
 
     fn run(source: &str, delims: (&str, &str), funcs: &FuncMap) -> Result<String, String> {
-        compile(source, delims, &funcs.clone().into())?.execute(&GoValue::Nil, &Budget::default())
+        Ok(compile(source, delims, &funcs.clone().into())?.execute(&GoValue::Nil, &Budget::default())?)
     }
 
     #[test]
@@ -277,7 +335,7 @@ mod tests {
             (false, "{{define \"a\"}}{{end}}{{define \"a\"}}y{{end}}{{define \"a\"}}{{end}}"),
         ] {
             let crate_parse = gotmpl::Template::new("").parse(source).err().map(|err| message(&err));
-            let ours = compile(source, ("{{", "}}"), &Functions::default()).err();
+            let ours = compile(source, ("{{", "}}"), &Functions::default()).err().map(String::from);
             assert_eq!(ours, crate_parse, "{source}");
             assert_eq!(ours.is_some(), refused, "{source}");
         }
@@ -287,7 +345,7 @@ mod tests {
     fn output_is_budgeted() {
         let budget = Budget::new(crate::limits::Limits { max_output_bytes: 1000, ..Default::default() });
         let compiled = compile(r#"{{ range 100000 }}xxxxxxxxxx{{ end }}"#, ("{{", "}}"), &Functions::default());
-        let err = compiled.and_then(|c| c.execute(&GoValue::Nil, &budget)).err().unwrap_or_default();
+        let err = compiled.and_then(|c| c.execute(&GoValue::Nil, &budget)).err().map(String::from).unwrap_or_default();
         assert!(err.contains("--max-output-size"), "{err}");
     }
 }

@@ -478,7 +478,7 @@ pub(crate) mod tests {
     /// Runs `source` with Sprig's functions over `data`.
     pub fn run_with(source: &str, data: &GoValue) -> Result<String, String> {
         let budget = Budget::default();
-        go::compile(source, ("{{", "}}"), &functions().into())?.execute(data, &budget)
+        Ok(go::compile(source, ("{{", "}}"), &functions().into())?.execute(data, &budget)?)
     }
 
     pub fn run(source: &str) -> Result<String, String> {

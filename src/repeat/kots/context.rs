@@ -263,7 +263,7 @@ mod tests {
     use crate::template::go::compile;
 
     fn run(shared: &Shared, source: &str) -> Result<String, String> {
-        compile(source, ("repl{{", "}}"), &functions(shared).into())?.execute(&GoValue::Nil, &Budget::default())
+        Ok(compile(source, ("repl{{", "}}"), &functions(shared).into())?.execute(&GoValue::Nil, &Budget::default())?)
     }
 
     #[test]

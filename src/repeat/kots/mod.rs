@@ -135,7 +135,7 @@ impl Engine {
                 budget.charge_steps(1).map_err(|e| e.to_string())?;
                 let rendered = self
                     .compiled(pass, &out, keep)
-                    .and_then(|c| c.execute(data, budget))
+                    .and_then(|c| Ok(c.execute(data, budget)?))
                     .map_err(|m| self.explain(m))?;
                 out = std::borrow::Cow::Owned(rendered);
             }

@@ -780,7 +780,8 @@ mod tests {
     use crate::limits::Budget;
 
     fn run(source: &str, options: &Statics) -> Result<String, String> {
-        go::compile(source, ("{{repl", "}}"), &functions(options).into())?.execute(&GoValue::Nil, &Budget::default())
+        Ok(go::compile(source, ("{{repl", "}}"), &functions(options).into())?
+            .execute(&GoValue::Nil, &Budget::default())?)
     }
 
     fn expect(cases: &[(&str, &str)]) {

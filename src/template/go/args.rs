@@ -5,6 +5,7 @@
 
 use super::fmt::go_type;
 use super::value::{GoMap, GoValue, MapRef};
+use crate::limits::Budget;
 use gotmpl::TemplateError;
 use std::collections::BTreeMap;
 use std::sync::{Arc, RwLockReadGuard};
@@ -27,13 +28,24 @@ pub fn fail(name: &str, text: impl std::fmt::Display) -> TemplateError {
     TemplateError::Exec(format!("error calling {name}: {text}"))
 }
 
-/// A function's arguments, checked as Go checks them against the function's signature.
+/// What a call may use of the execution that makes it: a function that runs a template (`include`)
+/// charges the same budget and counts how deep executions nest.
+#[derive(Clone, Copy)]
+pub struct Context<'a> {
+    pub budget: &'a Budget,
+    /// How many executions enclose this one (0 for a template a caller runs).
+    pub nesting: usize,
+}
+
+/// A function's arguments, checked as Go checks them against the function's signature, and the
+/// execution's context.
 pub struct Args<'a> {
     name: &'a str,
     args: &'a [GoValue],
     /// Bit `i`: argument `i` is a whole float constant (`2.0`, `1e3`), which Go converts for an
     /// `int` parameter.
     whole_constants: u64,
+    context: Option<Context<'a>>,
 }
 
 impl<'a> Args<'a> {
@@ -45,7 +57,7 @@ impl<'a> Args<'a> {
                 args.len()
             )));
         }
-        Ok(Self { name, args, whole_constants: 0 })
+        Ok(Self { name, args, whole_constants: 0, context: None })
     }
 
     /// At least `want` arguments (a variadic function).
@@ -56,7 +68,7 @@ impl<'a> Args<'a> {
                 args.len()
             )));
         }
-        Ok(Self { name, args, whole_constants: 0 })
+        Ok(Self { name, args, whole_constants: 0, context: None })
     }
 
     /// The arguments as counted by `arity`.
@@ -71,6 +83,19 @@ impl<'a> Args<'a> {
     pub fn with_constants(mut self, whole_constants: u64) -> Self {
         self.whole_constants = whole_constants;
         self
+    }
+
+    /// Gives the call its execution's context.
+    pub fn in_context(mut self, context: Context<'a>) -> Self {
+        self.context = Some(context);
+        self
+    }
+
+    /// The execution's context: its budget and nesting (a call made outside an execution has a
+    /// budget of its own).
+    pub fn context(&self) -> Context<'a> {
+        static UNLIMITED: std::sync::LazyLock<Budget> = std::sync::LazyLock::new(Budget::default);
+        self.context.unwrap_or_else(|| Context { budget: &UNLIMITED, nesting: 0 })
     }
 
     /// All the arguments.

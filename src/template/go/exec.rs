@@ -10,7 +10,7 @@
 //! shared parts print far larger than they are); `range` runs at most
 //! [`MAX_RANGE_ITERATIONS`] times; output stops at the budget ([`Output`]).
 
-use super::args::{fail, Args, Function};
+use super::args::{fail, Args, Context, Function};
 use super::fmt::{go_type, sprint_value};
 use super::semver::Version;
 use super::value::{generation, GoValue, List, Semver, MAX_VALUE_DEPTH};
@@ -89,6 +89,8 @@ pub struct Exec<'p, 'o> {
     /// Bytes a printed value may take: the output budget left when the execution started.
     printable: u64,
     measures: Measures,
+    /// How many executions enclose this one (`include`).
+    nesting: usize,
 }
 
 /// What printing a value writes (shared parts counted each time they are printed) and how deep
@@ -109,7 +111,7 @@ pub struct Measures {
 }
 
 impl<'p, 'o> Exec<'p, 'o> {
-    pub fn new(program: &'p dyn Program, budget: &'o Budget) -> Self {
+    pub fn new(program: &'p dyn Program, budget: &'o Budget, nesting: usize) -> Self {
         let printable = budget.limits().max_output_bytes.saturating_sub(budget.used().0);
         Exec {
             program,
@@ -120,6 +122,7 @@ impl<'p, 'o> Exec<'p, 'o> {
             ranges_left: MAX_RANGE_ITERATIONS,
             printable,
             measures: Measures::default(),
+            nesting,
         }
     }
 
@@ -445,7 +448,8 @@ impl<'p, 'o> Exec<'p, 'o> {
             args.push(self.expr(dot, expr)?);
         }
         args.extend(piped);
-        let counted = Args::counted(name, &args, function.arity)?.with_constants(whole_constants);
+        let context = Context { budget: self.budget, nesting: self.nesting };
+        let counted = Args::counted(name, &args, function.arity)?.with_constants(whole_constants).in_context(context);
         if super::builtins::UNCHARGED.contains(&name) {
             return Ok((function.body)(&counted)?);
         }
