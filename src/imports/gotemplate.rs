@@ -176,13 +176,23 @@ pub fn to_go_json(value: &Value) -> GoValue {
 /// Template data as JSON would encode it: whole floats become integers (`1e+06` is `1000000`
 /// in Go's JSON and YAML output).
 fn to_json_value(value: &GoValue) -> Value {
+    to_json_value_at(value, 0)
+}
+
+/// [`to_json_value`] at `depth`: what nests deeper than values may be built (a map deepened in
+/// place) is null there, as [`go::from_go`] has it, rather than exhaust the stack.
+fn to_json_value_at(value: &GoValue, depth: usize) -> Value {
+    if depth > go::value::MAX_VALUE_DEPTH {
+        return Value::Null;
+    }
+    let inner = |v: &GoValue| to_json_value_at(v, depth + 1);
     match value {
         #[allow(clippy::cast_possible_truncation)]
         GoValue::Float(f) if f.fract() == 0.0 && f.abs() < 9.007_199_254_740_992e15 => Value::from(*f as i64),
         // Go's nil slice is `null` in JSON, which sigs.k8s.io/yaml writes as YAML.
         GoValue::List(items) if items.nil => Value::Null,
-        GoValue::List(items) => Value::Array(items.iter().map(to_json_value).collect()),
-        GoValue::Map(map) => Value::Object(map.read().iter().map(|(k, v)| (k.to_string(), to_json_value(v))).collect()),
+        GoValue::List(items) => Value::Array(items.iter().map(inner).collect()),
+        GoValue::Map(map) => Value::Object(map.read().iter().map(|(k, v)| (k.to_string(), inner(v))).collect()),
         other => go::from_go(other),
     }
 }

@@ -479,7 +479,9 @@ impl<'p, 'o> Exec<'p, 'o> {
             _ => 0,
         };
         self.budget.charge_output(size).map_err(|e| TemplateError::Exec(e.to_string()))?;
-        if matches!(result, GoValue::List(_) | GoValue::Map(_)) {
+        // A list or map the call built may not nest deeper than values may; one it was given
+        // (`set` returns the map it changed, `default` a value) is not new.
+        if result.is_container() && !args.iter().any(|arg| same(arg, &result)) {
             self.measure(&result)?;
         }
         Ok(result)
@@ -516,6 +518,15 @@ impl<'p, 'o> Exec<'p, 'o> {
             self.measures.generation = now;
         }
         measure_at(&mut self.measures.known, value, 0)
+    }
+}
+
+/// Whether two values are the same list or map.
+fn same(a: &GoValue, b: &GoValue) -> bool {
+    match (a, b) {
+        (GoValue::List(a), GoValue::List(b)) => a.ptr_eq(b),
+        (GoValue::Map(a), GoValue::Map(b)) => a.ptr_eq(b),
+        _ => false,
     }
 }
 

@@ -5,7 +5,7 @@
 //! verb applies to the elements of lists and maps (`%q` of a list), and the error markers name
 //! Go's types; templates print those texts, so they must be Go's.
 
-use super::value::{Elem, GoMap, GoValue, List, Semver};
+use super::value::{Elem, GoMap, GoValue, List, Semver, MAX_VALUE_DEPTH};
 use std::fmt::Write as _;
 use unicode_general_category::{get_general_category, GeneralCategory as G};
 
@@ -22,6 +22,8 @@ struct Spec {
     zero: bool,
     width: Option<usize>,
     precision: Option<usize>,
+    /// How deep inside the printed value the element being printed is.
+    depth: usize,
 }
 
 /// Go's name for a value's type, for messages.
@@ -463,8 +465,24 @@ fn semver(out: &mut String, semver: &Semver, verb: char, spec: Spec, arg: &GoVal
     }
 }
 
+/// Whether an element is nested too deep to print. What a template prints is measured first,
+/// and refused when it nests deeper than values may ([`MAX_VALUE_DEPTH`]); a value deepened by
+/// changing maps in place can reach here deeper still, and prints as `...` there rather than
+/// exhaust the stack.
+fn too_deep(out: &mut String, spec: Spec) -> bool {
+    if spec.depth >= MAX_VALUE_DEPTH {
+        out.push_str("...");
+        return true;
+    }
+    false
+}
+
 /// An element of a list or map: a nil one is `<nil>` whatever the verb.
 fn element(out: &mut String, item: &GoValue, verb: char, spec: Spec) {
+    if too_deep(out, spec) {
+        return;
+    }
+    let spec = Spec { depth: spec.depth + 1, ..spec };
     match item {
         GoValue::Nil => pad(out, "<nil>", spec),
         other => print_arg(out, other, verb, spec),
@@ -473,6 +491,10 @@ fn element(out: &mut String, item: &GoValue, verb: char, spec: Spec) {
 
 /// An element of a list or map under `%#v`: a nil element is a typed nil.
 fn go_syntax_element(out: &mut String, item: &GoValue, spec: Spec) {
+    if too_deep(out, spec) {
+        return;
+    }
+    let spec = Spec { depth: spec.depth + 1, ..spec };
     match item {
         GoValue::Nil => out.push_str("interface {}(nil)"),
         other => print_arg(out, other, 'v', spec),

@@ -17,8 +17,9 @@ use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
 pub type GoMap = std::collections::BTreeMap<Arc<str>, GoValue>;
 
 /// A template value.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 pub enum GoValue {
+    #[default]
     Nil,
     Bool(bool),
     /// Go's `int`: template constants, `len`, the data's integers.
@@ -101,6 +102,38 @@ impl FromIterator<GoValue> for List {
     }
 }
 
+impl Drop for List {
+    fn drop(&mut self) {
+        if let Some(items) = Arc::get_mut(&mut self.items) {
+            if items.iter().any(GoValue::is_container) {
+                drop_iteratively(items.iter_mut().map(std::mem::take).collect());
+            }
+        }
+    }
+}
+
+/// Drops values one container at a time: a value deepened by changing maps in place (a chain of
+/// 100 000 maps set one into the next) would otherwise be dropped by recursion as deep as it
+/// nests, and exhaust the stack. A container still held elsewhere is only let go.
+fn drop_iteratively(mut pending: Vec<GoValue>) {
+    while let Some(value) = pending.pop() {
+        match value {
+            GoValue::Map(MapRef(mut cell)) => {
+                if let Some(cell) = Arc::get_mut(&mut cell) {
+                    let entries = cell.entries.get_mut().unwrap_or_else(std::sync::PoisonError::into_inner);
+                    pending.extend(std::mem::take(entries).into_values());
+                }
+            }
+            GoValue::List(mut list) => {
+                if let Some(items) = Arc::get_mut(&mut list.items) {
+                    pending.extend(items.iter_mut().map(std::mem::take));
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
 /// A map, shared by reference: clones are the same Go map.
 #[derive(Clone, Debug)]
 pub struct MapRef(Arc<MapCell>);
@@ -110,6 +143,15 @@ struct MapCell {
     entries: RwLock<GoMap>,
     /// `map[string]string` (its values are strings).
     strings: bool,
+}
+
+impl Drop for MapCell {
+    fn drop(&mut self) {
+        let entries = self.entries.get_mut().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if entries.values().any(GoValue::is_container) {
+            drop_iteratively(std::mem::take(entries).into_values().collect());
+        }
+    }
 }
 
 impl MapRef {
@@ -196,6 +238,11 @@ impl GoValue {
             GoValue::Map(map) => !map.is_empty(),
             GoValue::Semver(_) => true,
         }
+    }
+
+    /// Whether it is a list or a map.
+    pub fn is_container(&self) -> bool {
+        matches!(self, GoValue::List(_) | GoValue::Map(_))
     }
 
     pub fn as_str(&self) -> Option<&str> {

@@ -271,27 +271,56 @@ fn change(args: &Args<'_>, edit: impl FnOnce(&mut GoMap)) -> Result<GoValue, Tem
     }
 }
 
-/// Refuses to put `value` into `map` when `value` holds `map` (or nests too deeply to tell).
+/// Refuses to put `value` into `map` when `value` holds `map` (Go's own would overflow its stack
+/// printing it), or nests so deep that the map would nest deeper than values may be built.
 fn refuse_inside(value: &GoValue, map: &MapRef) -> Result<(), TemplateError> {
-    if reaches(value, map, 0) {
-        return Err(TemplateError::Exec(format!(
+    match inside(value, map, 1) {
+        Inside::No => Ok(()),
+        Inside::Itself => Err(TemplateError::Exec(format!(
             "a value nests more than {MAX_VALUE_DEPTH} levels deep (a map set into itself?): templates may not build \
              values that deep"
-        )));
+        ))),
+        Inside::TooDeep => Err(TemplateError::Exec(format!(
+            "a value nests more than {MAX_VALUE_DEPTH} levels deep: templates may not build values that deep"
+        ))),
     }
-    Ok(())
+}
+
+/// What putting a value into a map would make.
+#[derive(PartialEq)]
+enum Inside {
+    No,
+    /// The value holds the map.
+    Itself,
+    /// The value nests deeper than values may.
+    TooDeep,
+}
+
+/// Whether `value`, at `depth` below the map, holds `map` or nests too deep.
+fn inside(value: &GoValue, map: &MapRef, depth: usize) -> Inside {
+    let mut worst = Inside::No;
+    let mut each = |children: &mut dyn Iterator<Item = &GoValue>| {
+        for child in children {
+            match inside(child, map, depth + 1) {
+                Inside::Itself => return Inside::Itself,
+                Inside::TooDeep => worst = Inside::TooDeep,
+                Inside::No => {}
+            }
+        }
+        std::mem::replace(&mut worst, Inside::No)
+    };
+    match value {
+        GoValue::Map(inner) if inner.ptr_eq(map) => Inside::Itself,
+        GoValue::Map(_) | GoValue::List(_) if depth >= MAX_VALUE_DEPTH => Inside::TooDeep,
+        GoValue::Map(inner) => each(&mut inner.read().values()),
+        GoValue::List(items) => each(&mut items.iter()),
+        _ => Inside::No,
+    }
 }
 
 /// Whether `value` holds `map`, at any depth (or nests deeper than values may).
 fn reaches(value: &GoValue, map: &MapRef, depth: usize) -> bool {
-    if depth > MAX_VALUE_DEPTH {
-        return true;
-    }
-    match value {
-        GoValue::Map(inner) => inner.ptr_eq(map) || inner.read().values().any(|v| reaches(v, map, depth + 1)),
-        GoValue::List(items) => items.iter().any(|v| reaches(v, map, depth + 1)),
-        _ => false,
-    }
+    inside(value, map, depth) != Inside::No
 }
 
 /// Sprig's `merge`/`mergeOverwrite`: mergo's deep merge into the first map, which changes in

@@ -79,9 +79,16 @@ pub fn to_f64(value: &GoValue) -> f64 {
 /// Go's `reflect.DeepEqual` of two template values: a nil slice is not an empty one, and values
 /// of two types differ (`int64` 1 and `int` 1, `[]string` and `[]interface {}`).
 pub fn deep_equal(a: &GoValue, b: &GoValue) -> bool {
-    if go::go_type(a) != go::go_type(b) {
+    deep_equal_at(a, b, 0)
+}
+
+/// [`deep_equal`] at `depth`: values nested deeper than values may be built (a map deepened in
+/// place) compare unequal rather than exhaust the stack.
+fn deep_equal_at(a: &GoValue, b: &GoValue, depth: usize) -> bool {
+    if go::go_type(a) != go::go_type(b) || depth > go::value::MAX_VALUE_DEPTH {
         return false;
     }
+    let deep_equal = |a: &GoValue, b: &GoValue| deep_equal_at(a, b, depth + 1);
     match (a, b) {
         // The same allocation is equal to itself (a value of shared parts is compared once).
         (GoValue::List(a), GoValue::List(b)) => {
