@@ -240,7 +240,7 @@ pub fn functions(descriptors: &Descriptors) -> FuncMap {
              with getResource or getResources",
         ))
     });
-    define(&mut funcs, "toYaml", Arity::Exact(1), |args| {
+    define(&mut funcs, "toYaml", Arity::Exact(1).writes(go::args::TEXT), |args| {
         // sigs.k8s.io/yaml's text, as Landscaper's toYaml writes it (yaml.v2's choices).
         Ok(go::string(crate::doc::to_go_yaml(&to_json_value(args.any(0))).trim_end_matches('\n')))
     });

@@ -27,7 +27,7 @@ pub mod strconv;
 pub mod value;
 
 use crate::limits::Budget;
-pub use args::{define, define_closure, fail, Args, Arity, Body, Context, FuncMap, Function};
+pub use args::{define, define_closure, fail, Args, Arity, Body, Context, Cost, FuncMap, Function, Signature};
 pub use exec::MAX_RANGE_ITERATIONS;
 pub use fmt::{go_float, go_type};
 use gotmpl::parse::{ListNode, Node};
@@ -121,7 +121,7 @@ fn twice_defined(source: &str, defines: &[gotmpl::parse::DefineNode]) -> Result<
 
 /// What executing a tree may cost: its nodes and `range`s, `{{template}}` calls expanded.
 #[derive(Default)]
-struct Cost {
+struct Expansion {
     nodes: u64,
     ranges: u64,
 }
@@ -131,9 +131,9 @@ fn cost<'a>(
     defines: &HashMap<&'a str, &'a ListNode>,
     calling: &mut Vec<&'a str>,
     depth: usize,
-) -> Result<Cost, String> {
-    let mut total = Cost::default();
-    let mut add = |part: Cost| -> Result<(), String> {
+) -> Result<Expansion, String> {
+    let mut total = Expansion::default();
+    let mut add = |part: Expansion| -> Result<(), String> {
         total.nodes = total.nodes.saturating_add(part.nodes);
         total.ranges = total.ranges.saturating_add(part.ranges);
         if total.nodes > MAX_EXPANSION {
@@ -147,12 +147,12 @@ fn cost<'a>(
         return Err("templates nest too deeply".into());
     }
     for node in &list.nodes {
-        add(Cost { nodes: 1, ranges: 0 })?;
+        add(Expansion { nodes: 1, ranges: 0 })?;
         match node {
             Node::List(inner) => add(cost(inner, defines, calling, depth + 1)?)?,
             Node::If(branch) | Node::With(branch) | Node::Range(branch) => {
                 if matches!(node, Node::Range(_)) {
-                    add(Cost { nodes: 0, ranges: 1 })?;
+                    add(Expansion { nodes: 0, ranges: 1 })?;
                 }
                 add(cost(&branch.body, defines, calling, depth + 1)?)?;
                 if let Some(other) = &branch.else_body {

@@ -139,15 +139,15 @@ fn register(funcs: &mut FuncMap) {
             // Sprig's toRawJson panics where the others return "".
             Json::Raw => |args| to_json(args.any(0), Json::Raw).map(go::string).map_err(|e| go::fail(args.name(), e)),
         };
-        define(funcs, name, Exact(1), body);
+        define(funcs, name, Exact(1).writes(go::args::ESCAPES), body);
     }
-    define(funcs, "mustToJson", Exact(1), |args| {
+    define(funcs, "mustToJson", Exact(1).writes(go::args::ESCAPES), |args| {
         to_json(args.any(0), Json::Compact).map(go::string).map_err(|e| go::fail(args.name(), e))
     });
-    define(funcs, "mustToPrettyJson", Exact(1), |args| {
+    define(funcs, "mustToPrettyJson", Exact(1).writes(go::args::ESCAPES), |args| {
         to_json(args.any(0), Json::Pretty).map(go::string).map_err(|e| go::fail(args.name(), e))
     });
-    define(funcs, "mustToRawJson", Exact(1), |args| {
+    define(funcs, "mustToRawJson", Exact(1).writes(go::args::ESCAPES), |args| {
         to_json(args.any(0), Json::Raw).map(go::string).map_err(|e| go::fail(args.name(), e))
     });
     // Reflection.
@@ -161,11 +161,13 @@ fn register(funcs: &mut FuncMap) {
     define(funcs, "kindIs", Exact(2), |args| Ok(GoValue::Bool(args.string(0)? == kind_of(args.any(1)))));
     define(funcs, "deepEqual", Exact(2), |args| Ok(GoValue::Bool(deep_equal(args.any(0), args.any(1)))));
     // Encodings.
-    define(funcs, "b64enc", Exact(1), |args| {
+    define(funcs, "b64enc", Exact(1).writes(go::args::TEXT), |args| {
         Ok(go::string(base64::engine::general_purpose::STANDARD.encode(args.string(0)?)))
     });
     define(funcs, "b64dec", Exact(1), |args| Ok(go::string(b64dec(args.string(0)?))));
-    define(funcs, "b32enc", Exact(1), |args| Ok(go::string(data_encoding::BASE32.encode(args.string(0)?.as_bytes()))));
+    define(funcs, "b32enc", Exact(1).writes(go::args::TEXT), |args| {
+        Ok(go::string(data_encoding::BASE32.encode(args.string(0)?.as_bytes())))
+    });
     define(funcs, "b32dec", Exact(1), |args| {
         let text = args.string(0)?.replace(['\r', '\n'], "");
         Ok(go::string(match data_encoding::BASE32.decode(text.as_bytes()) {

@@ -11,7 +11,7 @@
 
 use crate::doc::{Map, Value};
 use crate::template::go::args::Func;
-use crate::template::go::{fail, Args, Arity, FuncMap, Function, GoValue, TemplateError};
+use crate::template::go::{fail, Args, Arity, Cost, FuncMap, Function, GoValue, TemplateError};
 use base64::Engine as _;
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -136,7 +136,7 @@ fn absent(name: &str) -> String {
 pub fn functions(shared: &Shared) -> FuncMap {
     let mut funcs = FuncMap::new();
     let mut add = |name: &str, arity: Arity, body: Func| {
-        funcs.insert(name.to_string(), Function { arity, body });
+        funcs.insert(name.to_string(), Function { arity, cost: Cost::Call, body });
     };
     let s = shared.clone();
     add(

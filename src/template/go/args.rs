@@ -17,7 +17,56 @@ pub type Func = Arc<dyn Fn(&Args<'_>) -> Result<GoValue, TemplateError> + Send +
 #[derive(Clone)]
 pub struct Function {
     pub arity: Arity,
+    /// What a call costs the execution besides its arguments' evaluation.
+    pub cost: Cost,
     pub body: Func,
+}
+
+/// What calling a function costs: registered with the function, read by the executor.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Cost {
+    /// A step, and the size of what it returns.
+    Call,
+    /// Nothing: Go's builtins that build and write nothing (`len`, `index`, `lt`…).
+    Free,
+    /// As [`Cost::Call`], and its result is its arguments' text (printed, joined, quoted,
+    /// encoded), one printed byte becoming at most this many: what printing the arguments writes
+    /// must fit in the output budget before the call builds it.
+    Writes(u64),
+    /// `printf`: as [`Cost::Writes`], by 6 (an escape such as `\u00ad`) when the format has a verb
+    /// that escapes (`%q`, `%x`, `%X`, `%#v`, `%U`), else by 1.
+    Printf,
+}
+
+/// How many arguments a function takes and what a call costs: what it is registered with.
+#[derive(Clone, Copy, Debug)]
+pub struct Signature {
+    pub arity: Arity,
+    pub cost: Cost,
+}
+
+impl From<Arity> for Signature {
+    fn from(arity: Arity) -> Self {
+        Signature { arity, cost: Cost::Call }
+    }
+}
+
+/// A result of escaped text may be six bytes per printed byte (`\u00ad`, `&#34;`).
+pub const ESCAPES: u64 = 6;
+/// A result of printed, joined or encoded text may be twice the printed size (base64, indents).
+pub const TEXT: u64 = 2;
+
+impl Arity {
+    /// The signature of a function whose result is its arguments' text, `factor` bytes per byte
+    /// at most ([`Cost::Writes`]).
+    pub fn writes(self, factor: u64) -> Signature {
+        Signature { arity: self, cost: Cost::Writes(factor) }
+    }
+
+    /// The signature of a function with a cost of `cost`.
+    pub fn costs(self, cost: Cost) -> Signature {
+        Signature { arity: self, cost }
+    }
 }
 
 /// The functions by name.
@@ -242,16 +291,18 @@ pub enum Arity {
 pub type Body = fn(&Args<'_>) -> Result<GoValue, TemplateError>;
 
 /// Registers `body` as `name`, its arguments counted as Go would before it is called.
-pub fn define(funcs: &mut FuncMap, name: &'static str, arity: Arity, body: Body) {
-    funcs.insert(name.to_string(), Function { arity, body: Arc::new(body) });
+pub fn define(funcs: &mut FuncMap, name: &'static str, signature: impl Into<Signature>, body: Body) {
+    let Signature { arity, cost } = signature.into();
+    funcs.insert(name.to_string(), Function { arity, cost, body: Arc::new(body) });
 }
 
 /// Registers a closure (a function with state of its own) as `name`.
 pub fn define_closure(
     funcs: &mut FuncMap,
     name: &str,
-    arity: Arity,
+    signature: impl Into<Signature>,
     body: impl Fn(&Args<'_>) -> Result<GoValue, TemplateError> + Send + Sync + 'static,
 ) {
-    funcs.insert(name.to_string(), Function { arity, body: Arc::new(body) });
+    let Signature { arity, cost } = signature.into();
+    funcs.insert(name.to_string(), Function { arity, cost, body: Arc::new(body) });
 }

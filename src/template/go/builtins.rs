@@ -4,22 +4,19 @@
 //! Comparisons follow Go 1.19: integers of any kind compare by value (an `int` with an `int64`
 //! or a `uint64`), other basic kinds only with their own, and lists and maps not at all.
 
-use super::args::{define, fail, Args, Arity::AtLeast, Arity::Exact, FuncMap};
+use super::args::{define, fail, Args, Arity::AtLeast, Arity::Exact, Cost, FuncMap, ESCAPES, TEXT};
 use super::fmt::{self, go_type};
 use super::value::{string, GoValue};
 use gotmpl::TemplateError;
 use std::cmp::Ordering;
 use std::sync::LazyLock;
 
-/// The builtins a call is not charged for (they build nothing and write nothing).
-pub const UNCHARGED: &[&str] = &["not", "len", "index", "slice", "lt", "le", "gt", "ge", "call"];
-
 /// The builtins, by name.
 pub fn builtins() -> &'static FuncMap {
     static BUILTINS: LazyLock<FuncMap> = LazyLock::new(|| {
         let mut funcs = FuncMap::new();
-        define(&mut funcs, "not", Exact(1), |args| Ok(GoValue::Bool(!args.any(0).is_truthy())));
-        define(&mut funcs, "len", Exact(1), |args| {
+        define(&mut funcs, "not", Exact(1).costs(Cost::Free), |args| Ok(GoValue::Bool(!args.any(0).is_truthy())));
+        define(&mut funcs, "len", Exact(1).costs(Cost::Free), |args| {
             let n = match args.any(0) {
                 GoValue::String(s) => s.len(),
                 GoValue::List(items) => items.len(),
@@ -28,14 +25,14 @@ pub fn builtins() -> &'static FuncMap {
             };
             Ok(GoValue::Int(i64::try_from(n).unwrap_or(i64::MAX)))
         });
-        define(&mut funcs, "index", AtLeast(1), |args| {
+        define(&mut funcs, "index", AtLeast(1).costs(Cost::Free), |args| {
             let mut value = args.any(0).clone();
             for key in args.rest(1) {
                 value = index(&value, key)?;
             }
             Ok(value)
         });
-        define(&mut funcs, "slice", AtLeast(1), slice);
+        define(&mut funcs, "slice", AtLeast(1).costs(Cost::Free), slice);
         define(&mut funcs, "eq", AtLeast(1), |args| {
             let Some((first, others)) = args.rest(0).split_first().filter(|(_, others)| !others.is_empty()) else {
                 return Err(TemplateError::Exec("missing argument for comparison".into()));
@@ -48,24 +45,32 @@ pub fn builtins() -> &'static FuncMap {
             Ok(GoValue::Bool(false))
         });
         define(&mut funcs, "ne", Exact(2), |args| Ok(GoValue::Bool(!go_eq(args.any(0), args.any(1))?)));
-        define(&mut funcs, "lt", Exact(2), |args| Ok(GoValue::Bool(order(args)? == Ordering::Less)));
-        define(&mut funcs, "le", Exact(2), |args| Ok(GoValue::Bool(order(args)? != Ordering::Greater)));
-        define(&mut funcs, "gt", Exact(2), |args| Ok(GoValue::Bool(order(args)? == Ordering::Greater)));
-        define(&mut funcs, "ge", Exact(2), |args| Ok(GoValue::Bool(order(args)? != Ordering::Less)));
-        define(&mut funcs, "call", AtLeast(1), |args| {
+        define(&mut funcs, "lt", Exact(2).costs(Cost::Free), |args| Ok(GoValue::Bool(order(args)? == Ordering::Less)));
+        define(&mut funcs, "le", Exact(2).costs(Cost::Free), |args| {
+            Ok(GoValue::Bool(order(args)? != Ordering::Greater))
+        });
+        define(&mut funcs, "gt", Exact(2).costs(Cost::Free), |args| {
+            Ok(GoValue::Bool(order(args)? == Ordering::Greater))
+        });
+        define(&mut funcs, "ge", Exact(2).costs(Cost::Free), |args| Ok(GoValue::Bool(order(args)? != Ordering::Less)));
+        define(&mut funcs, "call", AtLeast(1).costs(Cost::Free), |args| {
             Err(match args.any(0) {
                 GoValue::Nil => TemplateError::Exec("call of nil".into()),
                 other => TemplateError::Exec(format!("non-function of type {}", go_type(other))),
             })
         });
-        define(&mut funcs, "print", AtLeast(0), |args| Ok(string(fmt::sprint(args.rest(0)))));
-        define(&mut funcs, "println", AtLeast(0), |args| Ok(string(fmt::sprintln(args.rest(0)))));
-        define(&mut funcs, "printf", AtLeast(1), |args| Ok(string(fmt::sprintf(args.string(0)?, args.rest(1)))));
-        define(&mut funcs, "html", AtLeast(0), |args| {
+        define(&mut funcs, "print", AtLeast(0).writes(TEXT), |args| Ok(string(fmt::sprint(args.rest(0)))));
+        define(&mut funcs, "println", AtLeast(0).writes(TEXT), |args| Ok(string(fmt::sprintln(args.rest(0)))));
+        define(&mut funcs, "printf", AtLeast(1).costs(Cost::Printf), |args| {
+            Ok(string(fmt::sprintf(args.string(0)?, args.rest(1))))
+        });
+        define(&mut funcs, "html", AtLeast(0).writes(ESCAPES), |args| {
             Ok(string(gotmpl::html_escape(&fmt::escaper_text(args.rest(0)))))
         });
-        define(&mut funcs, "js", AtLeast(0), |args| Ok(string(fmt::js_escape(&fmt::escaper_text(args.rest(0))))));
-        define(&mut funcs, "urlquery", AtLeast(0), |args| {
+        define(&mut funcs, "js", AtLeast(0).writes(ESCAPES), |args| {
+            Ok(string(fmt::js_escape(&fmt::escaper_text(args.rest(0)))))
+        });
+        define(&mut funcs, "urlquery", AtLeast(0).writes(ESCAPES), |args| {
             Ok(string(gotmpl::url_encode(&fmt::escaper_text(args.rest(0)))))
         });
         funcs

@@ -10,7 +10,7 @@
 //! shared parts print far larger than they are); `range` runs at most
 //! [`MAX_RANGE_ITERATIONS`] times; output stops at the budget ([`Output`]).
 
-use super::args::{fail, Args, Context, Function};
+use super::args::{fail, Args, Context, Cost, Function, ESCAPES};
 use super::fmt::{go_type, sprint_value};
 use super::semver::Version;
 use super::value::{generation, GoValue, List, Semver, MAX_VALUE_DEPTH};
@@ -450,18 +450,20 @@ impl<'p, 'o> Exec<'p, 'o> {
         args.extend(piped);
         let context = Context { budget: self.budget, nesting: self.nesting };
         let counted = Args::counted(name, &args, function.arity)?.with_constants(whole_constants).in_context(context);
-        if super::builtins::UNCHARGED.contains(&name) {
-            return Ok((function.body)(&counted)?);
-        }
+        let factor = match function.cost {
+            Cost::Free => return Ok((function.body)(&counted)?),
+            Cost::Call => None,
+            Cost::Writes(factor) => Some(factor),
+            // printf with only plain verbs writes its arguments as they are.
+            Cost::Printf => Some(match args.first() {
+                Some(GoValue::String(format)) if !format.contains(['q', 'x', 'X', '#', 'U']) => 1,
+                _ => ESCAPES,
+            }),
+        };
         self.budget.charge_steps(1).map_err(|e| TemplateError::Exec(e.to_string()))?;
         // A function that writes its arguments' text must fit before it builds it: what printing
         // them writes (shared parts as often as printed), times what escaping may multiply it by.
-        if let Some(factor) = text_factor(name) {
-            // printf with only plain verbs writes its arguments as they are.
-            let factor = match args.first() {
-                Some(GoValue::String(format)) if name == "printf" && !format.contains(['q', 'x', 'X', '#', 'U']) => 1,
-                _ => factor,
-            };
+        if let Some(factor) = factor {
             let mut size = 0u64;
             for arg in &args {
                 size = size.saturating_add(self.measure(arg)?.size);
@@ -732,20 +734,6 @@ fn measure_items(
         total.depth = total.depth.max(inner.depth + 1);
     }
     Ok(total)
-}
-
-/// For a function whose result is its arguments' text (printed, joined, quoted, encoded), how
-/// many bytes of result one printed byte may become at most.
-fn text_factor(name: &str) -> Option<u64> {
-    match name {
-        "print" | "println" | "cat" | "join" | "toString" | "toStrings" | "squote" | "nospace" | "upper" | "lower"
-        | "title" | "untitle" | "trim" | "indent" | "nindent" | "replace" | "wrap" | "wrapWith" | "b64enc"
-        | "b32enc" | "toYaml" | "splitList" | "sortAlpha" => Some(2),
-        // Escapes: `\u00ad` and `&#34;` are six and five bytes for one or two.
-        "printf" | "quote" | "toJson" | "mustToJson" | "toPrettyJson" | "mustToPrettyJson" | "toRawJson"
-        | "mustToRawJson" | "html" | "js" | "urlquery" => Some(6),
-        _ => None,
-    }
 }
 
 /// What a `range` runs over.

@@ -7,7 +7,7 @@ use super::convert::{check_size, strval};
 use crate::template::go::{self, define, Args, Arity::AtLeast, Arity::Exact, FuncMap, GoValue, TemplateError};
 
 pub fn register(funcs: &mut FuncMap) {
-    define(funcs, "trim", Exact(1), |args| Ok(go::string(args.string(0)?.trim())));
+    define(funcs, "trim", Exact(1).writes(go::args::TEXT), |args| Ok(go::string(args.string(0)?.trim())));
     for name in ["trimAll", "trimall"] {
         define(funcs, name, Exact(2), |args| {
             let cutset = args.string(0)?;
@@ -22,10 +22,10 @@ pub fn register(funcs: &mut FuncMap) {
         let (suffix, s) = (args.string(0)?, args.string(1)?);
         Ok(go::string(s.strip_suffix(suffix).unwrap_or(s)))
     });
-    define(funcs, "upper", Exact(1), |args| Ok(go::string(to_upper(args.string(0)?))));
-    define(funcs, "lower", Exact(1), |args| Ok(go::string(to_lower(args.string(0)?))));
-    define(funcs, "title", Exact(1), |args| Ok(go::string(title(args.string(0)?))));
-    define(funcs, "untitle", Exact(1), |args| Ok(go::string(untitle(args.string(0)?))));
+    define(funcs, "upper", Exact(1).writes(go::args::TEXT), |args| Ok(go::string(to_upper(args.string(0)?))));
+    define(funcs, "lower", Exact(1).writes(go::args::TEXT), |args| Ok(go::string(to_lower(args.string(0)?))));
+    define(funcs, "title", Exact(1).writes(go::args::TEXT), |args| Ok(go::string(title(args.string(0)?))));
+    define(funcs, "untitle", Exact(1).writes(go::args::TEXT), |args| Ok(go::string(untitle(args.string(0)?))));
     define(funcs, "repeat", Exact(2), |args| {
         let (count, s) = (args.int(0)?, args.string(1)?);
         let count = usize::try_from(count).map_err(|_| go::fail(args.name(), "strings: negative Repeat count"))?;
@@ -33,7 +33,7 @@ pub fn register(funcs: &mut FuncMap) {
         Ok(go::string(s.repeat(count)))
     });
     define(funcs, "substr", Exact(3), substr);
-    define(funcs, "nospace", Exact(1), |args| {
+    define(funcs, "nospace", Exact(1).writes(go::args::TEXT), |args| {
         Ok(go::string(args.string(0)?.chars().filter(|c| !c.is_whitespace()).collect::<String>()))
     });
     define(funcs, "trunc", Exact(2), |args| {
@@ -68,8 +68,10 @@ pub fn register(funcs: &mut FuncMap) {
         }
         Ok(go::string(out))
     });
-    define(funcs, "wrap", Exact(2), |args| Ok(go::string(wrap(args.string(1)?, args.int(0)?, "\n", false))));
-    define(funcs, "wrapWith", Exact(3), |args| {
+    define(funcs, "wrap", Exact(2).writes(go::args::TEXT), |args| {
+        Ok(go::string(wrap(args.string(1)?, args.int(0)?, "\n", false)))
+    });
+    define(funcs, "wrapWith", Exact(3).writes(go::args::TEXT), |args| {
         let (width, sep, s) = (args.int(0)?, args.string(1)?, args.string(2)?);
         check_size(args, s.len().saturating_mul(sep.len().max(1)))?;
         Ok(go::string(wrap(s, width, sep, true)))
@@ -77,12 +79,12 @@ pub fn register(funcs: &mut FuncMap) {
     define(funcs, "contains", Exact(2), |args| Ok(GoValue::Bool(args.string(1)?.contains(args.string(0)?))));
     define(funcs, "hasPrefix", Exact(2), |args| Ok(GoValue::Bool(args.string(1)?.starts_with(args.string(0)?))));
     define(funcs, "hasSuffix", Exact(2), |args| Ok(GoValue::Bool(args.string(1)?.ends_with(args.string(0)?))));
-    define(funcs, "quote", AtLeast(0), |args| {
+    define(funcs, "quote", AtLeast(0).writes(go::args::ESCAPES), |args| {
         let quoted: Vec<String> =
             args.rest(0).iter().filter(|v| !matches!(v, GoValue::Nil)).map(|v| go_quote(&strval(v))).collect();
         Ok(go::string(quoted.join(" ")))
     });
-    define(funcs, "squote", AtLeast(0), |args| {
+    define(funcs, "squote", AtLeast(0).writes(go::args::TEXT), |args| {
         let quoted: Vec<String> = args
             .rest(0)
             .iter()
@@ -91,14 +93,14 @@ pub fn register(funcs: &mut FuncMap) {
             .collect();
         Ok(go::string(quoted.join(" ")))
     });
-    define(funcs, "cat", AtLeast(0), |args| {
+    define(funcs, "cat", AtLeast(0).writes(go::args::TEXT), |args| {
         let parts: Vec<String> =
             args.rest(0).iter().filter(|v| !matches!(v, GoValue::Nil)).map(go::fmt::sprint_value).collect();
         Ok(go::string(parts.join(" ")))
     });
-    define(funcs, "indent", Exact(2), |args| indent(args, false));
-    define(funcs, "nindent", Exact(2), |args| indent(args, true));
-    define(funcs, "replace", Exact(3), |args| {
+    define(funcs, "indent", Exact(2).writes(go::args::TEXT), |args| indent(args, false));
+    define(funcs, "nindent", Exact(2).writes(go::args::TEXT), |args| indent(args, true));
+    define(funcs, "replace", Exact(3).writes(go::args::TEXT), |args| {
         let (old, new, s) = (args.string(0)?, args.string(1)?, args.string(2)?);
         let matches = if old.is_empty() { s.chars().count() + 1 } else { s.matches(old).count() };
         check_size(args, s.len().saturating_add(matches.saturating_mul(new.len())))?;
@@ -112,13 +114,17 @@ pub fn register(funcs: &mut FuncMap) {
     define(funcs, "kebabcase", Exact(1), |args| Ok(go::string(lower_words(args.string(0)?, '-'))));
     define(funcs, "camelcase", Exact(1), |args| Ok(go::string(pascal_case(args.string(0)?))));
     define(funcs, "swapcase", Exact(1), |args| Ok(go::string(swap_case(args.string(0)?))));
-    define(funcs, "toString", Exact(1), |args| Ok(go::string(strval(args.any(0)))));
-    define(funcs, "toStrings", Exact(1), |args| Ok(strings_list(strslice(args.any(0)))));
+    define(funcs, "toString", Exact(1).writes(go::args::TEXT), |args| Ok(go::string(strval(args.any(0)))));
+    define(funcs, "toStrings", Exact(1).writes(go::args::TEXT), |args| Ok(strings_list(strslice(args.any(0)))));
     define(funcs, "split", Exact(2), |args| Ok(numbered(go_split(args.string(1)?, args.string(0)?, -1))));
     define(funcs, "splitn", Exact(3), |args| Ok(numbered(go_split(args.string(2)?, args.string(0)?, args.int(1)?))));
-    define(funcs, "splitList", Exact(2), |args| Ok(strings_list(go_split(args.string(1)?, args.string(0)?, -1))));
-    define(funcs, "join", Exact(2), |args| Ok(go::string(strslice(args.any(1)).join(args.string(0)?))));
-    define(funcs, "sortAlpha", Exact(1), |args| {
+    define(funcs, "splitList", Exact(2).writes(go::args::TEXT), |args| {
+        Ok(strings_list(go_split(args.string(1)?, args.string(0)?, -1)))
+    });
+    define(funcs, "join", Exact(2).writes(go::args::TEXT), |args| {
+        Ok(go::string(strslice(args.any(1)).join(args.string(0)?)))
+    });
+    define(funcs, "sortAlpha", Exact(1).writes(go::args::TEXT), |args| {
         let mut items = match args.any(0) {
             GoValue::List(_) => strslice(args.any(0)),
             other => vec![strval(other)],
