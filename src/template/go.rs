@@ -80,7 +80,8 @@ pub fn compile(source: &str, (left, right): (&str, &str), funcs: &Functions) -> 
         .map_err(|err| Error::of(&err))?;
     twice_defined(source, &defines).map_err(|err| Error::of(&err))?;
     let bodies: Vec<&ListNode> = defines.iter().map(|d| &d.body).collect();
-    check::check(&tree, &bodies, &|name| funcs.get(name).is_some()).map_err(|err| Error::of(&err))?;
+    check::check(&tree, &bodies, &|name| exec::LAZY.contains(&name) || funcs.get(name).is_some())
+        .map_err(|err| Error::of(&err))?;
     let steps = if source.contains("range") || source.contains("template") || source.contains("block") {
         let defines: HashMap<&str, &ListNode> = defines.iter().map(|d| (d.name.as_str(), &d.body)).collect();
         let cost = cost(&tree, &defines, &mut Vec::new(), 0).map_err(Error::from)?;

@@ -7,6 +7,7 @@
 use super::args::{define, fail, Args, Arity::AtLeast, Arity::Exact, Cost, FuncMap, ESCAPES, TEXT};
 use super::fmt::{self, go_type};
 use super::value::{string, GoValue};
+use crate::limits::{Exhausted, Resource};
 use gotmpl::TemplateError;
 use std::cmp::Ordering;
 use std::sync::LazyLock;
@@ -32,7 +33,7 @@ pub fn builtins() -> &'static FuncMap {
             }
             Ok(value)
         });
-        define(&mut funcs, "slice", AtLeast(1).costs(Cost::Free), slice);
+        define(&mut funcs, "slice", AtLeast(1), slice);
         define(&mut funcs, "eq", AtLeast(1), |args| {
             let Some((first, others)) = args.rest(0).split_first().filter(|(_, others)| !others.is_empty()) else {
                 return Err(TemplateError::Exec("missing argument for comparison".into()));
@@ -59,23 +60,45 @@ pub fn builtins() -> &'static FuncMap {
                 other => TemplateError::Exec(format!("non-function of type {}", go_type(other))),
             })
         });
-        define(&mut funcs, "print", AtLeast(0).writes(TEXT), |args| Ok(string(fmt::sprint(args.rest(0)))));
-        define(&mut funcs, "println", AtLeast(0).writes(TEXT), |args| Ok(string(fmt::sprintln(args.rest(0)))));
+        define(&mut funcs, "print", AtLeast(0).writes(TEXT), |args| {
+            printed(args, |cap| fmt::sprint_capped(args.rest(0), cap))
+        });
+        define(&mut funcs, "println", AtLeast(0).writes(TEXT), |args| {
+            printed(args, |cap| fmt::sprintln_capped(args.rest(0), cap))
+        });
         define(&mut funcs, "printf", AtLeast(1).costs(Cost::Printf), |args| {
-            Ok(string(fmt::sprintf(args.string(0)?, args.rest(1))))
+            let format = args.string(0)?;
+            printed(args, |cap| fmt::sprintf_capped(format, args.rest(1), cap))
         });
         define(&mut funcs, "html", AtLeast(0).writes(ESCAPES), |args| {
-            Ok(string(gotmpl::html_escape(&fmt::escaper_text(args.rest(0)))))
+            printed(args, |cap| fmt::escaper_text(args.rest(0), cap)).map(|text| escaped(&text, gotmpl::html_escape))
         });
         define(&mut funcs, "js", AtLeast(0).writes(ESCAPES), |args| {
-            Ok(string(fmt::js_escape(&fmt::escaper_text(args.rest(0)))))
+            printed(args, |cap| fmt::escaper_text(args.rest(0), cap)).map(|text| escaped(&text, fmt::js_escape))
         });
         define(&mut funcs, "urlquery", AtLeast(0).writes(ESCAPES), |args| {
-            Ok(string(gotmpl::url_encode(&fmt::escaper_text(args.rest(0)))))
+            printed(args, |cap| fmt::escaper_text(args.rest(0), cap)).map(|text| escaped(&text, gotmpl::url_encode))
         });
         funcs
     });
     &BUILTINS
+}
+
+/// What a printing function prints, stopped once it passes the output budget left (a width
+/// applies to each element of a list, an argument may be printed many times: a short call can
+/// print far more than its arguments hold).
+fn printed(args: &Args<'_>, print: impl FnOnce(Option<usize>) -> String) -> Result<GoValue, TemplateError> {
+    let budget = args.context().budget;
+    let limit = budget.limits().max_output_bytes;
+    let room = usize::try_from(limit.saturating_sub(budget.used().0)).unwrap_or(usize::MAX);
+    fmt::within(room, print).map(string).map_err(|fmt::TooLong| {
+        TemplateError::Exec(format!("{}: {}", args.name(), Exhausted { resource: Resource::Output, limit }))
+    })
+}
+
+/// A printed value escaped.
+fn escaped(value: &GoValue, escape: impl Fn(&str) -> String) -> GoValue {
+    string(escape(value.as_str().unwrap_or_default()))
 }
 
 /// An integer of any of Go's integer kinds, widened.

@@ -25,6 +25,9 @@ use std::sync::Arc;
 /// without output).
 pub const MAX_RANGE_ITERATIONS: u64 = 100_000;
 
+/// Go's builtins that evaluate their arguments only as far as they need: the executor runs them.
+pub const LAZY: [&str; 2] = ["and", "or"];
+
 /// Nesting of control structures and `template` calls one execution may reach.
 const MAX_EXEC_DEPTH: usize = 200;
 
@@ -91,7 +94,12 @@ pub struct Exec<'p, 'o> {
     measures: Measures,
     /// How many executions enclose this one (`include`).
     nesting: usize,
+    /// Nodes walked (and range iterations begun) not yet charged to the step budget.
+    unpaid: u64,
 }
+
+/// Nodes walked are charged to the step budget this many at a time.
+const NODES_PER_CHARGE: u64 = 256;
 
 /// What printing a value writes (shared parts counted each time they are printed) and how deep
 /// it nests.
@@ -123,6 +131,7 @@ impl<'p, 'o> Exec<'p, 'o> {
             printable,
             measures: Measures::default(),
             nesting,
+            unpaid: 0,
         }
     }
 
@@ -149,7 +158,19 @@ impl<'p, 'o> Exec<'p, 'o> {
         Ok(())
     }
 
+    /// Counts a node walked or an iteration begun: each is a step of the budget, so a loop whose
+    /// body does much without calling a function still ends at `--max-steps`.
+    fn tick(&mut self) -> Walk<()> {
+        self.unpaid += 1;
+        if self.unpaid >= NODES_PER_CHARGE {
+            self.unpaid = 0;
+            self.budget.charge_steps(NODES_PER_CHARGE).map_err(|e| TemplateError::Exec(e.to_string()))?;
+        }
+        Ok(())
+    }
+
     fn node(&mut self, node: &Node, dot: &GoValue) -> Walk<()> {
+        self.tick()?;
         match node {
             Node::Text(text) => self.out.write(&text.text),
             Node::Action(action) => {
@@ -233,6 +254,13 @@ impl<'p, 'o> Exec<'p, 'o> {
             GoValue::Nil => Items::Count(0, false),
             other => return Err(TemplateError::NotIterable(go_type(other).to_string()).into()),
         };
+        // As Go: the range's variables hold the ranged value until an iteration sets them (an
+        // `else` reads them so).
+        if !branch.pipe.is_assign {
+            for name in &branch.pipe.decl {
+                self.vars.push((name.clone(), value.clone()));
+            }
+        }
         let len = items.len();
         if len == 0 {
             if let Some(other) = &branch.else_body {
@@ -245,6 +273,7 @@ impl<'p, 'o> Exec<'p, 'o> {
                 return Err(TemplateError::RangeIterLimit.into());
             }
             self.ranges_left -= 1;
+            self.tick()?;
             let (key, item) = items.get(i);
             let mark = self.vars.len();
             match branch.pipe.decl.as_slice() {
@@ -278,9 +307,10 @@ impl<'p, 'o> Exec<'p, 'o> {
     }
 
     fn template(&mut self, call: &TemplateNode, dot: &GoValue) -> Walk<()> {
+        // Without a pipeline the template runs with nil data, as Go's does.
         let value = match &call.pipe {
             Some(pipe) => self.pipeline(dot, pipe)?,
-            None => dot.clone(),
+            None => GoValue::Nil,
         };
         let program = self.program;
         let body = program
@@ -430,7 +460,7 @@ impl<'p, 'o> Exec<'p, 'o> {
 
     /// Calls the function `name` with `arg_exprs` evaluated, then the piped value.
     fn call(&mut self, dot: &GoValue, name: &str, arg_exprs: &[Expr], piped: Option<GoValue>) -> Walk<GoValue> {
-        if name == "and" || name == "or" {
+        if LAZY.contains(&name) {
             return self.and_or(dot, name == "and", arg_exprs, piped);
         }
         let program = self.program;
@@ -472,6 +502,11 @@ impl<'p, 'o> Exec<'p, 'o> {
             self.budget.output_fits(size.saturating_mul(factor)).map_err(exhausted)?;
         }
         let result = (function.body)(&counted)?;
+        // A list or map the call was given (`set` returns the map it changed, `default` a value)
+        // is not new: it was charged and measured when it was made.
+        if result.is_container() && args.iter().any(|arg| same(arg, &result)) {
+            return Ok(result);
+        }
         // What a call builds counts as produced output, written or not (`$x := repeat …`), and
         // may not nest deeper than values may.
         let size = match &result {
@@ -481,9 +516,7 @@ impl<'p, 'o> Exec<'p, 'o> {
             _ => 0,
         };
         self.budget.charge_output(size).map_err(|e| TemplateError::Exec(e.to_string()))?;
-        // A list or map the call built may not nest deeper than values may; one it was given
-        // (`set` returns the map it changed, `default` a value) is not new.
-        if result.is_container() && !args.iter().any(|arg| same(arg, &result)) {
+        if result.is_container() {
             self.measure(&result)?;
         }
         Ok(result)

@@ -24,6 +24,28 @@ struct Spec {
     precision: Option<usize>,
     /// How deep inside the printed value the element being printed is.
     depth: usize,
+    /// Printing stops once the text is longer than this ([`within`]).
+    cap: Option<usize>,
+}
+
+/// Text longer than the caller allowed: printing stopped there.
+#[derive(Debug, PartialEq, Eq)]
+pub struct TooLong;
+
+/// The text `print` writes, or [`TooLong`] once it passes `cap` bytes: a width applies to each
+/// element of a list (`%65536v`), and an argument may be printed many times (`%[1]s%[1]s…`), so a
+/// short call can print far more than its arguments hold.
+pub fn within(cap: usize, print: impl FnOnce(Option<usize>) -> String) -> Result<String, TooLong> {
+    let text = print(Some(cap));
+    if text.len() > cap {
+        return Err(TooLong);
+    }
+    Ok(text)
+}
+
+/// Whether the text passed the cap: printing stops.
+fn over(out: &str, spec: Spec) -> bool {
+    spec.cap.is_some_and(|cap| out.len() > cap)
 }
 
 /// Go's name for a value's type, for messages.
@@ -51,8 +73,13 @@ pub fn go_type(value: &GoValue) -> &'static str {
 
 /// Go's `fmt.Sprint` of one value (`%v`): what a template writes for it.
 pub fn sprint_value(value: &GoValue) -> String {
+    sprint_value_capped(value, None)
+}
+
+/// [`sprint_value`], stopping past `cap` bytes ([`within`]).
+pub fn sprint_value_capped(value: &GoValue, cap: Option<usize>) -> String {
     let mut out = String::new();
-    print_arg(&mut out, value, 'v', Spec::default());
+    print_arg(&mut out, value, 'v', Spec { cap, ..Spec::default() });
     out
 }
 
@@ -86,6 +113,11 @@ pub fn type_name(value: &GoValue) -> &'static str {
 
 /// `fmt.Sprintf(format, args...)`.
 pub fn sprintf(format: &str, args: &[GoValue]) -> String {
+    sprintf_capped(format, args, None)
+}
+
+/// [`sprintf`], stopping past `cap` bytes ([`within`]).
+pub fn sprintf_capped(format: &str, args: &[GoValue], cap: Option<usize>) -> String {
     let mut out = String::new();
     let bytes = format.as_bytes();
     let mut i = 0;
@@ -102,7 +134,10 @@ pub fn sprintf(format: &str, args: &[GoValue]) -> String {
             break;
         }
         i += 1; // '%'
-        let mut spec = Spec::default();
+        if over(&out, Spec { cap, ..Spec::default() }) {
+            break;
+        }
+        let mut spec = Spec { cap, ..Spec::default() };
         while i < bytes.len() {
             match bytes[i] {
                 b'#' => spec.sharp = true,
@@ -211,36 +246,50 @@ pub fn sprintf(format: &str, args: &[GoValue]) -> String {
 /// `fmt.Sprint(args...)`: each `%v`, with a space between two operands neither of which is a
 /// string.
 pub fn sprint(args: &[GoValue]) -> String {
+    sprint_capped(args, None)
+}
+
+/// [`sprint`], stopping past `cap` bytes ([`within`]).
+pub fn sprint_capped(args: &[GoValue], cap: Option<usize>) -> String {
+    let spec = Spec { cap, ..Spec::default() };
     let mut out = String::new();
     for (n, arg) in args.iter().enumerate() {
+        if over(&out, spec) {
+            break;
+        }
         if n > 0 && !matches!(arg, GoValue::String(_)) && !matches!(args[n - 1], GoValue::String(_)) {
             out.push(' ');
         }
-        print_arg(&mut out, arg, 'v', Spec::default());
+        print_arg(&mut out, arg, 'v', spec);
     }
     out
 }
 
-/// `fmt.Sprintln(args...)`: each `%v`, a space between any two, and a newline.
-pub fn sprintln(args: &[GoValue]) -> String {
+/// `fmt.Sprintln(args...)`: each `%v`, a space between any two, and a newline; stopping past
+/// `cap` bytes ([`within`]).
+pub fn sprintln_capped(args: &[GoValue], cap: Option<usize>) -> String {
+    let spec = Spec { cap, ..Spec::default() };
     let mut out = String::new();
     for (n, arg) in args.iter().enumerate() {
+        if over(&out, spec) {
+            break;
+        }
         if n > 0 {
             out.push(' ');
         }
-        print_arg(&mut out, arg, 'v', Spec::default());
+        print_arg(&mut out, arg, 'v', spec);
     }
     out.push('\n');
     out
 }
 
 /// The text Go's `html`, `js` and `urlquery` escape: a single string as it is, anything else
-/// as `fmt.Sprint` prints the arguments.
-pub fn escaper_text(args: &[GoValue]) -> String {
+/// as `fmt.Sprint` prints the arguments; stopping past `cap` bytes ([`within`]).
+pub fn escaper_text(args: &[GoValue], cap: Option<usize>) -> String {
     match args {
         [GoValue::String(s)] => s.to_string(),
         // A nil argument is text/template's `<no value>`, a string to Sprint.
-        _ => sprint(
+        _ => sprint_capped(
             &args
                 .iter()
                 .map(|arg| match arg {
@@ -248,6 +297,7 @@ pub fn escaper_text(args: &[GoValue]) -> String {
                     other => other.clone(),
                 })
                 .collect::<Vec<_>>(),
+            cap,
         ),
     }
 }
@@ -474,7 +524,7 @@ fn too_deep(out: &mut String, spec: Spec) -> bool {
         out.push_str("...");
         return true;
     }
-    false
+    over(out, spec)
 }
 
 /// An element of a list or map: a nil one is `<nil>` whatever the verb.

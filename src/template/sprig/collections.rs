@@ -4,12 +4,13 @@
 //! are the same functions: where Sprig's plain variant panics, Go's template reports the panic as
 //! the call's error, in the same words.
 
-use super::convert::{check_size, deep_equal, empty, strval, to_i64};
+use super::convert::{check_size, deep_equal, empty, strval_within, to_i64};
 use crate::template::go::fmt::{kind_of, type_of};
 use crate::template::go::value::MAX_VALUE_DEPTH;
 use crate::template::go::{
     self, define, Args, Arity::AtLeast, Arity::Exact, Elem, FuncMap, GoMap, GoValue, MapRef, TemplateError,
 };
+use std::collections::HashMap;
 
 pub fn register(funcs: &mut FuncMap) {
     for name in ["list", "tuple"] {
@@ -62,20 +63,13 @@ pub fn register(funcs: &mut FuncMap) {
         });
     }
     for name in ["uniq", "mustUniq"] {
-        define(funcs, name, Exact(1), |args| {
-            let mut unique: Vec<GoValue> = Vec::new();
-            for item in slice(args, 0, "Cannot find uniq on type")? {
-                if !unique.iter().any(|known| deep_equal(known, item)) {
-                    unique.push(item.clone());
-                }
-            }
-            Ok(go::list(unique))
-        });
+        define(funcs, name, Exact(1), uniq);
     }
     for name in ["without", "mustWithout"] {
         define(funcs, name, AtLeast(1), |args| {
             let omit = args.rest(1);
             let items = slice(args, 0, "Cannot find without on type")?;
+            charge_comparisons(args, items.len().saturating_mul(omit.len()))?;
             Ok(go::list(items.iter().filter(|item| !omit.iter().any(|o| deep_equal(o, item))).cloned().collect()))
         });
     }
@@ -145,7 +139,7 @@ pub fn register(funcs: &mut FuncMap) {
         let mut map = GoMap::new();
         for pair in args.rest(0).chunks(2) {
             let value = pair.get(1).cloned().unwrap_or_else(|| go::string(""));
-            map.insert(strval(&pair[0]).into(), value);
+            map.insert(strval_within(args, &pair[0])?.into(), value);
         }
         Ok(go::map(map))
     });
@@ -157,7 +151,7 @@ pub fn register(funcs: &mut FuncMap) {
         let key = args.string(1)?;
         let value = args.any(2);
         if let GoValue::Map(map) = args.any(0) {
-            refuse_inside(value, map)?;
+            refuse_inside(value, &[map])?;
         }
         change(args, |map| {
             map.insert(key.into(), value.clone());
@@ -212,6 +206,58 @@ pub fn register(funcs: &mut FuncMap) {
     for name in ["mergeOverwrite", "mustMergeOverwrite"] {
         define(funcs, name, AtLeast(1), |args| merge(args, true));
     }
+}
+
+/// Sprig's `uniq`: the items without those `reflect.DeepEqual` to an earlier one. Scalars are
+/// looked up in a set; lists, maps and versions are compared with each earlier one, as Sprig
+/// does, each comparison charged.
+fn uniq(args: &Args<'_>) -> Result<GoValue, TemplateError> {
+    #[derive(PartialEq, Eq, Hash)]
+    enum Key<'a> {
+        Nil,
+        Bool(bool),
+        Int(i64),
+        Int64(i64),
+        Uint(u64),
+        Float(u64),
+        String(&'a str),
+    }
+    let items = slice(args, 0, "Cannot find uniq on type")?;
+    let mut unique: Vec<GoValue> = Vec::new();
+    let mut scalars = std::collections::HashSet::new();
+    let mut others: Vec<&GoValue> = Vec::new();
+    for item in items {
+        let key = match item {
+            GoValue::Nil => Some(Key::Nil),
+            GoValue::Bool(b) => Some(Key::Bool(*b)),
+            GoValue::Int(n) => Some(Key::Int(*n)),
+            GoValue::Int64(n) => Some(Key::Int64(*n)),
+            GoValue::Uint(n) => Some(Key::Uint(*n)),
+            // NaN equals nothing, itself included; -0 equals 0.
+            GoValue::Float(f) if f.is_nan() => None,
+            GoValue::Float(f) => Some(Key::Float(if *f == 0.0 { 0 } else { f.to_bits() })),
+            GoValue::String(s) => Some(Key::String(s)),
+            GoValue::List(_) | GoValue::Map(_) | GoValue::Semver(_) => {
+                charge_comparisons(args, others.len())?;
+                if !others.iter().any(|known| deep_equal(known, item)) {
+                    others.push(item);
+                    unique.push(item.clone());
+                }
+                continue;
+            }
+        };
+        if key.is_none_or(|key| scalars.insert(key)) {
+            unique.push(item.clone());
+        }
+    }
+    Ok(go::list(unique))
+}
+
+/// Charges `count` comparisons of values to the execution's step budget (a step per 16): a list
+/// compared with a list is quadratic, as Sprig's is.
+fn charge_comparisons(args: &Args<'_>, count: usize) -> Result<(), TemplateError> {
+    let steps = u64::try_from(count / 16).unwrap_or(u64::MAX);
+    args.context().budget.charge_steps(steps).map_err(|e| go::fail(args.name(), e))
 }
 
 /// A list argument where Sprig accepts any slice; anything else is Sprig's error for it.
@@ -271,56 +317,61 @@ fn change(args: &Args<'_>, edit: impl FnOnce(&mut GoMap)) -> Result<GoValue, Tem
     }
 }
 
-/// Refuses to put `value` into `map` when `value` holds `map` (Go's own would overflow its stack
-/// printing it), or nests so deep that the map would nest deeper than values may be built.
-fn refuse_inside(value: &GoValue, map: &MapRef) -> Result<(), TemplateError> {
-    match inside(value, map, 1) {
-        Inside::No => Ok(()),
-        Inside::Itself => Err(TemplateError::Exec(format!(
+/// Refuses to put `value` into a map when it holds one of `held` (the map, and the maps a merge
+/// is changing around it: Go's own would overflow its stack printing the result), or nests so deep
+/// that the map would nest deeper than values may be built.
+fn refuse_inside(value: &GoValue, held: &[&MapRef]) -> Result<(), TemplateError> {
+    let facts = facts(value, held, &mut HashMap::new(), 1);
+    if facts.holds {
+        return Err(TemplateError::Exec(format!(
             "a value nests more than {MAX_VALUE_DEPTH} levels deep (a map set into itself?): templates may not build \
              values that deep"
-        ))),
-        Inside::TooDeep => Err(TemplateError::Exec(format!(
-            "a value nests more than {MAX_VALUE_DEPTH} levels deep: templates may not build values that deep"
-        ))),
+        )));
     }
+    if facts.height >= MAX_VALUE_DEPTH {
+        return Err(TemplateError::Exec(format!(
+            "a value nests more than {MAX_VALUE_DEPTH} levels deep: templates may not build values that deep"
+        )));
+    }
+    Ok(())
 }
 
-/// What putting a value into a map would make.
-#[derive(PartialEq)]
-enum Inside {
-    No,
-    /// The value holds the map.
-    Itself,
-    /// The value nests deeper than values may.
-    TooDeep,
+/// What matters of a value about to be put into a map: whether it holds one of the maps, and how
+/// many levels of lists and maps it has.
+#[derive(Clone, Copy, Default)]
+struct Facts {
+    holds: bool,
+    height: usize,
 }
 
-/// Whether `value`, at `depth` below the map, holds `map` or nests too deep.
-fn inside(value: &GoValue, map: &MapRef, depth: usize) -> Inside {
-    let mut worst = Inside::No;
-    let mut each = |children: &mut dyn Iterator<Item = &GoValue>| {
-        for child in children {
-            match inside(child, map, depth + 1) {
-                Inside::Itself => return Inside::Itself,
-                Inside::TooDeep => worst = Inside::TooDeep,
-                Inside::No => {}
-            }
-        }
-        std::mem::replace(&mut worst, Inside::No)
+/// [`Facts`] of `value` at `depth`, each list and map looked at once (a value built of shared
+/// parts is walked in time proportional to its parts). A held map is compared before it is read:
+/// its lock is taken.
+fn facts(value: &GoValue, held: &[&MapRef], known: &mut HashMap<usize, Facts>, depth: usize) -> Facts {
+    let address = match value {
+        GoValue::Map(inner) if held.iter().any(|map| inner.ptr_eq(map)) => return Facts { holds: true, height: 1 },
+        GoValue::Map(inner) => inner.address(),
+        GoValue::List(items) => items.address(),
+        _ => return Facts::default(),
+    };
+    if depth > MAX_VALUE_DEPTH {
+        return Facts { holds: false, height: MAX_VALUE_DEPTH + 1 };
+    }
+    if let Some(found) = known.get(&address) {
+        return *found;
+    }
+    let mut found = Facts { holds: false, height: 1 };
+    let mut add = |child: Facts| {
+        found.holds |= child.holds;
+        found.height = found.height.max(child.height + 1);
     };
     match value {
-        GoValue::Map(inner) if inner.ptr_eq(map) => Inside::Itself,
-        GoValue::Map(_) | GoValue::List(_) if depth >= MAX_VALUE_DEPTH => Inside::TooDeep,
-        GoValue::Map(inner) => each(&mut inner.read().values()),
-        GoValue::List(items) => each(&mut items.iter()),
-        _ => Inside::No,
+        GoValue::Map(inner) => inner.read().values().for_each(|v| add(facts(v, held, known, depth + 1))),
+        GoValue::List(items) => items.iter().for_each(|v| add(facts(v, held, known, depth + 1))),
+        _ => {}
     }
-}
-
-/// Whether `value` holds `map`, at any depth (or nests deeper than values may).
-fn reaches(value: &GoValue, map: &MapRef, depth: usize) -> bool {
-    inside(value, map, depth) != Inside::No
+    known.insert(address, found);
+    found
 }
 
 /// Sprig's `merge`/`mergeOverwrite`: mergo's deep merge into the first map, which changes in
@@ -331,24 +382,23 @@ fn merge(args: &Args<'_>, overwrite: bool) -> Result<GoValue, TemplateError> {
     for i in 1..args.len() {
         sources.push(args.map(i)?.clone());
     }
-    if let GoValue::Map(dst) = args.any(0) {
-        for source in &sources {
-            for value in source.values() {
-                refuse_inside(value, dst)?;
-            }
-        }
-    }
     let mut failed = None;
-    let result = change(args, |dst| {
-        for src in &sources {
-            if let Err(err) = merge_into(dst, src, overwrite, 0) {
-                failed = Some(err);
-                return;
-            }
+    let result = match args.any(0) {
+        GoValue::Map(dst) if !dst.is_strings() => {
+            let held = [dst];
+            change(args, |entries| {
+                for src in &sources {
+                    if let Err(err) = merge_into(entries, src, (args.name(), overwrite), &held) {
+                        failed = Some(err);
+                        return;
+                    }
+                }
+            })?
         }
-    })?;
+        _ => change(args, |_| {})?,
+    };
     match failed {
-        Some(err) => Err(go::fail(args.name(), err)),
+        Some(err) => Err(err),
         None => Ok(result),
     }
 }
@@ -356,10 +406,17 @@ fn merge(args: &Args<'_>, overwrite: bool) -> Result<GoValue, TemplateError> {
 /// mergo's rules (v0.3, as Sprig 3.2 uses it), key by key: a nil source value is copied only
 /// when overwriting; maps on both sides merge deeply, the destination's map changing in place;
 /// a source map never replaces a non-empty destination value; otherwise the source value is
-/// taken when overwriting or when the destination's is missing or empty.
-fn merge_into(dst: &mut GoMap, src: &GoMap, overwrite: bool, depth: usize) -> Result<(), String> {
-    if depth > crate::limits::MAX_DEPTH {
-        return Err(format!("the maps nest more than {} levels deep", crate::limits::MAX_DEPTH));
+/// taken when overwriting or when the destination's is missing or empty. `held` are the maps
+/// being changed, the outermost first: what is put into `dst` may hold none of them.
+fn merge_into(
+    dst: &mut GoMap,
+    src: &GoMap,
+    (name, overwrite): (&str, bool),
+    held: &[&MapRef],
+) -> Result<(), TemplateError> {
+    if held.len() > crate::limits::MAX_DEPTH {
+        let depth = crate::limits::MAX_DEPTH;
+        return Err(go::fail(name, format!("the maps nest more than {depth} levels deep")));
     }
     for (key, value) in src {
         if matches!(value, GoValue::Nil) {
@@ -370,14 +427,15 @@ fn merge_into(dst: &mut GoMap, src: &GoMap, overwrite: bool, depth: usize) -> Re
         }
         if let (Some(GoValue::Map(into)), GoValue::Map(from)) = (dst.get(key), value) {
             if !into.ptr_eq(from) && !into.is_strings() {
-                let from: GoMap = from.read().clone();
-                if from.values().any(|v| reaches(v, into, 0)) {
-                    return Err(format!(
-                        "a value nests more than {MAX_VALUE_DEPTH} levels deep (a map set into itself?): templates \
-                         may not build values that deep"
-                    ));
+                // A map being changed is not read (its lock is taken): merging one into a map
+                // inside it is refused as a map set into itself.
+                if held.iter().any(|map| map.ptr_eq(from)) {
+                    refuse_inside(value, held)?;
                 }
-                merge_into(&mut into.write(), &from, overwrite, depth + 1)?;
+                let from: GoMap = from.read().clone();
+                let mut inner: Vec<&MapRef> = held.to_vec();
+                inner.push(into);
+                merge_into(&mut into.write(), &from, (name, overwrite), &inner)?;
             }
         }
         let existing = dst.get(key);
@@ -385,6 +443,7 @@ fn merge_into(dst: &mut GoMap, src: &GoMap, overwrite: bool, depth: usize) -> Re
             continue;
         }
         if overwrite || existing.is_none_or(empty) {
+            refuse_inside(value, held)?;
             dst.insert(key.clone(), value.clone());
         }
     }

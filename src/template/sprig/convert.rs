@@ -3,6 +3,7 @@
 //! `toInt64`, `toFloat64`, `reflect.DeepEqual`).
 
 use crate::template::go::{self, Args, GoValue, TemplateError};
+use std::collections::HashSet;
 
 /// The largest string or list one function call may build (`repeat`, `indent`, `until`…):
 /// twice the largest input file, so no honest template meets it, and a hostile one cannot
@@ -44,6 +45,22 @@ pub fn strval(value: &GoValue) -> String {
     }
 }
 
+/// [`strval`] where the function does not print its arguments otherwise (a `dict` key, `toDecimal`),
+/// so they were not measured: refused past [`MAX_RESULT_BYTES`].
+pub fn strval_within(args: &Args<'_>, value: &GoValue) -> Result<String, TemplateError> {
+    match value {
+        GoValue::String(s) => Ok(s.to_string()),
+        other => go::fmt::within(MAX_RESULT_BYTES, |cap| go::fmt::sprint_value_capped(other, cap)).map_err(
+            |go::fmt::TooLong| {
+                go::fail(
+                    args.name(),
+                    format!("a value prints as more than the {MAX_RESULT_BYTES} bytes one call may build"),
+                )
+            },
+        ),
+    }
+}
+
 /// `cast.ToInt64`: integers and floats (truncated) convert, strings parse as Go integers with
 /// base prefixes (after dropping a `.000` tail), booleans are 1 and 0, anything else is 0.
 pub fn to_i64(value: &GoValue) -> i64 {
@@ -79,35 +96,41 @@ pub fn to_f64(value: &GoValue) -> f64 {
 /// Go's `reflect.DeepEqual` of two template values: a nil slice is not an empty one, and values
 /// of two types differ (`int64` 1 and `int` 1, `[]string` and `[]interface {}`).
 pub fn deep_equal(a: &GoValue, b: &GoValue) -> bool {
-    deep_equal_at(a, b, 0)
+    deep_equal_at(a, b, &mut HashSet::new(), 0)
 }
 
-/// [`deep_equal`] at `depth`: values nested deeper than values may be built (a map deepened in
-/// place) compare unequal rather than exhaust the stack.
-fn deep_equal_at(a: &GoValue, b: &GoValue, depth: usize) -> bool {
+/// [`deep_equal`] at `depth`. A pair of lists or maps is compared once: met again, it is taken
+/// as equal, as Go's `DeepEqual` takes it (so values built of shared parts compare in time
+/// proportional to their parts). Values nested deeper than values may be built (a map deepened
+/// in place) compare unequal rather than exhaust the stack.
+fn deep_equal_at(a: &GoValue, b: &GoValue, seen: &mut HashSet<(usize, usize)>, depth: usize) -> bool {
     if go::go_type(a) != go::go_type(b) || depth > go::value::MAX_VALUE_DEPTH {
         return false;
     }
-    let deep_equal = |a: &GoValue, b: &GoValue| deep_equal_at(a, b, depth + 1);
     match (a, b) {
-        // The same allocation is equal to itself (a value of shared parts is compared once).
-        (GoValue::List(a), GoValue::List(b)) => {
-            a.ptr_eq(b)
-                || (a.nil == b.nil && a.len() == b.len() && a.iter().zip(b.iter()).all(|(a, b)| deep_equal(a, b)))
+        (GoValue::List(x), GoValue::List(y)) => {
+            x.ptr_eq(y)
+                || !seen.insert((x.address(), y.address()))
+                || (x.nil == y.nil
+                    && x.len() == y.len()
+                    && x.iter().zip(y.iter()).all(|(a, b)| deep_equal_at(a, b, seen, depth + 1)))
         }
-        (GoValue::Map(a), GoValue::Map(b)) => {
-            a.ptr_eq(b) || {
-                let (a, b) = (a.read(), b.read());
-                a.len() == b.len() && a.iter().zip(b.iter()).all(|((ka, va), (kb, vb))| ka == kb && deep_equal(va, vb))
+        (GoValue::Map(x), GoValue::Map(y)) => {
+            x.ptr_eq(y) || !seen.insert((x.address(), y.address())) || {
+                let (x, y) = (x.read(), y.read());
+                x.len() == y.len()
+                    && x.iter()
+                        .zip(y.iter())
+                        .all(|((ka, va), (kb, vb))| ka == kb && deep_equal_at(va, vb, seen, depth + 1))
             }
         }
-        (GoValue::Semver(a), GoValue::Semver(b)) => a.version == b.version && a.original == b.original,
+        (GoValue::Semver(x), GoValue::Semver(y)) => x.version == y.version && x.original == y.original,
         (GoValue::Nil, GoValue::Nil) => true,
-        (GoValue::Bool(a), GoValue::Bool(b)) => a == b,
-        (GoValue::Int(a), GoValue::Int(b)) | (GoValue::Int64(a), GoValue::Int64(b)) => a == b,
-        (GoValue::Uint(a), GoValue::Uint(b)) => a == b,
-        (GoValue::Float(a), GoValue::Float(b)) => a == b,
-        (GoValue::String(a), GoValue::String(b)) => a == b,
+        (GoValue::Bool(x), GoValue::Bool(y)) => x == y,
+        (GoValue::Int(x), GoValue::Int(y)) | (GoValue::Int64(x), GoValue::Int64(y)) => x == y,
+        (GoValue::Uint(x), GoValue::Uint(y)) => x == y,
+        (GoValue::Float(x), GoValue::Float(y)) => x == y,
+        (GoValue::String(x), GoValue::String(y)) => x == y,
         _ => false,
     }
 }

@@ -2,7 +2,7 @@
 //! int64 does; the `…f` functions compute in decimal as Sprig's shopspring/decimal does, so
 //! `addf 0.1 0.2` is 0.3. Sprig's integer arithmetic gives `int64`, `until` a `[]int`.
 
-use super::convert::{check_size, to_f64, to_i64};
+use super::convert::{check_size, strval_within, to_f64, to_i64};
 use crate::template::go::{self, define, strconv, Args, Arity::AtLeast, Arity::Exact, FuncMap, GoValue, TemplateError};
 
 pub fn register(funcs: &mut FuncMap) {
@@ -13,7 +13,7 @@ pub fn register(funcs: &mut FuncMap) {
     define(funcs, "int64", Exact(1), |args| Ok(GoValue::Int64(to_i64(args.any(0)))));
     define(funcs, "float64", Exact(1), |args| Ok(GoValue::Float(to_f64(args.any(0)))));
     define(funcs, "toDecimal", Exact(1), |args| {
-        Ok(GoValue::Int64(strconv::parse_int(&go::fmt::sprint_value(args.any(0)), 8).unwrap_or(0)))
+        Ok(GoValue::Int64(strconv::parse_int(&strval_within(args, args.any(0))?, 8).unwrap_or(0)))
     });
     define(funcs, "add1", Exact(1), |args| Ok(GoValue::Int64(to_i64(args.any(0)).wrapping_add(1))));
     define(funcs, "add", AtLeast(0), |args| {
