@@ -87,6 +87,8 @@ pub struct Exec<'p, 'o> {
     out: Output<'o>,
     /// Variables in scope, innermost last; a scope ends by truncating to its start.
     vars: Vec<(SmolStr, GoValue)>,
+    /// Where the innermost scope's variables start in `vars`.
+    scope: usize,
     depth: usize,
     ranges_left: u64,
     /// Bytes a printed value may take: the output budget left when the execution started.
@@ -126,6 +128,7 @@ impl<'p, 'o> Exec<'p, 'o> {
             budget,
             out: Output::new(budget),
             vars: Vec::new(),
+            scope: 0,
             depth: 0,
             ranges_left: MAX_RANGE_ITERATIONS,
             printable,
@@ -197,10 +200,18 @@ impl<'p, 'o> Exec<'p, 'o> {
             return Err(TemplateError::RecursionLimit.into());
         }
         self.depth += 1;
-        let mark = self.vars.len();
+        let result = self.scoped(f);
+        self.depth -= 1;
+        result
+    }
+
+    /// Runs `f` in a scope of its own: the variables it declares end with it.
+    fn scoped<T>(&mut self, f: impl FnOnce(&mut Self) -> T) -> T {
+        let (mark, outer) = (self.vars.len(), self.scope);
+        self.scope = mark;
         let result = f(self);
         self.vars.truncate(mark);
-        self.depth -= 1;
+        self.scope = outer;
         result
     }
 
@@ -275,17 +286,17 @@ impl<'p, 'o> Exec<'p, 'o> {
             self.ranges_left -= 1;
             self.tick()?;
             let (key, item) = items.get(i);
-            let mark = self.vars.len();
-            match branch.pipe.decl.as_slice() {
-                [] => {}
-                [one] => self.declare(one, item.clone(), branch.pipe.is_assign),
-                [first, second, ..] => {
-                    self.declare(first, key, branch.pipe.is_assign);
-                    self.declare(second, item.clone(), branch.pipe.is_assign);
+            let walked = self.scoped(|exec| {
+                match branch.pipe.decl.as_slice() {
+                    [] => {}
+                    [one] => exec.declare(one, item.clone(), branch.pipe.is_assign),
+                    [first, second, ..] => {
+                        exec.declare(first, key, branch.pipe.is_assign);
+                        exec.declare(second, item.clone(), branch.pipe.is_assign);
+                    }
                 }
-            }
-            let walked = self.walk(&branch.body, &item);
-            self.vars.truncate(mark);
+                exec.walk(&branch.body, &item)
+            });
             match walked {
                 Ok(()) | Err(Flow::Continue) => {}
                 Err(Flow::Break) => break,
@@ -317,19 +328,23 @@ impl<'p, 'o> Exec<'p, 'o> {
             .define(call.name.as_str())
             .ok_or_else(|| TemplateError::UndefinedTemplate(call.name.to_string()))?;
         // A definition sees only its own `$`.
-        let outer = std::mem::take(&mut self.vars);
+        let (outer, outer_scope) = (std::mem::take(&mut self.vars), self.scope);
         self.vars.push(("$".into(), value.clone()));
+        self.scope = 0;
         let walked = self.walk(body, &value);
         self.vars = outer;
+        self.scope = outer_scope;
         walked
     }
 
+    /// `$name := value` declares in the innermost scope (a name declared there again is the same
+    /// variable: Go's would shadow it, to the same effect); `$name = value` sets the innermost
+    /// variable of that name.
     fn declare(&mut self, name: &SmolStr, value: GoValue, assign: bool) {
-        if assign {
-            if let Some(slot) = self.vars.iter_mut().rev().find(|(n, _)| n == name) {
-                slot.1 = value;
-                return;
-            }
+        let from = if assign { 0 } else { self.scope };
+        if let Some(slot) = self.vars.get_mut(from..).and_then(|vars| vars.iter_mut().rev().find(|(n, _)| n == name)) {
+            slot.1 = value;
+            return;
         }
         self.vars.push((name.clone(), value));
     }
@@ -443,13 +458,8 @@ impl<'p, 'o> Exec<'p, 'o> {
             },
             Expr::Bool(_, b) => Ok(GoValue::Bool(*b)),
             Expr::Nil(_) => Ok(GoValue::Nil),
-            Expr::Pipe(_, pipe) => {
-                // A parenthesized pipeline's variables end with it.
-                let mark = self.vars.len();
-                let value = self.pipeline(dot, pipe);
-                self.vars.truncate(mark);
-                value
-            }
+            // A parenthesized pipeline's variables end with it.
+            Expr::Pipe(_, pipe) => self.scoped(|exec| exec.pipeline(dot, pipe)),
             Expr::Identifier(_, name) => self.call(dot, name, &[], None),
             Expr::Chain(_, inner, fields) => {
                 let value = self.expr(dot, inner)?;
