@@ -517,12 +517,14 @@ impl<'p, 'o> Exec<'p, 'o> {
         if result.is_container() && args.iter().any(|arg| same(arg, &result)) {
             return Ok(result);
         }
-        // What a call builds counts as produced output, written or not (`$x := repeat …`), and
-        // may not nest deeper than values may.
+        // What a call builds counts as produced output, written or not (`$x := repeat …`), as the
+        // memory it takes (a list's slots, a map's entries), and may not nest deeper than values
+        // may.
+        let slot = std::mem::size_of::<GoValue>();
         let size = match &result {
             GoValue::String(s) => s.len(),
-            GoValue::List(items) => items.len().saturating_mul(8),
-            GoValue::Map(map) => map.len().saturating_mul(16),
+            GoValue::List(items) => items.len().saturating_mul(slot),
+            GoValue::Map(map) => map.len().saturating_mul(slot + 32),
             _ => 0,
         };
         self.budget.charge_output(size).map_err(|e| TemplateError::Exec(e.to_string()))?;
