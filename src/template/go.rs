@@ -223,9 +223,10 @@ impl Functions {
         self.added.get(name).or_else(|| self.table.get(name)).or_else(|| builtins::builtins().get(name))
     }
 
-    /// The names of all the functions (the builtins' not among them).
+    /// The names of all the functions, Go's builtins among them.
     pub fn names(&self) -> impl Iterator<Item = &String> {
-        self.table.keys().filter(|name| !self.added.contains_key(*name)).chain(self.added.keys())
+        let builtins = builtins::builtins().keys().filter(|name| !self.table.contains_key(*name));
+        self.table.keys().filter(|name| !self.added.contains_key(*name)).chain(self.added.keys()).chain(builtins)
     }
 }
 
