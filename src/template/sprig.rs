@@ -126,9 +126,9 @@ fn register(funcs: &mut FuncMap) {
     // A copy is a new map: changing it must not change the original (Go's copystructure).
     define(funcs, "deepCopy", Exact(1), |args| match args.any(0) {
         GoValue::Nil => Err(go::fail(args.name(), "reflect: call of reflect.Value.Type on zero Value")),
-        value => copy_deep(value, 0).map_err(|e| go::fail(args.name(), e)),
+        value => copy_deep(args, value, 0, &mut convert::Meter::new(args)),
     });
-    define(funcs, "mustDeepCopy", Exact(1), |args| copy_deep(args.any(0), 0).map_err(|e| go::fail(args.name(), e)));
+    define(funcs, "mustDeepCopy", Exact(1), |args| copy_deep(args, args.any(0), 0, &mut convert::Meter::new(args)));
     // JSON.
     define(funcs, "fromJson", Exact(1), |args| Ok(from_json(args.string(0)?).unwrap_or(GoValue::Nil)));
     define(funcs, "mustFromJson", Exact(1), |args| from_json(args.string(0)?).map_err(|e| go::fail(args.name(), e)));
@@ -159,7 +159,9 @@ fn register(funcs: &mut FuncMap) {
     });
     define(funcs, "kindOf", Exact(1), |args| Ok(go::string(kind_of(args.any(0)))));
     define(funcs, "kindIs", Exact(2), |args| Ok(GoValue::Bool(args.string(0)? == kind_of(args.any(1)))));
-    define(funcs, "deepEqual", Exact(2), |args| Ok(GoValue::Bool(deep_equal(args.any(0), args.any(1)))));
+    define(funcs, "deepEqual", Exact(2), |args| {
+        Ok(GoValue::Bool(deep_equal(args.any(0), args.any(1), &mut convert::Meter::new(args))?))
+    });
     // Encodings.
     define(funcs, "b64enc", Exact(1).writes(go::args::TEXT), |args| {
         Ok(go::string(base64::engine::general_purpose::STANDARD.encode(args.string(0)?)))
@@ -196,22 +198,37 @@ fn register(funcs: &mut FuncMap) {
     }
 }
 
-/// `value` with every map and list in it newly allocated.
-fn copy_deep(value: &GoValue, depth: usize) -> Result<GoValue, String> {
+/// `value` with every map and list in it newly allocated, each copy charged as it is made (a value
+/// of shared parts copies each part as often as it is reached, as Go's copystructure does).
+fn copy_deep(
+    args: &go::Args<'_>,
+    value: &GoValue,
+    depth: usize,
+    meter: &mut convert::Meter<'_>,
+) -> Result<GoValue, TemplateError> {
     if depth > crate::limits::MAX_DEPTH {
-        return Err(format!("the value nests more than {} levels deep", crate::limits::MAX_DEPTH));
+        let limit = crate::limits::MAX_DEPTH;
+        return Err(go::fail(args.name(), format!("the value nests more than {limit} levels deep")));
     }
     Ok(match value {
         GoValue::Map(map) => {
+            let entries: Vec<(std::sync::Arc<str>, GoValue)> =
+                map.read().iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+            meter.build(entries.iter().map(|(k, _)| convert::entry_bytes(k)).sum())?;
             let mut copy = go::GoMap::new();
-            for (key, item) in map.read().iter() {
-                copy.insert(key.clone(), copy_deep(item, depth + 1)?);
+            for (key, item) in entries {
+                copy.insert(key, copy_deep(args, &item, depth + 1, meter)?);
             }
             GoValue::Map(if map.is_strings() { go::MapRef::strings(copy) } else { go::MapRef::new(copy) })
         }
-        GoValue::List(items) => GoValue::List(
-            items.with_items(items.iter().map(|item| copy_deep(item, depth + 1)).collect::<Result<Vec<_>, _>>()?),
-        ),
+        GoValue::List(items) => {
+            meter.build(items.len().saturating_mul(std::mem::size_of::<GoValue>()))?;
+            let mut copy = Vec::with_capacity(items.len());
+            for item in items.iter() {
+                copy.push(copy_deep(args, item, depth + 1, meter)?);
+            }
+            GoValue::List(items.with_items(copy))
+        }
         other => other.clone(),
     })
 }

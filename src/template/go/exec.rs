@@ -252,8 +252,13 @@ impl<'p, 'o> Exec<'p, 'o> {
         let value = self.pipeline_value(dot, &branch.pipe)?;
         let items = match &value {
             GoValue::List(items) => Items::List(items.clone()),
-            // Keys in Go's order (sorted); the entries as they are when the range starts.
-            GoValue::Map(map) => Items::Map(map.read().iter().map(|(k, v)| (k.clone(), v.clone())).collect()),
+            // Keys in Go's order (sorted); the entries as they are when the range starts, copied
+            // (and charged) before the first round.
+            GoValue::Map(map) => {
+                let entries: Vec<_> = map.read().iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+                self.budget.charge_steps(reading_steps(&value)).map_err(|e| TemplateError::Exec(e.to_string()))?;
+                Items::Map(entries)
+            }
             GoValue::Int(n) | GoValue::Int64(n) => {
                 self.one_variable(branch, &value)?;
                 Items::Count((*n).max(0).unsigned_abs(), false)
@@ -267,10 +272,8 @@ impl<'p, 'o> Exec<'p, 'o> {
         };
         // As Go: the range's variables hold the ranged value until an iteration sets them (an
         // `else` reads them so).
-        if !branch.pipe.is_assign {
-            for name in &branch.pipe.decl {
-                self.vars.push((name.clone(), value.clone()));
-            }
+        for name in &branch.pipe.decl {
+            self.declare(name, value.clone(), branch.pipe.is_assign);
         }
         let len = items.len();
         if len == 0 {
@@ -289,10 +292,24 @@ impl<'p, 'o> Exec<'p, 'o> {
             let walked = self.scoped(|exec| {
                 match branch.pipe.decl.as_slice() {
                     [] => {}
-                    [one] => exec.declare(one, item.clone(), branch.pipe.is_assign),
+                    // Go sets the variables on top of the stack: the range's own after `:=`; after
+                    // `=`, whichever were declared last (`{{$x := 0}}{{$y := 0}}{{range $x = …}}`
+                    // sets `$y`), as Go 1.19's `setTopVar` does.
+                    decl if branch.pipe.is_assign => {
+                        let top = exec.vars.len();
+                        if let Some(slot) = top.checked_sub(1).and_then(|i| exec.vars.get_mut(i)) {
+                            slot.1 = item.clone();
+                        }
+                        if decl.len() > 1 {
+                            if let Some(slot) = top.checked_sub(2).and_then(|i| exec.vars.get_mut(i)) {
+                                slot.1 = key;
+                            }
+                        }
+                    }
+                    [one] => exec.declare(one, item.clone(), false),
                     [first, second, ..] => {
-                        exec.declare(first, key, branch.pipe.is_assign);
-                        exec.declare(second, item.clone(), branch.pipe.is_assign);
+                        exec.declare(first, key, false);
+                        exec.declare(second, item.clone(), false);
                     }
                 }
                 exec.walk(&branch.body, &item)
@@ -500,7 +517,10 @@ impl<'p, 'o> Exec<'p, 'o> {
                 _ => ESCAPES,
             }),
         };
-        self.budget.charge_steps(1).map_err(|e| TemplateError::Exec(e.to_string()))?;
+        // A step, and more for large arguments: most functions read theirs whole (a 16 MB string
+        // hashed, searched or split in a loop of 100 000 rounds is 100 000 steps otherwise).
+        let reading: u64 = args.iter().map(reading_steps).sum();
+        self.budget.charge_steps(1 + reading).map_err(|e| TemplateError::Exec(e.to_string()))?;
         // A function that writes its arguments' text must fit before it builds it: what printing
         // them writes (shared parts as often as printed), times what escaping may multiply it by.
         if let Some(factor) = factor {
@@ -524,7 +544,7 @@ impl<'p, 'o> Exec<'p, 'o> {
         let size = match &result {
             GoValue::String(s) => s.len(),
             GoValue::List(items) => items.len().saturating_mul(slot),
-            GoValue::Map(map) => map.len().saturating_mul(slot + 32),
+            GoValue::Map(map) => map.read().keys().map(|key| slot + 32 + key.len()).sum(),
             _ => 0,
         };
         self.budget.charge_output(size).map_err(|e| TemplateError::Exec(e.to_string()))?;
@@ -566,6 +586,19 @@ impl<'p, 'o> Exec<'p, 'o> {
         }
         measure_at(&mut self.measures.known, value, 0)
     }
+}
+
+/// Steps for reading an argument whole, beyond the call's one: a step per KiB of a string, per
+/// 16 items of a list or entries of a map (what lies inside them is charged by the functions that
+/// walk it).
+fn reading_steps(value: &GoValue) -> u64 {
+    let n = match value {
+        GoValue::String(s) => s.len() / 1024,
+        GoValue::List(items) => items.len() / 16,
+        GoValue::Map(map) => map.len() / 16,
+        _ => 0,
+    };
+    u64::try_from(n).unwrap_or(u64::MAX)
 }
 
 /// Whether two values are the same list or map.

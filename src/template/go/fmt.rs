@@ -100,8 +100,9 @@ pub fn kind_of(value: &GoValue) -> &'static str {
     }
 }
 
-/// Widths and precisions are capped: `%999999999d` must not allocate a gigabyte.
-const MAX_WIDTH: usize = 1 << 16;
+/// Widths and precisions are capped: `%999999999d` must not allocate a gigabyte. 65 535 is also
+/// the most Rust's formatter takes as a precision (`%.65536f` panicked there).
+const MAX_WIDTH: usize = (1 << 16) - 1;
 
 /// Go's type name of a value, as `%T` and the error markers print it.
 pub fn type_name(value: &GoValue) -> &'static str {
@@ -685,13 +686,35 @@ fn float(out: &mut String, f: f64, verb: char, spec: Spec, arg: &GoValue) {
     }
     let negative = f.is_sign_negative();
     let magnitude = f.abs();
+    // Rust's formatter takes fewer digits than a precision may ask for (and panics past them);
+    // a float64's decimal expansion ends within FLOAT_DIGITS, so the rest are zeros.
+    let precision = spec.precision.map(|p| (p.min(FLOAT_DIGITS), p.saturating_sub(FLOAT_DIGITS)));
+    let zeros = |n: usize| "0".repeat(n);
     let digits = match verb {
-        'v' | 'g' | 'G' => match spec.precision {
+        'v' | 'g' | 'G' => match precision {
             None => go_float(magnitude),
-            Some(p) => g_with_precision(magnitude, p.max(1), spec.sharp),
+            Some((p, rest)) => {
+                let digits = g_with_precision(magnitude, p.max(1), spec.sharp);
+                // With `#` the trailing zeros stay, and the form is fixed-point that far out.
+                if spec.sharp && !digits.contains('e') {
+                    digits + &zeros(rest)
+                } else {
+                    digits
+                }
+            }
         },
-        'e' | 'E' => exponent(magnitude, spec.precision.unwrap_or(6)),
-        'f' | 'F' => format!("{magnitude:.*}", spec.precision.unwrap_or(6)),
+        'e' | 'E' => {
+            let (p, rest) = precision.unwrap_or((6, 0));
+            let digits = exponent(magnitude, p);
+            match digits.split_once('e') {
+                Some((mantissa, exp)) if rest > 0 => format!("{mantissa}{}e{exp}", zeros(rest)),
+                _ => digits,
+            }
+        }
+        'f' | 'F' => {
+            let (p, rest) = precision.unwrap_or((6, 0));
+            format!("{magnitude:.p$}{}", zeros(rest))
+        }
         'b' => binary_exponent(magnitude),
         'x' | 'X' => hex_float(magnitude),
         _ => {
@@ -707,6 +730,10 @@ fn float(out: &mut String, f: f64, verb: char, spec: Spec, arg: &GoValue) {
     };
     pad_number(out, sign, "", &digits, spec);
 }
+
+/// Digits Rust's formatter is asked for at most: a float64's exact decimal expansion has at most
+/// 767 significant digits and 1 074 after the point.
+const FLOAT_DIGITS: usize = 1_100;
 
 /// `%.Ne`: Go's mantissa and a two-digit (at least) signed exponent.
 fn exponent(f: f64, precision: usize) -> String {
@@ -898,6 +925,15 @@ mod tests {
     use std::sync::Arc;
 
     /// Expectations from Go 1.19's fmt.Sprintf with the same values.
+    #[test]
+    fn huge_widths_and_precisions_are_capped() {
+        for format in ["%.65536f", "%.70000e", "%.65536g", "%100000d", "%.65536s"] {
+            let text = sprintf(format, &[GoValue::Float(1.0)]);
+            assert!(text.len() <= MAX_WIDTH + 16, "{format}: {}", text.len());
+        }
+        assert_eq!(sprintf("%.65536f", &[GoValue::Float(1.0)]).len(), 2 + MAX_WIDTH);
+    }
+
     #[test]
     fn as_go_prints() {
         let int = GoValue::Int;

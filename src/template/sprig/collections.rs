@@ -4,7 +4,7 @@
 //! are the same functions: where Sprig's plain variant panics, Go's template reports the panic as
 //! the call's error, in the same words.
 
-use super::convert::{check_size, deep_equal, empty, strval_within, to_i64};
+use super::convert::{check_size, deep_equal, empty, entry_bytes, strval_within, to_i64, Meter};
 use crate::template::go::fmt::{kind_of, type_of};
 use crate::template::go::value::MAX_VALUE_DEPTH;
 use crate::template::go::{
@@ -69,8 +69,14 @@ pub fn register(funcs: &mut FuncMap) {
         define(funcs, name, AtLeast(1), |args| {
             let omit = args.rest(1);
             let items = slice(args, 0, "Cannot find without on type")?;
-            charge_comparisons(args, items.len().saturating_mul(omit.len()))?;
-            Ok(go::list(items.iter().filter(|item| !omit.iter().any(|o| deep_equal(o, item))).cloned().collect()))
+            let mut meter = Meter::new(args);
+            let mut kept = Vec::new();
+            for item in items {
+                if !any_equal(omit.iter(), item, &mut meter)? {
+                    kept.push(item.clone());
+                }
+            }
+            Ok(go::list(kept))
         });
     }
     for name in ["has", "mustHas"] {
@@ -81,7 +87,7 @@ pub fn register(funcs: &mut FuncMap) {
             // Sprig compares with reflect.DeepEqual: an int64 is not the list's int.
             let needle = args.any(0);
             match args.any(1) {
-                GoValue::List(items) => Ok(GoValue::Bool(items.iter().any(|item| deep_equal(needle, item)))),
+                GoValue::List(items) => Ok(GoValue::Bool(any_equal(items.iter(), needle, &mut Meter::new(args))?)),
                 other => Err(go::fail(args.name(), format!("Cannot find has on type {}", kind_of(other)))),
             }
         });
@@ -150,9 +156,11 @@ pub fn register(funcs: &mut FuncMap) {
     define(funcs, "set", Exact(3), |args| {
         let key = args.string(1)?;
         let value = args.any(2);
+        let mut meter = Meter::new(args);
         if let GoValue::Map(map) = args.any(0) {
-            refuse_inside(value, &[map])?;
+            refuse_inside(value, &[map], &mut meter)?;
         }
+        meter.build(entry_bytes(key))?;
         change(args, |map| {
             map.insert(key.into(), value.clone());
         })
@@ -223,6 +231,7 @@ fn uniq(args: &Args<'_>) -> Result<GoValue, TemplateError> {
         String(&'a str),
     }
     let items = slice(args, 0, "Cannot find uniq on type")?;
+    let mut meter = Meter::new(args);
     let mut unique: Vec<GoValue> = Vec::new();
     let mut scalars = std::collections::HashSet::new();
     let mut others: Vec<&GoValue> = Vec::new();
@@ -238,8 +247,7 @@ fn uniq(args: &Args<'_>) -> Result<GoValue, TemplateError> {
             GoValue::Float(f) => Some(Key::Float(if *f == 0.0 { 0 } else { f.to_bits() })),
             GoValue::String(s) => Some(Key::String(s)),
             GoValue::List(_) | GoValue::Map(_) | GoValue::Semver(_) => {
-                charge_comparisons(args, others.len())?;
-                if !others.iter().any(|known| deep_equal(known, item)) {
+                if !any_equal(others.iter().copied(), item, &mut meter)? {
                     others.push(item);
                     unique.push(item.clone());
                 }
@@ -253,11 +261,19 @@ fn uniq(args: &Args<'_>) -> Result<GoValue, TemplateError> {
     Ok(go::list(unique))
 }
 
-/// Charges `count` comparisons of values to the execution's step budget (a step per 16): a list
-/// compared with a list is quadratic, as Sprig's is.
-fn charge_comparisons(args: &Args<'_>, count: usize) -> Result<(), TemplateError> {
-    let steps = u64::try_from(count / 16).unwrap_or(u64::MAX);
-    args.context().budget.charge_steps(steps).map_err(|e| go::fail(args.name(), e))
+/// Whether any of `values` is `reflect.DeepEqual` to `item` (each comparison metered: a list
+/// compared with a list is quadratic, as Sprig's is).
+fn any_equal<'v>(
+    values: impl IntoIterator<Item = &'v GoValue>,
+    item: &GoValue,
+    meter: &mut Meter<'_>,
+) -> Result<bool, TemplateError> {
+    for value in values {
+        if deep_equal(value, item, meter)? {
+            return Ok(true);
+        }
+    }
+    Ok(false)
 }
 
 /// A list argument where Sprig accepts any slice; anything else is Sprig's error for it.
@@ -320,8 +336,8 @@ fn change(args: &Args<'_>, edit: impl FnOnce(&mut GoMap)) -> Result<GoValue, Tem
 /// Refuses to put `value` into a map when it holds one of `held` (the map, and the maps a merge
 /// is changing around it: Go's own would overflow its stack printing the result), or nests so deep
 /// that the map would nest deeper than values may be built.
-fn refuse_inside(value: &GoValue, held: &[&MapRef]) -> Result<(), TemplateError> {
-    let facts = facts(value, held, &mut HashMap::new(), 1);
+fn refuse_inside(value: &GoValue, held: &[&MapRef], meter: &mut Meter<'_>) -> Result<(), TemplateError> {
+    let facts = facts(value, held, &mut HashMap::new(), 1, meter)?;
     if facts.holds {
         return Err(TemplateError::Exec(format!(
             "a value nests more than {MAX_VALUE_DEPTH} levels deep (a map set into itself?): templates may not build \
@@ -347,31 +363,43 @@ struct Facts {
 /// [`Facts`] of `value` at `depth`, each list and map looked at once (a value built of shared
 /// parts is walked in time proportional to its parts). A held map is compared before it is read:
 /// its lock is taken.
-fn facts(value: &GoValue, held: &[&MapRef], known: &mut HashMap<usize, Facts>, depth: usize) -> Facts {
+fn facts(
+    value: &GoValue,
+    held: &[&MapRef],
+    known: &mut HashMap<usize, Facts>,
+    depth: usize,
+    meter: &mut Meter<'_>,
+) -> Result<Facts, TemplateError> {
     let address = match value {
-        GoValue::Map(inner) if held.iter().any(|map| inner.ptr_eq(map)) => return Facts { holds: true, height: 1 },
+        GoValue::Map(inner) if held.iter().any(|map| inner.ptr_eq(map)) => return Ok(Facts { holds: true, height: 1 }),
         GoValue::Map(inner) => inner.address(),
         GoValue::List(items) => items.address(),
-        _ => return Facts::default(),
+        _ => return Ok(Facts::default()),
     };
     if depth > MAX_VALUE_DEPTH {
-        return Facts { holds: false, height: MAX_VALUE_DEPTH + 1 };
+        return Ok(Facts { holds: false, height: MAX_VALUE_DEPTH + 1 });
     }
     if let Some(found) = known.get(&address) {
-        return *found;
+        return Ok(*found);
     }
     let mut found = Facts { holds: false, height: 1 };
-    let mut add = |child: Facts| {
+    let children: Vec<GoValue> = match value {
+        GoValue::Map(inner) => inner.read().values().filter(|v| v.is_container()).cloned().collect(),
+        GoValue::List(items) => items.iter().filter(|v| v.is_container()).cloned().collect(),
+        _ => Vec::new(),
+    };
+    meter.visit(match value {
+        GoValue::Map(inner) => inner.len(),
+        GoValue::List(items) => items.len(),
+        _ => 0,
+    })?;
+    for child in &children {
+        let child = facts(child, held, known, depth + 1, meter)?;
         found.holds |= child.holds;
         found.height = found.height.max(child.height + 1);
-    };
-    match value {
-        GoValue::Map(inner) => inner.read().values().for_each(|v| add(facts(v, held, known, depth + 1))),
-        GoValue::List(items) => items.iter().for_each(|v| add(facts(v, held, known, depth + 1))),
-        _ => {}
     }
     known.insert(address, found);
-    found
+    Ok(found)
 }
 
 /// Sprig's `merge`/`mergeOverwrite`: mergo's deep merge into the first map, which changes in
@@ -383,12 +411,13 @@ fn merge(args: &Args<'_>, overwrite: bool) -> Result<GoValue, TemplateError> {
         sources.push(args.map(i)?.clone());
     }
     let mut failed = None;
+    let mut meter = Meter::new(args);
     let result = match args.any(0) {
         GoValue::Map(dst) if !dst.is_strings() => {
             let held = [dst];
             change(args, |entries| {
                 for src in &sources {
-                    if let Err(err) = merge_into(entries, src, (args.name(), overwrite), &held) {
+                    if let Err(err) = merge_into(entries, src, (args.name(), overwrite), &held, &mut meter) {
                         failed = Some(err);
                         return;
                     }
@@ -413,14 +442,17 @@ fn merge_into(
     src: &GoMap,
     (name, overwrite): (&str, bool),
     held: &[&MapRef],
+    meter: &mut Meter<'_>,
 ) -> Result<(), TemplateError> {
     if held.len() > crate::limits::MAX_DEPTH {
         let depth = crate::limits::MAX_DEPTH;
         return Err(go::fail(name, format!("the maps nest more than {depth} levels deep")));
     }
+    meter.visit(src.len())?;
     for (key, value) in src {
         if matches!(value, GoValue::Nil) {
             if overwrite {
+                meter.build(entry_bytes(key))?;
                 dst.insert(key.clone(), GoValue::Nil);
             }
             continue;
@@ -430,12 +462,12 @@ fn merge_into(
                 // A map being changed is not read (its lock is taken): merging one into a map
                 // inside it is refused as a map set into itself.
                 if held.iter().any(|map| map.ptr_eq(from)) {
-                    refuse_inside(value, held)?;
+                    refuse_inside(value, held, meter)?;
                 }
                 let from: GoMap = from.read().clone();
                 let mut inner: Vec<&MapRef> = held.to_vec();
                 inner.push(into);
-                merge_into(&mut into.write(), &from, (name, overwrite), &inner)?;
+                merge_into(&mut into.write(), &from, (name, overwrite), &inner, meter)?;
             }
         }
         let existing = dst.get(key);
@@ -443,7 +475,8 @@ fn merge_into(
             continue;
         }
         if overwrite || existing.is_none_or(empty) {
-            refuse_inside(value, held)?;
+            refuse_inside(value, held, meter)?;
+            meter.build(entry_bytes(key))?;
             dst.insert(key.clone(), value.clone());
         }
     }

@@ -93,36 +93,91 @@ pub fn to_f64(value: &GoValue) -> f64 {
     }
 }
 
+/// Work a function does beyond its one step, by the values it visits: charged to the execution's
+/// step budget as it goes (a step per 16 values), so a call over a large or nested value, made
+/// in a loop, still ends at `--max-steps`.
+pub struct Meter<'a> {
+    args: &'a Args<'a>,
+    unpaid: u64,
+}
+
+impl<'a> Meter<'a> {
+    pub fn new(args: &'a Args<'a>) -> Self {
+        Meter { args, unpaid: 0 }
+    }
+
+    /// Counts `n` values visited.
+    pub fn visit(&mut self, n: usize) -> Result<(), TemplateError> {
+        self.unpaid = self.unpaid.saturating_add(u64::try_from(n).unwrap_or(u64::MAX));
+        if self.unpaid >= 1024 {
+            let steps = self.unpaid / 16;
+            self.unpaid %= 16;
+            self.args.context().budget.charge_steps(steps).map_err(|e| TemplateError::Exec(e.to_string()))?;
+        }
+        Ok(())
+    }
+
+    /// Charges `bytes` of memory a function builds to the output budget.
+    pub fn build(&self, bytes: usize) -> Result<(), TemplateError> {
+        self.args.context().budget.charge_output(bytes).map_err(|e| TemplateError::Exec(e.to_string()))
+    }
+}
+
+/// What a map entry costs in memory: its value's slot, the entry, its key.
+pub fn entry_bytes(key: &str) -> usize {
+    std::mem::size_of::<GoValue>() + 32 + key.len()
+}
+
 /// Go's `reflect.DeepEqual` of two template values: a nil slice is not an empty one, and values
 /// of two types differ (`int64` 1 and `int` 1, `[]string` and `[]interface {}`).
-pub fn deep_equal(a: &GoValue, b: &GoValue) -> bool {
-    deep_equal_at(a, b, &mut HashSet::new(), 0)
+pub fn deep_equal(a: &GoValue, b: &GoValue, meter: &mut Meter<'_>) -> Result<bool, TemplateError> {
+    deep_equal_at(a, b, &mut HashSet::new(), 0, meter)
 }
 
 /// [`deep_equal`] at `depth`. A pair of lists or maps is compared once: met again, it is taken
 /// as equal, as Go's `DeepEqual` takes it (so values built of shared parts compare in time
 /// proportional to their parts). Values nested deeper than values may be built (a map deepened
 /// in place) compare unequal rather than exhaust the stack.
-fn deep_equal_at(a: &GoValue, b: &GoValue, seen: &mut HashSet<(usize, usize)>, depth: usize) -> bool {
+fn deep_equal_at(
+    a: &GoValue,
+    b: &GoValue,
+    seen: &mut HashSet<(usize, usize)>,
+    depth: usize,
+    meter: &mut Meter<'_>,
+) -> Result<bool, TemplateError> {
+    meter.visit(1)?;
     if go::go_type(a) != go::go_type(b) || depth > go::value::MAX_VALUE_DEPTH {
-        return false;
+        return Ok(false);
     }
-    match (a, b) {
+    Ok(match (a, b) {
         (GoValue::List(x), GoValue::List(y)) => {
-            x.ptr_eq(y)
-                || !seen.insert((x.address(), y.address()))
-                || (x.nil == y.nil
-                    && x.len() == y.len()
-                    && x.iter().zip(y.iter()).all(|(a, b)| deep_equal_at(a, b, seen, depth + 1)))
+            if x.ptr_eq(y) || !seen.insert((x.address(), y.address())) {
+                return Ok(true);
+            }
+            if x.nil != y.nil || x.len() != y.len() {
+                return Ok(false);
+            }
+            for (a, b) in x.iter().zip(y.iter()) {
+                if !deep_equal_at(a, b, seen, depth + 1, meter)? {
+                    return Ok(false);
+                }
+            }
+            true
         }
         (GoValue::Map(x), GoValue::Map(y)) => {
-            x.ptr_eq(y) || !seen.insert((x.address(), y.address())) || {
-                let (x, y) = (x.read(), y.read());
-                x.len() == y.len()
-                    && x.iter()
-                        .zip(y.iter())
-                        .all(|((ka, va), (kb, vb))| ka == kb && deep_equal_at(va, vb, seen, depth + 1))
+            if x.ptr_eq(y) || !seen.insert((x.address(), y.address())) {
+                return Ok(true);
             }
+            let (x, y) = (x.read(), y.read());
+            if x.len() != y.len() {
+                return Ok(false);
+            }
+            for ((ka, va), (kb, vb)) in x.iter().zip(y.iter()) {
+                if ka != kb || !deep_equal_at(va, vb, seen, depth + 1, meter)? {
+                    return Ok(false);
+                }
+            }
+            true
         }
         (GoValue::Semver(x), GoValue::Semver(y)) => x.version == y.version && x.original == y.original,
         (GoValue::Nil, GoValue::Nil) => true,
@@ -132,5 +187,5 @@ fn deep_equal_at(a: &GoValue, b: &GoValue, seen: &mut HashSet<(usize, usize)>, d
         (GoValue::Float(x), GoValue::Float(y)) => x == y,
         (GoValue::String(x), GoValue::String(y)) => x == y,
         _ => false,
-    }
+    })
 }
