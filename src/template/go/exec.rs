@@ -40,14 +40,14 @@ pub trait Program {
 }
 
 /// Output that stops at the render's budget.
-pub struct Output<'a> {
-    pub out: String,
+struct Output<'a> {
+    out: String,
     budget: &'a Budget,
-    pub exhausted: Option<Exhausted>,
+    exhausted: Option<Exhausted>,
 }
 
 impl<'a> Output<'a> {
-    pub fn new(budget: &'a Budget) -> Self {
+    fn new(budget: &'a Budget) -> Self {
         Output { out: String::new(), budget, exhausted: None }
     }
 
@@ -66,7 +66,7 @@ impl<'a> Output<'a> {
 }
 
 /// How a walk ends early.
-pub enum Flow {
+enum Flow {
     Err(TemplateError),
     Break,
     Continue,
@@ -106,16 +106,16 @@ const NODES_PER_CHARGE: u64 = 256;
 /// What printing a value writes (shared parts counted each time they are printed) and how deep
 /// it nests.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Measure {
-    pub size: u64,
-    pub depth: usize,
+struct Measure {
+    size: u64,
+    depth: usize,
 }
 
 /// Measures of lists and maps, remembered (with the value, so its address stays its own) while
 /// no map changes: a value built of shared parts (`$x = list $x $x` thirty times) is measured in
 /// time proportional to its parts, not to its printed size.
 #[derive(Default)]
-pub struct Measures {
+struct Measures {
     known: HashMap<usize, (GoValue, Measure)>,
     generation: u64,
 }
@@ -578,7 +578,7 @@ impl<'p, 'o> Exec<'p, 'o> {
     }
 
     /// The measure of a value, or an error when it nests deeper than [`MAX_VALUE_DEPTH`].
-    pub fn measure(&mut self, value: &GoValue) -> Result<Measure, TemplateError> {
+    fn measure(&mut self, value: &GoValue) -> Result<Measure, TemplateError> {
         let now = generation();
         if self.measures.generation != now {
             self.measures.known.clear();
@@ -628,7 +628,7 @@ fn non_function(first: &Expr) -> Flow {
 
 /// Go's field `.name` of a value: a map's entry (when missing, nil; with `missingkey=zero`, the
 /// zero value of its element type), a version's method without arguments; a field of nil is nil.
-pub fn field(value: &GoValue, name: &str, zero: bool) -> Result<GoValue, TemplateError> {
+fn field(value: &GoValue, name: &str, zero: bool) -> Result<GoValue, TemplateError> {
     match value {
         GoValue::Map(map) => Ok(map.get(name).unwrap_or_else(|| {
             if zero && map.is_strings() {
