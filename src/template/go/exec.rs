@@ -256,7 +256,8 @@ impl<'p, 'o> Exec<'p, 'o> {
             // (and charged) before the first round.
             GoValue::Map(map) => {
                 let entries: Vec<_> = map.read().iter().map(|(k, v)| (k.clone(), v.clone())).collect();
-                self.budget.charge_steps(reading_steps(&value)).map_err(|e| TemplateError::Exec(e.to_string()))?;
+                let steps = u64::try_from(entries.len() / 16).unwrap_or(u64::MAX);
+                self.budget.charge_steps(steps).map_err(|e| TemplateError::Exec(e.to_string()))?;
                 Items::Map(entries)
             }
             GoValue::Int(n) | GoValue::Int64(n) => {
@@ -517,8 +518,8 @@ impl<'p, 'o> Exec<'p, 'o> {
                 _ => ESCAPES,
             }),
         };
-        // A step, and more for large arguments: most functions read theirs whole (a 16 MB string
-        // hashed, searched or split in a loop of 100 000 rounds is 100 000 steps otherwise).
+        // A step, and more for long strings, which functions read whole (a 16 MB string hashed in
+        // a loop of 100 000 rounds is 100 000 steps otherwise).
         let reading: u64 = args.iter().map(reading_steps).sum();
         self.budget.charge_steps(1 + reading).map_err(|e| TemplateError::Exec(e.to_string()))?;
         // A function that writes its arguments' text must fit before it builds it: what printing
@@ -588,17 +589,16 @@ impl<'p, 'o> Exec<'p, 'o> {
     }
 }
 
-/// Steps for reading an argument whole, beyond the call's one: a step per KiB of a string, per
-/// 16 items of a list or entries of a map (what lies inside them is charged by the functions that
-/// walk it).
+/// Steps for reading an argument whole, beyond the call's one: a step per KiB of a string (a
+/// function hashes, searches or splits it whole). Lists and maps are not charged here: most
+/// functions touch one entry (`set`, `get`, `index`), those that build from all of them are
+/// charged what they build, and those that only walk them (`has`, `deepEqual`, `merge`) meter
+/// what they visit.
 fn reading_steps(value: &GoValue) -> u64 {
-    let n = match value {
-        GoValue::String(s) => s.len() / 1024,
-        GoValue::List(items) => items.len() / 16,
-        GoValue::Map(map) => map.len() / 16,
+    match value {
+        GoValue::String(s) => u64::try_from(s.len() / 1024).unwrap_or(u64::MAX),
         _ => 0,
-    };
-    u64::try_from(n).unwrap_or(u64::MAX)
+    }
 }
 
 /// Whether two values are the same list or map.
