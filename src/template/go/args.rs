@@ -216,15 +216,6 @@ impl<'a> Args<'a> {
         }
     }
 
-    /// A `uint64` parameter (non-negative integers convert).
-    pub fn uint(&self, i: usize) -> Result<u64, TemplateError> {
-        match self.any(i) {
-            GoValue::Uint(n) => Ok(*n),
-            GoValue::Int(n) | GoValue::Int64(n) => u64::try_from(*n).map_err(|_| self.wrong(i, "uint64")),
-            _ => Err(self.wrong(i, "uint64")),
-        }
-    }
-
     /// A `[]interface{}` parameter (nil is the empty slice, as Go passes it).
     pub fn list(&self, i: usize) -> Result<&'a [GoValue], TemplateError> {
         match self.any(i) {
