@@ -214,7 +214,7 @@ fn copy_deep(
         GoValue::Map(map) => {
             let entries: Vec<(std::sync::Arc<str>, GoValue)> =
                 map.read().iter().map(|(k, v)| (k.clone(), v.clone())).collect();
-            meter.build(entries.iter().map(|(k, _)| convert::entry_bytes(k)).sum())?;
+            meter.build(entries.iter().map(|(k, _)| go::value::entry_bytes(k)).sum())?;
             let mut copy = go::GoMap::new();
             for (key, item) in entries {
                 copy.insert(key, copy_deep(args, &item, depth + 1, meter)?);
@@ -222,7 +222,7 @@ fn copy_deep(
             GoValue::Map(if map.is_strings() { go::MapRef::strings(copy) } else { go::MapRef::new(copy) })
         }
         GoValue::List(items) => {
-            meter.build(items.len().saturating_mul(std::mem::size_of::<GoValue>()))?;
+            meter.build(go::value::list_bytes(items.len()))?;
             let mut copy = Vec::with_capacity(items.len());
             for item in items.iter() {
                 copy.push(copy_deep(args, item, depth + 1, meter)?);

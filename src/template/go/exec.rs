@@ -13,7 +13,7 @@
 use super::args::{fail, Args, Context, Cost, Function, ESCAPES};
 use super::fmt::{go_type, sprint_value};
 use super::semver::Version;
-use super::value::{generation, GoValue, List, Semver, MAX_VALUE_DEPTH};
+use super::value::{entry_bytes, generation, list_bytes, GoValue, List, Semver, MAX_VALUE_DEPTH};
 use crate::limits::{Budget, Exhausted, Resource};
 use gotmpl::parse::{BranchNode, CommandNode, Expr, ListNode, Node, Number, PipeNode, SmolStr, TemplateNode};
 use gotmpl::TemplateError;
@@ -541,11 +541,10 @@ impl<'p, 'o> Exec<'p, 'o> {
         // What a call builds counts as produced output, written or not (`$x := repeat …`), as the
         // memory it takes (a list's slots, a map's entries), and may not nest deeper than values
         // may.
-        let slot = std::mem::size_of::<GoValue>();
         let size = match &result {
             GoValue::String(s) => s.len(),
-            GoValue::List(items) => items.len().saturating_mul(slot),
-            GoValue::Map(map) => map.read().keys().map(|key| slot + 32 + key.len()).sum(),
+            GoValue::List(items) => list_bytes(items.len()),
+            GoValue::Map(map) => map.read().keys().map(|key| entry_bytes(key)).sum(),
             _ => 0,
         };
         self.budget.charge_output(size).map_err(|e| TemplateError::Exec(e.to_string()))?;

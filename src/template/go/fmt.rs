@@ -245,12 +245,7 @@ pub fn sprintf_capped(format: &str, args: &[GoValue], cap: Option<usize>) -> Str
 }
 
 /// `fmt.Sprint(args...)`: each `%v`, with a space between two operands neither of which is a
-/// string.
-pub fn sprint(args: &[GoValue]) -> String {
-    sprint_capped(args, None)
-}
-
-/// [`sprint`], stopping past `cap` bytes ([`within`]).
+/// string; stopping past `cap` bytes ([`within`]).
 pub fn sprint_capped(args: &[GoValue], cap: Option<usize>) -> String {
     let spec = Spec { cap, ..Spec::default() };
     let mut out = String::new();

@@ -253,6 +253,16 @@ impl GoValue {
     }
 }
 
+/// What a list of `len` items takes in memory: a slot per item (what building one is charged).
+pub fn list_bytes(len: usize) -> usize {
+    len.saturating_mul(std::mem::size_of::<GoValue>())
+}
+
+/// What a map entry takes in memory: its value's slot, the entry, its key.
+pub fn entry_bytes(key: &str) -> usize {
+    std::mem::size_of::<GoValue>() + 32 + key.len()
+}
+
 /// A string value.
 pub fn string(text: impl Into<Arc<str>>) -> GoValue {
     GoValue::String(text.into())

@@ -4,8 +4,9 @@
 //! are the same functions: where Sprig's plain variant panics, Go's template reports the panic as
 //! the call's error, in the same words.
 
-use super::convert::{check_size, deep_equal, empty, entry_bytes, strval_within, to_i64, Meter};
+use super::convert::{check_size, deep_equal, empty, strval_within, to_i64, Meter};
 use crate::template::go::fmt::{kind_of, type_of};
+use crate::template::go::value::entry_bytes;
 use crate::template::go::value::MAX_VALUE_DEPTH;
 use crate::template::go::{
     self, define, Args, Arity::AtLeast, Arity::Exact, Elem, FuncMap, GoMap, GoValue, MapRef, TemplateError,

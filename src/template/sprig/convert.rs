@@ -123,11 +123,6 @@ impl<'a> Meter<'a> {
     }
 }
 
-/// What a map entry costs in memory: its value's slot, the entry, its key.
-pub fn entry_bytes(key: &str) -> usize {
-    std::mem::size_of::<GoValue>() + 32 + key.len()
-}
-
 /// Go's `reflect.DeepEqual` of two template values: a nil slice is not an empty one, and values
 /// of two types differ (`int64` 1 and `int` 1, `[]string` and `[]interface {}`).
 pub fn deep_equal(a: &GoValue, b: &GoValue, meter: &mut Meter<'_>) -> Result<bool, TemplateError> {
